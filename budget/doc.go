@@ -1,0 +1,24 @@
+// Package budget measures prompts exactly as vLLM does and keeps them inside
+// the model's context window.
+//
+// It has three parts:
+//
+//   - Tokenizers. Tokenizer is the interface every counter uses. LoadModel
+//     returns the pure-Go byte-level BPE of package budget/bpe for a built-in
+//     model ("qwen3", "qwen2.5", embedded, sha256-pinned) or any HuggingFace
+//     tokenizer.json; its token IDs are identical to HF tokenizers'. Built
+//     with the hf_native tag, NewNative wraps github.com/daulet/tokenizers
+//     behind the same interface.
+//   - Chat counting. ChatCounter renders messages and tools with the model's
+//     chat template the way vLLM does (package budget/chattemplate) and counts
+//     the render; per-piece counts are cached so re-counting a conversation
+//     after one new message tokenizes only what is new.
+//   - Budgets. Budget holds the context window, the completion reserve
+//     (max_tokens), the soft limit where compression starts and a safety
+//     margin; Assess breaks a prompt down into system, history, current turn
+//     and reserve. VLLMClient reads max_model_len from GET /v1/models and
+//     counts through POST /tokenize to cross-check a live server.
+//
+// Concurrency: Budget is immutable; ChatCounter, VLLMClient and the
+// tokenizers are safe for concurrent use.
+package budget

@@ -1,0 +1,171 @@
+package budget
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift/budget/bpe"
+)
+
+//go:embed models/qwen3/tokenizer.json.gz models/qwen3/tokenizer_config.json
+//go:embed models/qwen2.5/tokenizer.json.gz models/qwen2.5/tokenizer_config.json
+var modelFS embed.FS
+
+// builtin describes one embedded tokenizer and the sha256 of its uncompressed
+// files (see models/PROVENANCE.md).
+type builtin struct {
+	dir             string
+	tokenizerSHA256 string
+	configSHA256    string
+}
+
+var builtins = map[string]builtin{
+	"qwen3": {
+		dir:             "models/qwen3",
+		tokenizerSHA256: "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4",
+		configSHA256:    "5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63",
+	},
+	"qwen2.5": {
+		dir:             "models/qwen2.5",
+		tokenizerSHA256: "c0382117ea329cdf097041132f6d735924b697924d6f6fc3945713e96ce87539",
+		configSHA256:    "5b5d4f65d0acd3b2d56a35b56d374a36cbc1c8fa5cf3b3febbbfabf22f359583",
+	},
+}
+
+// ErrUnknownTokenizer is returned for a tokenizer name that is neither a
+// built-in nor an existing file.
+var ErrUnknownTokenizer = errors.New("unknown tokenizer")
+
+// Builtins returns the names of the embedded tokenizers, sorted.
+func Builtins() []string {
+	names := make([]string, 0, len(builtins))
+	for n := range builtins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Model is a loaded tokenizer together with the chat template that goes with
+// it (empty when the tokenizer came without a tokenizer_config.json).
+type Model struct {
+	// Name is the built-in name ("qwen3") or the path the model was loaded from.
+	Name string
+	// Tokenizer is the pure-Go tokenizer.
+	Tokenizer *bpe.Tokenizer
+	// ChatTemplate is the Jinja2 chat template from tokenizer_config.json.
+	ChatTemplate string
+}
+
+// LoadModel loads a tokenizer by built-in name ("qwen3", "qwen2.5") or from a
+// file: a tokenizer.json, or a directory holding tokenizer.json (and, for chat
+// counting, tokenizer_config.json). For a file, a tokenizer_config.json beside
+// it is read when present. Built-in files are verified against their pinned
+// sha256 before use.
+func LoadModel(spec string) (*Model, error) {
+	if b, ok := builtins[strings.ToLower(spec)]; ok {
+		return loadBuiltin(strings.ToLower(spec), b)
+	}
+	st, err := os.Stat(spec)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w %q: not a built-in (%s) and no such file", ErrUnknownTokenizer, spec, strings.Join(Builtins(), ", "))
+		}
+		return nil, fmt.Errorf("load tokenizer %q: %w", spec, err)
+	}
+	path, dir := spec, filepath.Dir(spec)
+	if st.IsDir() {
+		path, dir = filepath.Join(spec, "tokenizer.json"), spec
+	}
+	tok, err := bpe.LoadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
+	}
+	m := &Model{Name: spec, Tokenizer: tok}
+	if data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+		tmpl, err := chatTemplateOf(data)
+		if err != nil {
+			return nil, fmt.Errorf("load tokenizer config %q: %w", filepath.Join(dir, "tokenizer_config.json"), err)
+		}
+		m.ChatTemplate = tmpl
+	}
+	return m, nil
+}
+
+func loadBuiltin(name string, b builtin) (*Model, error) {
+	gz, err := modelFS.ReadFile(b.dir + "/tokenizer.json.gz")
+	if err != nil {
+		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
+	}
+	h := sha256.New()
+	raw, err := io.ReadAll(io.TeeReader(zr, h))
+	if err != nil {
+		return nil, fmt.Errorf("built-in tokenizer %s: decompress: %w", name, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != b.tokenizerSHA256 {
+		return nil, fmt.Errorf("built-in tokenizer %s: tokenizer.json sha256 %s, want %s", name, got, b.tokenizerSHA256)
+	}
+	tok, err := bpe.Load(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
+	}
+	cfg, err := modelFS.ReadFile(b.dir + "/tokenizer_config.json")
+	if err != nil {
+		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
+	}
+	if got := sha256.Sum256(cfg); hex.EncodeToString(got[:]) != b.configSHA256 {
+		return nil, fmt.Errorf("built-in tokenizer %s: tokenizer_config.json sha256 %x, want %s", name, got, b.configSHA256)
+	}
+	tmpl, err := chatTemplateOf(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
+	}
+	return &Model{Name: name, Tokenizer: tok, ChatTemplate: tmpl}, nil
+}
+
+// chatTemplateOf extracts chat_template from a tokenizer_config.json. The
+// field is either a string or a list of {name, template} objects, of which
+// the one named "default" is used (as transformers does).
+func chatTemplateOf(data []byte) (string, error) {
+	var cfg struct {
+		ChatTemplate json.RawMessage `json:"chat_template"`
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return "", fmt.Errorf("parse tokenizer_config.json: %w", err)
+	}
+	if len(cfg.ChatTemplate) == 0 || string(cfg.ChatTemplate) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(cfg.ChatTemplate, &s); err == nil {
+		return s, nil
+	}
+	var named []struct {
+		Name     string `json:"name"`
+		Template string `json:"template"`
+	}
+	if err := json.Unmarshal(cfg.ChatTemplate, &named); err != nil {
+		return "", fmt.Errorf("tokenizer_config.json: chat_template is neither a string nor a list of named templates")
+	}
+	for _, n := range named {
+		if n.Name == "default" {
+			return n.Template, nil
+		}
+	}
+	return "", fmt.Errorf("tokenizer_config.json: chat_template has no template named \"default\"")
+}

@@ -1,0 +1,189 @@
+package budget
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// VLLMConfig configures a VLLMClient. Zero values are defaulted by NewVLLMClient.
+type VLLMConfig struct {
+	// BaseURL is the OpenAI-compatible base URL, such as
+	// "http://localhost:8000/v1" (the default). The /tokenize endpoint lives
+	// at the server root, which is BaseURL without its trailing "/v1".
+	BaseURL string
+	// APIKey is sent as a bearer token when non-empty.
+	APIKey string
+	// HTTPClient is used for requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+}
+
+// VLLMClient reads a vLLM server's model list and counts prompts with its
+// /tokenize endpoint, to cross-check local counts against a live server.
+// It is safe for concurrent use.
+type VLLMClient struct {
+	models   string
+	tokenize string
+	apiKey   string
+	hc       *http.Client
+}
+
+// NewVLLMClient validates cfg and returns a client.
+func NewVLLMClient(cfg VLLMConfig) (*VLLMClient, error) {
+	base := cfg.BaseURL
+	if base == "" {
+		base = "http://localhost:8000/v1"
+	}
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("vllm: base URL %q is not an absolute URL", base)
+	}
+	root := *u
+	root.Path = strings.TrimSuffix(u.Path, "/v1")
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &VLLMClient{
+		models:   u.String() + "/models",
+		tokenize: root.String() + "/tokenize",
+		apiKey:   cfg.APIKey,
+		hc:       hc,
+	}, nil
+}
+
+// ServedModel is one entry of GET /v1/models.
+type ServedModel struct {
+	ID          string `json:"id"`
+	Root        string `json:"root,omitempty"`
+	MaxModelLen int    `json:"max_model_len,omitempty"`
+}
+
+// ErrNoModel is returned when the server lists no model, or several when one
+// was expected.
+var ErrNoModel = errors.New("vllm: cannot choose a model")
+
+// Models returns the models the server lists.
+func (c *VLLMClient) Models(ctx context.Context) ([]ServedModel, error) {
+	var out struct {
+		Data []ServedModel `json:"data"`
+	}
+	if err := c.do(ctx, http.MethodGet, c.models, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Model returns the named model, or the only model listed when name is empty.
+func (c *VLLMClient) Model(ctx context.Context, name string) (ServedModel, error) {
+	ms, err := c.Models(ctx)
+	if err != nil {
+		return ServedModel{}, err
+	}
+	if name == "" {
+		if len(ms) != 1 {
+			ids := make([]string, len(ms))
+			for i, m := range ms {
+				ids[i] = m.ID
+			}
+			return ServedModel{}, fmt.Errorf("%w: the server lists %d models (%s); name one", ErrNoModel, len(ms), strings.Join(ids, ", "))
+		}
+		return ms[0], nil
+	}
+	for _, m := range ms {
+		if m.ID == name {
+			return m, nil
+		}
+	}
+	return ServedModel{}, fmt.Errorf("%w: the server does not list %q", ErrNoModel, name)
+}
+
+// TokenizeResult is vLLM's /tokenize answer.
+type TokenizeResult struct {
+	Count       int   `json:"count"`
+	MaxModelLen int   `json:"max_model_len"`
+	Tokens      []int `json:"tokens"`
+}
+
+// TokenizeChat counts req's messages and tools through the server's
+// /tokenize endpoint with add_generation_prompt=true, as vLLM counts a chat
+// completion's prompt.
+func (c *VLLMClient) TokenizeChat(ctx context.Context, req openai.ChatCompletionRequest) (TokenizeResult, error) {
+	body := struct {
+		Model               string                         `json:"model"`
+		Messages            []openai.ChatCompletionMessage `json:"messages"`
+		Tools               []openai.Tool                  `json:"tools,omitempty"`
+		AddGenerationPrompt bool                           `json:"add_generation_prompt"`
+		AddSpecialTokens    bool                           `json:"add_special_tokens"`
+	}{req.Model, req.Messages, req.Tools, true, false}
+	var out TokenizeResult
+	err := c.do(ctx, http.MethodPost, c.tokenize, body, &out)
+	return out, err
+}
+
+// TokenizeText counts plain text through /tokenize (add_special_tokens=false).
+func (c *VLLMClient) TokenizeText(ctx context.Context, model, text string) (TokenizeResult, error) {
+	body := map[string]any{"model": model, "prompt": text, "add_special_tokens": false}
+	var out TokenizeResult
+	err := c.do(ctx, http.MethodPost, c.tokenize, body, &out)
+	return out, err
+}
+
+// HTTPError is a non-2xx answer from the server.
+type HTTPError struct {
+	URL    string
+	Status int
+	Body   string // the first 4 KiB
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("vllm: %s: HTTP %d: %s", e.URL, e.Status, strings.TrimSpace(e.Body))
+}
+
+func (c *VLLMClient) do(ctx context.Context, method, u string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("vllm: encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return fmt.Errorf("vllm: %w", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("vllm: %s %s: %w", method, u, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("vllm: read %s: %w", u, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		if len(data) > 4096 {
+			data = data[:4096]
+		}
+		return &HTTPError{URL: u, Status: resp.StatusCode, Body: string(data)}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("vllm: decode %s: %w", u, err)
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+// Command worker fixes compliance rules on Linux hosts with a model served by
+// vLLM, keeping every prompt inside the model's context window.
+//
+// Run `worker --help` for the subcommands and examples.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0 // every rule compliant, or a subcommand succeeded
+	exitNotFixed    = 1 // some rule was not fixed
+	exitUsage       = 2 // usage or configuration error
+	exitUnreachable = 3 // the model server or the host was unreachable
+)
+
+// usageError marks an error as the user's (bad flag, bad file): exit code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCoder lets an error choose its exit code.
+type exitCoder interface{ ExitCode() int }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "worker: %v\n", err)
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitNotFixed
+}
+
+// errHelp is returned after help was printed on request.
+var errHelp = errors.New("help requested")
+
+const mainUsage = `worker fixes compliance rules on Linux hosts with a model served by vLLM.
+
+Usage:
+  worker tokens [--tokenizer qwen3|qwen2.5|FILE] [--ids] < text
+  worker tokens --chat [--tokenizer qwen3|qwen2.5|FILE] < request.json
+
+Subcommands:
+  tokens    count tokens of text, or the prompt tokens vLLM computes for a chat request
+
+Run 'worker SUBCOMMAND --help' for a subcommand's flags and examples.
+`
+
+// run is the whole program: main only maps its error to an exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage)
+		return usagef("no subcommand given")
+	}
+	switch args[0] {
+	case "tokens":
+		return runTokens(ctx, args[1:], stdin, stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, mainUsage)
+		return errHelp
+	default:
+		fmt.Fprint(stderr, mainUsage)
+		return usagef("unknown subcommand %q", args[0])
+	}
+}

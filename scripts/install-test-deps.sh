@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what Nightshift's tests need and is idempotent (a fast no-op when
+# everything is there): OpenSSH's server and client (the sshexec and worker
+# integration tests start their own sshd on 127.0.0.1), staticcheck, and the
+# Llama 3 / 3.1 tokenizer files for the golden tests (not committed: Meta's
+# licence). Uses only Debian's packages, the Go module proxy and npm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+STATICCHECK_VERSION=v0.8.2
+
+need_apt=()
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
+command -v ssh-keygen >/dev/null 2>&1 || need_apt+=(openssh-client)
+if [ ${#need_apt[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-test-deps: missing ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2
+		exit 1
+	fi
+	echo "install-test-deps: installing ${need_apt[*]}"
+	apt-get update -qq
+	# Install the packages without starting the machine's own sshd: the tests
+	# start their own on loopback and never touch /etc/ssh's daemon.
+	RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+gobin="$(go env GOPATH)/bin"
+if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "${STATICCHECK_VERSION#v}"; then
+	echo "install-test-deps: installing staticcheck ${STATICCHECK_VERSION}"
+	GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
+fi
+
+if [ -x scripts/fetch-tokenizers.sh ]; then
+	scripts/fetch-tokenizers.sh
+fi
