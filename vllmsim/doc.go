@@ -1,0 +1,75 @@
+// Package vllmsim is a simulated vLLM OpenAI-compatible server whose
+// answers come from scripted, deterministic policies. It lets the worker be
+// tested, and demonstrated, without a GPU against a server that accepts and
+// refuses exactly what vLLM would.
+//
+// # What is reproduced
+//
+//   - GET /v1/models: vLLM's ModelList (object "list"; each card with id,
+//     object "model", created, owned_by "vllm", root, parent, max_model_len
+//     and a model_permission entry). GET /health (200, empty body) and
+//     GET /version ({"version": …}, a representative release for the
+//     configured ErrorStyle).
+//   - POST /tokenize at the server root, in both forms: {model, prompt,
+//     add_special_tokens} and {model, messages, tools,
+//     add_generation_prompt (default true), …}, answering {count,
+//     max_model_len, tokens, token_strs: null}. Tokenizing never validates
+//     the length, as in vLLM.
+//   - POST /v1/chat/completions, non-streaming (stream=true gets a clear
+//     400). The prompt is counted with the injected Counter exactly as vLLM
+//     counts it; max_completion_tokens or max_tokens (the first that is
+//     non-zero, as vLLM reads them) is checked against max_model_len with the
+//     rules and message wording of the configured ErrorStyle, in the
+//     configured ErrorShape (flat before vLLM 0.10.1, nested after). With
+//     neither field, the completion budget is max_model_len − prompt.
+//   - The answer is the Policy's Generation, rendered as Qwen3 writes tool
+//     calls (<tool_call>{"name": …, "arguments": …}</tool_call>), cut at the
+//     completion budget (finish_reason "length") and parsed back the way
+//     vLLM's hermes tool parser does: content is null when the output holds
+//     only tool calls, arguments are re-serialised like Python's
+//     json.dumps(ensure_ascii=False), broken JSON comes back as plain content.
+//     usage.prompt_tokens is the exact count; completion_tokens counts the
+//     generated text plus the end-of-turn token (or equals the budget when
+//     cut).
+//   - With Config.APIKey, /v1 paths require "Authorization: Bearer KEY" and
+//     answer 401 {"error":"Unauthorized"} otherwise, like vLLM's --api-key;
+//     /tokenize, /health and /version stay open, as in vLLM.
+//
+// go-openai surfaces the flat error shape as a *openai.RequestError whose
+// Body is the JSON (its Err is nil), and the nested shape as a
+// *openai.APIError with Message, Type, Param and Code (an int).
+//
+// # Policies
+//
+// A Policy reads a Conversation — the rule id from the first line of the
+// first system message ("Rule: <id>"), the attempt number (the last
+// "Attempt: N" line of a system or user message, else 1 + the number of
+// assistant messages), the last ssh_apply command and the last tool result —
+// and returns a Generation. Built-ins: Stubborn (large-output commands and
+// long heredocs, never a fix, never a banned command), Eventual (wrong fixes,
+// then the fix configured for the rule at attempt N), Repeater (the same
+// failed command again and again), BannedProposer (banned commands, each
+// written "touch MARKER; <command>", mixed with harmless ones), Malformed
+// (broken tool calls of every kind), GiveUp and Script. Tool names are
+// ssh_apply {command, reason?} and give_up {reason}.
+//
+// # Faults and records
+//
+// Config.Faults and InjectFaults make the next chat completion requests fail
+// with 503, 429 (optionally with Retry-After), a dropped connection, or a
+// delay. Stats returns a Record of every request: prompt and completion
+// counts, max_tokens, rejections, faults, the rule id and attempt read.
+//
+// # Not reproduced
+//
+// Streaming, n > 1, logprobs, reasoning parsers (Qwen3's <think> blocks are
+// never generated), token_strs, /detokenize, and the pre-tokenization
+// character-count check of recent vLLM releases (it only triggers for
+// prompts far above the window).
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use: requests are served in parallel; the
+// fault queue, the ID generator and the records are guarded by one mutex.
+// Policies are stateless and deterministic.
+package vllmsim

@@ -1,0 +1,92 @@
+package vllmsim
+
+// Record is what the server saw and did for one request.
+type Record struct {
+	// Endpoint is the request path.
+	Endpoint string
+	// Status is the HTTP status answered (0 when the connection was dropped).
+	Status int
+	// PromptTokens is the prompt's token count (chat completions and
+	// tokenize).
+	PromptTokens int
+	// MaxTokens is max_completion_tokens or max_tokens as sent, -1 when
+	// absent.
+	MaxTokens int
+	// CompletionTokens is the generation's token count.
+	CompletionTokens int
+	// FinishReason is "stop", "tool_calls" or "length".
+	FinishReason string
+	// ToolCalls are the names of the tool calls returned.
+	ToolCalls []string
+	// Rejected is set when the request was refused for its length.
+	Rejected bool
+	// Error is the error message answered, if any.
+	Error string
+	// Fault names the injected fault, if any.
+	Fault string
+	// RuleID and Attempt are what the policy read from the conversation.
+	RuleID  string
+	Attempt int
+}
+
+// Stats is the record of every request, in arrival order.
+type Stats struct {
+	Records []Record
+}
+
+// Completions returns the records of chat completion requests that reached
+// validation (faults excluded).
+func (st Stats) Completions() []Record {
+	var out []Record
+	for _, r := range st.Records {
+		if r.Endpoint == "/v1/chat/completions" && r.Fault == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Rejections returns the records of requests refused for their length.
+func (st Stats) Rejections() []Record {
+	var out []Record
+	for _, r := range st.Records {
+		if r.Rejected {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// MaxPromptTokens returns the largest prompt seen by chat completions.
+func (st Stats) MaxPromptTokens() int {
+	m := 0
+	for _, r := range st.Completions() {
+		m = max(m, r.PromptTokens)
+	}
+	return m
+}
+
+// Stats returns a copy of the request records.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Record, len(s.stats.Records))
+	for i, r := range s.stats.Records {
+		r.ToolCalls = append([]string(nil), r.ToolCalls...)
+		out[i] = r
+	}
+	return Stats{Records: out}
+}
+
+// ResetStats forgets the records.
+func (s *Server) ResetStats() {
+	s.mu.Lock()
+	s.stats.Records = nil
+	s.mu.Unlock()
+}
+
+func (s *Server) record(r Record) {
+	s.mu.Lock()
+	s.stats.Records = append(s.stats.Records, r)
+	s.mu.Unlock()
+}
