@@ -32,8 +32,32 @@ func decodeBody(w http.ResponseWriter, r *http.Request, targets ...any) *apiErro
 		if err := json.Unmarshal(body, t); err != nil {
 			return badRequest(fmt.Sprintf("invalid request body: %v", err))
 		}
+		if req, ok := t.(*openai.ChatCompletionRequest); ok {
+			keepParameterOrder(body, req)
+		}
 	}
 	return nil
+}
+
+// keepParameterOrder replaces each tool's decoded parameters (a Go map, keys
+// sorted when re-encoded) by the JSON as sent: vLLM renders the tools with
+// the keys in the client's order, and so must the Counter.
+func keepParameterOrder(body []byte, req *openai.ChatCompletionRequest) {
+	var raw struct {
+		Tools []struct {
+			Function struct {
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(body, &raw) != nil || len(raw.Tools) != len(req.Tools) {
+		return
+	}
+	for i, t := range raw.Tools {
+		if req.Tools[i].Function != nil && len(t.Function.Parameters) > 0 {
+			req.Tools[i].Function.Parameters = t.Function.Parameters
+		}
+	}
 }
 
 func (s *Server) modelError(model string) *apiError {
