@@ -79,6 +79,7 @@ type Memory struct {
 	distilled  int      // turns[:distilled] are replaced by lines, for good
 	groups     []*group // group lines covering turns[:grouped()]
 	lineTokens map[string]int
+	slack      int // extra room asked for by Tighten
 }
 
 // New returns a Memory with the pinned instruction (system message) and task

@@ -186,6 +186,8 @@ func (m *Memory) build(ctx context.Context, pl plan) (Prompt, error) {
 		return Prompt{}, fmt.Errorf("count prompt at turn %d: %w", len(m.turns), err)
 	}
 	a := m.cfg.Budget.AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: currentStart})
+	a.Limit -= m.slack
+	a.Soft = min(a.Soft, a.Limit)
 	return Prompt{Messages: msgs, Tools: m.cfg.Tools, Assessment: a}, nil
 }
 
@@ -241,4 +243,15 @@ func (m *Memory) elided(r *result, capTokens int) string {
 	s := elide(r.msg.Content, capTokens, r.tokens, m.cfg.Text.Count)
 	r.elided[capTokens] = s
 	return s
+}
+
+// Tighten makes every later prompt leave extra tokens of room below the hard
+// limit, and compresses from now on. The worker calls it when the server
+// rejected a prompt this memory counted as fitting: the counts disagree, so
+// the memory distils harder rather than send the same prompt again.
+func (m *Memory) Tighten(extra int) {
+	if extra > 0 {
+		m.slack += extra
+	}
+	m.compressed = true
 }

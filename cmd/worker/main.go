@@ -10,8 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 )
 
 // Exit codes.
@@ -36,9 +35,9 @@ func usagef(format string, args ...any) error {
 type exitCoder interface{ ExitCode() int }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// Subcommands that run for long handle SIGINT/SIGTERM themselves (the
+	// first signal stops after the current step, the second at once).
+	err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	os.Exit(exitCode(err, os.Stderr))
 }
 
@@ -67,8 +66,11 @@ var errHelp = errors.New("help requested")
 const mainUsage = `worker fixes compliance rules on Linux hosts with a model served by vLLM.
 
 Usage:
+  worker --rules FILE|DIR --rule ID [--rule ID …] --host [user@]host[:port] [flags]
   worker tokens [--tokenizer qwen3|qwen2.5|FILE] [--ids] < text
   worker tokens --chat [--tokenizer qwen3|qwen2.5|FILE] < request.json
+
+Run 'worker --rules x --help' for the flags of a run.
 
 Subcommands:
   tokens    count tokens of text, or the prompt tokens vLLM computes for a chat request
@@ -80,7 +82,10 @@ Run 'worker SUBCOMMAND --help' for a subcommand's flags and examples.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, mainUsage)
-		return usagef("no subcommand given")
+		return usagef("no subcommand or flags given")
+	}
+	if strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" {
+		return runFix(ctx, args, stdout, stderr)
 	}
 	switch args[0] {
 	case "tokens":

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/sshexec"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+const fixUsage = `Usage:
+  worker --rules FILE|DIR --rule ID [--rule ID …] --host [user@]host[:port] [flags]
+
+Fixes each rule on the host: checks it, asks the model for commands, runs them
+over SSH and re-checks until the rule passes, the model gives up or the
+attempts run out.
+
+Exit status: 0 every rule compliant; 1 some rule not fixed; 2 usage or
+configuration error; 3 the model server or the host unreachable.
+
+Examples:
+  worker --rules rules.yaml --rule sshd_disable_root_login --host root@db1
+  worker --rules rules/ --rule aide_build_database --rule accounts_tmout \
+         --host admin@10.0.0.7:2222 --identity ~/.ssh/nightshift --base-url http://gpu1:8000/v1
+  worker --rules rules.yaml --rule sshd_set_keepalive --host root@db1 --json > events.jsonl
+  worker --rules rules.yaml --rule sshd_disable_root_login --host root@db1 --dry-run
+
+Flags:
+`
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+type fixFlags struct {
+	rulesPath      string
+	ruleIDs        stringList
+	host           string
+	identity       string
+	knownHosts     string
+	acceptNew      bool
+	baseURL        string
+	model          string
+	apiKeyEnv      string
+	maxAttempts    int
+	contextWindow  int
+	maxTokens      int
+	keepTurns      int
+	tokenizer      string
+	dryRun         bool
+	jsonOut        bool
+	retryDeadline  time.Duration
+	commandTimeout time.Duration
+	verbose        bool
+}
+
+func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
+	f := &fixFlags{}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.rulesPath, "rules", "", "rules YAML `FILE` or directory of YAML files (required)")
+	fs.Var(&f.ruleIDs, "rule", "rule `ID` to fix (repeatable; required)")
+	fs.StringVar(&f.host, "host", "", "target `[user@]host[:port]` (required)")
+	fs.StringVar(&f.identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*)")
+	fs.StringVar(&f.knownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
+	fs.BoolVar(&f.acceptNew, "accept-new-host-key", false, "trust an unknown host key on first use and record it in known_hosts (a changed key is still refused)")
+	fs.StringVar(&f.baseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
+	fs.StringVar(&f.model, "model", "", "model `NAME` (default: the only model the server lists)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts per rule (default: the rule's max_attempts, else 20)")
+	fs.IntVar(&f.contextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
+	fs.IntVar(&f.maxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
+	fs.IntVar(&f.keepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
+	fs.StringVar(&f.tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE`")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "check the rules and show the first prompt's budget; run no command and call no model")
+	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per event on stdout")
+	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable")
+	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host")
+	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), fixUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, &usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	case f.rulesPath == "":
+		return nil, usagef("--rules is required")
+	case len(f.ruleIDs) == 0:
+		return nil, usagef("at least one --rule is required")
+	case f.host == "":
+		return nil, usagef("--host is required")
+	case f.maxAttempts < 0 || f.contextWindow < 0 || f.maxTokens <= 0 || f.keepTurns < 1:
+		return nil, usagef("--max-attempts and --context-window must not be negative, --max-tokens and --keep-turns must be positive")
+	}
+	return f, nil
+}
+
+// unreachable marks errors that exit with code 3.
+type unreachable struct{ err error }
+
+func (e *unreachable) Error() string { return e.err.Error() }
+func (e *unreachable) Unwrap() error { return e.err }
+func (e *unreachable) ExitCode() int { return exitUnreachable }
+
+// notFixed is returned when some rule is not compliant at the end.
+type notFixed struct{ n, total int }
+
+func (e *notFixed) Error() string { return fmt.Sprintf("%d of %d rules not fixed", e.n, e.total) }
+func (e *notFixed) ExitCode() int { return exitNotFixed }
+
+func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseFixFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	set, err := rules.Load(f.rulesPath)
+	if err != nil {
+		return &usageError{err}
+	}
+	var selected []rules.Rule
+	for _, id := range f.ruleIDs {
+		r, ok := set.Get(id)
+		if !ok {
+			return usagef("rule %q is not in %s (it has %s)", id, f.rulesPath, strings.Join(set.IDs(), ", "))
+		}
+		selected = append(selected, r)
+	}
+	model, err := budget.LoadModel(f.tokenizer)
+	if err != nil {
+		return &usageError{err}
+	}
+	counter, err := budget.NewModelChatCounter(model)
+	if err != nil {
+		return &usageError{err}
+	}
+
+	logLevel := slog.LevelWarn
+	if f.verbose {
+		logLevel = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
+
+	// The model server: its model and context window.
+	apiKey := os.Getenv(f.apiKeyEnv)
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: f.baseURL, APIKey: apiKey})
+	if err != nil {
+		return &usageError{err}
+	}
+	served, err := serverModel(ctx, vllm, f.model, f.retryDeadline)
+	if err != nil {
+		return err
+	}
+	window := f.contextWindow
+	if window == 0 {
+		window = served.MaxModelLen
+	}
+	if window == 0 {
+		return usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
+	}
+	b, err := budget.New(budget.Config{ContextWindow: window, Reserve: f.maxTokens})
+	if err != nil {
+		return &usageError{err}
+	}
+
+	// The host.
+	dest, err := sshexec.ParseDestination(f.host)
+	if err != nil {
+		return &usageError{err}
+	}
+	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew,
+		CommandTimeout: f.commandTimeout, Logger: logger, Passphrase: sshexec.TerminalPassphrase}
+	if f.identity != "" {
+		scfg.IdentityFiles = []string{f.identity}
+	}
+	if f.knownHosts != "" {
+		scfg.KnownHostsFiles = []string{f.knownHosts}
+	}
+	ssh, err := sshexec.New(scfg)
+	if err != nil {
+		return &usageError{err}
+	}
+	defer ssh.Close()
+	if err := ssh.Connect(ctx); err != nil {
+		var op *sshexec.OpError
+		if errors.As(err, &op) && (op.Op == sshexec.OpHostKey || op.Op == sshexec.OpAuth) {
+			return &usageError{err}
+		}
+		return &unreachable{err}
+	}
+
+	oc := openai.DefaultConfig(apiKey)
+	oc.BaseURL = strings.TrimRight(f.baseURL, "/")
+	oc.HTTPClient = &http.Client{}
+	rep := newReporter(stdout, f.jsonOut, b.PromptLimit())
+	stop := make(chan struct{})
+	hardCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go handleSignals(hardCtx, stop, cancel, stderr)
+
+	w, err := worker.New(worker.Config{
+		Model: openai.NewClientWithConfig(oc), ModelName: served.ID, Target: sshTarget{ssh},
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
+		RetryDeadline: f.retryDeadline, Logger: logger, Observer: rep, Stop: stop,
+	})
+	if err != nil {
+		return &usageError{err}
+	}
+	if f.dryRun {
+		return dryRun(hardCtx, w, selected, stdout)
+	}
+	var outcomes []worker.Outcome
+	var runErr error
+	for _, r := range selected {
+		out, err := w.Fix(hardCtx, r)
+		outcomes = append(outcomes, out)
+		if err != nil {
+			var ue *worker.UnreachableError
+			var op *sshexec.OpError
+			switch {
+			case errors.As(err, &ue), errors.As(err, &op):
+				runErr = &unreachable{err}
+			case hardCtx.Err() != nil || out.Status == worker.StatusInterrupted:
+				runErr = err
+			default:
+				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
+				continue
+			}
+			break
+		}
+		if out.Status == worker.StatusInterrupted {
+			break
+		}
+	}
+	rep.summary(outcomes)
+	if runErr != nil {
+		return runErr
+	}
+	bad := 0
+	for _, o := range outcomes {
+		if !o.Fixed() {
+			bad++
+		}
+	}
+	if bad > 0 || len(outcomes) < len(selected) {
+		return &notFixed{bad + len(selected) - len(outcomes), len(selected)}
+	}
+	return nil
+}
+
+// serverModel reads the served model from /v1/models, retrying while the
+// server is unreachable, up to the deadline.
+func serverModel(ctx context.Context, c *budget.VLLMClient, name string, deadline time.Duration) (budget.ServedModel, error) {
+	start := time.Now()
+	delay := 500 * time.Millisecond
+	for {
+		m, err := c.Model(ctx, name)
+		if err == nil {
+			return m, nil
+		}
+		var he *budget.HTTPError
+		if errors.Is(err, budget.ErrNoModel) || (errors.As(err, &he) && he.Status < 500 && he.Status != 429) {
+			return m, &usageError{err}
+		}
+		if time.Since(start)+delay > deadline || ctx.Err() != nil {
+			return m, &unreachable{fmt.Errorf("model server: %w", err)}
+		}
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 15*time.Second)
+	}
+}
+
+// handleSignals: the first SIGINT/SIGTERM stops after the current step, the
+// second cancels at once.
+func handleSignals(ctx context.Context, stop chan struct{}, cancel context.CancelFunc, stderr io.Writer) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	select {
+	case <-ctx.Done():
+		return
+	case <-sig:
+		fmt.Fprintln(stderr, "worker: stopping after the current step (signal again to stop now)")
+		close(stop)
+	}
+	select {
+	case <-ctx.Done():
+	case <-sig:
+		cancel()
+	}
+}
+
+func dryRun(ctx context.Context, w *worker.Worker, rs []rules.Rule, stdout io.Writer) error {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tCHECK\tINSTRUCTION+TASK TOKENS\tPROMPT LIMIT")
+	for _, r := range rs {
+		p, err := w.Plan(ctx, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.ID, p.Check, p.PromptTokens, p.Limit)
+	}
+	return tw.Flush()
+}
+
+// sshTarget adapts sshexec to worker.Target.
+type sshTarget struct{ c *sshexec.Client }
+
+func (t sshTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+	r, err := t.c.Run(ctx, command)
+	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
+		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
+}
+
+var _ = json.Marshal

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// reporter prints the worker's events: one line per attempt and a summary
+// table on a terminal, or one JSON object per event with --json.
+type reporter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	json    bool
+	limit   int
+	cmds    []string
+	exit    string
+	started bool
+}
+
+func newReporter(w io.Writer, jsonOut bool, limit int) *reporter {
+	return &reporter{w: w, json: jsonOut, limit: limit}
+}
+
+func (r *reporter) Observe(e worker.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.json {
+		b, err := json.Marshal(e)
+		if err == nil {
+			fmt.Fprintf(r.w, "%s\n", b)
+		}
+		return
+	}
+	if !r.started {
+		fmt.Fprintf(r.w, "%-32s %4s  %-44s %5s  %-6s %s\n", "RULE", "TRY", "COMMAND", "EXIT", "CHECK", "PROMPT/LIMIT")
+		r.started = true
+	}
+	switch e.Kind {
+	case worker.EventCheck:
+		if e.Attempt == 0 {
+			fmt.Fprintf(r.w, "%-32s %4s  %-44s %5s  %-6s\n", e.Rule, "-", "(initial check)", "", e.Check)
+		}
+	case worker.EventCommand:
+		c := e.Command
+		if c == "" {
+			c = "(" + e.Action + ")"
+		} else if e.Action != "ran" {
+			c = "(" + e.Action + ") " + c
+		}
+		r.cmds = append(r.cmds, c)
+		switch {
+		case e.ExitCode != nil:
+			r.exit = fmt.Sprint(*e.ExitCode)
+		case e.Action == "timed_out":
+			r.exit = "T/O"
+		default:
+			r.exit = "-"
+		}
+	case worker.EventAttempt:
+		cmd := strings.Join(r.cmds, " ; ")
+		cmd = strings.Join(strings.Fields(cmd), " ")
+		if len([]rune(cmd)) > 44 {
+			cmd = string([]rune(cmd)[:43]) + "…"
+		}
+		check := e.Check
+		if check == "" {
+			check = "-"
+		}
+		fmt.Fprintf(r.w, "%-32s %4d  %-44s %5s  %-6s %d/%d\n", e.Rule, e.Attempt, cmd, r.exit, check, e.PromptTokens, e.Limit)
+		r.cmds, r.exit = nil, ""
+	case worker.EventRejected:
+		fmt.Fprintf(r.w, "%-32s %4d  context-length rejection: server counted %d, we counted %d\n", e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens)
+	}
+}
+
+// summary prints the per-rule table (terminal mode) or a summary object.
+func (r *reporter) summary(outs []worker.Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.json {
+		b, _ := json.Marshal(map[string]any{"event": "summary", "rules": outs})
+		fmt.Fprintf(r.w, "%s\n", b)
+		return
+	}
+	fmt.Fprintln(r.w)
+	tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tSTATUS\tATTEMPTS\tCOMMANDS\tBLOCKED\tMAX PROMPT\tREJECTIONS\tTIME")
+	for _, o := range outs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", o.Rule, o.Status, o.Attempts, o.Commands, o.Blocked,
+			o.MaxPromptTokens, o.ContextRejections, o.Duration.Round(1e7))
+	}
+	tw.Flush()
+}

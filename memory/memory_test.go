@@ -1,0 +1,328 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/distill"
+)
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	model := qwen3(t)
+	counter, err := budget.NewModelChatCounter(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := budget.New(budget.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := Config{Budget: b, Prompt: counter, Text: model.Tokenizer}
+	tests := []struct {
+		name        string
+		mod         func(*Config)
+		instruction string
+		want        error
+		wantText    string
+	}{
+		{"K below 1", func(c *Config) { c.KeepTurns = -1 }, "x", ErrConfig, "KeepTurns (K) is -1"},
+		{"no budget", func(c *Config) { c.Budget = nil }, "x", ErrConfig, "Budget is required"},
+		{"no prompt counter", func(c *Config) { c.Prompt = nil }, "x", ErrConfig, "Prompt counter is required"},
+		{"history share fills the prompt", func(c *Config) { c.HistoryTokens = 1 << 20 }, "x", ErrConfig, "leaves no room"},
+		{"instruction bigger than the window", nil, strings.Repeat("PermitRootLogin no\n", 6000), ErrInstructionTooLarge, "instruction, tools and task take"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := ok
+			if tt.mod != nil {
+				tt.mod(&cfg)
+			}
+			_, err := New(cfg, tt.instruction, "task")
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.wantText) {
+				t.Fatalf("New: got %v, want %v containing %q", err, tt.want, tt.wantText)
+			}
+		})
+	}
+	// A reserve as large as the window is refused by the budget itself.
+	if _, err := budget.New(budget.Config{ContextWindow: 4096, Reserve: 4096}); !errors.Is(err, budget.ErrConfig) {
+		t.Fatalf("budget.New with reserve = window: got %v, want ErrConfig", err)
+	}
+}
+
+func TestUnderSoftLimitSendsAsIs(t *testing.T) {
+	h := newHarness(t, nil)
+	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
+		ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"sshd -t"}`}}}})
+	if err := h.m.AddToolResult("c1", "exit status: 0", distill.Step{Tool: "ssh_apply", Command: "sshd -t", Action: distill.Ran}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.m.Prompt(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Messages) != 4 || historyBlockOf(p.Messages) != "" {
+		t.Fatalf("got %d messages (history %q), want system, task, assistant, tool", len(p.Messages), historyBlockOf(p.Messages))
+	}
+	if got, want := p.Assessment.Prompt, exactCount(t, h, p.Messages); got != want {
+		t.Fatalf("assessed %d prompt tokens, an uncached count gives %d", got, want)
+	}
+}
+
+// TestLongHistories runs scripted histories of 20, 50, 100 and 1,000 turns with
+// 300–3,000-token outputs and checks every prompt against the window, the
+// growth of the history and the number of messages.
+func TestLongHistories(t *testing.T) {
+	lengths := []int{20, 50, 100, 1000}
+	if testing.Short() {
+		lengths = []int{20, 100}
+	}
+	for _, n := range lengths {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			h := newHarness(t, nil)
+			history := map[int]int{}
+			messages := map[int]int{}
+			for turn := 1; turn <= n; turn++ {
+				addScriptedTurn(t, h.m, turn)
+				p, err := h.m.Prompt(context.Background())
+				if err != nil {
+					t.Fatalf("turn %d: %v", turn, err)
+				}
+				a := p.Assessment
+				if a.Over() || a.Total > 16384 {
+					t.Fatalf("turn %d: prompt over the limit: %s", turn, a)
+				}
+				if err := checkPairing(p.Messages); err != nil {
+					t.Fatalf("turn %d: %v", turn, err)
+				}
+				if !strings.Contains(p.Messages[0].Content, "Banned commands") {
+					t.Fatalf("turn %d: ban list missing from the instruction", turn)
+				}
+				// Check the incremental count against an uncached one now and then.
+				if turn%37 == 0 || turn == n {
+					if want := exactCount(t, h, p.Messages); a.Prompt != want {
+						t.Fatalf("turn %d: assessed %d prompt tokens, uncached count %d", turn, a.Prompt, want)
+					}
+				}
+				history[turn] = h.model.Tokenizer.Count(historyBlockOf(p.Messages))
+				messages[turn] = len(p.Messages)
+			}
+			t.Logf("history block tokens: turn 20 %d, turn %d %d; messages %d → %d", history[20], n, history[n], messages[20], messages[n])
+			if n >= 100 {
+				if r := float64(history[100]) / float64(history[20]); r > 1.25 {
+					t.Errorf("history at turn 100 / turn 20 = %d/%d = %.2f, want ≤ 1.25", history[100], history[20], r)
+				}
+				if messages[100] > messages[20]+1 {
+					t.Errorf("messages grew from %d at turn 20 to %d at turn 100", messages[20], messages[100])
+				}
+			}
+			if n >= 1000 {
+				if r := float64(history[1000]) / float64(history[100]); r > 1.10 {
+					t.Errorf("history at turn 1000 / turn 100 = %d/%d = %.2f, want ≤ 1.10", history[1000], history[100], r)
+				}
+				if messages[1000] > messages[100]+1 {
+					t.Errorf("messages grew from %d at turn 100 to %d at turn 1000", messages[100], messages[1000])
+				}
+			}
+			if h.m.Ledger().Len() == 0 {
+				t.Error("ledger is empty")
+			}
+		})
+	}
+}
+
+// TestPairingProperty builds random turn sequences — several tool calls per
+// turn, missing results, every feedback kind, malformed arguments — and checks
+// that no render holds an orphan or unpaired tool message.
+func TestPairingProperty(t *testing.T) {
+	outs := loadOutputs(t)
+	seeds := 40
+	if testing.Short() {
+		seeds = 8
+	}
+	kinds := []FeedbackKind{FeedbackCheck, FeedbackBlocked, FeedbackRepeat, FeedbackMalformed}
+	for seed := 0; seed < seeds; seed++ {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		h := newHarness(t, func(c *Config) { c.KeepTurns = 1 + rng.IntN(4) })
+		turns := 5 + rng.IntN(40)
+		for turn := 1; turn <= turns; turn++ {
+			msg := openai.ChatCompletionMessage{Role: "assistant", Content: "thinking"}
+			nc := rng.IntN(4)
+			for c := 0; c < nc; c++ {
+				args := fmt.Sprintf(`{"command":"echo %d"}`, c)
+				if rng.IntN(6) == 0 {
+					args = `{"command": "unterminated`
+				}
+				msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: fmt.Sprintf("t%d_%d", turn, c), Type: "function",
+					Function: openai.FunctionCall{Name: "ssh_apply", Arguments: args}})
+			}
+			h.m.AddAssistant(msg)
+			for _, c := range msg.ToolCalls {
+				if rng.IntN(4) == 0 {
+					continue // missing result
+				}
+				out := outs[rng.IntN(len(outs))]
+				if err := h.m.AddToolResult(c.ID, out, distill.Step{Tool: "ssh_apply", Command: "echo x", Action: distill.Ran, ExitCode: rng.IntN(3)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := h.m.AddToolResult("nope", "orphan", distill.Step{}); !errors.Is(err, ErrUnknownToolCall) {
+				t.Fatalf("orphan result accepted: %v", err)
+			}
+			for f := rng.IntN(3); f > 0; f-- {
+				if err := h.m.AddFeedback(kinds[rng.IntN(len(kinds))], "feedback"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := h.m.Prompt(context.Background())
+			if err != nil {
+				t.Fatalf("seed %d turn %d: %v", seed, turn, err)
+			}
+			if err := checkPairing(p.Messages); err != nil {
+				t.Fatalf("seed %d turn %d: %v", seed, turn, err)
+			}
+			if p.Assessment.Over() {
+				t.Fatalf("seed %d turn %d: over the limit: %s", seed, turn, p.Assessment)
+			}
+		}
+	}
+}
+
+// TestHugeOutput feeds one turn with 2 MB of output: the prompt fits, and
+// keeps the output's head, tail and error lines.
+func TestHugeOutput(t *testing.T) {
+	h := newHarness(t, nil)
+	var b strings.Builder
+	for i := 0; b.Len() < 2<<20; i++ {
+		switch {
+		case i == 0:
+			b.WriteString("HEAD-MARKER starting aide --init\n")
+		case i == 20000:
+			b.WriteString("aide: error: 53:syntax error:!PermitRootLogin\n")
+		default:
+			fmt.Fprintf(&b, "/usr/share/doc/package-%d/changelog.Debian.gz  [ok] %08x\n", i, i*2654435761)
+		}
+	}
+	b.WriteString("TAIL-MARKER AIDE finished\n")
+	out := b.String()
+	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
+		ID: "big", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"aide --init"}`}}}})
+	if err := h.m.AddToolResult("big", out, distill.Step{Tool: "ssh_apply", Command: "aide --init", Action: distill.Ran, ExitCode: 17, Stdout: out}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.m.Prompt(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Assessment.Over() {
+		t.Fatalf("over the limit: %s", p.Assessment)
+	}
+	var tool string
+	for _, msg := range p.Messages {
+		if msg.ToolCallID == "big" {
+			tool = msg.Content
+		}
+	}
+	for _, want := range []string{"HEAD-MARKER", "TAIL-MARKER", "aide: error: 53:syntax error", "tokens elided …]"} {
+		if !strings.Contains(tool, want) {
+			t.Errorf("cut output lacks %q", want)
+		}
+	}
+	if e, ok := h.events.last(EventDegrade); !ok || e.CurrentCap == 0 {
+		t.Errorf("no degradation event cutting the current turn: %+v", e)
+	}
+	if got, want := p.Assessment.Prompt, exactCount(t, h, p.Messages); got != want {
+		t.Fatalf("assessed %d, uncached %d", got, want)
+	}
+	// The audit transcript keeps the whole output.
+	found := false
+	for _, msg := range h.m.Transcript() {
+		if msg.ToolCallID == "big" && msg.Content == out {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("transcript lost the full output")
+	}
+}
+
+// TestOverflowError: an instruction that fits alone but leaves no room for a
+// turn yields a typed error before any model call.
+func TestOverflowError(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		b, err := budget.New(budget.Config{ContextWindow: 2048, Reserve: 1024, SoftLimit: 1500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Budget = b
+		c.HistoryTokens = 100
+	})
+	long := strings.Repeat("x", 200)
+	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", Content: strings.Repeat("I will now explain at length. ", 300)})
+	if err := h.m.AddFeedback(FeedbackMalformed, "no tool call "+long); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.m.Prompt(context.Background())
+	var oe *OverflowError
+	if !errors.As(err, &oe) {
+		t.Fatalf("got %v, want *OverflowError", err)
+	}
+	if oe.Assessment.Total <= oe.Assessment.Limit || !strings.Contains(err.Error(), "system") {
+		t.Fatalf("overflow error without a breakdown: %v", err)
+	}
+}
+
+func TestFeedbackCollapsesToLatestPerKind(t *testing.T) {
+	h := newHarness(t, nil)
+	for turn := 1; turn <= 8; turn++ {
+		addScriptedTurn(t, h.m, turn)
+		if turn == 3 {
+			if err := h.m.AddFeedback(FeedbackBlocked, "Command blocked by the ban list: reboot"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, err := h.m.Prompt(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks int
+	for _, msg := range p.Messages {
+		checks += strings.Count(msg.Content, "Re-check after turn")
+	}
+	if checks != 1 {
+		t.Errorf("%d re-check messages verbatim, want only the latest", checks)
+	}
+	block := historyBlockOf(p.Messages)
+	if !strings.Contains(block, "re-check results ×7") {
+		t.Errorf("history block does not count the older re-checks:\n%s", block)
+	}
+}
+
+func TestLedgerCountsRepeats(t *testing.T) {
+	h := newHarness(t, nil)
+	for turn := 1; turn <= 3; turn++ {
+		cmd := "sed -i 's/a/b/'  /etc/aide.conf"
+		if turn == 2 {
+			cmd = `sed -i "s/a/b/" /etc/aide.conf`
+		}
+		h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: fmt.Sprint(turn), Type: "function",
+			Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"x"}`}}}})
+		if err := h.m.AddToolResult(fmt.Sprint(turn), "", distill.Step{Tool: "ssh_apply", Command: cmd, Action: distill.Ran, ExitCode: 0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.m.SetCheck(distill.Failed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, ok := h.m.Ledger().Lookup("sed -i 's/a/b/' /etc/aide.conf")
+	if !ok || e.Tries != 3 || e.Failed != 3 || e.Fixed {
+		t.Fatalf("ledger entry %+v, want 3 tries, 3 failed", e)
+	}
+}

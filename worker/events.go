@@ -1,0 +1,53 @@
+package worker
+
+import (
+	"github.com/nightshift-dev/nightshift/budget"
+)
+
+// EventKind names a worker event.
+type EventKind string
+
+// The worker's events.
+const (
+	EventRuleStart EventKind = "rule_start" // a rule begins
+	EventCheck     EventKind = "check"      // the rule's check ran (before the first attempt, or after a command)
+	EventModelCall EventKind = "model_call" // a model call with its budget breakdown
+	EventRetry     EventKind = "retry"      // a model call failed and will be retried (not an attempt)
+	EventRejected  EventKind = "context_rejected"
+	EventCommand   EventKind = "command"  // a command ran, was blocked, or its call was malformed
+	EventAttempt   EventKind = "attempt"  // an attempt ended
+	EventRuleEnd   EventKind = "rule_end" // a rule ended, with its Outcome
+)
+
+// Event is one worker event; which fields are set depends on Kind.
+type Event struct {
+	Kind    EventKind `json:"event"`
+	Rule    string    `json:"rule"`
+	Attempt int       `json:"attempt,omitempty"`
+
+	// EventModelCall
+	Assessment *budget.Assessment `json:"budget,omitempty"`
+	MaxTokens  int                `json:"max_tokens,omitempty"`
+
+	// EventCommand
+	Command  string `json:"command,omitempty"`
+	Action   string `json:"action,omitempty"` // ran, blocked, refused, malformed, timed_out, unknown, give_up
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+
+	// EventCheck and EventAttempt
+	Check string `json:"check,omitempty"` // pass, fail, error, notapplicable
+
+	// EventAttempt: the prompt's tokens and the limit
+	PromptTokens int `json:"prompt_tokens,omitempty"`
+	Limit        int `json:"limit,omitempty"`
+
+	// EventRejected: the server's count and ours
+	ServerTokens int `json:"server_tokens,omitempty"`
+	LocalTokens  int `json:"local_tokens,omitempty"`
+
+	// EventRuleEnd
+	Outcome *Outcome `json:"outcome,omitempty"`
+
+	Error string `json:"error,omitempty"`
+}

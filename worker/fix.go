@@ -1,0 +1,374 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/distill"
+	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/rules"
+)
+
+// maxContextRetries bounds how often one attempt's model call is retried
+// after a context-length rejection.
+const maxContextRetries = 3
+
+// Fix works on one rule until its check passes, the model gives up or the
+// attempts run out. The returned Outcome is valid even with a non-nil error
+// (it then says how far the rule got): an *UnreachableError when the model
+// server or the host stayed unreachable, a *memory.OverflowError when no
+// prompt fits, ctx.Err() when interrupted.
+func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error) {
+	start := time.Now()
+	out = Outcome{Rule: r.ID}
+	defer func() {
+		out.Duration = time.Since(start)
+		if err != nil && out.Status == "" {
+			out.Status = StatusFailed
+			out.Reason = err.Error()
+		}
+		var ue *UnreachableError
+		if errors.As(err, &ue) {
+			out.Status = StatusUnreachable
+		}
+		if ctx.Err() != nil && err != nil {
+			out.Status = StatusInterrupted
+		}
+		w.emit(Event{Kind: EventRuleEnd, Rule: r.ID, Outcome: &out, Error: errString(err)})
+	}()
+	w.emit(Event{Kind: EventRuleStart, Rule: r.ID})
+
+	res, err := w.check(ctx, r)
+	if err != nil {
+		return out, fmt.Errorf("rule %s: check: %w", r.ID, err)
+	}
+	w.emit(Event{Kind: EventCheck, Rule: r.ID, Check: res.Status.String()})
+	switch res.Status {
+	case rules.StatusPass:
+		out.Status = StatusCompliant
+		return out, nil
+	case rules.StatusNotApplicable:
+		out.Status, out.Reason = StatusNotApplic, res.Detail
+		return out, nil
+	case rules.StatusError:
+		out.Status, out.Reason = StatusCheckError, res.Detail
+		return out, nil
+	}
+
+	facts, err := w.probe(ctx)
+	if err != nil {
+		return out, fmt.Errorf("rule %s: %w", r.ID, err)
+	}
+	bans := w.cfg.Bans
+	if len(r.Banned) > 0 {
+		if bans, err = bans.With(r.Banned...); err != nil {
+			return out, fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+	}
+	instr, err := w.instruction(r, bans, facts, w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	if err != nil {
+		return out, err
+	}
+	mem, err := memory.New(memory.Config{
+		Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools(),
+		KeepTurns: w.cfg.KeepTurns, Distiller: w.cfg.Distiller, Observer: memLogger{w.log(), r.ID},
+	}, instr, task(r))
+	if err != nil {
+		return out, fmt.Errorf("rule %s: %w", r.ID, err)
+	}
+
+	maxAttempts := w.cfg.MaxAttempts
+	if r.MaxAttempts > 0 {
+		maxAttempts = r.MaxAttempts
+	}
+	maxTokens := w.cfg.Budget.Reserve()
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if w.stopped() {
+			out.Status, out.Reason = StatusInterrupted, "stopped by signal"
+			return out, nil
+		}
+		out.Attempts = attempt
+		msg, prompt, err := w.ask(ctx, r.ID, attempt, mem, &maxTokens, &out)
+		if err != nil {
+			return out, err
+		}
+		status, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
+		w.emit(Event{Kind: EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit()})
+		if err != nil {
+			return out, err
+		}
+		switch status {
+		case "pass":
+			out.Status = StatusFixed
+			return out, nil
+		case "give_up":
+			out.Status = StatusGaveUp
+			return out, nil
+		}
+	}
+	out.Status = StatusNotFixed
+	out.Reason = fmt.Sprintf("not fixed after %d attempts", maxAttempts)
+	return out, nil
+}
+
+func task(r rules.Rule) string {
+	return fmt.Sprintf("Make the host compliant with rule %s (%s). Its check currently fails. Propose the next command with ssh_apply.", r.ID, r.Title)
+}
+
+// ask prepares the prompt and calls the model, handling context-length
+// rejections without spending an attempt.
+func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *Outcome) (openai.ChatCompletionMessage, int, error) {
+	rt := &retrier{
+		model: w.cfg.Model, deadline: w.cfg.RetryDeadline, baseDelay: 500 * time.Millisecond, maxDelay: 30 * time.Second,
+		requestTimeout: w.cfg.RequestTimeout, sleep: w.cfg.sleep,
+		onRetry: func(try int, d time.Duration, err error) {
+			out.Retries++
+			w.log().Warn("model call failed; retrying", "rule", rule, "attempt", attempt, "try", try, "delay", d, "err", err)
+			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: err.Error()})
+		},
+	}
+	for tries := 0; ; tries++ {
+		p, err := mem.Prompt(ctx)
+		if err != nil {
+			return openai.ChatCompletionMessage{}, 0, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, err)
+		}
+		a := p.Assessment
+		if a.Prompt > out.MaxPromptTokens {
+			out.MaxPromptTokens = a.Prompt
+		}
+		mt := min(*maxTokens, w.cfg.Budget.ContextWindow()-a.Prompt)
+		w.log().Info("model call", "rule", rule, "attempt", attempt, "system", a.System, "history", a.History,
+			"current", a.Current, "reserve", a.Reserve, "total", a.Total, "limit", a.Limit, "messages", a.Messages, "max_tokens", mt)
+		w.emit(Event{Kind: EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
+		out.ModelCalls++
+		resp, err := rt.complete(ctx, openai.ChatCompletionRequest{
+			Model: w.cfg.ModelName, Messages: p.Messages, Tools: p.Tools, MaxTokens: mt, Temperature: 0.2,
+		})
+		var cl *ContextLengthError
+		if errors.As(err, &cl) {
+			out.ContextRejections++
+			w.log().Error("model server rejected the prompt for its length; our count disagrees with the server's",
+				"rule", rule, "attempt", attempt, "kind", cl.Kind.String(), "server_prompt_tokens", cl.PromptTokens,
+				"local_prompt_tokens", a.Prompt, "max_tokens", mt, "max_model_len", cl.MaxModelLen, "message", cl.Message)
+			w.emit(Event{Kind: EventRejected, Rule: rule, Attempt: attempt, ServerTokens: cl.PromptTokens, LocalTokens: a.Prompt, Error: cl.Message})
+			if tries >= maxContextRetries {
+				return openai.ChatCompletionMessage{}, a.Prompt, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, cl)
+			}
+			if cl.Kind == ContextOutput && cl.MaxModelLen > cl.PromptTokens+16 {
+				*maxTokens = cl.MaxModelLen - cl.PromptTokens - 16
+				continue
+			}
+			extra := 256
+			if cl.PromptTokens > a.Prompt {
+				extra += cl.PromptTokens - a.Prompt
+			}
+			mem.Tighten(extra)
+			continue
+		}
+		if err != nil {
+			return openai.ChatCompletionMessage{}, a.Prompt, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, err)
+		}
+		if len(resp.Choices) == 0 {
+			return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}, a.Prompt, nil
+		}
+		msg := resp.Choices[0].Message
+		msg.Role = openai.ChatMessageRoleAssistant
+		return msg, a.Prompt, nil
+	}
+}
+
+// act records the model's message, carries out its tool calls and runs the
+// check. It returns "pass", "fail", "error", "give_up" or "" (nothing ran).
+func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, attempt int, mem *memory.Memory,
+	msg openai.ChatCompletionMessage, out *Outcome) (string, error) {
+	mem.AddAssistant(msg)
+	calls := parseCalls(msg)
+	if len(calls) == 0 {
+		text := fmt.Sprintf("Malformed reply: %v. Reply with exactly one ssh_apply or give_up tool call.", ErrNoToolCall)
+		w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "malformed", Detail: ErrNoToolCall.Error()})
+		return "", mem.AddFeedback(memory.FeedbackMalformed, text)
+	}
+	ran, gaveUp := false, false
+	for _, c := range calls {
+		switch {
+		case c.err != nil:
+			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "malformed", Detail: c.err.Error()})
+			if err := mem.AddToolResult(c.id, "error: malformed call: "+c.err.Error(),
+				distill.Step{Tool: c.name, Action: distill.Rejected, Note: c.err.Error()}); err != nil {
+				return "", err
+			}
+			if err := mem.AddFeedback(memory.FeedbackMalformed, "Malformed tool call: "+c.err.Error()+". Nothing was run."); err != nil {
+				return "", err
+			}
+		case c.name == ToolGiveUp:
+			gaveUp = true
+			out.Reason = c.reason
+			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "give_up", Detail: c.reason})
+			if err := mem.AddToolResult(c.id, "Understood: the worker stops working on this rule.", distill.Step{Tool: c.name, Action: distill.Ran, Reason: c.reason}); err != nil {
+				return "", err
+			}
+			if err := mem.SetGaveUp(); err != nil {
+				return "", err
+			}
+		default:
+			did, err := w.apply(ctx, r.ID, bans, attempt, mem, c, out)
+			if err != nil {
+				return "", err
+			}
+			ran = ran || did
+		}
+	}
+	if gaveUp {
+		return "give_up", nil
+	}
+	if !ran {
+		return "", nil
+	}
+	res, err := w.check(ctx, r)
+	if err != nil {
+		return "", fmt.Errorf("rule %s attempt %d: check: %w", r.ID, attempt, err)
+	}
+	status := res.Status.String()
+	w.emit(Event{Kind: EventCheck, Rule: r.ID, Attempt: attempt, Check: status})
+	check := distill.Failed
+	text := fmt.Sprintf("Re-check after attempt %d: %s (exit %d).", attempt, status, res.ExitCode)
+	switch res.Status {
+	case rules.StatusPass:
+		check = distill.Passed
+		text = fmt.Sprintf("Re-check after attempt %d: PASS. The rule is compliant.", attempt)
+	case rules.StatusFail:
+		text = fmt.Sprintf("Re-check after attempt %d: FAIL (exit %d). The host is still not compliant.", attempt, res.ExitCode)
+	default:
+		check = distill.CheckError
+		text = fmt.Sprintf("Re-check after attempt %d: %s: %s", attempt, status, res.Detail)
+	}
+	if res.Output != "" && res.Status != rules.StatusPass {
+		text += "\nCheck output:\n" + abbreviate(res.Output, 2000)
+	}
+	if err := mem.SetCheck(check); err != nil {
+		return "", err
+	}
+	if err := mem.AddFeedback(memory.FeedbackCheck, text); err != nil {
+		return "", err
+	}
+	return status, nil
+}
+
+// apply runs one ssh_apply call unless the ban list or the repeat rule stops
+// it. It reports whether the command ran.
+func (w *Worker) apply(ctx context.Context, rule string, bans *rules.BanList, attempt int, mem *memory.Memory, c call, out *Outcome) (bool, error) {
+	if ban, hit := bans.Match(c.command); hit {
+		out.Blocked++
+		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)
+		w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: "blocked", Detail: ban.Pattern})
+		w.log().Warn("command blocked", "rule", rule, "attempt", attempt, "pattern", ban.Pattern)
+		if err := mem.AddToolResult(c.id, "BLOCKED: the command was not run: "+note+".",
+			distill.Step{Tool: c.name, Command: c.command, Action: distill.Blocked, Note: ban.Pattern}); err != nil {
+			return false, err
+		}
+		return false, mem.AddFeedback(memory.FeedbackBlocked,
+			fmt.Sprintf("Command blocked before it ran: %s. Banned commands are never run; use a safer command.", note))
+	}
+	if e, ok := mem.Ledger().Lookup(c.command); ok && e.Failed > 0 && !e.Fixed {
+		if w.cfg.RefuseRepeats > 0 && e.Tries >= w.cfg.RefuseRepeats {
+			w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: "refused",
+				Detail: fmt.Sprintf("failed %d times before", e.Failed)})
+			if err := mem.AddToolResult(c.id, fmt.Sprintf("REFUSED: this exact command was already tried %d times and failed; it was not run again.", e.Tries),
+				distill.Step{Tool: c.name, Command: c.command, Action: distill.Blocked, Note: "repeat of a failed command"}); err != nil {
+				return false, err
+			}
+			return false, mem.AddFeedback(memory.FeedbackRepeat,
+				fmt.Sprintf("Refused an exact repeat of a command that failed %d times (first in turn %d). Change the approach.", e.Failed, e.FirstTurn))
+		}
+		if err := mem.AddFeedback(memory.FeedbackRepeat,
+			fmt.Sprintf("Warning: this exact command was tried %d times before (first in turn %d) and did not fix the rule.", e.Tries, e.FirstTurn)); err != nil {
+			return false, err
+		}
+	}
+	out.Commands++
+	ex, err := w.cfg.Target.Run(ctx, c.command)
+	if err != nil && ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var code *int
+	if err == nil && !ex.TimedOut {
+		code = &ex.ExitCode
+	}
+	action := "ran"
+	switch {
+	case err != nil:
+		action = "unknown"
+	case ex.TimedOut:
+		action = "timed_out"
+	}
+	w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code, Error: errString(err)})
+	if err := mem.AddToolResult(c.id, formatExec(ex, err), stepOf(c, ex, err)); err != nil {
+		return false, err
+	}
+	return err == nil, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (w *Worker) stopped() bool {
+	select {
+	case <-w.cfg.Stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Plan is what a dry run learns of a rule: the check result and the size of
+// the first prompt, with no model call and no command but the check and the
+// host probe.
+type Plan struct {
+	Check        string
+	PromptTokens int
+	Limit        int
+	Instruction  string
+}
+
+// Plan checks r and assembles its instruction and first prompt without
+// calling the model or running any remediation.
+func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
+	res, err := w.check(ctx, r)
+	if err != nil {
+		return Plan{}, fmt.Errorf("rule %s: check: %w", r.ID, err)
+	}
+	facts, err := w.probe(ctx)
+	if err != nil {
+		return Plan{}, err
+	}
+	bans := w.cfg.Bans
+	if len(r.Banned) > 0 {
+		if bans, err = bans.With(r.Banned...); err != nil {
+			return Plan{}, fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+	}
+	instr, err := w.instruction(r, bans, facts, w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	if err != nil {
+		return Plan{}, err
+	}
+	mem, err := memory.New(memory.Config{Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools()}, instr, task(r))
+	if err != nil {
+		return Plan{}, err
+	}
+	p, err := mem.Prompt(ctx)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{Check: res.Status.String(), PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Budget.PromptLimit(), Instruction: instr}, nil
+}

@@ -1,0 +1,253 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/distill"
+	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/rules"
+)
+
+// Exec is the result of one command on the target.
+type Exec struct {
+	Stdout, Stderr string
+	ExitCode       int
+	Signal         string
+	TimedOut       bool
+	Duration       time.Duration
+	CutBytes       int64 // bytes cut from the streams by the output cap
+}
+
+// Target runs shell commands on the host being fixed. A non-zero exit is a
+// result, not an error; an error means the command's outcome is unknown.
+type Target interface {
+	Run(ctx context.Context, command string) (Exec, error)
+}
+
+// Observer receives the worker's per-attempt events. Observe is called from
+// the goroutine running Fix.
+type Observer interface {
+	Observe(Event)
+}
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultMaxAttempts    = 20
+	DefaultRetryDeadline  = 10 * time.Minute
+	DefaultRequestTimeout = 5 * time.Minute
+	DefaultRefuseRepeats  = 3
+	DefaultInstructionPct = 25
+)
+
+// ErrConfig is wrapped by every configuration error New returns.
+var ErrConfig = errors.New("invalid worker configuration")
+
+// Config configures a Worker. Required fields are marked; the zero value of
+// every other field selects its default.
+type Config struct {
+	Model     ChatModel           // the model server client (required)
+	ModelName string              // the model to ask (required)
+	Target    Target              // the host (required)
+	Counter   *budget.ChatCounter // counts prompts as the server does (required)
+	Tokenizer budget.Tokenizer    // the model's tokenizer (required)
+	Budget    *budget.Budget      // window, reserve (max_tokens), soft limit, margin (required)
+
+	// Bans is the ban list; nil means rules.DefaultBanList(). A rule's own
+	// patterns are added to it for that rule.
+	Bans *rules.BanList
+	// MaxAttempts caps the attempts per rule when the rule sets none.
+	// Zero means DefaultMaxAttempts (20).
+	MaxAttempts int
+	// KeepTurns is the memory's K. Zero means memory.DefaultKeepTurns (3).
+	KeepTurns int
+	// RefuseRepeats refuses an exact repeat of a failed command once it was
+	// tried this many times (it is warned about before). Zero means
+	// DefaultRefuseRepeats (3); negative means never refuse.
+	RefuseRepeats int
+	// InstructionPercent is the share of the prompt limit the instruction
+	// may take; descriptions and hints are shortened to fit, the ban list
+	// never. Zero means DefaultInstructionPct (25).
+	InstructionPercent int
+	// RetryDeadline is how long the model server may stay unreachable
+	// before Fix gives up with *UnreachableError. Zero means 10 minutes.
+	RetryDeadline time.Duration
+	// RequestTimeout bounds one model call. Zero means 5 minutes.
+	RequestTimeout time.Duration
+	// Distiller writes summary lines; nil means the deterministic one.
+	Distiller memory.LineDistiller
+	// Logger receives budget events and retries; nil discards them.
+	Logger *slog.Logger
+	// Observer receives per-attempt events; nil discards them.
+	Observer Observer
+	// Stop, when closed, ends Fix after the current step with
+	// StatusInterrupted (a graceful stop; cancelling the context is the
+	// hard one). Nil means never.
+	Stop <-chan struct{}
+
+	sleep func(ctx context.Context, d time.Duration) error // tests
+}
+
+// Worker fixes rules on one target.
+type Worker struct {
+	cfg   Config
+	facts *HostFacts
+}
+
+// New validates cfg and returns a Worker.
+func New(cfg Config) (*Worker, error) {
+	switch {
+	case cfg.Model == nil:
+		return nil, fmt.Errorf("%w: Model is required", ErrConfig)
+	case cfg.ModelName == "":
+		return nil, fmt.Errorf("%w: ModelName is required", ErrConfig)
+	case cfg.Target == nil:
+		return nil, fmt.Errorf("%w: Target is required", ErrConfig)
+	case cfg.Counter == nil || cfg.Tokenizer == nil:
+		return nil, fmt.Errorf("%w: Counter and Tokenizer are required", ErrConfig)
+	case cfg.Budget == nil:
+		return nil, fmt.Errorf("%w: Budget is required", ErrConfig)
+	case cfg.MaxAttempts < 0 || cfg.KeepTurns < 0:
+		return nil, fmt.Errorf("%w: MaxAttempts and KeepTurns must not be negative", ErrConfig)
+	case cfg.InstructionPercent < 0 || cfg.InstructionPercent > 90:
+		return nil, fmt.Errorf("%w: InstructionPercent %d is outside 1..90", ErrConfig, cfg.InstructionPercent)
+	}
+	if cfg.Bans == nil {
+		cfg.Bans = rules.DefaultBanList()
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.RefuseRepeats == 0 {
+		cfg.RefuseRepeats = DefaultRefuseRepeats
+	}
+	if cfg.InstructionPercent == 0 {
+		cfg.InstructionPercent = DefaultInstructionPct
+	}
+	if cfg.RetryDeadline == 0 {
+		cfg.RetryDeadline = DefaultRetryDeadline
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.sleep == nil {
+		cfg.sleep = sleepCtx
+	}
+	return &Worker{cfg: cfg}, nil
+}
+
+// Status is how a rule ended.
+type Status string
+
+// Rule outcomes.
+const (
+	StatusCompliant   Status = "compliant"    // compliant before any attempt
+	StatusFixed       Status = "fixed"        // the re-check passed after an attempt
+	StatusNotFixed    Status = "not_fixed"    // attempts ran out
+	StatusGaveUp      Status = "gave_up"      // the model called give_up
+	StatusCheckError  Status = "check_error"  // the check could not be evaluated
+	StatusInterrupted Status = "interrupted"  // the context was cancelled
+	StatusFailed      Status = "failed"       // an error stopped the loop
+	StatusUnreachable Status = "unreachable"  // the model server or host stayed down
+	StatusNotApplic   Status = "notapplicable" // the check says the rule does not apply
+)
+
+// Outcome is the result of Fix for one rule.
+type Outcome struct {
+	Rule              string        `json:"rule"`
+	Status            Status        `json:"status"`
+	Attempts          int           `json:"attempts"`
+	ModelCalls        int           `json:"model_calls"`
+	Retries           int           `json:"retries"`
+	ContextRejections int           `json:"context_rejections"`
+	Commands          int           `json:"commands"`
+	Blocked           int           `json:"blocked"`
+	Reason            string        `json:"reason,omitempty"`
+	Duration          time.Duration `json:"duration_ns"`
+	MaxPromptTokens   int           `json:"max_prompt_tokens"`
+}
+
+// Fixed reports whether the rule is compliant at the end.
+func (o Outcome) Fixed() bool { return o.Status == StatusFixed || o.Status == StatusCompliant }
+
+func (w *Worker) log() *slog.Logger { return w.cfg.Logger }
+
+func (w *Worker) emit(e Event) {
+	if w.cfg.Observer != nil {
+		w.cfg.Observer.Observe(e)
+	}
+}
+
+// check evaluates the rule on the target.
+func (w *Worker) check(ctx context.Context, r rules.Rule) (rules.CheckResult, error) {
+	if r.Check == nil {
+		return rules.CheckResult{}, fmt.Errorf("rule %s has no check", r.ID)
+	}
+	return r.Check.Evaluate(ctx, runnerAdapter{w.cfg.Target})
+}
+
+// stepOf turns an execution into distiller facts.
+func stepOf(c call, ex Exec, err error) distill.Step {
+	s := distill.Step{Tool: c.name, Command: c.command, Reason: c.reason}
+	switch {
+	case err != nil:
+		s.Action = distill.Unknown
+		s.Note = err.Error()
+	case ex.TimedOut:
+		s.Action = distill.TimedOut
+	default:
+		s.Action = distill.Ran
+	}
+	s.ExitCode, s.Signal, s.Stdout, s.Stderr = ex.ExitCode, ex.Signal, ex.Stdout, ex.Stderr
+	return s
+}
+
+// formatExec renders a command's result for the model.
+func formatExec(ex Exec, err error) string {
+	var b strings.Builder
+	switch {
+	case err != nil:
+		fmt.Fprintf(&b, "The command's outcome is unknown: %v\nIt was not re-run automatically.\n", err)
+		return b.String()
+	case ex.TimedOut:
+		fmt.Fprintf(&b, "timed out after %s (the command was signalled)\n", ex.Duration.Round(time.Millisecond))
+	case ex.Signal != "":
+		fmt.Fprintf(&b, "killed by signal %s\n", ex.Signal)
+	default:
+		fmt.Fprintf(&b, "exit status: %d\n", ex.ExitCode)
+	}
+	if ex.CutBytes > 0 {
+		fmt.Fprintf(&b, "(output cap: %d bytes cut from the middle)\n", ex.CutBytes)
+	}
+	if ex.Stdout != "" {
+		b.WriteString("stdout:\n")
+		b.WriteString(ex.Stdout)
+		if !strings.HasSuffix(ex.Stdout, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if ex.Stderr != "" {
+		b.WriteString("stderr:\n")
+		b.WriteString(ex.Stderr)
+		if !strings.HasSuffix(ex.Stderr, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if ex.Stdout == "" && ex.Stderr == "" {
+		b.WriteString("(no output)\n")
+	}
+	return b.String()
+}
+
+var _ = openai.ChatMessageRoleAssistant
