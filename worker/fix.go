@@ -193,7 +193,10 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, att
 	if len(calls) == 0 {
 		text := fmt.Sprintf("Malformed reply: %v. Reply with exactly one ssh_apply or give_up tool call.", ErrNoToolCall)
 		w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "malformed", Detail: ErrNoToolCall.Error()})
-		return "", mem.AddFeedback(memory.FeedbackMalformed, text)
+		if err := mem.AddFeedback(memory.FeedbackMalformed, text); err != nil {
+			return "", err
+		}
+		return "", mem.AddFeedback(memory.FeedbackCheck, fmt.Sprintf("Nothing ran in attempt %d; the rule still fails.\n%s", attempt, nextAttempt(attempt)))
 	}
 	ran, gaveUp := false, false
 	for _, c := range calls {
@@ -229,7 +232,8 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, att
 		return "give_up", nil
 	}
 	if !ran {
-		return "", nil
+		return "", mem.AddFeedback(memory.FeedbackCheck,
+			fmt.Sprintf("No command ran in attempt %d, so the check was not re-run: the rule still fails.\n%s", attempt, nextAttempt(attempt)))
 	}
 	res, err := w.check(ctx, r)
 	if err != nil {
@@ -251,6 +255,9 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, att
 	}
 	if res.Output != "" && res.Status != rules.StatusPass {
 		text += "\nCheck output:\n" + abbreviate(res.Output, 2000)
+	}
+	if res.Status != rules.StatusPass {
+		text += "\n" + nextAttempt(attempt)
 	}
 	if err := mem.SetCheck(check); err != nil {
 		return "", err
@@ -371,4 +378,11 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 		return Plan{}, err
 	}
 	return Plan{Check: res.Status.String(), PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Budget.PromptLimit(), Instruction: instr}, nil
+}
+
+// nextAttempt is the line that tells the model (and the simulator) which
+// attempt its next reply is; distillation removes old assistant messages, so
+// counting them would not do.
+func nextAttempt(attempt int) string {
+	return fmt.Sprintf("Attempt: %d", attempt+1)
 }

@@ -67,13 +67,17 @@ const mainUsage = `worker fixes compliance rules on Linux hosts with a model ser
 
 Usage:
   worker --rules FILE|DIR --rule ID [--rule ID …] --host [user@]host[:port] [flags]
+  worker demo
+  worker simulate-server [--policy NAME] [--fix RULE=COMMAND …]
   worker tokens [--tokenizer qwen3|qwen2.5|FILE] [--ids] < text
   worker tokens --chat [--tokenizer qwen3|qwen2.5|FILE] < request.json
 
 Run 'worker --rules x --help' for the flags of a run.
 
 Subcommands:
-  tokens    count tokens of text, or the prompt tokens vLLM computes for a chat request
+  demo             fix a sample rule end to end on this machine (simulated vLLM, disposable local sshd)
+  simulate-server  serve a vLLM-faithful OpenAI-compatible API with scripted answers (no GPU)
+  tokens           count tokens of text, or the prompt tokens vLLM computes for a chat request
 
 Run 'worker SUBCOMMAND --help' for a subcommand's flags and examples.
 `
@@ -90,6 +94,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "tokens":
 		return runTokens(ctx, args[1:], stdin, stdout, stderr)
+	case "simulate-server":
+		return runSimulate(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return errHelp
