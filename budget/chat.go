@@ -166,3 +166,19 @@ func (c *countCache) put(s string, n int) {
 		c.bytes += len(s)
 	}
 }
+
+// EncodeChat renders req's messages and tools — with the generation prompt
+// when addGenerationPrompt is set — and returns the token IDs of the render.
+// It does not use the count cache.
+func (c *ChatCounter) EncodeChat(req openai.ChatCompletionRequest, addGenerationPrompt bool) ([]int, error) {
+	opts := c.opts
+	opts.AddGenerationPrompt = addGenerationPrompt
+	r, err := chattemplate.Render(c.family, req.Messages, req.Tools, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.tok.Encode(r.Text), nil
+}
+
+// Tokenizer returns the tokenizer the counter uses.
+func (c *ChatCounter) Tokenizer() Tokenizer { return c.tok }
