@@ -1,0 +1,124 @@
+package rules
+
+import (
+	"context"
+	"slices"
+	"strconv"
+)
+
+// Rule is one compliance rule. A Rule returned by a Set is a copy; changing
+// it does not change the Set.
+type Rule struct {
+	// ID is the rule's unique identifier, matching [a-z0-9_.-]+.
+	ID string
+	// Title and Description are human-readable; both may be empty.
+	Title       string
+	Description string
+	// Check decides whether the host complies. Rules loaded from YAML have a
+	// ShellCheck. A zero Rule has none and Evaluate reports ErrNoCheck.
+	Check Check
+	// Banned are extra regular expressions (Go RE2 syntax) added to the
+	// global ban list while this rule is worked on. They are validated when
+	// the rule is loaded.
+	Banned []string
+	// Hints is free text given to the model.
+	Hints string
+	// MaxAttempts bounds the worker's attempts; 0 means the worker's default.
+	MaxAttempts int
+	// Pos is where the rule is defined.
+	Pos Position
+}
+
+// Position is a place in a rule file. Line is 1-based; 0 when unknown.
+type Position struct {
+	File string
+	Line int
+}
+
+// String formats the position as "file:line".
+func (p Position) String() string {
+	if p.Line <= 0 {
+		return p.File
+	}
+	return p.File + ":" + strconv.Itoa(p.Line)
+}
+
+// Evaluate runs the rule's check on the target through r. See
+// ShellCheck.Evaluate for the meaning of the result and of the error.
+func (r Rule) Evaluate(ctx context.Context, run Runner) (CheckResult, error) {
+	if r.Check == nil {
+		return CheckResult{Status: StatusError, ExitCode: -1, Detail: "rule " + r.ID + " has no check"}, ErrNoCheck
+	}
+	return r.Check.Evaluate(ctx, run)
+}
+
+// BanList returns base extended with the rule's Banned patterns. A nil base
+// means DefaultBanList.
+func (r Rule) BanList(base *BanList) (*BanList, error) {
+	return base.With(r.Banned...)
+}
+
+func (r Rule) clone() Rule {
+	r.Banned = slices.Clone(r.Banned)
+	return r
+}
+
+// Set is an immutable collection of rules with unique ids, in the order
+// they were defined (files in name order, rules in file order). It is safe
+// for concurrent use.
+type Set struct {
+	rules []Rule
+	index map[string]int
+}
+
+func newSet(rules []Rule) *Set {
+	s := &Set{rules: rules, index: make(map[string]int, len(rules))}
+	for i, r := range rules {
+		s.index[r.ID] = i
+	}
+	return s
+}
+
+// Get returns the rule with the given id.
+func (s *Set) Get(id string) (Rule, bool) {
+	if s == nil {
+		return Rule{}, false
+	}
+	i, ok := s.index[id]
+	if !ok {
+		return Rule{}, false
+	}
+	return s.rules[i].clone(), true
+}
+
+// IDs returns the rule ids in definition order.
+func (s *Set) IDs() []string {
+	if s == nil {
+		return nil
+	}
+	ids := make([]string, len(s.rules))
+	for i, r := range s.rules {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// Rules returns copies of the rules in definition order.
+func (s *Set) Rules() []Rule {
+	if s == nil {
+		return nil
+	}
+	out := make([]Rule, len(s.rules))
+	for i, r := range s.rules {
+		out[i] = r.clone()
+	}
+	return out
+}
+
+// Len returns the number of rules.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.rules)
+}
