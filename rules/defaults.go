@@ -438,6 +438,7 @@ func deletesPassword(s *simple) bool {
 
 var sshUnit = regexp.MustCompile(`^(sshd?|openssh-server|openssh-daemon)(@[^.]*)?(\.service|\.socket)?$`)
 var sshPackage = regexp.MustCompile(`^openssh(-server)?(:[a-z0-9]+)?(=.*)?$`)
+
 // isHUP reports whether a signal name or number is SIGHUP, which makes
 // sshd reload its configuration without dropping sessions; that is allowed.
 func isHUP(sig string) bool {

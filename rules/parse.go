@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -134,9 +135,28 @@ func finish(rules []located, errs ValidationErrors) (*Set, error) {
 		kept = append(kept, r)
 	}
 	if len(errs) > 0 {
+		sortErrors(errs)
 		return nil, errs
 	}
 	return newSet(kept), nil
+}
+
+// sortErrors orders problems by file (in the order files were read) and
+// line, keeping the order of problems on the same line.
+func sortErrors(errs ValidationErrors) {
+	order := map[string]int{}
+	for _, e := range errs {
+		if _, ok := order[e.File]; !ok {
+			order[e.File] = len(order)
+		}
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i], errs[j]
+		if order[a.File] != order[b.File] {
+			return order[a.File] < order[b.File]
+		}
+		return a.Line < b.Line
+	})
 }
 
 // located is a parsed rule with the path and line of its id, for duplicate
@@ -217,6 +237,7 @@ func parseFile(name string, data []byte) (rules []located, errs ValidationErrors
 			p.errorf(n, "rules", "more than %d rules", MaxRules)
 			break
 		}
+		// Rules with other problems still take part in the duplicate check.
 		if r, ok := p.rule(resolve(n), i); ok {
 			rules = append(rules, r)
 		}
@@ -282,14 +303,14 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 		p.errorf(n, path, "must be a mapping with fields %s, not %s", strings.Join(ruleFields, ", "), describe(n))
 		return located{}, false
 	}
-	before := len(p.errs)
 	var idNode, checkNode *yaml.Node
+	var idOK, checkOK bool
 	p.fields(n, path, func(key, val *yaml.Node) {
 		field := join(path, key.Value)
 		switch key.Value {
 		case "id":
 			idNode = val
-			r.ID, _ = p.text(val, field)
+			r.ID, idOK = p.text(val, field)
 		case "title":
 			r.Title, _ = p.text(val, field)
 		case "description":
@@ -298,7 +319,8 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 			r.Hints, _ = p.text(val, field)
 		case "check":
 			checkNode = val
-			if cmd, ok := p.text(val, field); ok {
+			var cmd string
+			if cmd, checkOK = p.text(val, field); checkOK {
 				r.Check = ShellCheck{Command: cmd}
 			}
 		case "banned":
@@ -312,8 +334,8 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 	switch {
 	case idNode == nil:
 		p.errorf(n, path+".id", "required field missing")
-	case r.ID == "" && !isNull(idNode):
-		// already reported by text
+	case !idOK && !isNull(idNode):
+		// a wrong type, already reported
 	case r.ID == "":
 		p.errorf(idNode, path+".id", "required field is empty")
 	case len(r.ID) > 200:
@@ -324,22 +346,22 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 	switch cmd := checkCommand(r.Check); {
 	case checkNode == nil:
 		p.errorf(n, path+".check", "required field missing")
-	case r.Check == nil && !isNull(checkNode):
-		// already reported by text
+	case !checkOK && !isNull(checkNode):
+		// a wrong type, already reported
 	case strings.TrimSpace(cmd) == "":
 		p.errorf(checkNode, path+".check", "required field is empty")
 	case len(cmd) > MaxCheckLen:
 		p.errorf(checkNode, path+".check", "longer than %d KiB", MaxCheckLen>>10)
 	default:
 		if ban, banned := DefaultBanList().Match(cmd); banned {
-			p.errorf(checkNode, path+".check", "check command is banned (%s: %s)", ban.Reason, ban.Pattern)
+			p.errorf(checkNode, path+".check", "check command is banned: %s (%q)", ban.Reason, ban.Segment)
 		}
 	}
 	l := located{Rule: r, field: path, idLine: n.Line}
 	if idNode != nil {
 		l.idLine = idNode.Line
 	}
-	return l, len(p.errs) == before
+	return l, idOK && idPattern.MatchString(r.ID)
 }
 
 func checkCommand(c Check) string {

@@ -451,8 +451,8 @@ func (l *lexer) readBacktick() string {
 	return b.String()
 }
 
-// readANSIC reads the rest of a $'...' string (term '\'') or a whole
-// string (term 0), decoding backslash escapes.
+// readANSIC reads the rest of an ANSI-C quoted string up to term, or a whole
+// string when term is 0, decoding backslash escapes.
 func (l *lexer) readANSIC(term byte) {
 	for l.pos < len(l.src) {
 		c := l.src[l.pos]
