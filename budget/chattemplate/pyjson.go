@@ -65,11 +65,16 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrInvalidJSON }
 // Errors: a *SyntaxError (matching ErrInvalidJSON), ErrIntTooLong, ErrTooDeep
 // or ErrLoneSurrogate.
 func PythonJSON(text string) (string, error) {
-	v, err := parsePython(wireString(text))
+	text = wireString(text)
+	buf := make([]byte, 0, len(text)+len(text)/4+2)
+	if out, ok := appendPythonFast(buf, text); ok {
+		return string(out), nil
+	}
+	v, err := parsePython(text)
 	if err != nil {
 		return "", err
 	}
-	return string(v.appendPython(make([]byte, 0, len(text)+len(text)/4))), nil
+	return string(v.appendPython(buf)), nil
 }
 
 // jsonKind is the type of a decoded JSON value.
@@ -494,33 +499,37 @@ func appendPyString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			b = append(b, s[start:i]...)
+			b = appendPyByte(b, c)
+			start = i + 1
 		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendPyByte appends the ASCII character c as json.dumps writes it inside
+// a string: \" \\ \n \r \t \b \f, other control characters as \u00xx.
+func appendPyByte(b []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(b, '\\', c)
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	case '\b':
+		return append(b, '\\', 'b')
+	case '\f':
+		return append(b, '\\', 'f')
+	}
+	if c < 0x20 {
+		return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return append(b, c)
 }
 
 // appendPyFloat appends Python's repr of f (as json.dumps writes a float):

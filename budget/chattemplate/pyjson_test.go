@@ -131,18 +131,29 @@ func TestPythonJSONGolden(t *testing.T) {
 		}
 		n++
 		got, err := PythonJSON(c.In)
+		tree, treeErr := pythonJSONTree(c.In)
+		fast, fastOK := appendPythonFast(nil, c.In)
 		if c.Out != nil {
 			if err != nil || got != *c.Out {
 				t.Errorf("PythonJSON(%.60q) = %.80q, %v; Python gives %.80q", c.In, got, err, *c.Out)
 			}
+			if treeErr != nil || tree != *c.Out {
+				t.Errorf("reference parser(%.60q) = %.80q, %v; Python gives %.80q", c.In, tree, treeErr, *c.Out)
+			}
+			if fastOK && string(fast) != *c.Out {
+				t.Errorf("fast path(%.60q) = %.80q; Python gives %.80q", c.In, fast, *c.Out)
+			}
 			return
+		}
+		if fastOK {
+			t.Errorf("fast path accepts %.60q, which Python refuses", c.In)
 		}
 		want := map[string]error{"syntax": ErrInvalidJSON, "int_digits": ErrIntTooLong, "surrogate": ErrLoneSurrogate}[c.Error]
 		if want == nil {
 			t.Fatalf("unknown error kind %q", c.Error)
 		}
-		if !errors.Is(err, want) {
-			t.Errorf("PythonJSON(%.60q) = %.40q, %v; Python fails with %s", c.In, got, err, c.Error)
+		if !errors.Is(err, want) || !errors.Is(treeErr, want) {
+			t.Errorf("PythonJSON(%.60q) = %.40q, %v (reference parser: %v); Python fails with %s", c.In, got, err, treeErr, c.Error)
 		}
 	})
 	if n < 500 {
@@ -179,13 +190,30 @@ func TestPyFloatGolden(t *testing.T) {
 	}
 }
 
+// pythonJSONTree is PythonJSON without the fast path.
+func pythonJSONTree(text string) (string, error) {
+	v, err := parsePython(wireString(text))
+	if err != nil {
+		return "", err
+	}
+	return string(v.appendPython(nil)), nil
+}
+
 func FuzzPythonJSON(f *testing.F) {
 	for _, s := range []string{`{"a": [1, 2.5, "x", null, true]}`, `NaN`, `-Infinity`, `"\ud83d\ude00"`, `1e400`,
 		`{"a":1,"a":2}`, `[[[]]]`, `"\u0000\u2028"`, `-0.0`, `12345678901234567890`, `{"cmd":"ls -la","reason":"é"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
+		// The one-pass fast path agrees with the reference parser.
+		tree, treeErr := pythonJSONTree(in)
+		if fast, ok := appendPythonFast(nil, wireString(in)); ok && (treeErr != nil || string(fast) != tree) {
+			t.Fatalf("fast path gives %q, reference parser %q, %v", fast, tree, treeErr)
+		}
 		out, err := PythonJSON(in)
+		if (err == nil) != (treeErr == nil) || out != tree {
+			t.Fatalf("PythonJSON = %q, %v; reference parser %q, %v", out, err, tree, treeErr)
+		}
 		if err != nil {
 			if errors.Is(err, ErrInvalidJSON) && json.Valid([]byte(in)) {
 				t.Fatalf("Go accepts %q but PythonJSON reports %v", in, err)

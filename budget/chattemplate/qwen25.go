@@ -28,16 +28,16 @@ func renderQwen25(w *writer, msgs []message, tools []string, opt Options) {
 		case m.role == roleAssistant:
 			w.str("<|im_start|>assistant")
 			if m.content != "" {
-				w.b = append(w.b, '\n')
+				w.byte('\n')
 				w.str(m.content)
 			}
 			for k := range m.toolCalls {
 				tc := &m.toolCalls[k]
-				w.b = append(w.b, '\n')
+				w.byte('\n')
 				w.str(toolCallOpen)
 				w.str(tc.name)
 				w.str(toolCallArgs)
-				w.b = tc.args.appendPython(w.b) // tool_call.arguments | tojson
+				w.args(tc) // tool_call.arguments | tojson
 				w.str(toolCallClose)
 			}
 			w.str(imEnd)

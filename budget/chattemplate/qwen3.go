@@ -55,16 +55,16 @@ func renderQwen3(w *writer, msgs []message, tools []string, opt Options) {
 			}
 			for k := range m.toolCalls {
 				if k > 0 || content != "" {
-					w.b = append(w.b, '\n')
+					w.byte('\n')
 				}
 				tc := &m.toolCalls[k]
 				w.str(toolCallOpen)
 				w.str(tc.name)
 				w.str(toolCallArgs)
-				if tc.args.kind == jsonString {
-					w.str(tc.args.text) // `is string`: printed as is
+				if tc.isString {
+					w.str(tc.text) // `is string`: printed as is
 				} else {
-					w.b = tc.args.appendPython(w.b)
+					w.args(tc)
 				}
 				w.str(toolCallClose)
 			}

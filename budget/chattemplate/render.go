@@ -2,6 +2,7 @@ package chattemplate
 
 import (
 	"fmt"
+	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -68,7 +69,7 @@ func Render(f Family, messages []openai.ChatCompletionMessage, tools []openai.To
 	if f != Qwen25 && f != Qwen3 {
 		return Rendered{}, fmt.Errorf("render %v: %w", f, ErrUnknownFamily)
 	}
-	msgs, err := convertMessages(messages, opt.Strict)
+	conv, err := convertMessages(messages, opt.Strict)
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -78,40 +79,51 @@ func Render(f Family, messages []openai.ChatCompletionMessage, tools []openai.To
 			return Rendered{}, err
 		}
 	}
-	w := newWriter(msgs, toolJSON)
+	w := newWriter(&conv, toolJSON)
 	if f == Qwen25 {
-		renderQwen25(w, msgs, toolJSON, opt)
+		renderQwen25(w, conv.msgs, toolJSON, opt)
 	} else {
-		renderQwen3(w, msgs, toolJSON, opt)
+		renderQwen3(w, conv.msgs, toolJSON, opt)
 	}
-	return Rendered{Text: string(w.b), Starts: w.starts}, nil
+	return Rendered{Text: w.b.String(), Starts: w.starts}, nil
 }
 
 // writer accumulates a render and the start of each message's part.
 type writer struct {
-	b      []byte
+	b      strings.Builder
+	arena  []byte
 	starts []int
 }
 
-func newWriter(msgs []message, tools []string) *writer {
-	n := 512
-	for i := range msgs {
-		n += len(msgs[i].content) + 64
-		n += len(msgs[i].toolCalls) * 128
+func newWriter(conv *conversation, tools []string) *writer {
+	w := &writer{arena: conv.arena, starts: make([]int, len(conv.msgs))}
+	n := len(toolsIntro) + len(toolsOutro) + len(qwen25DefaultSystem) + 64 + len(conv.arena)
+	for i := range conv.msgs {
+		m := &conv.msgs[i]
+		n += len(m.role) + len(m.content) + 48
+		for k := range m.toolCalls {
+			n += len(m.toolCalls[k].name) + len(toolCallOpen) + len(toolCallArgs) + len(toolCallClose) + 1
+		}
 	}
 	for _, t := range tools {
 		n += len(t) + 1
 	}
-	return &writer{b: make([]byte, 0, n), starts: make([]int, len(msgs))}
+	w.b.Grow(n)
+	return w
 }
 
-func (w *writer) str(s string) { w.b = append(w.b, s...) }
+func (w *writer) str(s string) { w.b.WriteString(s) }
+
+func (w *writer) byte(c byte) { w.b.WriteByte(c) }
+
+// args writes a tool call's arguments as `arguments | tojson` prints them.
+func (w *writer) args(tc *toolCall) { w.b.Write(w.arena[tc.start:tc.end]) }
 
 // start records that message i's part begins here (message 0's part begins
 // with the preamble, at 0).
 func (w *writer) start(i int) {
 	if i > 0 {
-		w.starts[i] = len(w.b)
+		w.starts[i] = w.b.Len()
 	}
 }
 
@@ -130,7 +142,7 @@ const (
 func (w *writer) tools(tools []string) {
 	w.str(toolsIntro)
 	for _, t := range tools {
-		w.b = append(w.b, '\n')
+		w.byte('\n')
 		w.str(t)
 	}
 	w.str(toolsOutro)
@@ -140,7 +152,7 @@ func (w *writer) tools(tools []string) {
 func (w *writer) turn(role, content string) {
 	w.str(imStart)
 	w.str(role)
-	w.b = append(w.b, '\n')
+	w.byte('\n')
 	w.str(content)
 	w.str(imEnd)
 }

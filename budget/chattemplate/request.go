@@ -21,9 +21,21 @@ type message struct {
 	toolCalls []toolCall
 }
 
+// toolCall is a tool call with its arguments already printed as
+// json.dumps prints them: args[start:end] of the conversation's arena.
 type toolCall struct {
-	name string
-	args jsonValue
+	name       string
+	start, end int
+	// isString reports that the arguments decoded to a JSON string, text.
+	isString bool
+	text     string
+}
+
+// conversation is the converted request.
+type conversation struct {
+	msgs []message
+	// arena holds every tool call's printed arguments.
+	arena []byte
 }
 
 // Roles the Qwen templates render; any other role is accepted by vLLM
@@ -40,12 +52,23 @@ func field(format string, args ...any) string { return fmt.Sprintf(format, args.
 // convertMessages turns go-openai messages into vLLM's conversation, as the
 // server sees them after go-openai's JSON encoding and vLLM's pydantic
 // validation and preprocessing.
-func convertMessages(msgs []openai.ChatCompletionMessage, strict bool) ([]message, error) {
+func convertMessages(msgs []openai.ChatCompletionMessage, strict bool) (conversation, error) {
 	if len(msgs) == 0 {
 		// Both templates read messages[0]: Jinja2 raises UndefinedError.
-		return nil, &FieldError{Field: "messages", Err: errors.New("at least one message is required")}
+		return conversation{}, &FieldError{Field: "messages", Err: errors.New("at least one message is required")}
 	}
-	out := make([]message, len(msgs))
+	argBytes, nCalls := 0, 0
+	for i := range msgs {
+		if msgs[i].Role == roleAssistant {
+			nCalls += len(msgs[i].ToolCalls)
+		}
+		for j := range msgs[i].ToolCalls {
+			argBytes += len(msgs[i].ToolCalls[j].Function.Arguments)
+		}
+	}
+	allCalls := make([]toolCall, 0, nCalls) // one allocation for every message's calls
+	conv := conversation{msgs: make([]message, len(msgs)), arena: make([]byte, 0, argBytes+argBytes/4)}
+	out := conv.msgs
 	for i := range msgs {
 		m := &msgs[i]
 		role := wireString(m.Role)
@@ -53,26 +76,28 @@ func convertMessages(msgs []openai.ChatCompletionMessage, strict bool) ([]messag
 			switch role {
 			case roleSystem, roleUser, roleAssistant, roleTool:
 			default:
-				return nil, &FieldError{Field: field("messages[%d].role", i),
+				return conversation{}, &FieldError{Field: field("messages[%d].role", i),
 					Err: fmt.Errorf("role %q is not rendered by the chat template", role)}
 			}
 		}
 		content, err := messageContent(m, i)
 		if err != nil {
-			return nil, err
+			return conversation{}, err
 		}
 		out[i] = message{role: role, content: content}
 		if role == roleAssistant && len(m.ToolCalls) > 0 {
-			calls := make([]toolCall, len(m.ToolCalls))
+			first := len(allCalls)
 			for j := range m.ToolCalls {
-				if calls[j], err = convertToolCall(&m.ToolCalls[j], i, j, strict); err != nil {
-					return nil, err
+				tc, err := conv.toolCall(&m.ToolCalls[j], i, j, strict)
+				if err != nil {
+					return conversation{}, err
 				}
+				allCalls = append(allCalls, tc)
 			}
-			out[i].toolCalls = calls
+			out[i].toolCalls = allCalls[first:len(allCalls):len(allCalls)]
 		}
 	}
-	return out, nil
+	return conv, nil
 }
 
 // messageContent is the message's content string: the text, or its text
@@ -103,32 +128,45 @@ func messageContent(m *openai.ChatCompletionMessage, i int) (string, error) {
 	return b.String(), nil
 }
 
-// convertToolCall validates a tool call as pydantic does
+// toolCall validates a tool call as pydantic does
 // (ChatCompletionMessageToolCallParam: id, type "function", function.name and
 // function.arguments are all required strings, and go-openai omits empty
 // ones) and parses its arguments as _postprocess_messages does: json.loads,
 // with {} for a string that is not valid JSON.
-func convertToolCall(tc *openai.ToolCall, i, j int, strict bool) (toolCall, error) {
-	prefix := field("messages[%d].tool_calls[%d]", i, j)
+func (c *conversation) toolCall(tc *openai.ToolCall, i, j int, strict bool) (toolCall, error) {
+	fieldErr := func(suffix string, err error) error {
+		return &FieldError{Field: field("messages[%d].tool_calls[%d]", i, j) + suffix, Err: err}
+	}
 	switch {
 	case tc.ID == "":
-		return toolCall{}, &FieldError{Field: prefix + ".id", Err: errors.New("missing")}
+		return toolCall{}, fieldErr(".id", errors.New("missing"))
 	case tc.Type != openai.ToolTypeFunction:
-		return toolCall{}, &FieldError{Field: prefix + ".type", Err: fmt.Errorf("must be \"function\", not %q", tc.Type)}
+		return toolCall{}, fieldErr(".type", fmt.Errorf("must be \"function\", not %q", tc.Type))
 	case tc.Function.Name == "":
-		return toolCall{}, &FieldError{Field: prefix + ".function.name", Err: errors.New("missing")}
+		return toolCall{}, fieldErr(".function.name", errors.New("missing"))
 	case tc.Function.Arguments == "":
-		return toolCall{}, &FieldError{Field: prefix + ".function.arguments",
-			Err: errors.New("missing (go-openai omits an empty string; send \"{}\")")}
+		return toolCall{}, fieldErr(".function.arguments", errors.New("missing (go-openai omits an empty string; send \"{}\")"))
 	}
-	args, err := parsePython(wireString(tc.Function.Arguments))
+	text := wireString(tc.Function.Arguments)
+	call := toolCall{name: wireString(tc.Function.Name), start: len(c.arena)}
+	if out, ok := appendPythonFast(c.arena, text); ok {
+		c.arena = out
+		call.end = len(out)
+		return call, nil
+	}
+	args, err := parsePython(text)
 	if err != nil {
 		if !errors.Is(err, ErrInvalidJSON) || strict {
-			return toolCall{}, &FieldError{Field: prefix + ".function.arguments", Err: err}
+			return toolCall{}, fieldErr(".function.arguments", err)
 		}
 		args = jsonValue{kind: jsonObject} // vLLM: invalid JSON becomes {}
 	}
-	return toolCall{name: wireString(tc.Function.Name), args: args}, nil
+	if args.kind == jsonString {
+		call.isString, call.text = true, args.text
+	}
+	c.arena = args.appendPython(c.arena)
+	call.end = len(c.arena)
+	return call, nil
 }
 
 // convertTools returns each tool as the template's `tool | tojson` prints it:
