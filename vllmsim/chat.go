@@ -21,13 +21,18 @@ type requestLimits struct {
 	Stream              bool `json:"stream"`
 }
 
-// decodeBody reads the body and decodes it into each target; the error is
-// the 400 to answer.
-func decodeBody(w http.ResponseWriter, r *http.Request, targets ...any) *apiError {
+// readBody reads the whole body. (Only once the body is consumed does
+// net/http notice a client that hangs up, which an injected delay relies on.)
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		return badRequest(fmt.Sprintf("could not read request body: %v", err))
+		return nil, badRequest(fmt.Sprintf("could not read request body: %v", err))
 	}
+	return body, nil
+}
+
+// decodeBody decodes body into each target; the error is the 400 to answer.
+func decodeBody(body []byte, targets ...any) *apiError {
 	for _, t := range targets {
 		if err := json.Unmarshal(body, t); err != nil {
 			return badRequest(fmt.Sprintf("invalid request body: %v", err))
@@ -69,6 +74,7 @@ func (s *Server) modelError(model string) *apiError {
 
 // handleChat answers POST /v1/chat/completions (non-streaming).
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	body, berr := readBody(w, r)
 	if f, ok := s.nextFault(); ok && s.applyFault(w, r, f) {
 		return
 	}
@@ -81,7 +87,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 	var req openai.ChatCompletionRequest
 	var lim requestLimits
-	if e := decodeBody(w, r, &req, &lim); e != nil {
+	if berr != nil {
+		fail(berr)
+		return
+	}
+	if e := decodeBody(body, &req, &lim); e != nil {
 		fail(e)
 		return
 	}
@@ -250,7 +260,11 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		ReturnTokenStrs      bool            `json:"return_token_strs"`
 	}
 	var chat openai.ChatCompletionRequest
-	if e := decodeBody(w, r, &form, &chat); e != nil {
+	body, e := readBody(w, r)
+	if e == nil {
+		e = decodeBody(body, &form, &chat)
+	}
+	if e != nil {
 		fail(e)
 		return
 	}
