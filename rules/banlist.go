@@ -101,6 +101,10 @@ func (b *BanList) Match(command string) (Ban, bool) {
 		return Ban{Pattern: "commands nested or expanded too deeply to analyse",
 			Reason: "too complex to check for banned commands", Segment: whole}, true
 	}
+	if a.malformed {
+		return Ban{Pattern: "commands with an unterminated quote or substitution",
+			Reason: "cannot be checked reliably (the shell would reject it)", Segment: whole}, true
+	}
 	for _, script := range a.scripts {
 		for _, r := range rawBuiltins {
 			if r.match(script) {

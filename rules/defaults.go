@@ -643,8 +643,8 @@ func stopsNetwork(s *simple) bool {
 }
 
 var (
-	funcDef      = regexp.MustCompile("(?:^|[\\s;&|(){}'\"`])([A-Za-z_:.][A-Za-z0-9_:.-]*)\\s*\\(\\s*\\)\\s*\\{((?s).{0,400}?)\\}")
-	funcKeyword  = regexp.MustCompile(`\bfunction\s+([A-Za-z_:.][A-Za-z0-9_:.-]*)\s*(?:\(\))?\s*\{([^}]{0,400})\}`)
+	funcDef      = regexp.MustCompile("(?:^|[\\s;&|(){}'\"`])([A-Za-z_:.][A-Za-z0-9_:.-]*)\\s*\\(\\s*\\)\\s*\\{([^}]*)\\}")
+	funcKeyword  = regexp.MustCompile(`\bfunction\s+([A-Za-z_:.][A-Za-z0-9_:.-]*)\s*(?:\(\))?\s*\{([^}]*)\}`)
 	forkLoops    = regexp.MustCompile(`(?i)fork\s*(\(\s*\))?\s*while\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s*\(?\s*(1|true)\s*\)?\s*\{?\s*(os\.)?fork`)
 	shadowRoot   = regexp.MustCompile(`(^|[^a-z0-9_-])root::`)
 	dbusPowerReq = regexp.MustCompile(`(?i)(login1|systemd1)[ .,/]*(Manager)?[ .,/]*(Reboot|PowerOff|Halt|KExec|SoftReboot)\b`)
@@ -671,7 +671,7 @@ func isForkBomb(cmd string) bool {
 }
 
 func selfForking(name, body string) bool {
-	if !strings.ContainsAny(body, "|&") {
+	if len(body) > 400 || !strings.ContainsAny(body, "|&") {
 		return false
 	}
 	calls := 0

@@ -46,8 +46,9 @@ type heredoc struct {
 }
 
 type nestedScript struct {
-	src string
-	env map[string]string
+	src     string
+	env     map[string]string
+	lenient bool // text that may not be shell syntax: unterminated quotes are not suspicious
 }
 
 // lexer splits one script into simple commands.
@@ -65,6 +66,8 @@ type lexer struct {
 	redirOp  string
 	pipeFrom *command
 	pending  []heredoc
+	// unterminated is set when a quote or substitution is not closed.
+	unterminated bool
 }
 
 func newLexer(a *analyzer, src string, env map[string]string) *lexer {
@@ -168,6 +171,7 @@ func (l *lexer) wordChar() {
 		if end < 0 {
 			l.buf.WriteString(l.src[l.pos+1:])
 			l.pos = len(l.src)
+			l.unterminated = true
 			return
 		}
 		l.buf.WriteString(l.src[l.pos+1 : l.pos+1+end])
@@ -230,6 +234,9 @@ func (l *lexer) readDouble(term byte) {
 			l.buf.WriteByte(c)
 			l.pos++
 		}
+	}
+	if term != 0 {
+		l.unterminated = true
 	}
 }
 
@@ -295,7 +302,7 @@ func (l *lexer) param(inner string, inDouble bool) {
 			colon := rest[0] == ':'
 			def := strings.TrimPrefix(rest, ":")[1:]
 			if !known || (colon && v == "") {
-				l.addNested(def)
+				l.addLenient(def)
 				l.expand(strings.NewReplacer(`'`, "", `"`, "").Replace(def), inDouble)
 				return
 			}
@@ -306,7 +313,7 @@ func (l *lexer) param(inner string, inDouble bool) {
 	// Anything else is kept as written; its text may hide substitutions.
 	l.buf.WriteString("${" + inner + "}")
 	if rest != "" {
-		l.addNested(inner)
+		l.addLenient(inner)
 	}
 }
 
@@ -363,6 +370,7 @@ func (l *lexer) readParens() string {
 		l.pos++
 	}
 	l.pos = len(l.src)
+	l.unterminated = true
 	if start > len(l.src) {
 		return ""
 	}
@@ -396,6 +404,7 @@ func (l *lexer) readBraces() string {
 		l.pos++
 	}
 	l.pos = len(l.src)
+	l.unterminated = true
 	if start > len(l.src) {
 		return ""
 	}
@@ -407,6 +416,7 @@ func (l *lexer) skipPast(q byte) {
 	end := strings.IndexByte(l.src[l.pos+1:], q)
 	if end < 0 {
 		l.pos = len(l.src)
+		l.unterminated = true
 		return
 	}
 	l.pos += end + 2
@@ -426,6 +436,7 @@ func (l *lexer) skipDouble() {
 		l.pos++
 	}
 	l.pos = len(l.src)
+	l.unterminated = true
 }
 
 // readBacktick reads a `...` substitution whose opening backquote has been
@@ -448,6 +459,7 @@ func (l *lexer) readBacktick() string {
 		b.WriteByte(c)
 		l.pos++
 	}
+	l.unterminated = true
 	return b.String()
 }
 
@@ -507,6 +519,9 @@ func (l *lexer) readANSIC(term byte) {
 		default:
 			l.buf.WriteByte(n)
 		}
+	}
+	if term != 0 {
+		l.unterminated = true
 	}
 }
 
@@ -652,10 +667,15 @@ func (l *lexer) readHeredocs() {
 }
 
 func (l *lexer) addNested(src string) {
-	if strings.TrimSpace(src) == "" {
-		return
+	if strings.TrimSpace(src) != "" {
+		l.nested = append(l.nested, nestedScript{src: src, env: l.env})
 	}
-	l.nested = append(l.nested, nestedScript{src: src, env: l.env})
+}
+
+func (l *lexer) addLenient(src string) {
+	if strings.TrimSpace(src) != "" {
+		l.nested = append(l.nested, nestedScript{src: src, env: l.env, lenient: true})
+	}
 }
 
 func isNameByte(c byte, first bool) bool {

@@ -40,14 +40,18 @@ func (s *simple) args() []string {
 type analyzer struct {
 	budget   int
 	exceeded bool
-	out      []*simple
-	scripts  []string // every script text parsed, the whole command first
+	// malformed is set when shell text has an unterminated quote or
+	// substitution: the shell would reject it, and a lenient reading could
+	// differ from the shell's.
+	malformed bool
+	out       []*simple
+	scripts   []string // every script text parsed, the whole command first
 }
 
 // analyze finds every simple command src may run.
 func analyze(src string) *analyzer {
 	a := &analyzer{budget: analysisBudget}
-	a.script(src, 0, nil, "")
+	a.script(src, 0, nil, "", true)
 	return a
 }
 
@@ -59,7 +63,7 @@ func (a *analyzer) spend(n int) bool {
 	return !a.exceeded
 }
 
-func (a *analyzer) script(src string, depth int, env map[string]string, cwd string) {
+func (a *analyzer) script(src string, depth int, env map[string]string, cwd string, strict bool) {
 	if a.exceeded {
 		return
 	}
@@ -70,11 +74,14 @@ func (a *analyzer) script(src string, depth int, env map[string]string, cwd stri
 	a.scripts = append(a.scripts, src)
 	l := newLexer(a, src, env)
 	l.run()
+	if strict && l.unterminated {
+		a.malformed = true
+	}
 	for _, c := range l.cmds {
 		cwd = a.command(c, depth, l.env, cwd)
 	}
 	for _, n := range l.nested {
-		a.script(n.src, depth+1, n.env, cwd)
+		a.script(n.src, depth+1, n.env, cwd, strict && !n.lenient)
 	}
 }
 
@@ -102,8 +109,10 @@ func (a *analyzer) command(c *command, depth int, env map[string]string, cwd str
 			return chdir(cwd, args)
 		}
 		next, scripts, subs := unwrap(name, args, stdin, c.prev)
+		// Interpreter code yields string literals, not shell text.
+		strict := !isInterpreter(name) && !awks[name]
 		for _, s := range scripts {
-			a.script(s, depth+1, env, cwd)
+			a.script(s, depth+1, env, cwd, strict)
 		}
 		for _, w := range subs {
 			a.command(&command{words: w}, depth+1, env, cwd)
@@ -245,6 +254,8 @@ var (
 	sysdRunArgs = set("-p -u -M -H -E --property --unit --description --slice --uid --gid --nice --working-directory --setenv --machine --host --on-active --on-boot --on-calendar --on-startup --on-unit-active --on-unit-inactive --timer-property --path-property --socket-property --service-type")
 	taskArgs    = set("")
 	shells      = set("sh bash dash zsh ksh ash mksh rbash lksh pdksh yash posh")
+	awks        = set("awk gawk mawk nawk")
+	awkArgs     = set("-F -v -f --field-separator --assign --file")
 	chrtArgs    = set("-T -P -D --sched-runtime --sched-period --sched-deadline")
 )
 
@@ -335,7 +346,7 @@ func unwrap(name string, args, stdin []string, prev *command) (next []string, sc
 	case "eval":
 		return nil, []string{strings.Join(args, " ")}, nil
 	case "awk", "gawk", "mawk", "nawk":
-		if rest := skipOpts(args, set("-F -v -f --field-separator --assign --file")); len(rest) > 0 {
+		if rest := skipOpts(args, awkArgs); len(rest) > 0 {
 			return nil, stringLiterals(rest[0]), nil
 		}
 	case "find":
@@ -372,6 +383,15 @@ func unwrap(name string, args, stdin []string, prev *command) (next []string, sc
 		return nil, scripts, nil
 	}
 	return nil, nil, nil
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 func nonEmpty(w []string) []string {
@@ -411,8 +431,8 @@ func shellScript(args []string) (script string, ok, readsStdin bool) {
 			return "", false, !cflag && i+1 >= len(args)
 		case a == "--rcfile" || a == "--init-file":
 			i++
-		case strings.HasPrefix(a, "--"):
-		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+		case strings.HasPrefix(a, "--") && isLetters(strings.ReplaceAll(a[2:], "-", "")):
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+') && isLetters(a[1:]):
 			if a[0] == '-' && strings.ContainsRune(a[1:], 'c') {
 				cflag = true
 			}
