@@ -118,10 +118,10 @@ func (s *jscan) skip() (json.RawMessage, error) {
 		case '{', '[':
 			depth++
 		case '}', ']':
-			depth--
-			if depth < 0 {
-				return nil, s.fail("unexpected close")
+			if depth == 0 { // the end of a scalar inside a container
+				return s.valid(start)
 			}
+			depth--
 			if depth == 0 {
 				s.pos++
 				return s.valid(start)

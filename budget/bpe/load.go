@@ -2,6 +2,7 @@ package bpe
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -129,11 +130,13 @@ func parseModel(s *jscan) (*modelJSON, json.RawMessage, error) {
 	var m modelJSON
 	var merges json.RawMessage
 	rest := map[string]json.RawMessage{}
+	vocabNotObject := false
 	err := s.object(func(key []byte) error {
 		switch string(key) {
 		case "vocab":
-			if s.peek() == 'n' {
+			if s.peek() != '{' { // not a BPE vocabulary: refused below
 				_, err := s.skip()
+				vocabNotObject = true
 				return err
 			}
 			m.Vocab = make(map[string]int64, 1<<17)
@@ -173,6 +176,9 @@ func parseModel(s *jscan) (*modelJSON, json.RawMessage, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("model: %w", err)
 		}
+	}
+	if vocabNotObject && (m.Type == nil || *m.Type == "BPE") {
+		return nil, nil, errors.New("model: vocab is not an object of token: id")
 	}
 	return &m, merges, nil
 }
