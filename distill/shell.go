@@ -23,7 +23,7 @@ type part struct {
 }
 
 // word is one shell word: its parts, and whether any of it was quoted or
-// escaped (which makes '' a word and a here-document delimiter literal).
+// escaped (which makes ” a word and a here-document delimiter literal).
 type word struct {
 	parts  []part
 	quoted bool

@@ -1,9 +1,6 @@
 package distill
 
-import (
-	"path"
-	"strings"
-)
+import "strings"
 
 // maxDepth bounds recursion into sh -c scripts and here-documents fed to a
 // shell.
@@ -92,11 +89,11 @@ var programs map[string]func(ts *targetSet, args []string, depth int)
 
 func init() {
 	programs = map[string]func(*targetSet, []string, int){
-		"sed":  sedTargets,
-		"tee":  func(ts *targetSet, a []string, _ int) { ts.operands(a, "", []string{"output-error"}) },
-		"cp":   copyTargets("tS", []string{"target-directory", "suffix"}),
-		"mv":   copyTargets("tS", []string{"target-directory", "suffix"}),
-		"ln":   copyTargets("tS", []string{"target-directory", "suffix"}),
+		"sed": sedTargets,
+		"tee": func(ts *targetSet, a []string, _ int) { ts.operands(a, "", []string{"output-error"}) },
+		"cp":  copyTargets("tS", []string{"target-directory", "suffix"}),
+		"mv":  copyTargets("tS", []string{"target-directory", "suffix"}),
+		"ln":  copyTargets("tS", []string{"target-directory", "suffix"}),
 		"install": func(ts *targetSet, a []string, d int) {
 			opts, ops := operands(a, "mogtS", []string{"mode", "owner", "group", "target-directory", "suffix", "strip-program"})
 			if _, dir := hasOpt(opts, "-d", "--directory"); dir {
@@ -105,36 +102,36 @@ func init() {
 			}
 			copyDest(ts, opts, ops)
 		},
-		"chmod":    modeTargets,
-		"chown":    modeTargets,
-		"chgrp":    modeTargets,
-		"touch":    func(ts *targetSet, a []string, _ int) { ts.operands(a, "dtr", []string{"date", "reference"}) },
-		"mkdir":    func(ts *targetSet, a []string, _ int) { ts.operands(a, "m", []string{"mode"}) },
-		"rm":       func(ts *targetSet, a []string, _ int) { ts.operands(a, "", nil) },
-		"rmdir":    func(ts *targetSet, a []string, _ int) { ts.operands(a, "", nil) },
-		"truncate": func(ts *targetSet, a []string, _ int) { ts.operands(a, "sr", []string{"size", "reference"}) },
+		"chmod":     modeTargets,
+		"chown":     modeTargets,
+		"chgrp":     modeTargets,
+		"touch":     func(ts *targetSet, a []string, _ int) { ts.operands(a, "dtr", []string{"date", "reference"}) },
+		"mkdir":     func(ts *targetSet, a []string, _ int) { ts.operands(a, "m", []string{"mode"}) },
+		"rm":        func(ts *targetSet, a []string, _ int) { ts.operands(a, "", nil) },
+		"rmdir":     func(ts *targetSet, a []string, _ int) { ts.operands(a, "", nil) },
+		"truncate":  func(ts *targetSet, a []string, _ int) { ts.operands(a, "sr", []string{"size", "reference"}) },
 		"systemctl": systemctlTargets,
 		"service": func(ts *targetSet, a []string, _ int) {
 			if _, ops := operands(a, "", nil); len(ops) > 0 {
 				ts.add(ops[0])
 			}
 		},
-		"apt":       aptTargets,
-		"apt-get":   aptTargets,
-		"aptitude":  aptTargets,
-		"dnf":       dnfTargets,
-		"yum":       dnfTargets,
-		"microdnf":  dnfTargets,
-		"zypper":    dnfTargets,
-		"dpkg":      dpkgTargets,
-		"rpm":       rpmTargets,
-		"sysctl":    sysctlTargets,
-		"augtool":   augtoolTargets,
-		"sh":        shellTargets,
-		"bash":      shellTargets,
-		"dash":      shellTargets,
-		"zsh":       shellTargets,
-		"ksh":       shellTargets,
+		"apt":      aptTargets,
+		"apt-get":  aptTargets,
+		"aptitude": aptTargets,
+		"dnf":      dnfTargets,
+		"yum":      dnfTargets,
+		"microdnf": dnfTargets,
+		"zypper":   dnfTargets,
+		"dpkg":     dpkgTargets,
+		"rpm":      rpmTargets,
+		"sysctl":   sysctlTargets,
+		"augtool":  augtoolTargets,
+		"sh":       shellTargets,
+		"bash":     shellTargets,
+		"dash":     shellTargets,
+		"zsh":      shellTargets,
+		"ksh":      shellTargets,
 		"dpkg-reconfigure": func(ts *targetSet, a []string, _ int) {
 			_, ops := operands(a, "fp", []string{"frontend", "priority"})
 			ts.addAll(ops)
@@ -425,6 +422,3 @@ func shellTargets(ts *targetSet, args []string, depth int) {
 		ts.command(script, depth+1)
 	}
 }
-
-// base is path.Base for program names, kept here for the abbreviation code.
-func base(p string) string { return path.Base(p) }
