@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -177,22 +177,52 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 // truncate returns the longest prefix of text (cut at a rune boundary) that
 // counts at most budget tokens: what the model had generated when it hit
-// max_tokens.
+// max_tokens. Every token covers at least one byte, so a prefix of at most
+// budget bytes always fits; the search gallops from there, counting only
+// prefixes about the size of the answer, not the whole text.
 func (s *Server) truncate(text string, budget int) string {
 	if budget <= 0 {
 		return ""
 	}
-	cuts := make([]int, 0, len(text)+1)
-	for i := range text {
-		cuts = append(cuts, i)
+	fits := func(n int) bool { return s.cfg.Counter.Count(text[:n]) <= budget }
+	lo := runeFloor(text, min(budget, len(text))) // fits
+	hi := len(text)
+	for step := max(lo, 16); lo < hi; step *= 2 {
+		probe := runeFloor(text, min(lo+step, len(text)))
+		if probe <= lo {
+			break
+		}
+		if !fits(probe) {
+			hi = probe
+			break
+		}
+		lo = probe
 	}
-	cuts = append(cuts, len(text))
-	// Largest cut whose prefix fits; counts grow with the prefix length.
-	k := sort.Search(len(cuts), func(i int) bool { return s.cfg.Counter.Count(text[:cuts[i]]) > budget })
-	if k == 0 {
-		return ""
+	// Invariant: text[:lo] fits and text[:hi] does not (or lo == hi).
+	for lo < hi {
+		mid := runeFloor(text, lo+(hi-lo)/2)
+		if mid <= lo {
+			_, size := utf8.DecodeRuneInString(text[lo:])
+			mid = lo + size
+		}
+		if mid >= hi {
+			break
+		}
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
-	return text[:cuts[k-1]]
+	return text[:lo]
+}
+
+// runeFloor moves n back to the start of the rune it falls in.
+func runeFloor(s string, n int) int {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }
 
 // The chat completion response, with vLLM's field names and order.

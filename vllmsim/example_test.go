@@ -1,0 +1,58 @@
+package vllmsim_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/vllmsim"
+)
+
+func Example() {
+	sim, err := vllmsim.New(vllmsim.Config{
+		Counter:     chatMLCounter{}, // the worker uses the budget package's Qwen3 counter
+		MaxModelLen: 200,
+		Policy: vllmsim.Eventual(vllmsim.EventualConfig{
+			FixAt: 2,
+			Fixes: map[string]string{"sshd_disable_root_login": "echo 'PermitRootLogin no' > /etc/ssh/sshd_config.d/50-root.conf"},
+		}),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	hs := httptest.NewServer(sim.Handler())
+	defer hs.Close()
+	cfg := openai.DefaultConfig("")
+	cfg.BaseURL = hs.URL + "/v1"
+	client := openai.NewClientWithConfig(cfg)
+
+	msgs := []openai.ChatCompletionMessage{
+		{Role: "system", Content: "Rule: sshd_disable_root_login\nFix the rule with ssh_apply."},
+		{Role: "user", Content: "Attempt: 2"},
+	}
+	resp, err := client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
+		Model: sim.Model(), Messages: msgs, MaxTokens: 100,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	call := resp.Choices[0].Message.ToolCalls[0]
+	fmt.Println(resp.Choices[0].FinishReason, call.Function.Name, call.Function.Arguments)
+
+	// Asking for more than the window holds is refused as vLLM refuses it.
+	_, err = client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
+		Model: sim.Model(), Messages: msgs, MaxTokens: 190,
+	})
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		fmt.Println(apiErr.HTTPStatusCode, apiErr.Message)
+	}
+	// Output:
+	// tool_calls ssh_apply {"command": "echo 'PermitRootLogin no' > /etc/ssh/sshd_config.d/50-root.conf", "reason": "apply the fix for sshd_disable_root_login"}
+	// 400 This model's maximum context length is 200 tokens. However, you requested 190 output tokens and your prompt contains at least 11 input tokens, for a total of at least 201 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=11)
+}
