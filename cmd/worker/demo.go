@@ -153,7 +153,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer ssh.Close()
 	oc := openai.DefaultConfig("")
-	oc.BaseURL = strings.TrimRight(baseURL, "/")
+	oc.BaseURL = strings.TrimRight(baseURL, "/") + "/v1"
 	oc.HTTPClient = &http.Client{}
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
 	w, err := worker.New(worker.Config{

@@ -1,0 +1,235 @@
+package budget
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget/chattemplate"
+)
+
+var (
+	modelsOnce sync.Once
+	models     = map[string]*Model{}
+	modelsErr  error
+)
+
+func loadBuiltinT(t testing.TB, name string) *Model {
+	t.Helper()
+	modelsOnce.Do(func() {
+		for _, n := range Builtins() {
+			m, err := LoadModel(n)
+			if err != nil {
+				modelsErr = err
+				return
+			}
+			models[n] = m
+		}
+	})
+	if modelsErr != nil {
+		t.Fatal(modelsErr)
+	}
+	return models[name]
+}
+
+type chatCase struct {
+	ID       int             `json:"id"`
+	Messages json.RawMessage `json:"messages"`
+	Tools    json.RawMessage `json:"tools"`
+	Options  struct {
+		AddGenerationPrompt bool  `json:"add_generation_prompt"`
+		EnableThinking      *bool `json:"enable_thinking"`
+	} `json:"options"`
+}
+
+type chatGolden struct {
+	ID     int    `json:"id"`
+	Text   string `json:"text"`
+	Tokens int    `json:"tokens"`
+}
+
+const regenerateChat = "python3 scripts/render-chat.py && node scripts/count-chat.js"
+
+func readLines(t *testing.T, path string, each func([]byte)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("golden file missing (regenerate with %q): %v", regenerateChat, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			each(sc.Bytes())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// decodeRequest decodes a golden conversation into go-openai values, keeping
+// tool parameters as raw JSON so their key order survives.
+func decodeRequest(t *testing.T, c chatCase) ([]openai.ChatCompletionMessage, []openai.Tool) {
+	t.Helper()
+	var msgs []openai.ChatCompletionMessage
+	if err := json.Unmarshal(c.Messages, &msgs); err != nil {
+		t.Fatalf("conversation %d: %v", c.ID, err)
+	}
+	var tools []openai.Tool
+	if len(c.Tools) > 0 && string(c.Tools) != "null" {
+		var wire []struct {
+			Type     openai.ToolType `json:"type"`
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Strict      bool            `json:"strict"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(c.Tools, &wire); err != nil {
+			t.Fatalf("conversation %d: tools: %v", c.ID, err)
+		}
+		for _, w := range wire {
+			tools = append(tools, openai.Tool{Type: w.Type, Function: &openai.FunctionDefinition{
+				Name: w.Function.Name, Description: w.Function.Description, Strict: w.Function.Strict, Parameters: w.Function.Parameters}})
+		}
+	}
+	return msgs, tools
+}
+
+// TestChatCountsMatchHF: for every golden conversation and both Qwen
+// templates, the prompt token count equals the one the real HF tokenizers
+// library gave for Python Jinja2's render (scripts/count-chat.js). Default
+// options go through ChatCounter (and its cache); the others through the
+// renderer with the case's options.
+func TestChatCountsMatchHF(t *testing.T) {
+	var cases []chatCase
+	readLines(t, "../testdata/chat/conversations.jsonl", func(b []byte) {
+		var c chatCase
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, c)
+	})
+	if len(cases) < 400 {
+		t.Fatalf("%d golden conversations, want ≥ 400; regenerate with %q", len(cases), regenerateChat)
+	}
+	for _, name := range []string{"qwen2.5", "qwen3"} {
+		t.Run(name, func(t *testing.T) {
+			m := loadBuiltinT(t, name)
+			counter, err := NewModelChatCounter(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := map[int]chatGolden{}
+			readLines(t, filepath.Join("../testdata/chat", name+".golden.jsonl"), func(b []byte) {
+				var g chatGolden
+				if err := json.Unmarshal(b, &g); err != nil {
+					t.Fatal(err)
+				}
+				golden[g.ID] = g
+			})
+			viaCounter := 0
+			for _, c := range cases {
+				g, ok := golden[c.ID]
+				if !ok || g.Tokens == 0 {
+					t.Fatalf("conversation %d: no golden count for %s", c.ID, name)
+				}
+				msgs, tools := decodeRequest(t, c)
+				var got int
+				if c.Options.AddGenerationPrompt && c.Options.EnableThinking == nil {
+					pc, err := counter.Count(msgs, tools)
+					if err != nil {
+						t.Fatalf("conversation %d: %v", c.ID, err)
+					}
+					sum := 0
+					for _, n := range pc.PerMessage {
+						sum += n
+					}
+					if len(msgs) > 0 && sum != pc.Total {
+						t.Fatalf("conversation %d: per-message counts sum to %d, total %d", c.ID, sum, pc.Total)
+					}
+					got = pc.Total
+					viaCounter++
+				} else {
+					r, err := chattemplate.Render(counter.Family(), msgs, tools, chattemplate.Options{
+						AddGenerationPrompt: c.Options.AddGenerationPrompt, EnableThinking: c.Options.EnableThinking})
+					if err != nil {
+						t.Fatalf("conversation %d: %v", c.ID, err)
+					}
+					got = m.Tokenizer.Count(r.Text)
+				}
+				if got != g.Tokens {
+					t.Errorf("conversation %d: counted %d prompt tokens, HF tokenizers counted %d", c.ID, got, g.Tokens)
+				}
+			}
+			t.Logf("%s: %d conversations, %d through ChatCounter", name, len(cases), viaCounter)
+		})
+	}
+}
+
+// TestIncrementalCountEqualsFullCount grows a conversation message by message
+// and checks that the cached count always equals tokenizing the whole render.
+func TestIncrementalCountEqualsFullCount(t *testing.T) {
+	m := loadBuiltinT(t, "qwen3")
+	c, err := NewModelChatCounter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile("../testdata/outputs/apt-get-install-dpkg-lock.txt")
+	if err != nil {
+		out = []byte("E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)\n")
+	}
+	msgs := []openai.ChatCompletionMessage{{Role: "system", Content: "Rule: aide_build_database"}, {Role: "user", Content: "Fix it."}}
+	for i := 0; i < 30; i++ {
+		id := "call_" + string(rune('a'+i%26)) + string(rune('0'+i/26))
+		msgs = append(msgs,
+			openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: id, Type: "function",
+				Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command": "apt-get install -y aide", "attempt": ` + string(rune('0'+i%10)) + `}`}}}},
+			openai.ChatCompletionMessage{Role: "tool", ToolCallID: id, Content: string(out)},
+			openai.ChatCompletionMessage{Role: "user", Content: "Re-check: FAIL\nAttempt: 2"})
+		pc, err := c.Count(msgs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := c.Render(msgs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(m.Tokenizer.Encode(text)); pc.Total != want {
+			t.Fatalf("after %d turns: incremental count %d, full count %d", i+1, pc.Total, want)
+		}
+	}
+}
+
+func TestNewChatCounterRefusesUnknownTemplate(t *testing.T) {
+	m := loadBuiltinT(t, "qwen3")
+	if _, err := NewChatCounter(m.Tokenizer, "{{ messages }}"); err == nil {
+		t.Fatal("an unknown chat template was accepted")
+	}
+	if _, err := NewChatCounter(m.Tokenizer, ""); err != ErrNoChatTemplate {
+		t.Fatalf("empty template: got %v, want ErrNoChatTemplate", err)
+	}
+}
+
+func TestMalformedRequestNamesTheField(t *testing.T) {
+	c, err := NewModelChatCounter(loadBuiltinT(t, "qwen3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CountRequest(openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{
+		{Role: "user", Content: "hi"},
+		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "x", Type: "function", Function: openai.FunctionCall{Name: "f", Arguments: ""}}}},
+	}})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("messages[1].tool_calls[0].function.arguments")) {
+		t.Fatalf("got %v, want an error naming messages[1].tool_calls[0].function.arguments", err)
+	}
+}
