@@ -59,7 +59,7 @@ func benchChatWith(b *testing.B, c vllmsim.Counter, answer vllmsim.Generation, m
 			openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command": "journalctl --no-pager -n 2000"}`}}}},
 			openai.ChatCompletionMessage{Role: "tool", ToolCallID: "c", Content: string(bytes.Repeat([]byte("Jun 01 12:00:00 host sshd[42]: log line\n"), 10+i))})
 	}
-	body, err := json.Marshal(openai.ChatCompletionRequest{Model: sim.Model(), Messages: msgs, Tools: workerTools(), MaxTokens: maxTokens})
+	body, err := json.Marshal(openai.ChatCompletionRequest{Model: sim.Model(), Messages: msgs, Tools: workerTools(), MaxCompletionTokens: maxTokens})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	for _, c := range calls {
 		msg.ToolCalls = append(msg.ToolCalls, responseToolCall{
 			ID: "chatcmpl-tool-" + s.randomHex(), Type: "function",
-			Function: responseFunction{Name: c.Name, Arguments: c.Arguments},
+			Function: responseFunction(c),
 		})
 		rec.ToolCalls = append(rec.ToolCalls, c.Name)
 	}

@@ -107,12 +107,12 @@ func TestErrorShapes(t *testing.T) {
 			name := map[vllmsim.ErrorShape]string{vllmsim.ShapeFlat: "flat", vllmsim.ShapeNested: "nested"}[shape]
 			t.Run(style.String()+"/"+name, func(t *testing.T) {
 				ts := start(t, vllmsim.Config{MaxModelLen: p + 10, ErrorStyle: style, ErrorShape: shape})
-				_, err := ts.chat(t, openai.ChatCompletionRequest{Messages: baseMessages("sshd_disable_root_login"), Tools: workerTools(), MaxTokens: 500})
+				_, err := ts.chat(t, openai.ChatCompletionRequest{Messages: baseMessages("sshd_disable_root_login"), Tools: workerTools(), MaxCompletionTokens: 20})
 				if err == nil {
 					t.Fatal("want an error")
 				}
 				status, raw := ts.post(t, "/v1/chat/completions", map[string]any{
-					"model": ts.sim.Model(), "messages": baseMessages("sshd_disable_root_login"), "tools": workerTools(), "max_tokens": 500})
+					"model": ts.sim.Model(), "messages": baseMessages("sshd_disable_root_login"), "tools": workerTools(), "max_completion_tokens": 20})
 				if status != http.StatusBadRequest {
 					t.Fatalf("status %d", status)
 				}
@@ -156,7 +156,7 @@ func TestErrorShapes(t *testing.T) {
 func TestAtLeastTruncatesCount(t *testing.T) {
 	p := promptTokens(t)
 	ts := start(t, vllmsim.Config{MaxModelLen: p - 20, ErrorStyle: vllmsim.StyleAtLeast})
-	_, err := ts.chat(t, openai.ChatCompletionRequest{Messages: baseMessages("sshd_disable_root_login"), Tools: workerTools(), MaxTokens: 30})
+	_, err := ts.chat(t, openai.ChatCompletionRequest{Messages: baseMessages("sshd_disable_root_login"), Tools: workerTools(), MaxCompletionTokens: 30})
 	var ae *openai.APIError
 	if !errors.As(err, &ae) {
 		t.Fatalf("got %v", err)

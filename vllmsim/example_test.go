@@ -35,7 +35,7 @@ func Example() {
 		{Role: "user", Content: "Attempt: 2"},
 	}
 	resp, err := client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
-		Model: sim.Model(), Messages: msgs, MaxTokens: 100,
+		Model: sim.Model(), Messages: msgs, MaxCompletionTokens: 100,
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -46,7 +46,7 @@ func Example() {
 
 	// Asking for more than the window holds is refused as vLLM refuses it.
 	_, err = client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
-		Model: sim.Model(), Messages: msgs, MaxTokens: 190,
+		Model: sim.Model(), Messages: msgs, MaxCompletionTokens: 190,
 	})
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {

@@ -148,7 +148,7 @@ func converse(t *testing.T, ts *testServer, rule string, turns int) []openai.Cha
 	msgs := baseMessages(rule)
 	var out []openai.ChatCompletionResponse
 	for range turns {
-		resp, err := ts.chat(t, openai.ChatCompletionRequest{Messages: msgs, Tools: workerTools(), MaxTokens: 4096})
+		resp, err := ts.chat(t, openai.ChatCompletionRequest{Messages: msgs, Tools: workerTools(), MaxCompletionTokens: 4096})
 		if err != nil {
 			t.Fatalf("turn %d: %v", len(out)+1, err)
 		}

@@ -182,7 +182,7 @@ func TestChatResponse(t *testing.T) {
 	c := newCounter(t)
 	msgs := baseMessages("sshd_disable_root_login")
 	for attempt := 1; attempt <= 3; attempt++ {
-		req := openai.ChatCompletionRequest{Messages: msgs, Tools: workerTools(), MaxTokens: 1000}
+		req := openai.ChatCompletionRequest{Messages: msgs, Tools: workerTools(), MaxCompletionTokens: 1000}
 		resp, err := ts.chat(t, req)
 		if err != nil {
 			t.Fatal(err)
@@ -232,7 +232,7 @@ func TestChatResponse(t *testing.T) {
 func TestTruncation(t *testing.T) {
 	cmd := strings.Repeat("echo filler words here; ", 50)
 	ts := start(t, vllmsim.Config{Policy: vllmsim.Script(vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply(cmd, "")}})})
-	resp, err := ts.chat(t, openai.ChatCompletionRequest{Messages: baseMessages("r"), Tools: workerTools(), MaxTokens: 40})
+	resp, err := ts.chat(t, openai.ChatCompletionRequest{Messages: baseMessages("r"), Tools: workerTools(), MaxCompletionTokens: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
