@@ -40,7 +40,7 @@ type Observer interface {
 // Defaults applied by New to zero Config fields.
 const (
 	DefaultKeepTurns      = 3
-	DefaultHistoryPercent = 10
+	DefaultHistoryPercent = 6
 	DefaultMaxGroups      = 4
 	DefaultGroupSpan      = 25
 )
@@ -67,7 +67,7 @@ type Config struct {
 	KeepTurns int
 	// HistoryTokens is the share of the prompt the history block of
 	// distilled lines may take before its oldest lines are merged into group
-	// lines. Zero means DefaultHistoryPercent (10%) of the prompt limit.
+	// lines. Zero means DefaultHistoryPercent (6%) of the prompt limit.
 	HistoryTokens int
 	// MaxGroups bounds the number of group lines; beyond it the two oldest
 	// groups are merged. Zero means DefaultMaxGroups (4).

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,12 +87,12 @@ var testTools = []openai.Tool{
 	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 		Name:        "ssh_apply",
 		Description: "Run one shell command on the target host as root.",
-		Parameters:  []byte(`{"type":"object","properties":{"command":{"type":"string","description":"the shell command"},"reason":{"type":"string","description":"why"}},"required":["command"]}`),
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"command":{"type":"string","description":"the shell command"},"reason":{"type":"string","description":"why"}},"required":["command"]}`),
 	}},
 	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 		Name:        "give_up",
 		Description: "Stop working on this rule.",
-		Parameters:  []byte(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"]}`),
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"]}`),
 	}},
 }
 
