@@ -148,7 +148,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		text = s.truncate(text, budget)
 		finish, completion = "length", budget
 	}
-	content, calls := parseHermes(text)
+	// vLLM runs the tool parser only when the request offers tools and
+	// tool_choice is absent or "auto" ("required" and named choices use
+	// guided decoding, which the simulator treats like "auto"); otherwise a
+	// <tool_call> block is plain content.
+	var content *string
+	var calls []parsedCall
+	if len(req.Tools) > 0 && req.ToolChoice != "none" {
+		content, calls = parseHermes(text)
+	} else {
+		content = &text
+	}
 
 	msg := responseMessage{Role: "assistant", Content: content, ToolCalls: []responseToolCall{}}
 	for _, c := range calls {

@@ -28,6 +28,10 @@
 //     vLLM's hermes tool parser does: content is null when the output holds
 //     only tool calls, arguments are re-serialised like Python's
 //     json.dumps(ensure_ascii=False), broken JSON comes back as plain content.
+//     As in vLLM, the parser runs only when the request offers tools and
+//     tool_choice is absent or "auto" ("required" and named choices, which
+//     vLLM serves with guided decoding, are treated like "auto"); otherwise
+//     a <tool_call> block is returned as content.
 //     usage.prompt_tokens is the exact count; completion_tokens counts the
 //     generated text plus the end-of-turn token (or equals the budget when
 //     cut).

@@ -34,8 +34,11 @@ func Example() {
 		{Role: "system", Content: "Rule: sshd_disable_root_login\nFix the rule with ssh_apply."},
 		{Role: "user", Content: "Attempt: 2"},
 	}
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: "ssh_apply", Parameters: map[string]any{"type": "object"},
+	}}}
 	resp, err := client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
-		Model: sim.Model(), Messages: msgs, MaxCompletionTokens: 100,
+		Model: sim.Model(), Messages: msgs, Tools: tools, MaxCompletionTokens: 100,
 	})
 	if err != nil {
 		fmt.Println(err)

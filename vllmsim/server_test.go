@@ -219,6 +219,20 @@ func TestChatResponse(t *testing.T) {
 		}
 		msgs = append(msgs, ch.Message)
 	}
+	// Without tools offered (or with tool_choice "none") vLLM does not parse
+	// tool calls: the block comes back as content.
+	for _, tc := range []openai.ChatCompletionRequest{
+		{Messages: baseMessages("r")},
+		{Messages: baseMessages("r"), Tools: workerTools(), ToolChoice: "none"},
+	} {
+		resp, err := start(t, vllmsim.Config{Policy: vllmsim.GiveUp(1, "")}).chat(t, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := resp.Choices[0].Message; len(m.ToolCalls) != 0 || !strings.HasPrefix(m.Content, "<tool_call>") || resp.Choices[0].FinishReason != openai.FinishReasonStop {
+			t.Errorf("tool_choice %v: %+v", tc.ToolChoice, resp.Choices[0])
+		}
+	}
 	// content is JSON null, tool_calls [] when absent: check the raw body.
 	ts2 := start(t, vllmsim.Config{Policy: vllmsim.GiveUp(1, "")})
 	_, raw := ts2.post(t, "/v1/chat/completions", map[string]any{"model": ts2.sim.Model(), "messages": baseMessages("r"), "tools": workerTools()})
