@@ -123,13 +123,19 @@ func (b *BanList) Match(command string) (Ban, bool) {
 		return Ban{}, false
 	}
 	for _, p := range b.extra {
+		// Report the most specific segment: wrappers are emitted before
+		// what they wrap, so the shortest match is the innermost.
+		best := ""
+		for _, s := range a.out {
+			if (best == "" || len(s.text) < len(best)) && p.re.MatchString(s.text) {
+				best = s.text
+			}
+		}
+		if best != "" {
+			return Ban{Pattern: p.src, Reason: "matches an added ban pattern", Segment: best}, true
+		}
 		if p.re.MatchString(whole) {
 			return Ban{Pattern: p.src, Reason: "matches an added ban pattern", Segment: whole}, true
-		}
-		for _, s := range a.out {
-			if p.re.MatchString(s.text) {
-				return Ban{Pattern: p.src, Reason: "matches an added ban pattern", Segment: s.text}, true
-			}
 		}
 	}
 	return Ban{}, false

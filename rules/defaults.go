@@ -654,13 +654,21 @@ var (
 // background job, such as :(){ :|:& };:, and the common one-liner loops of
 // other languages.
 func isForkBomb(cmd string) bool {
-	if forkLoops.MatchString(cmd) {
+	if strings.Contains(strings.ToLower(cmd), "fork") && forkLoops.MatchString(cmd) {
 		return true
 	}
-	for _, m := range funcDef.FindAllStringSubmatch(cmd, -1) {
-		if selfForking(m[1], m[2]) {
-			return true
+	if !strings.Contains(cmd, "{") || !strings.Contains(cmd, "}") {
+		return false
+	}
+	if strings.Contains(cmd, "(") {
+		for _, m := range funcDef.FindAllStringSubmatch(cmd, -1) {
+			if selfForking(m[1], m[2]) {
+				return true
+			}
 		}
+	}
+	if !strings.Contains(cmd, "function") {
+		return false
 	}
 	for _, m := range funcKeyword.FindAllStringSubmatch(cmd, -1) {
 		if selfForking(m[1], m[2]) {

@@ -1,0 +1,68 @@
+// Package rules defines Nightshift's compliance rules, loads and validates
+// them, keeps the global ban list, and evaluates a rule's check.
+//
+// # Rule files
+//
+// Rules are read from a YAML file, or from every *.yaml and *.yml file
+// directly inside a directory (in name order), with Load or Parse:
+//
+//	rules:
+//	  - id: sshd_disable_root_login        # required, [a-z0-9_.-]+, unique across files
+//	    title: Disable SSH root login
+//	    description: Root must not log in over SSH.
+//	    check: "grep -Eq '^[[:space:]]*PermitRootLogin[[:space:]]+no' /etc/ssh/sshd_config"  # required
+//	    banned: ['systemctl (restart|stop) ssh']   # regular expressions added to the ban list
+//	    hints: Edit /etc/ssh/sshd_config; validate with sshd -t.
+//	    max_attempts: 20                     # 1..1000; 0 or absent: the worker's default
+//
+// Validation is strict and complete: unknown fields (with a suggestion for
+// near misses such as max_attemps), wrong types, a missing or malformed id
+// or check, out-of-range max_attempts, invalid or match-everything ban
+// patterns, a check command that the ban list refuses, duplicate ids (naming
+// both places), empty files, several YAML documents, files over
+// MaxFileSize. Every problem of every file is reported at once as
+// ValidationErrors, each a *ValidationError formatted "file:line: field: msg"
+// with fields named like rules[2].banned[0]; all match ErrInvalid.
+//
+// # Ban list
+//
+// A BanList decides which commands are never run; the worker asks it before
+// running anything. The built-in bans (wiping or reformatting disks, rm -r
+// of / or a system directory, reboot and power-off, flushing firewalls,
+// deleting passwords, fork bombs, recursive chmod/chown of /, killing or
+// stopping sshd, taking the network down) are part of every BanList,
+// including the zero value and a nil pointer; regular expressions can be
+// added with NewBanList, With and a rule's banned field, never removed.
+//
+// Match analyses a command the way a POSIX shell would run it (see
+// BanList.Match for the details): it splits it into simple commands,
+// follows command substitutions, here-documents and scripts handed to
+// shells, removes quotes, peels wrappers such as sudo, env, timeout or
+// xargs, and reduces program paths to base names, then checks each. A
+// command it cannot analyse (too long, nested too deeply, an unterminated
+// quote) is banned rather than guessed at.
+//
+// The ban list is defence in depth against a confused or careless model, not
+// a sandbox. Commands can always be hidden from static analysis (encoded
+// payloads, scripts written to a file then run, values computed at run
+// time), so the target must be disposable or otherwise contained, and SSH
+// access must not depend on the model's good behaviour alone.
+//
+// # Checks
+//
+// A rule's check is a Check; today the only kind is ShellCheck, a shell
+// command run on the target through the caller's Runner: exit 0 means
+// compliant (StatusPass), 1..125 not compliant (StatusFail), and 126, 127,
+// other codes above 125, a signal or a timeout mean the check itself failed
+// (StatusError), which is never reported as fixed. StatusNotApplicable is
+// reserved for check kinds that can tell (an SCAP datastream evaluated with
+// oscap is the planned second kind; it only needs another Check
+// implementation).
+//
+// # Concurrency
+//
+// A *Set and a *BanList are immutable once returned and safe for concurrent
+// use; Rule values returned by a Set are copies. ShellCheck.Evaluate is safe
+// for concurrent use when the Runner is. The package has no mutable global
+// state.
+package rules
