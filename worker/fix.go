@@ -149,7 +149,10 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		w.emit(Event{Kind: EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
 		out.ModelCalls++
 		resp, err := rt.complete(ctx, openai.ChatCompletionRequest{
-			Model: w.cfg.ModelName, Messages: p.Messages, Tools: p.Tools, MaxTokens: mt, Temperature: 0.2,
+			Model: w.cfg.ModelName, Messages: p.Messages, Tools: p.Tools,
+			//lint:ignore SA1019 vLLM has read max_tokens in every release; max_completion_tokens came later.
+			MaxTokens:   mt,
+			Temperature: 0.2,
 		})
 		var cl *ContextLengthError
 		if errors.As(err, &cl) {
@@ -242,7 +245,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, att
 	status := res.Status.String()
 	w.emit(Event{Kind: EventCheck, Rule: r.ID, Attempt: attempt, Check: status})
 	check := distill.Failed
-	text := fmt.Sprintf("Re-check after attempt %d: %s (exit %d).", attempt, status, res.ExitCode)
+	var text string
 	switch res.Status {
 	case rules.StatusPass:
 		check = distill.Passed
@@ -250,7 +253,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, att
 	case rules.StatusFail:
 		text = fmt.Sprintf("Re-check after attempt %d: FAIL (exit %d). The host is still not compliant.", attempt, res.ExitCode)
 	default:
-		check = distill.CheckError
+		check = distill.Error
 		text = fmt.Sprintf("Re-check after attempt %d: %s: %s", attempt, status, res.Detail)
 	}
 	if res.Output != "" && res.Status != rules.StatusPass {

@@ -152,14 +152,14 @@ type Status string
 
 // Rule outcomes.
 const (
-	StatusCompliant   Status = "compliant"    // compliant before any attempt
-	StatusFixed       Status = "fixed"        // the re-check passed after an attempt
-	StatusNotFixed    Status = "not_fixed"    // attempts ran out
-	StatusGaveUp      Status = "gave_up"      // the model called give_up
-	StatusCheckError  Status = "check_error"  // the check could not be evaluated
-	StatusInterrupted Status = "interrupted"  // the context was cancelled
-	StatusFailed      Status = "failed"       // an error stopped the loop
-	StatusUnreachable Status = "unreachable"  // the model server or host stayed down
+	StatusCompliant   Status = "compliant"     // compliant before any attempt
+	StatusFixed       Status = "fixed"         // the re-check passed after an attempt
+	StatusNotFixed    Status = "not_fixed"     // attempts ran out
+	StatusGaveUp      Status = "gave_up"       // the model called give_up
+	StatusCheckError  Status = "check_error"   // the check could not be evaluated
+	StatusInterrupted Status = "interrupted"   // the context was cancelled
+	StatusFailed      Status = "failed"        // an error stopped the loop
+	StatusUnreachable Status = "unreachable"   // the model server or host stayed down
 	StatusNotApplic   Status = "notapplicable" // the check says the rule does not apply
 )
 
