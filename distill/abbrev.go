@@ -51,6 +51,8 @@ func oneLine(toks []token) string {
 	return strings.TrimSuffix(b.String(), ";")
 }
 
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
+
 // subcommands: programs whose first operand is part of what they do.
 var subcommands = map[string]bool{
 	"apt": true, "apt-get": true, "aptitude": true, "dnf": true, "yum": true, "microdnf": true,
@@ -62,12 +64,33 @@ var subcommands = map[string]bool{
 // names inline ("apt-get install aide"), paths after "on" ("sed on
 // /etc/aide.conf").
 func gist(toks []token) (prog, g string) {
+	return gistDepth(toks, 0)
+}
+
+func gistDepth(toks []token, depth int) (prog, g string) {
 	cmds := commands(toks)
 	if len(cmds) == 0 {
 		return "", ""
 	}
+	// The first command that touches something tells what the line did
+	// (tee, not the echo feeding it); a shell's -c script is looked into.
 	first := cmds[0]
+	for _, c := range cmds {
+		var ts targetSet
+		ts.simple(c, 0)
+		if len(ts.list) > 0 {
+			first = c
+			break
+		}
+	}
 	name, args := program(first.words)
+	if shells[name] && depth < maxDepth {
+		if script, _ := shellArgs(args); script != "" {
+			if p, g := gistDepth(lex(script), depth+1); p != "" {
+				return p, g
+			}
+		}
+	}
 	prog = name
 	if subcommands[name] {
 		if _, ops := operands(args, "ocCtSxdeRirIlf", nil); len(ops) > 0 && isWordy(ops[0]) {
@@ -148,6 +171,17 @@ func (d *Distiller) abbreviate(full string, targets []string, budget int) string
 		}
 	}
 	keep[len(w)-1] = true
+	var chainHeads []int
+	for i := 1; i < len(w); i++ {
+		switch w[i-1] {
+		case "&&", "||", "|", ";":
+			chainHeads = append(chainHeads, i)
+		default:
+			if strings.HasSuffix(w[i-1], ";") {
+				chainHeads = append(chainHeads, i)
+			}
+		}
+	}
 	render := func() string {
 		var b strings.Builder
 		gap := false
@@ -183,6 +217,17 @@ func (d *Distiller) abbreviate(full string, targets []string, budget int) string
 		}
 		if d.count(render()) > budget {
 			return d.clip(full, budget)
+		}
+	}
+	// Then the programs of chained commands, then the words after the head.
+	for _, i := range chainHeads {
+		for j := i; j < i+2 && j < len(w); j++ {
+			if !keep[j] {
+				keep[j] = true
+				if d.count(render()) > budget {
+					keep[j] = false
+				}
+			}
 		}
 	}
 	for i := range w {

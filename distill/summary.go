@@ -127,9 +127,6 @@ func (d *Distiller) step(st Step) StepSummary {
 			code = 0
 		}
 		ss.Classes = ClassifyError(joinOutput(st.Stderr, st.Stdout), code)
-		if ss.Signal == "SIGKILL" && !containsClass(ss.Classes, ClassKilled) {
-			ss.Classes = append(ss.Classes, ClassKilled)
-		}
 	}
 	return ss
 }
@@ -144,13 +141,14 @@ func joinOutput(stderr, stdout string) string {
 	return stderr + "\n" + stdout
 }
 
-func containsClass(cs []Class, c Class) bool {
+func without(cs []Class, c Class) []Class {
+	var out []Class
 	for _, x := range cs {
-		if x == c {
-			return true
+		if x != c {
+			out = append(out, x)
 		}
 	}
-	return false
+	return out
 }
 
 // normSignal writes a signal name as SIGNAME ("KILL", "9", "SIGKILL" →
@@ -341,7 +339,11 @@ func outcome(st StepSummary, lv level) string {
 	default:
 		o = " — failed (exit " + strconv.Itoa(st.ExitCode) + ")"
 	}
-	return o + classList(st.Classes, lv.classes, ", ")
+	cs := st.Classes
+	if st.Signal != "" {
+		cs = without(cs, ClassKilled) // the phrase already says so
+	}
+	return o + classList(cs, lv.classes, ", ")
 }
 
 func classList(cs []Class, n int, lead string) string {
