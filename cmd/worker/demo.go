@@ -104,6 +104,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rule, _ := set.Get("sshd_disable_root_login")
 
 	// The disposable SSH target.
+	if err := os.Mkdir(filepath.Join(dir, "sshd"), 0o700); err != nil {
+		return err
+	}
 	target, err := sshtarget.Start(ctx, sshtarget.Options{Dir: filepath.Join(dir, "sshd")})
 	if err != nil {
 		return fmt.Errorf("demo: start the local SSH target: %w", err)
