@@ -1,0 +1,374 @@
+package sshexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Client runs commands on one host over one reused SSH connection. It is
+// safe for concurrent use: concurrent Runs share the connection, each in its
+// own session (channel); only one dial is in flight at a time.
+type Client struct {
+	cfg   Config
+	addr  string
+	creds *credentials
+	keys  *hostKeys
+	jump  *Destination
+
+	mu       sync.Mutex
+	conn     *conn     // nil until dialled or after it broke
+	dialing  *dialCall // non-nil while a dial is in flight
+	failures int       // consecutive failed dials
+	lastFail time.Time // when the last dial failed
+	closed   bool
+	closing  chan struct{}
+
+	sessions chan struct{} // semaphore of MaxSessions
+}
+
+// conn is one established SSH connection and its keepalive loop.
+type conn struct {
+	client *ssh.Client
+	jump   *ssh.Client // nil without ProxyJump
+	done   chan struct{}
+	err    error // why it ended; read after done is closed
+}
+
+func (c *conn) broken() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *conn) close() {
+	c.client.Close()
+	if c.jump != nil {
+		c.jump.Close()
+	}
+}
+
+type dialCall struct {
+	done chan struct{}
+	conn *conn
+	err  error
+}
+
+// New validates cfg, applies defaults and loads credentials (reading and,
+// if needed, decrypting identity files, and connecting to ssh-agent). It
+// does not dial: the first Run (or Connect) does. Errors are *OpError with
+// Op "config" or "auth".
+func New(cfg Config) (*Client, error) {
+	host := cfg.Host
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, &OpError{Host: host, Op: OpConfig, Err: err}
+	}
+	c := &Client{cfg: cfg, addr: cfg.addr(), closing: make(chan struct{}), sessions: make(chan struct{}, cfg.MaxSessions)}
+	if cfg.ProxyJump != "" {
+		d, _ := ParseDestination(cfg.ProxyJump) // validated by withDefaults
+		if d.User == "" {
+			d.User = cfg.User
+		}
+		if d.Port == 0 {
+			d.Port = DefaultPort
+		}
+		c.jump = &d
+	}
+	c.keys, err = newHostKeys(&c.cfg)
+	if err != nil {
+		return nil, &OpError{Host: c.addr, Op: OpConfig, Err: err}
+	}
+	c.creds, err = loadCredentials(&c.cfg)
+	if err != nil {
+		return nil, &OpError{Host: c.addr, Op: OpAuth, Err: err}
+	}
+	return c, nil
+}
+
+// Addr is the "host:port" the Client dials.
+func (c *Client) Addr() string { return c.addr }
+
+// Connect establishes the connection now rather than at the first Run, to
+// surface dial, host key and authentication errors early. It is a no-op on
+// a healthy connection.
+func (c *Client) Connect(ctx context.Context) error {
+	_, err := c.getConn(ctx)
+	return err
+}
+
+// Close closes the connection and the agent connection. Runs in progress
+// fail; later Runs return ErrClosed. Close is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.closing)
+	cn := c.conn
+	c.conn = nil
+	c.mu.Unlock()
+	if cn != nil {
+		cn.close()
+		<-cn.done
+	}
+	c.creds.close()
+	return nil
+}
+
+// getConn returns the live connection, dialling (with backoff) if there is
+// none. Concurrent callers share one dial.
+func (c *Client) getConn(ctx context.Context) (*conn, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, &OpError{Host: c.addr, Op: OpSession, Err: ErrClosed}
+		}
+		if c.conn != nil && !c.conn.broken() {
+			cn := c.conn
+			c.mu.Unlock()
+			return cn, nil
+		}
+		if call := c.dialing; call != nil {
+			c.mu.Unlock()
+			select {
+			case <-call.done:
+			case <-ctx.Done():
+				return nil, &OpError{Host: c.addr, Op: OpDial, Err: ctx.Err()}
+			}
+			if call.err != nil && !isContextErr(call.err) {
+				return nil, call.err
+			}
+			continue // connected, or the dialler gave up on its own context
+		}
+		call := &dialCall{done: make(chan struct{})}
+		c.dialing = call
+		failures, lastFail := c.failures, c.lastFail
+		c.mu.Unlock()
+
+		call.conn, call.err = c.dialRetry(ctx, failures, lastFail)
+
+		c.mu.Lock()
+		c.dialing = nil
+		switch {
+		case call.err == nil && c.closed:
+			call.conn.close()
+			call.err = &OpError{Host: c.addr, Op: OpSession, Err: ErrClosed}
+		case call.err == nil:
+			if c.conn != nil {
+				c.cfg.Logger.Info("sshexec: reconnected", "host", c.addr)
+			}
+			c.conn, c.failures = call.conn, 0
+		case !isContextErr(call.err):
+			c.failures++
+			c.lastFail = time.Now()
+		}
+		c.mu.Unlock()
+		close(call.done)
+		return call.conn, call.err
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// dialRetry dials up to Backoff.Attempts times, waiting between attempts;
+// failures and lastFail carry the previous Runs' failed dials so a host that
+// keeps failing is not hammered. Host key and authentication errors are
+// final.
+func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time) (*conn, error) {
+	b := c.cfg.Backoff
+	var err error
+	for attempt := 0; attempt < b.Attempts; attempt++ {
+		wait := b.delay(failures + attempt)
+		if attempt == 0 && failures > 0 {
+			wait -= time.Since(lastFail)
+		}
+		if wait > 0 {
+			c.cfg.Logger.Info("sshexec: waiting before redial", "host", c.addr, "wait", wait.Round(time.Millisecond), "failures", failures+attempt)
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				cause := fmt.Errorf("waiting to redial after %d failed dials: %w", failures+attempt, ctx.Err())
+				if err != nil {
+					cause = fmt.Errorf("%w (last failure: %v)", cause, err)
+				}
+				return nil, &OpError{Host: c.addr, Op: OpDial, Err: cause}
+			case <-c.closing:
+				t.Stop()
+				return nil, &OpError{Host: c.addr, Op: OpDial, Err: ErrClosed}
+			}
+		}
+		var cn *conn
+		cn, err = c.dial(ctx)
+		if err == nil {
+			return cn, nil
+		}
+		c.cfg.Logger.Warn("sshexec: dial failed", "host", c.addr, "attempt", attempt+1, "err", err)
+		var op *OpError
+		if ctx.Err() != nil || (errors.As(err, &op) && (op.Op == OpHostKey || op.Op == OpAuth || op.Op == OpConfig)) {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// dial makes one connection: TCP (directly or through the jump host), SSH
+// handshake, host key check and authentication, all within DialTimeout.
+func (c *Client) dial(ctx context.Context) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	var jump *ssh.Client
+	var raw net.Conn
+	var err error
+	if c.jump != nil {
+		jaddr := net.JoinHostPort(c.jump.Host, strconv.Itoa(c.jump.Port))
+		jraw, err := (&net.Dialer{}).DialContext(ctx, "tcp", jaddr)
+		if err != nil {
+			return nil, &OpError{Host: c.addr, Op: OpDial, Err: fmt.Errorf("jump host %s: %w", jaddr, err)}
+		}
+		jump, err = c.handshake(ctx, jraw, jaddr, c.jump.User)
+		if err != nil {
+			var op *OpError
+			if errors.As(err, &op) {
+				op.Err = fmt.Errorf("jump host %s: %w", jaddr, op.Err)
+				op.Host = c.addr
+			}
+			return nil, err
+		}
+		raw, err = jump.DialContext(ctx, "tcp", c.addr)
+		if err != nil {
+			jump.Close()
+			return nil, &OpError{Host: c.addr, Op: OpDial, Err: fmt.Errorf("through jump host %s: %w", jaddr, err)}
+		}
+	} else {
+		raw, err = (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext(ctx, "tcp", c.addr)
+		if err != nil {
+			return nil, &OpError{Host: c.addr, Op: OpDial, Err: err}
+		}
+	}
+	client, err := c.handshake(ctx, raw, c.addr, c.cfg.User)
+	if err != nil {
+		if jump != nil {
+			jump.Close()
+		}
+		return nil, err
+	}
+	cn := &conn{client: client, jump: jump, done: make(chan struct{})}
+	go func() {
+		cn.err = client.Wait()
+		if jump != nil {
+			jump.Close()
+		}
+		close(cn.done)
+	}()
+	if c.cfg.KeepAlive > 0 {
+		go c.keepAlive(cn)
+	}
+	c.cfg.Logger.Debug("sshexec: connected", "host", c.addr, "server_version", string(client.ServerVersion()))
+	return cn, nil
+}
+
+// handshake runs the SSH handshake on raw, bounded by ctx, and classifies
+// failures as handshake, host key or auth errors.
+func (c *Client) handshake(ctx context.Context, raw net.Conn, addr, user string) (*ssh.Client, error) {
+	verify, algos, err := c.keys.callback(addr)
+	if err != nil {
+		raw.Close()
+		return nil, &OpError{Host: addr, Op: OpHostKey, Err: err}
+	}
+	var hostKeyErr error
+	verified := false
+	cfg := &ssh.ClientConfig{
+		User: user,
+		Auth: c.creds.methods(c.cfg.Logger),
+		HostKeyCallback: func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+			err := verify(hostname, remote, key)
+			if err != nil {
+				hostKeyErr = err
+			} else {
+				verified = true
+			}
+			return err
+		},
+		HostKeyAlgorithms: algos,
+		ClientVersion:     "SSH-2.0-nightshift-sshexec",
+	}
+	if d, ok := ctx.Deadline(); ok {
+		raw.SetDeadline(d)
+	}
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	sconn, chans, reqs, err := ssh.NewClientConn(raw, addr, cfg)
+	stopped := stop()
+	if err != nil {
+		raw.Close()
+		if ctx.Err() != nil && !stopped {
+			// The context closed the connection under the handshake.
+			return nil, &OpError{Host: addr, Op: OpHandshake, Err: fmt.Errorf("%w (%v)", ctx.Err(), err)}
+		}
+		switch {
+		case hostKeyErr != nil:
+			return nil, &OpError{Host: addr, Op: OpHostKey, Err: hostKeyErr}
+		case verified && strings.Contains(err.Error(), "unable to authenticate"):
+			return nil, &OpError{Host: addr, Op: OpAuth, Err: fmt.Errorf("user %q: %w: %w", user, ErrAuthFailed, err)}
+		}
+		return nil, &OpError{Host: addr, Op: OpHandshake, Err: err}
+	}
+	raw.SetDeadline(time.Time{})
+	return ssh.NewClient(sconn, chans, reqs), nil
+}
+
+// keepAlive sends keepalive@openssh.com every KeepAlive and closes the
+// connection when KeepAliveMax intervals pass without an answer, so a dead
+// peer fails the running commands instead of hanging them.
+func (c *Client) keepAlive(cn *conn) {
+	interval := c.cfg.KeepAlive
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	answered := make(chan error, 1)
+	inFlight := false
+	missed := 0
+	for {
+		select {
+		case <-cn.done:
+			return
+		case err := <-answered:
+			inFlight = false
+			if err != nil {
+				return // the connection is going down; done follows
+			}
+			missed = 0
+		case <-t.C:
+			if inFlight {
+				missed++
+				if missed >= c.cfg.KeepAliveMax {
+					c.cfg.Logger.Warn("sshexec: keepalive timed out; closing connection", "host", c.addr, "missed", missed)
+					cn.close()
+					return
+				}
+				continue
+			}
+			inFlight = true
+			go func() {
+				_, _, err := cn.client.SendRequest("keepalive@openssh.com", true, nil)
+				answered <- err
+			}()
+		}
+	}
+}

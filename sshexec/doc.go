@@ -1,0 +1,53 @@
+// Package sshexec runs commands on one remote host over SSH, safely and
+// cancellably, on golang.org/x/crypto/ssh.
+//
+// # Contract
+//
+// [New] validates a [Config], applies its documented defaults and loads
+// credentials: ssh-agent ($SSH_AUTH_SOCK), private key files (ed25519, rsa,
+// ecdsa, OpenSSH or PEM format) and OpenSSH user certificates (FILE-cert.pub
+// beside a key, or Config.CertificateFiles). Encrypted keys take their
+// passphrase from an environment variable (Config.PassphraseEnv) or a prompt
+// ([TerminalPassphrase]) — never from a flag or a Config field.
+//
+// Host keys are verified against known_hosts files by default. An unknown
+// key, a changed key and a revoked key are refused with a [*HostKeyError]
+// that names the host, the offered key's fingerprint and the known_hosts
+// file and line, as OpenSSH does ([HostKeyError.Warning] renders OpenSSH's
+// full warning). Trust on first use happens only with
+// Config.AcceptNewHostKey, and never replaces a changed key; verification is
+// skipped only with Config.InsecureSkipHostKeyVerification.
+//
+// [Client.Run] runs one command and returns a [Result]: stdout and stderr
+// separately, each capped (default 1 MiB, keeping head and tail, with the
+// number of bytes cut), the exit code or signal, and the duration. A
+// non-zero exit is a result, not an error. Each command has a timeout
+// (Config.CommandTimeout) and obeys its context: on either, the remote
+// command is sent SIGTERM, then SIGKILL after Config.KillGrace, its session
+// is closed, and the Result says it timed out (or was cancelled). OpenSSH's
+// sshd delivers the signal to the command's whole process group; a server
+// that ignores signal requests leaves the command running.
+//
+// One connection per Client is reused across commands, with keepalives
+// (Config.KeepAlive). A broken connection is redialled with backoff
+// (Config.Backoff) when the next command needs it. A command whose outcome
+// is unknown because the connection dropped after it was sent is reported
+// with [ErrOutcomeUnknown] and never re-run.
+//
+// Every error is an [*OpError] naming the host and the operation that
+// failed ("config", "dial", "handshake", "host key", "auth", "session"),
+// wrapping the cause with %w so errors.Is and errors.As reach
+// [*HostKeyError], [ErrAuthFailed], [ErrOutcomeUnknown], [ErrClosed],
+// [ErrPassphraseRequired], context errors and network errors.
+//
+// Keys, passphrases, commands and their output are never logged; Config's
+// String, Format, MarshalJSON and LogValue redact in-memory signers.
+//
+// # Concurrency
+//
+// A Client is safe for concurrent use. Concurrent Runs share the connection,
+// each in its own SSH session (OpenSSH allows 10 per connection by default,
+// MaxSessions); a Run that finds the connection broken waits for a single
+// shared redial. Close may be called concurrently with Runs, which then
+// fail with ErrClosed or ErrOutcomeUnknown.
+package sshexec
