@@ -163,11 +163,20 @@ func (d *Distiller) abbreviate(full string, targets []string, budget int) string
 	}
 	isTarget := make([]bool, len(w))
 	for _, t := range capList(targets, 2) {
+		at := -1
 		for i, x := range w {
-			if strings.Contains(x, t) {
-				keep[i], isTarget[i] = true, true
+			if x == t || strings.Trim(x, `'"`) == t {
+				at = i
 				break
 			}
+		}
+		for i, x := range w {
+			if at < 0 && strings.Contains(x, t) {
+				at = i
+			}
+		}
+		if at >= 0 {
+			keep[at], isTarget[at] = true, true
 		}
 	}
 	keep[len(w)-1] = true
@@ -221,13 +230,13 @@ func (d *Distiller) abbreviate(full string, targets []string, budget int) string
 	}
 	// Then the programs of chained commands, then the words after the head.
 	for _, i := range chainHeads {
-		for j := i; j < i+2 && j < len(w); j++ {
-			if !keep[j] {
-				keep[j] = true
-				if d.count(render()) > budget {
-					keep[j] = false
-				}
-			}
+		saved := append([]bool(nil), keep...)
+		keep[i] = true
+		if w[i-1] == "&&" || w[i-1] == "||" || w[i-1] == "|" {
+			keep[i-1] = true
+		}
+		if d.count(render()) > budget {
+			copy(keep, saved)
 		}
 	}
 	for i := range w {

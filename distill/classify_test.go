@@ -1,0 +1,153 @@
+package distill
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestClassifyError(t *testing.T) {
+	tests := []struct {
+		name   string
+		output string
+		exit   int
+		want   []Class
+	}{
+		{"apt not root", "E: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: Permission denied)\nE: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), are you root?", 100, []Class{ClassNotRoot}},
+		{"sudo password", "sudo: a password is required", 1, []Class{ClassSudoPassword}},
+		{"dpkg lock", "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)", 100, []Class{ClassDpkgLock}},
+		{"rpm lock", "Another app is currently holding the yum lock; waiting for it to exit...", 1, []Class{ClassRPMLock}},
+		{"dpkg interrupted", "E: dpkg was interrupted, you must manually run 'dpkg --configure -a' to correct the problem.", 100, []Class{ClassDpkgInterrupted}},
+		{"apt unknown package", "E: Unable to locate package libpam-cracklib", 100, []Class{ClassPackageNotFound}},
+		{"dnf no match", "No match for argument: aide-dynamic\nError: Unable to find a match: aide-dynamic", 1, []Class{ClassPackageNotFound}},
+		{"unmet deps", "The following packages have unmet dependencies:\n aide : Depends: aide-common (= 0.18.3-1) but it is not going to be installed", 100, []Class{ClassUnmetDeps}},
+		{"repo unreachable", "Err:1 http://mirror.internal.invalid/debian bookworm InRelease\n  Temporary failure resolving 'mirror.internal.invalid'", 100, []Class{ClassRepoUnreachable}},
+		{"dpkg error", "dpkg: error processing package aide-common (--configure):", 1, []Class{ClassDpkgError}},
+		{"sed expression", "sed: -e expression #1, char 42: unterminated `s' command", 1, []Class{ClassSedExpression}},
+		{"unit not found", "Failed to restart sshd.service: Unit sshd.service not found.", 5, []Class{ClassUnitNotFound}},
+		{"unit masked", "Failed to start aidecheck.service: Unit aidecheck.service is masked.", 1, []Class{ClassUnitMasked}},
+		{"unit failed", "Job for ssh.service failed because the control process exited with error code.", 1, []Class{ClassUnitFailed}},
+		{"no systemd", "System has not been booted with systemd as init system (PID 1). Can't operate.", 1, []Class{ClassNoSystemd}},
+		{"sshd config", "/etc/ssh/sshd_config: line 33: Bad configuration option: PermitRootLogn", 255, []Class{ClassSSHDConfig}},
+		{"sshd privsep", "Missing privilege separation directory: /run/sshd", 255, []Class{ClassSSHDPrivsep}},
+		{"sshd host keys", "sshd: no hostkeys available -- exiting.", 1, []Class{ClassSSHDHostKeys}},
+		{"aide config", "  ERROR: aide-bad2.conf:6: group 'bogus' is not defined (line: 'Full = p+i+bogus')", 17, []Class{ClassAideConfig}},
+		{"aide database", "  ERROR: /etc/aide/aide.conf:10: open (read-only) failed for file '/var/lib/aide/aide.db': No such file or directory (line: 'database_in=file:/var/lib/aide/aide.db')", 18, []Class{ClassAideDatabase}},
+		{"aide 0.16 database", "Couldn't open file /var/lib/aide/aide.db.gz for reading", 17, []Class{ClassAideDatabase}},
+		{"aide changes", "AIDE found differences between database and filesystem!!", 5, []Class{ClassAideChanges}},
+		{"augeas", "error: Failed to execute command\nsaving failed (run 'errors' for details)", 1, []Class{ClassAugeasError}},
+		{"read-only", "sed: couldn't open temporary file /etc/sedX1: Read-only file system", 4, []Class{ClassReadOnly}},
+		{"disk full", "cp: error writing '/var/lib/aide/aide.db': No space left on device", 1, []Class{ClassDiskFull}},
+		{"permission denied", "find: '/proc/1/fd': Permission denied\nfind: '/root': Permission denied", 1, []Class{ClassPermissionDenied}},
+		{"no such file", "sed: can't read /etc/nope: No such file or directory", 2, []Class{ClassNoSuchFile}},
+		{"command not found", "bash: line 1: authselect: command not found", 127, []Class{ClassCommandNotFound}},
+		{"dash not found", "sh: 1: grubby: not found", 127, []Class{ClassCommandNotFound}},
+		{"timeout text", "ssh: connect to host 10.0.0.5 port 22: Connection timed out", 255, []Class{ClassTimeout}},
+		{"killed text", "bash: line 1: 9120 Killed                  aide --init", 137, []Class{ClassKilled}},
+		{"exit 124 alone", "", 124, []Class{ClassTimeout}},
+		{"exit 126 alone", "", 126, []Class{ClassPermissionDenied}},
+		{"exit 127 alone", "", 127, []Class{ClassCommandNotFound}},
+		{"exit 137 alone", "", 137, []Class{ClassKilled}},
+		{"order of appearance, deduplicated", "sed: can't read /a: No such file or directory\nbash: x: command not found\nsed: can't read /b: No such file or directory", 1, []Class{ClassNoSuchFile, ClassCommandNotFound}},
+		{"clean output", "Reading package lists...\nDone", 0, nil},
+		{"exit 0 adds nothing", "", 0, nil},
+	}
+	covered := map[Class]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ClassifyError(tt.output, tt.exit)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ClassifyError(%q, %d) = %q, want %q", tt.output, tt.exit, got, tt.want)
+			}
+		})
+		for _, c := range tt.want {
+			covered[c] = true
+		}
+	}
+	for _, c := range Classes() {
+		if !covered[c] {
+			t.Errorf("class %q has no test case", c)
+		}
+	}
+}
+
+// TestClassifyOutputs reads the real tool outputs of testdata/outputs: each
+// must yield the classes its tool's messages name.
+func TestClassifyOutputs(t *testing.T) {
+	tests := []struct {
+		file string
+		want []Class // must be among the classes found
+	}{
+		{"apt-get-install-dpkg-lock.txt", []Class{ClassDpkgLock}},
+		{"apt-get-install-unable-to-locate.txt", []Class{ClassPackageNotFound}},
+		{"apt-get-install-dpkg-interrupted.txt", []Class{ClassDpkgInterrupted}},
+		{"apt-get-not-root.txt", []Class{ClassNotRoot}},
+		{"apt-get-update-failed-fetch.txt", []Class{ClassRepoUnreachable}},
+		{"dpkg-configure-a.txt", []Class{ClassDpkgError}},
+		{"dpkg-install-postinst-failed.txt", []Class{ClassDpkgError}},
+		{"sshd-t-errors.txt", []Class{ClassSSHDConfig}},
+		{"aide-check-no-database.txt", []Class{ClassAideDatabase}},
+		{"aide-config-error.txt", []Class{ClassAideConfig}},
+		{"aide-check-changes.txt", []Class{ClassAideChanges}},
+		{"aide-init-timeout-killed.txt", []Class{ClassTimeout, ClassKilled}},
+		{"augtool-errors.txt", []Class{ClassAugeasError}},
+		{"sed-errors.txt", []Class{ClassSedExpression, ClassNoSuchFile}},
+		{"find-permission-denied.txt", []Class{ClassPermissionDenied}},
+		{"systemctl-no-systemd.txt", []Class{ClassNoSystemd}},
+		{"systemctl-status-sshd-failed.txt", []Class{ClassUnitFailed, ClassSSHDConfig}},
+		{"journalctl-u-ssh.txt", []Class{ClassSSHDConfig, ClassUnitFailed}},
+		{"dnf-install-no-match.txt", []Class{ClassPackageNotFound, ClassRepoUnreachable}},
+		{"yum-install-lock.txt", []Class{ClassRPMLock}},
+		{"command-not-found.txt", []Class{ClassCommandNotFound}},
+		{"apt-get-install-success.txt", nil},
+		{"aide-init.txt", nil},
+		{"ls-la-etc.txt", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "testdata", "outputs", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ClassifyError(string(b), 0)
+			for _, c := range tt.want {
+				if !containsClassTest(got, c) {
+					t.Errorf("classes %q lack %q", got, c)
+				}
+			}
+			if tt.want == nil && len(got) > 0 {
+				t.Errorf("clean output classified as %q", got)
+			}
+		})
+	}
+}
+
+func containsClassTest(cs []Class, c Class) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func TestOutputsFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "outputs", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 25 {
+		t.Errorf("%d outputs, want at least 25", len(files))
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "testdata", "outputs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.Contains(string(readme), filepath.Base(f)) {
+			t.Errorf("README.md does not describe %s", filepath.Base(f))
+		}
+	}
+}
