@@ -251,6 +251,12 @@ EOF`,
 	`x() { :; }; rm -rf --no-preserve-root /`,
 	"cat > /tmp/x <<'EOF'\n'\nEOF\nreboot",
 	`grep -q x /etc/y || reboot # comment`,
+	`rm -rf $(echo /)`,
+	"rm -rf `echo /etc`",
+	`a=$(echo reb); ${a}oot`,
+	`mv /etc /tmp/etc`,
+	`echo 'root::19000:0:99999:7:::' > /etc/shadow`,
+	`perl -pi -e 's/^root:[^:]*:/root::/' /etc/shadow`,
 }
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
@@ -354,6 +360,10 @@ var mustAllow = []string{
 	`yum remove -y xinetd`,
 	`kill -0 1`,
 	`crontab -l`,
+	`grep -q '^root::' /etc/shadow && echo bad`,
+	`awk -F: '$2 == ""' /etc/shadow`,
+	`mv /etc/ssh/sshd_config.d/x.conf /root/x.conf.bak`,
+	`echo $(echo hello) > /tmp/x`,
 }
 
 func TestBanListDefaults(t *testing.T) {

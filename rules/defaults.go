@@ -21,7 +21,7 @@ type rawBuiltin struct {
 }
 
 var builtins = []builtin{
-	{"rm -r of /, /*, or a top-level system directory such as /etc, /usr, /var, /boot, /root (also via find -delete)",
+	{"rm -r or mv of /, /*, or a top-level system directory such as /etc, /usr, /var, /boot, /root (also via find -delete)",
 		"deletes the operating system", deletesSystem},
 	{"recursive chmod, chown, chgrp, chattr or setfacl of /",
 		"breaks the permissions of the whole system", recursivePermsOfRoot},
@@ -33,7 +33,7 @@ var builtins = []builtin{
 		"takes the host down", powersOff},
 	{"iptables/ip6tables -F, nft flush ruleset, nft flush|delete table, ufw reset, firewall-cmd --panic-on",
 		"flushes the firewall", flushesFirewall},
-	{"passwd -d, usermod -p '', chpasswd with an empty password",
+	{"passwd -d, usermod -p '', chpasswd with an empty password, writing root:: into /etc/shadow",
 		"deletes a password", deletesPassword},
 	{"killing sshd (kill, pkill, killall), kill -1, systemctl stop|kill|disable|mask ssh/sshd, service ssh stop, removing openssh-server",
 		"cuts off SSH access to the host", stopsSSH},
@@ -43,7 +43,6 @@ var builtins = []builtin{
 
 var rawBuiltins = []rawBuiltin{
 	{"fork bombs such as :(){ :|:& };:", "exhausts the process table", isForkBomb},
-	{"editing /etc/shadow to empty root's password (root::)", "deletes root's password", emptiesShadowRoot},
 	{"reboot or power-off requests over D-Bus (login1/systemd1 Manager Reboot, PowerOff, Halt, KExec)", "takes the host down", dbusPower},
 }
 
@@ -148,6 +147,13 @@ func deletesSystem(s *simple) bool {
 		}
 		for _, t := range targets {
 			if isSystemTree(t, s.cwd) {
+				return true
+			}
+		}
+	case "mv":
+		_, operands := opts(s.args())
+		for i, t := range operands {
+			if i < len(operands)-1 && isSystemTree(t, s.cwd) {
 				return true
 			}
 		}
@@ -433,6 +439,37 @@ func deletesPassword(s *simple) bool {
 			}
 		}
 	}
+	return writesEmptyRootShadow(s)
+}
+
+// writesEmptyRootShadow: an in-place edit, a redirection or tee writing
+// /etc/shadow with "root::" in the command or its input. Reading the file
+// (grep '^root::' /etc/shadow) is allowed.
+func writesEmptyRootShadow(s *simple) bool {
+	if !shadowRoot.MatchString(s.text) && !shadowRoot.MatchString(strings.Join(s.stdin, "\n")) {
+		return false
+	}
+	for _, r := range s.redirs {
+		if r.writes() && path.Clean(r.target) == "/etc/shadow" {
+			return true
+		}
+	}
+	o, operands := opts(s.args())
+	inPlace := false
+	switch s.name() {
+	case "sed", "perl", "ruby":
+		inPlace = hasFlag(o, "i", "--in-place")
+	case "tee", "cp", "mv", "install", "dd":
+		inPlace = true
+	}
+	if !inPlace {
+		return false
+	}
+	for _, t := range append(operands, s.args()...) {
+		if path.Clean(strings.TrimPrefix(t, "of=")) == "/etc/shadow" {
+			return true
+		}
+	}
 	return false
 }
 
@@ -689,10 +726,6 @@ func selfForking(name, body string) bool {
 		}
 	}
 	return calls >= 2
-}
-
-func emptiesShadowRoot(cmd string) bool {
-	return strings.Contains(cmd, "/etc/shadow") && shadowRoot.MatchString(cmd)
 }
 
 func dbusPower(cmd string) bool {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -193,8 +194,8 @@ func (l *lexer) wordChar() {
 	case '`':
 		l.pos++
 		sub := l.readBacktick()
-		l.buf.WriteString("`" + sub + "`")
 		l.addNested(sub)
+		l.substitute("`"+sub+"`", sub, false)
 	case '$':
 		l.dollar(false)
 	default:
@@ -228,8 +229,8 @@ func (l *lexer) readDouble(term byte) {
 		case c == '`':
 			l.pos++
 			sub := l.readBacktick()
-			l.buf.WriteString("`" + sub + "`")
 			l.addNested(sub)
+			l.substitute("`"+sub+"`", sub, true)
 		default:
 			l.buf.WriteByte(c)
 			l.pos++
@@ -261,8 +262,8 @@ func (l *lexer) dollar(inDouble bool) {
 		l.readDouble('"')
 	case n == '(':
 		sub := l.readParens()
-		l.buf.WriteString("$(" + sub + ")")
 		l.addNested(sub)
+		l.substitute("$("+sub+")", sub, inDouble)
 	case n == '{':
 		inner := l.readBraces()
 		l.param(inner, inDouble)
@@ -676,6 +677,28 @@ func (l *lexer) addLenient(src string) {
 	if strings.TrimSpace(src) != "" {
 		l.nested = append(l.nested, nestedScript{src: src, env: l.env, lenient: true})
 	}
+}
+
+// substitute writes a command substitution's output when it is known
+// (echoOutput), else its text.
+func (l *lexer) substitute(text, sub string, inDouble bool) {
+	if out, ok := echoOutput(sub); ok {
+		l.expand(out, inDouble)
+		return
+	}
+	l.buf.WriteString(text)
+}
+
+var plainEcho = regexp.MustCompile(`^\s*echo((?:\s+[A-Za-z0-9_./:=,+@%-]+)+)\s*$`)
+
+// echoOutput is the output of a command substitution that only echoes
+// plain words, so that $(echo /) and a=$(echo reb) are seen through.
+func echoOutput(sub string) (string, bool) {
+	m := plainEcho.FindStringSubmatch(sub)
+	if m == nil || strings.HasPrefix(strings.TrimSpace(m[1]), "-") {
+		return "", false
+	}
+	return strings.Join(strings.Fields(m[1]), " "), true
 }
 
 func isNameByte(c byte, first bool) bool {
