@@ -8,13 +8,24 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
 func Example() {
+	model, err := budget.LoadModel("qwen3") // embedded, sha256-pinned
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	counter, err := vllmsim.NewBudgetCounter(model)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	sim, err := vllmsim.New(vllmsim.Config{
-		Counter:     chatMLCounter{}, // the worker uses the budget package's Qwen3 counter
-		MaxModelLen: 200,
+		Counter:     counter,
+		MaxModelLen: 1024,
 		Policy: vllmsim.Eventual(vllmsim.EventualConfig{
 			FixAt: 2,
 			Fixes: map[string]string{"sshd_disable_root_login": "echo 'PermitRootLogin no' > /etc/ssh/sshd_config.d/50-root.conf"},
@@ -49,7 +60,7 @@ func Example() {
 
 	// Asking for more than the window holds is refused as vLLM refuses it.
 	_, err = client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
-		Model: sim.Model(), Messages: msgs, MaxCompletionTokens: 190,
+		Model: sim.Model(), Messages: msgs, MaxCompletionTokens: 1000,
 	})
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
@@ -57,5 +68,5 @@ func Example() {
 	}
 	// Output:
 	// tool_calls ssh_apply {"command": "echo 'PermitRootLogin no' > /etc/ssh/sshd_config.d/50-root.conf", "reason": "apply the fix for sshd_disable_root_login"}
-	// 400 This model's maximum context length is 200 tokens. However, you requested 190 output tokens and your prompt contains at least 11 input tokens, for a total of at least 201 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=11)
+	// 400 This model's maximum context length is 1024 tokens. However, you requested 1000 output tokens and your prompt contains at least 25 input tokens, for a total of at least 1025 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=25)
 }
