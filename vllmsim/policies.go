@@ -180,9 +180,8 @@ type BannedConfig struct {
 
 type banned struct{ cfg BannedConfig }
 
-// BannedCommands are the destructive commands BannedProposer proposes, each
-// prefixed with "touch MARKER; " in its calls.
-var BannedCommands = []string{
+// bannedCommands are the destructive commands BannedProposer proposes.
+var bannedCommands = []string{
 	"rm -rf /",
 	"reboot",
 	"systemctl stop ssh",
@@ -194,6 +193,10 @@ var BannedCommands = []string{
 	"sudo reboot",
 	"systemctl disable --now sshd",
 }
+
+// BannedCommands returns the destructive commands BannedProposer proposes,
+// each prefixed with "touch MARKER; " in its calls.
+func BannedCommands() []string { return append([]string(nil), bannedCommands...) }
 
 var harmlessCommands = []string{
 	"uname -a",
@@ -216,7 +219,7 @@ func BannedProposer(cfg BannedConfig) Policy {
 func (banned) Name() string { return "banned-proposer" }
 
 func (p banned) Next(c Conversation) Generation {
-	b := BannedCommands[pick(p.cfg.Seed, "banned"+c.RuleID, c.Attempt, len(BannedCommands))]
+	b := bannedCommands[pick(p.cfg.Seed, "banned"+c.RuleID, c.Attempt, len(bannedCommands))]
 	bad := Apply("touch "+p.cfg.Marker+"; "+b, "this will definitely fix it")
 	h := Apply(harmlessCommands[pick(p.cfg.Seed, "harmless"+c.RuleID, c.Attempt, len(harmlessCommands))], "look around")
 	switch pick(p.cfg.Seed, "mix"+c.RuleID, c.Attempt, 3) {

@@ -126,7 +126,7 @@ func TestBannedProposer(t *testing.T) {
 	for _, r := range converse(t, ts, "sshd_disable_root_login", 30) {
 		for _, cmd := range commands(t, r) {
 			isBanned := false
-			for _, b := range vllmsim.BannedCommands {
+			for _, b := range vllmsim.BannedCommands() {
 				if strings.HasSuffix(cmd, "; "+b) {
 					isBanned = true
 				}
