@@ -1,7 +1,5 @@
 package bpe
 
-import "unicode/utf8"
-
 // byteRunes is GPT-2's bytes_to_unicode: byte b is written in the vocabulary
 // as the rune byteRunes[b]. Printable Latin-1 bytes map to themselves; the
 // rest map, in byte order, to U+0100 onwards.
@@ -40,13 +38,4 @@ func fromByteLevel(tok string) (out []byte, ok bool) {
 		out = append(out, byte(runeByte[r]))
 	}
 	return out, true
-}
-
-// toByteLevel writes b in the byte-level alphabet.
-func toByteLevel(b []byte) string {
-	out := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		out = utf8.AppendRune(out, byteRunes[c])
-	}
-	return string(out)
 }

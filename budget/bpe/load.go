@@ -45,7 +45,7 @@ func Load(r io.Reader) (*Tokenizer, error) {
 	if !isNull(f.Padding) {
 		return nil, unsupported("padding (Encode never pads)")
 	}
-	t := &Tokenizer{unkID: -1}
+	t := &Tokenizer{unkID: -1, cache: newPieceCache()}
 	if t.forms, err = parseNormalizer(f.Normalizer, 0); err != nil {
 		return nil, err
 	}

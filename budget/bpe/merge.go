@@ -22,11 +22,12 @@ const noRank = ^uint32(0)
 
 // workspace holds the scratch buffers of one merge; pooled.
 type workspace struct {
-	ids   []int32
-	ranks []uint32
-	next  []int32
-	prev  []int32
-	heap  []heapEntry
+	ids    []int32
+	ranks  []uint32
+	next   []int32
+	prev   []int32
+	heap   []uint64
+	pairID []int32
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
@@ -88,44 +89,55 @@ func (m mergeTable) rankOf(a, b int32) (uint32, int32) {
 	return r, id
 }
 
-// heapEntry is a candidate merge of the symbol at pos with its successor,
-// valid while those two symbols are still left and right.
-type heapEntry struct {
-	rank        uint32
-	pos         int32
-	left, right int32
-	result      int32
-}
-
-func (a heapEntry) less(b heapEntry) bool {
-	return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos)
-}
-
 // mergeHeap is HF's algorithm: a priority queue of candidate merges ordered
 // by (rank, position) over a linked list of symbols, with stale entries
 // skipped when popped. O(n log n).
+//
+// A queue entry is rank<<32|pos. pairRank[pos] and pairID[pos] hold the
+// rank and result of the current pair starting at pos, so an entry is live
+// iff pos is alive and pairRank[pos] still equals its rank: ranks identify
+// pairs, and a position's pair only changes when its own symbol changes,
+// which always makes a different pair.
 func (m mergeTable) mergeHeap(ids []int32, w *workspace) []int32 {
 	n := len(ids)
 	next := grow(w.next, n)
 	prev := grow(w.prev, n)
-	w.next, w.prev = next, prev
+	pairRank := grow(w.ranks, n)
+	pairID := grow(w.pairID, n)
+	w.next, w.prev, w.ranks, w.pairID = next, prev, pairRank, pairID
 	h := w.heap[:0]
 	for k := range n {
 		next[k], prev[k] = int32(k+1), int32(k-1)
 	}
 	next[n-1] = -1
-	push := func(e heapEntry) {
-		h = append(h, e)
-		for c := len(h) - 1; c > 0; {
+	candidate := func(pos int32) {
+		pairRank[pos] = noRank
+		nx := next[pos]
+		if nx < 0 {
+			return
+		}
+		r, id, ok := m.lookup(ids[pos], ids[nx])
+		if !ok {
+			return
+		}
+		pairRank[pos], pairID[pos] = r, id
+		// Push, sifting up.
+		h = append(h, uint64(r)<<32|uint64(pos))
+		c := len(h) - 1
+		for c > 0 {
 			p := (c - 1) / 2
-			if !h[c].less(h[p]) {
+			if h[c] >= h[p] {
 				break
 			}
 			h[c], h[p] = h[p], h[c]
 			c = p
 		}
 	}
-	pop := func() heapEntry {
+	for k := range n {
+		candidate(int32(k))
+	}
+	const dead = -2
+	for len(h) > 0 {
 		top := h[0]
 		last := len(h) - 1
 		h[0] = h[last]
@@ -135,48 +147,33 @@ func (m mergeTable) mergeHeap(ids []int32, w *workspace) []int32 {
 			if c >= len(h) {
 				break
 			}
-			if c+1 < len(h) && h[c+1].less(h[c]) {
+			if c+1 < len(h) && h[c+1] < h[c] {
 				c++
 			}
-			if !h[c].less(h[p]) {
+			if h[c] >= h[p] {
 				break
 			}
 			h[c], h[p] = h[p], h[c]
 			p = c
 		}
-		return top
-	}
-	candidate := func(pos int32) {
-		nx := next[pos]
-		if nx < 0 {
-			return
-		}
-		if r, id, ok := m.lookup(ids[pos], ids[nx]); ok {
-			push(heapEntry{rank: r, pos: pos, left: ids[pos], right: ids[nx], result: id})
-		}
-	}
-	for k := range n - 1 {
-		candidate(int32(k))
-	}
-	const dead = -2
-	for len(h) > 0 {
-		e := pop()
-		nx := next[e.pos]
-		if prev[e.pos] == dead || nx < 0 || ids[e.pos] != e.left || ids[nx] != e.right {
+		pos, rank := int32(uint32(top)), uint32(top>>32)
+		if prev[pos] == dead || pairRank[pos] != rank {
 			continue
 		}
-		ids[e.pos] = e.result
+		nx := next[pos]
+		ids[pos] = pairID[pos]
 		// Unlink nx.
 		nn := next[nx]
-		next[e.pos] = nn
+		next[pos] = nn
 		if nn >= 0 {
-			prev[nn] = e.pos
+			prev[nn] = pos
 		}
 		prev[nx] = dead
-		if p := prev[e.pos]; p >= 0 {
+		pairRank[nx] = noRank
+		if p := prev[pos]; p >= 0 {
 			candidate(p)
 		}
-		candidate(e.pos)
+		candidate(pos)
 	}
 	w.heap = h[:0]
 	out := 0

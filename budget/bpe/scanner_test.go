@@ -151,7 +151,8 @@ func FuzzScanner(f *testing.F) {
 	}
 	res := compileAll(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		if !comparable(s) {
+		// regexp2 backtracks; keep inputs short so it stays fast.
+		if !comparable(s) || len(s) > 256 {
 			return
 		}
 		checkScanner(t, res, s)

@@ -26,6 +26,8 @@ type Tokenizer struct {
 	decOff  []uint32 // decBlob[decOff[id]:decOff[id+1]] is id's bytes
 	decBlob string
 
+	cache *pieceCache
+
 	added     []AddedToken
 	modelSize int
 	vocabSize int
@@ -158,6 +160,18 @@ func (e *encoder) model(piece string) {
 			return
 		}
 	}
+	cacheable := len(piece) <= cacheMaxPiece
+	if cacheable {
+		if ids, ok := t.cache.get(piece); ok {
+			if e.countOnly {
+				e.n += len(ids)
+			} else {
+				e.n += len(ids)
+				e.out = append32(e.out, ids)
+			}
+			return
+		}
+	}
 	if e.w == nil {
 		e.w = workspaces.Get().(*workspace)
 		e.syms = e.w.ids[:0]
@@ -188,8 +202,21 @@ func (e *encoder) model(piece string) {
 		syms = append(syms, t.unkID)
 	}
 	syms = t.merges.merge(syms, e.w)
-	for _, id := range syms {
-		e.emit(id)
+	if cacheable {
+		t.cache.put(piece, syms)
+	}
+	if e.countOnly {
+		e.n += len(syms)
+	} else {
+		e.n += len(syms)
+		e.out = append32(e.out, syms)
 	}
 	e.syms = syms
+}
+
+func append32(dst []int, ids []int32) []int {
+	for _, id := range ids {
+		dst = append(dst, int(id))
+	}
+	return dst
 }
