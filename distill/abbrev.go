@@ -24,7 +24,7 @@ func oneLine(toks []token) string {
 				b.WriteByte(' ')
 			}
 			b.WriteString(t.op)
-			if isHeredoc(t.op) {
+			if isHeredoc(t.op) && t.hasDelim {
 				writeDelim(&b, t)
 				b.WriteString(" …")
 			}

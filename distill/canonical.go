@@ -15,16 +15,35 @@ import "strings"
 // share the key "sed -i s/a/b/ f". Canonical never fails and is idempotent:
 // Canonical(Canonical(c)) == Canonical(c).
 func Canonical(command string) string {
+	// One pass normalises every command a person or model writes; odd
+	// input (unterminated quotes and substitutions next to each other) can
+	// need another, so passes repeat until the form is stable.
+	c := canonicalPass(command)
+	for i := 0; i < 8; i++ {
+		next := canonicalPass(c)
+		if next == c {
+			break
+		}
+		c = next
+	}
+	return c
+}
+
+func canonicalPass(command string) string {
 	toks := lex(command)
 	var b strings.Builder
 	var pending []*token
+	bodyEnd := -1 // b.Len() right after the last here-document body
 	flushBodies := func() {
 		for _, t := range pending {
 			b.WriteString(t.body)
-			b.WriteString(t.delim)
-			b.WriteByte('\n')
+			if t.terminated {
+				b.WriteString(t.delim)
+				b.WriteByte('\n')
+			}
 		}
 		pending = pending[:0]
+		bodyEnd = b.Len()
 	}
 	space := func() {
 		if n := b.Len(); n > 0 {
@@ -37,14 +56,17 @@ func Canonical(command string) string {
 		t := &toks[i]
 		switch t.kind {
 		case tokWord:
-			if i == 0 || toks[i-1].kind != tokRedir || isHeredoc(toks[i-1].op) {
+			var wb strings.Builder
+			writeWord(&wb, t.word)
+			ws := wb.String()
+			if i == 0 || toks[i-1].kind != tokRedir || isHeredoc(toks[i-1].op) || strings.ContainsAny(ws[:1], "<>&|(") {
 				space()
 			}
-			writeWord(&b, t.word)
+			b.WriteString(ws)
 		case tokRedir:
 			space()
 			b.WriteString(t.op)
-			if isHeredoc(t.op) {
+			if isHeredoc(t.op) && t.hasDelim {
 				writeDelim(&b, t)
 				pending = append(pending, t)
 			}
@@ -73,7 +95,12 @@ func Canonical(command string) string {
 			}
 		}
 	}
-	out := strings.TrimRight(b.String(), " \n")
+	out := b.String()
+	if bodyEnd == len(out) {
+		out = strings.TrimRight(out, "\n") // a body's own spaces are kept
+	} else {
+		out = strings.TrimRight(out, " \n")
+	}
 	if len(pending) > 0 {
 		b.Reset()
 		b.WriteString(out)
@@ -96,6 +123,9 @@ func writeDelim(b *strings.Builder, t *token) {
 		b.WriteString(singleQuote(t.delim))
 		return
 	}
+	if strings.HasPrefix(t.delim, "-") {
+		b.WriteByte(' ') // "<<-x" would read as the <<- operator
+	}
 	b.WriteString(t.delim)
 }
 
@@ -109,9 +139,13 @@ func writeWord(b *strings.Builder, w word) {
 	for _, p := range w.parts {
 		switch p.kind {
 		case partLit:
-			if safeBare(p.text) {
+			switch {
+			case safeBare(p.text):
 				b.WriteString(p.text)
-			} else {
+			case b.Len() > start && strings.HasSuffix(b.String(), "$"):
+				// After a bare $, a single quote would read as $'…'.
+				b.WriteString(doubleQuote(p.text))
+			default:
 				b.WriteString(singleQuote(p.text))
 			}
 		case partBare:
@@ -146,4 +180,19 @@ func safeBare(s string) bool {
 
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// doubleQuote quotes s in double quotes, escaping what they expand.
+func doubleQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '\\', '$', '`':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -69,6 +69,8 @@ type token struct {
 	body        string
 	delim       string
 	quotedDelim bool
+	terminated  bool // the body ended at its delimiter line
+	hasDelim    bool // a delimiter word followed the operator
 }
 
 // maxLex bounds how much of a command line is lexed; the rest is ignored.
@@ -107,18 +109,19 @@ func (l *lexer) run() {
 			}
 		case c == '\n':
 			l.i++
+			l.wantDel = false
 			l.toks = append(l.toks, token{kind: tokOp, op: "\n"})
 			l.bodies()
 		default:
 			if op, ok := l.redirection(); ok {
 				l.toks = append(l.toks, token{kind: tokRedir, op: op})
-				if isHeredoc(op) {
-					l.wantDel = true
-				}
+				// Only the word right after << is its delimiter.
+				l.wantDel = isHeredoc(op)
 				continue
 			}
 			if op, ok := l.control(); ok {
 				l.toks = append(l.toks, token{kind: tokOp, op: op})
+				l.wantDel = false
 				continue
 			}
 			at := l.i
@@ -130,7 +133,7 @@ func (l *lexer) run() {
 			if l.wantDel {
 				l.wantDel = false
 				t := &l.toks[len(l.toks)-1]
-				t.delim, t.quotedDelim = w.value(), w.quoted
+				t.delim, t.quotedDelim, t.hasDelim = w.value(), w.quoted, true
 				l.pending = append(l.pending, len(l.toks)-1)
 				// The delimiter word is kept on the redirection token only.
 				continue
@@ -160,6 +163,7 @@ func (l *lexer) bodies() {
 				cmp = strings.TrimLeft(cmp, "\t")
 			}
 			if strings.TrimRight(cmp, "\r") == t.delim {
+				t.terminated = true
 				break
 			}
 			b.WriteString(line)
@@ -385,6 +389,9 @@ func (l *lexer) doubleQuoted() part {
 	}
 	end := min(j, len(l.s))
 	inner := l.s[l.i+1 : end]
+	if end == len(l.s) {
+		inner = trimDangling(inner) // unterminated: an escape of nothing
+	}
 	l.i = min(end+1, len(l.s))
 	if expands {
 		return part{partDQ, inner}
@@ -420,7 +427,24 @@ func (l *lexer) ansi() part {
 		j++
 	}
 	end := min(j, len(l.s))
-	p := part{partANSI, l.s[l.i+2 : end]}
+	text := l.s[l.i+2 : end]
+	if end == len(l.s) {
+		text = trimDangling(text)
+	}
+	p := part{partANSI, text}
 	l.i = min(end+1, len(l.s))
 	return p
+}
+
+// trimDangling drops a final backslash that escapes nothing (an odd run of
+// backslashes at the end of unterminated quoted text).
+func trimDangling(s string) string {
+	n := 0
+	for n < len(s) && s[len(s)-1-n] == '\\' {
+		n++
+	}
+	if n%2 == 1 {
+		return s[:len(s)-1]
+	}
+	return s
 }
