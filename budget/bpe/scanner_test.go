@@ -2,6 +2,8 @@ package bpe
 
 import (
 	"bufio"
+	"fmt"
+	"math/rand/v2"
 	"encoding/json"
 	"os"
 	"slices"
@@ -17,6 +19,9 @@ func pieces(sp splitter, s string) []string {
 	var out []string
 	for i := 0; i < len(s); {
 		j := sp(s, i)
+		if j <= i || j > len(s) {
+			return append(out, fmt.Sprintf("<splitter returned %d at %d>", j, i))
+		}
 		out = append(out, s[i:j])
 		i = j
 	}
@@ -202,5 +207,21 @@ func TestMergeNaiveEqualsHeap(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: naive %v, heap %v", s, got, want)
 		}
+	}
+}
+
+// TestScannerRandom compares the scanners with regexp2 on random strings
+// over an alphabet of the characters the regexes distinguish.
+func TestScannerRandom(t *testing.T) {
+	res := compileAll(t)
+	alphabet := []string{"a", "Z", "é", "中", "1", "٣", "½", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000", "\u2028", "\u0085",
+		"'", "'s", "'S", "'ll", "'LL", "'re", "'Ve", "'d", "'t", "'m", ".", "-", "<", "|", "😀", "\u200d", "\u0301", "\x00", "\v"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		var b strings.Builder
+		for range rng.IntN(24) + 1 {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		checkScanner(t, res, b.String())
 	}
 }
