@@ -2,9 +2,9 @@ package bpe
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"encoding/json"
 	"os"
 	"slices"
 	"strings"
