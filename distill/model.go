@@ -108,7 +108,8 @@ func (m *Model) ask(ctx context.Context, t Turn, det string) (string, error) {
 	resp, err := m.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model:       m.model,
 		Temperature: 0,
-		MaxTokens:   m.fallback.maxLineTokens + 16,
+		//lint:ignore SA1019 vLLM and other OpenAI-compatible servers read max_tokens; max_completion_tokens is newer.
+		MaxTokens: m.fallback.maxLineTokens + 16,
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: modelPrompt},
 			{Role: openai.ChatMessageRoleUser, Content: m.facts(t, det)},

@@ -41,17 +41,6 @@ func (w word) value() string {
 	return b.String()
 }
 
-// plain reports whether the word is literal text only (no expansion, glob
-// or $'…'), so that its value is exactly what the shell would pass.
-func (w word) plain() bool {
-	for _, p := range w.parts {
-		if p.kind != partLit {
-			return false
-		}
-	}
-	return true
-}
-
 type tokKind uint8
 
 const (
