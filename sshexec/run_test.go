@@ -17,14 +17,38 @@ import (
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test to share.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	waiters map[string]chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	for sub, ch := range s.waiters {
+		if strings.Contains(s.b.String(), sub) {
+			close(ch)
+			delete(s.waiters, sub)
+		}
+	}
+	return n, err
+}
+
+// waitFor is closed once the buffer contains sub.
+func (s *syncBuffer) waitFor(sub string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	if strings.Contains(s.b.String(), sub) {
+		close(ch)
+		return ch
+	}
+	if s.waiters == nil {
+		s.waiters = map[string]chan struct{}{}
+	}
+	s.waiters[sub] = ch
+	return ch
 }
 
 func (s *syncBuffer) String() string {

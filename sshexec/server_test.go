@@ -181,8 +181,20 @@ func (s *testServer) serve() {
 	}
 }
 
+// setAuth replaces the public key check (before clients connect).
+func (s *testServer) setAuth(cb func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cfg := *s.cfg
+	cfg.PublicKeyCallback = cb
+	s.cfg = &cfg
+}
+
 func (s *testServer) serveConn(raw net.Conn) {
-	sconn, chans, reqs, err := ssh.NewServerConn(raw, s.cfg)
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	sconn, chans, reqs, err := ssh.NewServerConn(raw, cfg)
 	if err != nil {
 		raw.Close()
 		return
