@@ -79,7 +79,7 @@ type Memory struct {
 	distilled  int      // turns[:distilled] are replaced by lines, for good
 	groups     []*group // group lines covering turns[:grouped()]
 	lineTokens map[string]int
-	slack      int // extra room asked for by Tighten
+	maxPrompt  int // prompt cap set by LimitPrompt; 0: none
 }
 
 // New returns a Memory with the pinned instruction (system message) and task

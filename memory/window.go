@@ -35,8 +35,12 @@ type plan struct {
 	currentCap int // token cap for the current turn's tool outputs (0: none)
 }
 
-// outputCaps are the per-result token caps tried, largest first.
-var outputCaps = []int{2048, 1024, 512, 256, 128, 64}
+// outputCaps are the per-result token caps tried on older verbatim turns,
+// largest first; currentCaps those tried on the current turn.
+var (
+	outputCaps  = []int{2048, 1024, 512, 256, 128, 64}
+	currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
+)
 
 // Prompt prepares the messages for the next model call, keeping them within
 // the budget as the package comment describes. It never returns a prompt
@@ -71,7 +75,10 @@ func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
 		m.emitPrompt(p, plan{keep: verbatim})
 		return p, nil
 	}
-	// Still over the hard limit: degrade step by step.
+	// Still over the hard limit: degrade step by step. First fewer
+	// verbatim turns; then older turns' tool outputs are cut; then the
+	// current turn's too, always leaving it twice the room of the others,
+	// since it is what the model must answer.
 	var plans []plan
 	for k := verbatim - 1; k >= 1; k-- {
 		plans = append(plans, plan{keep: k})
@@ -80,8 +87,8 @@ func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
 	for _, c := range outputCaps {
 		plans = append(plans, plan{keep: one, outputCap: c})
 	}
-	for _, c := range outputCaps {
-		plans = append(plans, plan{keep: one, outputCap: outputCaps[len(outputCaps)-1], currentCap: c})
+	for _, c := range currentCaps {
+		plans = append(plans, plan{keep: one, outputCap: max(c/2, outputCaps[len(outputCaps)-1]), currentCap: c})
 	}
 	best := p
 	for _, pl := range plans {
@@ -186,7 +193,9 @@ func (m *Memory) build(ctx context.Context, pl plan) (Prompt, error) {
 		return Prompt{}, fmt.Errorf("count prompt at turn %d: %w", len(m.turns), err)
 	}
 	a := m.cfg.Budget.AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: currentStart})
-	a.Limit -= m.slack
+	if m.maxPrompt > 0 {
+		a.Limit = min(a.Limit, m.maxPrompt+a.Reserve)
+	}
 	a.Soft = min(a.Soft, a.Limit)
 	return Prompt{Messages: msgs, Tools: m.cfg.Tools, Assessment: a}, nil
 }
@@ -245,13 +254,18 @@ func (m *Memory) elided(r *result, capTokens int) string {
 	return s
 }
 
-// Tighten makes every later prompt leave extra tokens of room below the hard
-// limit, and compresses from now on. The worker calls it when the server
-// rejected a prompt this memory counted as fitting: the counts disagree, so
-// the memory distils harder rather than send the same prompt again.
-func (m *Memory) Tighten(extra int) {
-	if extra > 0 {
-		m.slack += extra
+// LimitPrompt makes every later prompt hold at most maxPromptTokens prompt
+// tokens (besides the budget's own limit) and compresses from now on. The
+// worker calls it when the server rejected a prompt this memory counted as
+// fitting — a smaller context window than configured, or a count that
+// disagrees — so the memory distils harder rather than send it again.
+// A value below 1 is ignored; the tightest limit given wins.
+func (m *Memory) LimitPrompt(maxPromptTokens int) {
+	if maxPromptTokens < 1 {
+		return
+	}
+	if m.maxPrompt == 0 || maxPromptTokens < m.maxPrompt {
+		m.maxPrompt = maxPromptTokens
 	}
 	m.compressed = true
 }

@@ -35,6 +35,9 @@ var mustBan = []string{
 	// permissions
 	`chmod -R 777 /`,
 	`chmod -R 000 /*`,
+	`chmod -R 000 /etc`,
+	`chown -R nobody /usr`,
+	`chmod -R a-x /bin/*`,
 	`chown -R x /`,
 	`chown -R nobody:nogroup /`,
 	`chgrp -R users /`,
@@ -94,6 +97,8 @@ var mustBan = []string{
 	`busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager PowerOff b false`,
 	// firewall
 	`iptables -F`,
+	`iptables -P INPUT DROP`,
+	`ip6tables --policy OUTPUT REJECT`,
 	`iptables --flush`,
 	`iptables -t nat -F`,
 	`ip6tables -F INPUT`,
@@ -308,6 +313,8 @@ var mustAllow = []string{
 	`usermod -s /usr/sbin/nologin games`,
 	`chage -M 365 root`,
 	`iptables -L -n`,
+	`iptables -P FORWARD ACCEPT`,
+	`chown -R root:root /etc/aide`,
 	`iptables -A INPUT -p tcp --dport 22 -j ACCEPT`,
 	`iptables -S`,
 	`nft list ruleset`,

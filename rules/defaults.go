@@ -23,7 +23,7 @@ type rawBuiltin struct {
 var builtins = []builtin{
 	{"rm -r or mv of /, /*, or a top-level system directory such as /etc, /usr, /var, /boot, /root (also via find -delete)",
 		"deletes the operating system", deletesSystem},
-	{"recursive chmod, chown, chgrp, chattr or setfacl of /",
+	{"recursive chmod, chown, chgrp, chattr or setfacl of / or of a top-level system directory such as /etc, /usr, /var",
 		"breaks the permissions of the whole system", recursivePermsOfRoot},
 	{"mkfs, mke2fs, mkswap, wipefs, blkdiscard and partitioning or disk-erasing tools (fdisk, sfdisk, sgdisk, parted, cryptsetup luksFormat, ...)",
 		"wipes or reformats disks", formatsDisk},
@@ -31,7 +31,7 @@ var builtins = []builtin{
 		"overwrites a disk", writesDevice},
 	{"reboot, shutdown, halt, poweroff, kexec, init/telinit 0|1|6, systemctl reboot|poweroff|halt|rescue|emergency|isolate|suspend, writing to /proc/sysrq-trigger",
 		"takes the host down", powersOff},
-	{"iptables/ip6tables -F, nft flush ruleset, nft flush|delete table, ufw reset, firewall-cmd --panic-on",
+	{"iptables/ip6tables -F or a DROP/REJECT default policy, nft flush ruleset, nft flush|delete table, ufw reset, firewall-cmd --panic-on",
 		"flushes the firewall", flushesFirewall},
 	{"passwd -d, usermod -p '', chpasswd with an empty password, writing root:: into /etc/shadow",
 		"deletes a password", deletesPassword},
@@ -205,7 +205,7 @@ func recursivePermsOfRoot(s *simple) bool {
 		return false
 	}
 	for _, t := range targets {
-		if isRootish(t, s.cwd) {
+		if isSystemTree(t, s.cwd) {
 			return true
 		}
 	}
@@ -396,9 +396,16 @@ func flushesFirewall(s *simple) bool {
 	name, args := s.name(), s.args()
 	switch {
 	case iptablesName.MatchString(name):
-		for _, a := range args {
+		for i, a := range args {
 			if a == "--flush" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'F')) {
 				return true
+			}
+			// A DROP or REJECT default policy locks the worker out as surely
+			// as a flush of the rules that let it in.
+			if (a == "-P" || a == "--policy") && i+2 < len(args) {
+				if p := strings.ToUpper(args[i+2]); p == "DROP" || p == "REJECT" {
+					return true
+				}
 			}
 		}
 	case name == "nft":

@@ -168,11 +168,13 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 				*maxTokens = cl.MaxModelLen - cl.PromptTokens - 16
 				continue
 			}
-			extra := 256
-			if cl.PromptTokens > a.Prompt {
-				extra += cl.PromptTokens - a.Prompt
+			// The prompt must shrink: below what the server says fits, less
+			// any amount by which its count exceeds ours, with some room.
+			target := a.Prompt - 256
+			if cl.MaxModelLen > 0 {
+				target = min(target, cl.MaxModelLen-mt-64-max(0, cl.PromptTokens-a.Prompt))
 			}
-			mem.Tighten(extra)
+			mem.LimitPrompt(target)
 			continue
 		}
 		if err != nil {

@@ -50,6 +50,19 @@ type Options struct {
 	// Dir is where the files go; it must exist. Default: a new temporary
 	// directory that Close removes.
 	Dir string
+	// Sandbox runs sshd, and so every command run through the target, in a
+	// disposable sandbox (see sandbox.go): new mount, PID, IPC and UTS
+	// namespaces where the whole file system is read-only except a private
+	// /tmp, /var/tmp, Dir and the Writable paths, with a minimal /dev and a
+	// capability bounding set without CAP_SYS_ADMIN, CAP_NET_ADMIN,
+	// CAP_SYS_BOOT, CAP_SYS_MODULE, CAP_SYS_TIME, CAP_MKNOD or CAP_SYS_RAWIO.
+	// Needs root and bubblewrap (Debian package bubblewrap). Use it
+	// whenever commands not written by the test itself (a model's, a
+	// policy's) run through the target.
+	Sandbox bool
+	// Writable are host paths the sandbox may write to (bind-mounted
+	// read-write at the same place), such as a test's temporary directory.
+	Writable []string
 }
 
 // Target is a running sshd. Its fields are read-only.
@@ -267,6 +280,11 @@ func (t *Target) start(ctx context.Context, sshd string, opts Options) error {
 	t.log = newLogBuffer("Server listening on " + t.Host + " port " + strconv.Itoa(port))
 	t.exited = make(chan struct{})
 	cmd := exec.Command(sshd, "-D", "-e", "-f", t.ConfigFile)
+	if opts.Sandbox {
+		if cmd, err = sandboxed(sshd, []string{"-D", "-e", "-f", t.ConfigFile}, t.Dir, opts.Writable); err != nil {
+			return err
+		}
+	}
 	cmd.Stdout = t.log
 	cmd.Stderr = t.log
 	cmd.Dir = t.Dir

@@ -1,0 +1,214 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/sshexec"
+	"github.com/nightshift-dev/nightshift/vllmsim"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+var (
+	modelOnce sync.Once
+	model     *budget.Model
+	modelErr  error
+)
+
+func qwen3(t testing.TB) *budget.Model {
+	t.Helper()
+	modelOnce.Do(func() { model, modelErr = budget.LoadModel("qwen3") })
+	if modelErr != nil {
+		t.Fatal(modelErr)
+	}
+	return model
+}
+
+// env is one worker wired to a real sshd on loopback and the vLLM simulator
+// over real HTTP, with the Qwen3 tokenizer, a 16,384 window and max_tokens
+// 1,024 unless the test changes them.
+type env struct {
+	t       *testing.T
+	target  *sshtarget.Target
+	ssh     *sshexec.Client
+	sim     *vllmsim.Server
+	url     string
+	mu      sync.Mutex
+	bodies  []openai.ChatCompletionRequest // every chat request the server received
+	events  []worker.Event
+	dir     string
+	counter *budget.ChatCounter
+}
+
+type envOptions struct {
+	// policy makes the simulator's policy; dir is the test's directory,
+	// the only host path the sandboxed target may write to.
+	policy       func(dir string) vllmsim.Policy
+	serverWindow int // the simulator's max_model_len; 0 means 16384
+	faults       []vllmsim.Fault
+	errorStyle   vllmsim.ErrorStyle
+}
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	m := qwen3(t)
+	e := &env{t: t, dir: t.TempDir()}
+	ctx := context.Background()
+	// Commands come from the simulator's policies, some of them destructive
+	// on purpose: they run in a sandbox whose only writable host path is
+	// the test's directory.
+	target, err := sshtarget.Start(ctx, sshtarget.Options{Sandbox: true, Writable: []string{e.dir}})
+	if err != nil {
+		t.Fatalf("start the sandboxed SSH target (the test command installs openssh-server and bubblewrap, and runs as root): %v", err)
+	}
+	t.Cleanup(func() { target.Close() })
+	e.target = target
+	e.ssh, err = sshexec.New(sshexec.Config{Host: target.Host, Port: target.Port, User: target.User, NoAgent: true,
+		IdentityFiles: []string{target.IdentityFile}, KnownHostsFiles: []string{target.KnownHostsFile},
+		CommandTimeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.ssh.Close() })
+
+	sc, err := vllmsim.NewBudgetCounter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := o.serverWindow
+	if window == 0 {
+		window = 16384
+	}
+	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: window, Counter: sc, Policy: o.policy(e.dir), Faults: o.faults, ErrorStyle: o.errorStyle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Record every chat request body on its way to the simulator.
+	h := e.sim.Handler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			body, _ := io.ReadAll(r.Body)
+			var req openai.ChatCompletionRequest
+			if json.Unmarshal(body, &req) == nil {
+				e.mu.Lock()
+				e.bodies = append(e.bodies, req)
+				e.mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	e.url = hs.URL
+	e.counter, err = budget.NewModelChatCounter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) Observe(ev worker.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events = append(e.events, ev)
+}
+
+type workerOptions struct {
+	window, reserve int
+	maxAttempts     int
+	retryDeadline   time.Duration
+}
+
+func (e *env) worker(o workerOptions) *worker.Worker {
+	e.t.Helper()
+	m := qwen3(e.t)
+	if o.window == 0 {
+		o.window = 16384
+	}
+	if o.reserve == 0 {
+		o.reserve = 1024
+	}
+	b, err := budget.New(budget.Config{ContextWindow: o.window, Reserve: o.reserve})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	oc := openai.DefaultConfig("")
+	oc.BaseURL = e.url + "/v1"
+	w, err := worker.New(worker.Config{
+		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
+		RetryDeadline: o.retryDeadline, Observer: e,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
+type sshAdapter struct{ c *sshexec.Client }
+
+func (a sshAdapter) Run(ctx context.Context, command string) (worker.Exec, error) {
+	r, err := a.c.Run(ctx, command)
+	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
+		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
+}
+
+// rule writes a rules file in the test's directory and loads one rule from it.
+func (e *env) rule(yaml, id string) rules.Rule {
+	e.t.Helper()
+	p := filepath.Join(e.dir, id+".yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	set, err := rules.Load(p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r, ok := set.Get(id)
+	if !ok {
+		e.t.Fatalf("rule %s not loaded", id)
+	}
+	return r
+}
+
+func (e *env) requests() []openai.ChatCompletionRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]openai.ChatCompletionRequest(nil), e.bodies...)
+}
+
+func (e *env) eventsOf(kind worker.EventKind) []worker.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []worker.Event
+	for _, ev := range e.events {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func contains(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,263 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/vllmsim"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// TestStubbornStaysInsideTheWindow is the regression test asked for by name:
+// 25, 50 and 100 attempts of the stubborn policy, whose commands print
+// thousands of tokens, against a real sshd and the vLLM simulator. vLLM never
+// rejects a prompt, the ban list is in every prompt, and the prompt plateaus.
+func TestStubbornStaysInsideTheWindow(t *testing.T) {
+	attempts := []int{25, 50, 100}
+	if testing.Short() {
+		attempts = []int{25}
+	}
+	for _, n := range attempts {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
+				return vllmsim.Stubborn(vllmsim.StubbornConfig{Seed: uint64(n), DraftDir: filepath.Join(dir, "drafts")})
+			}})
+			r := e.rule(fmt.Sprintf(`rules:
+  - id: aide_build_database
+    title: Build and Test AIDE Database
+    check: "test -f %s/aide.db"
+    banned: ['systemctl (restart|stop) ssh']
+    max_attempts: %d
+`, e.dir, n), "aide_build_database")
+			out, err := e.worker(workerOptions{}).Fix(context.Background(), r)
+			if err != nil {
+				t.Fatalf("Fix: %v (outcome %+v)", err, out)
+			}
+			if out.Status != worker.StatusNotFixed || out.Attempts != n {
+				t.Fatalf("outcome %+v, want not_fixed after %d attempts", out, n)
+			}
+			if rej := e.sim.Stats().Rejections(); len(rej) != 0 || out.ContextRejections != 0 {
+				t.Fatalf("%d context-length rejections (first: %s)", len(rej), rej[0].Error)
+			}
+			reqs := e.requests()
+			if len(reqs) != n {
+				t.Fatalf("%d model calls for %d attempts", len(reqs), n)
+			}
+			for i, req := range reqs {
+				sys := req.Messages[0].Content
+				if !contains(sys, "Banned commands", "systemctl (restart|stop) ssh") {
+					t.Fatalf("request %d: the ban list is missing from the instruction:\n%s", i+1, sys)
+				}
+			}
+			calls := e.eventsOf(worker.EventModelCall)
+			maxEarly, maxLate, msgsAt20, msgsLast := 0, 0, 0, 0
+			for _, c := range calls {
+				a := c.Assessment
+				if a.Total > a.Limit || a.Prompt+1024 > 16384 {
+					t.Fatalf("attempt %d: prompt over the window: %s", c.Attempt, a)
+				}
+				switch {
+				case c.Attempt <= 20:
+					maxEarly = max(maxEarly, a.Prompt)
+				default:
+					maxLate = max(maxLate, a.Prompt)
+				}
+				if c.Attempt == 20 {
+					msgsAt20 = a.Messages
+				}
+				msgsLast = a.Messages
+			}
+			t.Logf("%d attempts: max prompt %d in attempts 1–20, %d after; messages %d at attempt 20, %d at the end; limit %d",
+				n, maxEarly, maxLate, msgsAt20, msgsLast, calls[0].Assessment.Limit)
+			if msgsLast > msgsAt20+2 {
+				t.Errorf("the message count grew from %d at attempt 20 to %d", msgsAt20, msgsLast)
+			}
+		})
+	}
+}
+
+// TestBannedProposerNeverRuns: the banned-proposer policy proposes
+// destructive commands, each written "touch MARKER; <command>". The marker
+// file proves that none of them ran.
+func TestBannedProposerNeverRuns(t *testing.T) {
+	var marker string
+	e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
+		marker = filepath.Join(dir, "BANNED-COMMAND-RAN")
+		return vllmsim.BannedProposer(vllmsim.BannedConfig{Marker: marker})
+	}})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: sshd_disable_root_login
+    title: Disable SSH root login
+    check: "test -f %s/never"
+    max_attempts: 16
+`, e.dir), "sshd_disable_root_login")
+	out, err := e.worker(workerOptions{}).Fix(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Fix: %v", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a banned command ran: the marker %s exists (stat: %v)", marker, err)
+	}
+	if out.Blocked == 0 {
+		t.Fatalf("no command was blocked: %+v", out)
+	}
+	blocked := 0
+	for _, ev := range e.eventsOf(worker.EventCommand) {
+		if ev.Action == "blocked" {
+			blocked++
+			if !strings.Contains(ev.Command, marker) {
+				t.Errorf("blocked command without the marker: %q", ev.Command)
+			}
+		}
+		if ev.Action == "ran" && strings.Contains(ev.Command, marker) {
+			t.Errorf("a marked (banned) command ran: %q", ev.Command)
+		}
+	}
+	t.Logf("%d attempts, %d commands blocked, %d ran", out.Attempts, blocked, out.Commands)
+}
+
+// TestEventualFixes: wrong tries, then the fix; the rule ends fixed.
+func TestEventualFixes(t *testing.T) {
+	var conf string
+	e2 := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
+		conf = filepath.Join(dir, "sshd_config")
+		return vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 4,
+			Fixes: map[string]string{"sshd_disable_root_login": "sed -i 's/^#PermitRootLogin.*/PermitRootLogin no/' " + conf}})
+	}})
+	if err := os.WriteFile(conf, []byte("#PermitRootLogin prohibit-password\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e2.rule(fmt.Sprintf(`rules:
+  - id: sshd_disable_root_login
+    check: "grep -q '^PermitRootLogin no' %s"
+`, conf), "sshd_disable_root_login")
+	out, err := e2.worker(workerOptions{}).Fix(context.Background(), r)
+	if err != nil || out.Status != worker.StatusFixed || out.Attempts != 4 {
+		t.Fatalf("outcome %+v, err %v; want fixed at attempt 4", out, err)
+	}
+	// Checking again costs no model call.
+	calls := len(e2.requests())
+	out, err = e2.worker(workerOptions{}).Fix(context.Background(), r)
+	if err != nil || out.Status != worker.StatusCompliant || len(e2.requests()) != calls {
+		t.Fatalf("a compliant rule: outcome %+v, err %v, %d model calls", out, err, len(e2.requests())-calls)
+	}
+}
+
+// TestMalformedOutputIsFedBack: broken JSON arguments, unknown tools, no tool
+// call and empty commands are attempts with feedback, never a crash.
+func TestMalformedOutputIsFedBack(t *testing.T) {
+	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.Malformed(1) }})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: accounts_tmout
+    check: "test -f %s/never"
+    max_attempts: 12
+`, e.dir), "accounts_tmout")
+	out, err := e.worker(workerOptions{}).Fix(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Fix: %v", err)
+	}
+	if out.Status != worker.StatusNotFixed || out.Attempts != 12 {
+		t.Fatalf("outcome %+v", out)
+	}
+	malformed := 0
+	for _, ev := range e.eventsOf(worker.EventCommand) {
+		if ev.Action == "malformed" {
+			malformed++
+			if ev.Detail == "" {
+				t.Error("malformed event without a detail")
+			}
+		}
+	}
+	if malformed == 0 {
+		t.Fatal("no malformed call recorded")
+	}
+	if rej := e.sim.Stats().Rejections(); len(rej) != 0 {
+		t.Fatalf("the server rejected %d requests: %s", len(rej), rej[0].Error)
+	}
+}
+
+// TestRetriesAreNotAttempts: 503s, 429s and a dropped connection are retried
+// with backoff and do not count as attempts.
+func TestRetriesAreNotAttempts(t *testing.T) {
+	e := newEnv(t, envOptions{
+		policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(2, "cannot fix this in a test") },
+		faults: []vllmsim.Fault{{Kind: vllmsim.FaultUnavailable}, {Kind: vllmsim.FaultRateLimited}, {Kind: vllmsim.FaultClose}},
+	})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: accounts_tmout
+    check: "test -f %s/never"
+`, e.dir), "accounts_tmout")
+	out, err := e.worker(workerOptions{retryDeadline: time.Minute}).Fix(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Fix: %v", err)
+	}
+	if out.Retries != 3 || out.Status != worker.StatusGaveUp || out.Attempts != 2 {
+		t.Fatalf("outcome %+v, want 3 retries and give_up at attempt 2", out)
+	}
+}
+
+// TestServerDownPastDeadline: a server that stays down ends the rule with
+// *worker.UnreachableError.
+func TestServerDownPastDeadline(t *testing.T) {
+	faults := []vllmsim.Fault{{Kind: vllmsim.FaultUnavailable, Times: 1000}}
+	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(1, "") }, faults: faults})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: accounts_tmout
+    check: "test -f %s/never"
+`, e.dir), "accounts_tmout")
+	out, err := e.worker(workerOptions{retryDeadline: 3 * time.Second}).Fix(context.Background(), r)
+	var ue *worker.UnreachableError
+	if !errors.As(err, &ue) || out.Status != worker.StatusUnreachable {
+		t.Fatalf("got %v (outcome %+v), want *UnreachableError", err, out)
+	}
+}
+
+// TestContextRejectionsAreRecovered: a worker that believes the window is
+// larger than the server's gets vLLM's context-length errors; it logs both
+// counts, distils harder or lowers max_tokens, and carries on without
+// spending attempts on the rejections.
+func TestContextRejectionsAreRecovered(t *testing.T) {
+	for _, style := range vllmsim.Styles() {
+		t.Run(style.String(), func(t *testing.T) {
+			e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
+				return vllmsim.Stubborn(vllmsim.StubbornConfig{DraftDir: filepath.Join(dir, "drafts")})
+			}, serverWindow: 6144, errorStyle: style})
+			r := e.rule(fmt.Sprintf(`rules:
+  - id: aide_build_database
+    check: "test -f %s/never"
+    max_attempts: 12
+`, e.dir), "aide_build_database")
+			out, err := e.worker(workerOptions{window: 16384}).Fix(context.Background(), r)
+			if err != nil {
+				t.Fatalf("Fix: %v (outcome %+v)", err, out)
+			}
+			if out.Attempts != 12 || out.ContextRejections == 0 {
+				t.Fatalf("outcome %+v: want 12 attempts and some recovered rejections", out)
+			}
+			for _, ev := range e.eventsOf(worker.EventRejected) {
+				if ev.LocalTokens == 0 || ev.Error == "" {
+					t.Errorf("rejection event without both counts: %+v", ev)
+				}
+			}
+		})
+	}
+}
+
+// TestBanListCoversTheSimulatorsBannedCommands: every destructive command the
+// banned-proposer policy can propose is refused by the default ban list, as
+// the policy sends it ("touch MARKER; <command>").
+func TestBanListCoversTheSimulatorsBannedCommands(t *testing.T) {
+	bans := rules.DefaultBanList()
+	for _, c := range vllmsim.BannedCommands() {
+		if _, hit := bans.Match("touch /tmp/marker; " + c); !hit {
+			t.Errorf("not banned: %q", c)
+		}
+	}
+}
