@@ -83,35 +83,61 @@ func TestWrongKeyIsAuthError(t *testing.T) {
 	}
 }
 
-func TestIdentityFiles(t *testing.T) {
-	const pass = "s3cret-Passphrase!"
-	for typ, priv := range genKeys(t) {
-		tests := []struct {
-			name       string
-			passphrase string // on the file
-			env        *string
-			prompt     func(string) ([]byte, error)
-			wantErr    error
-			wantMsg    string
-		}{
-			{name: "plain"},
-			{name: "env", passphrase: pass, env: ptr(pass)},
-			{name: "prompt", passphrase: pass, prompt: func(string) ([]byte, error) { return []byte(pass), nil }},
-			{name: "env wins over prompt", passphrase: pass, env: ptr(pass), prompt: func(string) ([]byte, error) { return nil, errors.New("prompt must not be called") }},
-			{name: "no passphrase source", passphrase: pass, wantErr: ErrPassphraseRequired, wantMsg: "NIGHTSHIFT_TEST_PASSPHRASE"},
-			{name: "wrong passphrase", passphrase: pass, env: ptr("wrong"), wantMsg: "incorrect passphrase"},
-			{name: "prompt fails", passphrase: pass, prompt: func(string) ([]byte, error) { return nil, ErrNoTerminal }, wantErr: ErrNoTerminal},
+// fixtureKey returns a key file from testdata/keys (made by ssh-keygen)
+// and its public key.
+func fixtureKey(t *testing.T, name string) (string, ssh.PublicKey) {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("testdata", "keys", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, pub
+}
+
+// fixturePass is the passphrase of testdata/keys/*_enc.
+const fixturePass = "s3cret-Passphrase!"
+
+func authorize(srv *testServer, pub ssh.PublicKey) {
+	srv.setAuth(func(_ ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
+		if string(k.Marshal()) == string(pub.Marshal()) {
+			return &ssh.Permissions{}, nil
 		}
+		return nil, errors.New("no")
+	})
+}
+
+func TestIdentityFiles(t *testing.T) {
+	const pass = fixturePass
+	tests := []struct {
+		name    string
+		file    string // suffix after id_TYPE
+		env     *string
+		prompt  func(string) ([]byte, error)
+		wantErr error
+		wantMsg string
+	}{
+		{name: "plain"},
+		{name: "env", file: "_enc", env: ptr(pass)},
+		{name: "prompt", file: "_enc", prompt: func(string) ([]byte, error) { return []byte(pass), nil }},
+		{name: "env wins over prompt", file: "_enc", env: ptr(pass), prompt: func(string) ([]byte, error) { return nil, errors.New("prompt must not be called") }},
+		{name: "no passphrase source", file: "_enc", wantErr: ErrPassphraseRequired, wantMsg: "NIGHTSHIFT_TEST_PASSPHRASE"},
+		{name: "wrong passphrase", file: "_enc", env: ptr("wrong"), wantMsg: "incorrect passphrase"},
+		{name: "prompt fails", file: "_enc", prompt: func(string) ([]byte, error) { return nil, ErrNoTerminal }, wantErr: ErrNoTerminal},
+	}
+	for _, typ := range []string{"ed25519", "rsa", "ecdsa"} {
 		for _, tc := range tests {
 			t.Run(typ+"/"+tc.name, func(t *testing.T) {
-				path, signer := keyFile(t, priv, tc.passphrase)
+				path, pub := fixtureKey(t, "id_"+typ+tc.file)
 				f := newFixture(t)
-				f.srv.setAuth(func(_ ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
-					if string(k.Marshal()) == string(signer.PublicKey().Marshal()) {
-						return &ssh.Permissions{}, nil
-					}
-					return nil, errors.New("no")
-				})
+				authorize(f.srv, pub)
 				f.srv.handle("true", func(x *execCtx) exit { return exit{} })
 				if tc.env != nil {
 					t.Setenv("NIGHTSHIFT_TEST_PASSPHRASE", *tc.env)
@@ -291,10 +317,18 @@ func TestAgentAuth(t *testing.T) {
 // encrypted key and checks that logs, errors and every rendering of the
 // Config hold neither the passphrase nor any encoding of the private key.
 func TestSecretsNeverLeak(t *testing.T) {
-	const pass = "hunter2-correct-horse"
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	path, signer := keyFile(t, priv, pass)
+	const pass = fixturePass
+	path, pub := fixtureKey(t, "id_ed25519_enc")
 	pemText, _ := os.ReadFile(path)
+	raw, err := ssh.ParseRawPrivateKeyWithPassphrase(pemText, []byte(pass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := *raw.(*ed25519.PrivateKey)
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seed := priv.Seed()
 	secrets := map[string]string{
 		"passphrase":      pass,
@@ -306,12 +340,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 
 	f := newFixture(t)
-	f.srv.setAuth(func(_ ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
-		if string(k.Marshal()) == string(signer.PublicKey().Marshal()) {
-			return &ssh.Permissions{}, nil
-		}
-		return nil, errors.New("no")
-	})
+	authorize(f.srv, pub)
 	f.srv.handle("true", func(x *execCtx) exit { return exit{} })
 	t.Setenv("NIGHTSHIFT_TEST_PASSPHRASE", pass)
 	var outputs []string
