@@ -114,5 +114,21 @@ func decodeChatRequest(input []byte) (openai.ChatCompletionRequest, error) {
 	if req.Messages == nil {
 		return req, fmt.Errorf("request: field \"messages\" is missing")
 	}
+	// Tool parameters decoded into map[string]any would lose their key
+	// order, which the chat template prints: keep them as raw JSON.
+	var raw struct {
+		Tools []struct {
+			Function *struct {
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(input, &raw); err == nil && len(raw.Tools) == len(req.Tools) {
+		for i, t := range raw.Tools {
+			if t.Function != nil && req.Tools[i].Function != nil && len(t.Function.Parameters) > 0 && string(t.Function.Parameters) != "null" {
+				req.Tools[i].Function.Parameters = t.Function.Parameters
+			}
+		}
+	}
 	return req, nil
 }
