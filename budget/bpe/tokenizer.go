@@ -67,6 +67,16 @@ func (t *Tokenizer) Decode(ids []int) string {
 	return lossy(b.String())
 }
 
+// TokenBytes returns the raw bytes of one token, which need not be valid
+// UTF-8 on their own (a byte-level token can hold part of a character), or
+// nil for an unknown ID.
+func (t *Tokenizer) TokenBytes(id int) []byte {
+	if id < 0 || id+1 >= len(t.decOff) {
+		return nil
+	}
+	return []byte(t.decBlob[t.decOff[id]:t.decOff[id+1]])
+}
+
 // AddedTokens returns the added tokens (special and not) in ID order.
 func (t *Tokenizer) AddedTokens() []AddedToken {
 	out := make([]AddedToken, len(t.added))
