@@ -23,10 +23,19 @@
 // number of bytes cut), the exit code or signal, and the duration. A
 // non-zero exit is a result, not an error. Each command has a timeout
 // (Config.CommandTimeout) and obeys its context: on either, the remote
-// command is sent SIGTERM, then SIGKILL after Config.KillGrace, its session
-// is closed, and the Result says it timed out (or was cancelled). OpenSSH's
-// sshd delivers the signal to the command's whole process group; a server
-// that ignores signal requests leaves the command running.
+// command's process group is sent SIGTERM, then SIGKILL after
+// Config.KillGrace, its session is closed, and the Result says it timed out
+// (or was cancelled).
+//
+// Signalling works for every login user, root included: OpenSSH's sshd
+// refuses "signal" channel requests for root logins ("session signalling
+// requires privilege separation"), so Run prefixes each command with a
+// one-line announcement of its process group on stderr (`printf ... $$ >&2;`,
+// so the login shell must be POSIX-like), removes that line from the
+// captured stderr, and on interruption runs `kill -SIG -- -PGID` in a second
+// session. Without the announcement (e.g. the command line failed to
+// parse) it falls back to a signal request. Processes that leave the group
+// (setsid, daemons) are not reached.
 //
 // One connection per Client is reused across commands, with keepalives
 // (Config.KeepAlive). A broken connection is redialled with backoff

@@ -146,3 +146,37 @@ func TestReadLine(t *testing.T) {
 		t.Error("readLine of empty input succeeded")
 	}
 }
+
+func TestPgidFilter(t *testing.T) {
+	const nonce = "00ff"
+	tag := pgidTag + nonce + ":"
+	tests := []struct {
+		name     string
+		writes   []string
+		want     string
+		wantPgid int
+	}{
+		{"announcement stripped", []string{tag + "4242\nwarning\n"}, "warning\n", 4242},
+		{"split announcement", []string{"sshexec-", "pgid:00ff:4", "242\n", "rest"}, "rest", 4242},
+		{"no announcement", []string{"bash: syntax error\n"}, "bash: syntax error\n", 0},
+		{"other nonce is data", []string{pgidTag + "beef:7\n"}, pgidTag + "beef:7\n", 0},
+		{"bad group is data", []string{tag + "1\n"}, tag + "1\n", 0},
+		{"partial line at end", []string{"sshexec-pg"}, "sshexec-pg", 0},
+		{"announcement only once", []string{tag + "9\n" + tag + "10\n"}, tag + "10\n", 9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			f := newPgidFilter(&out, nonce)
+			for _, w := range tc.writes {
+				if n, err := f.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			f.finish()
+			if out.String() != tc.want || f.group() != tc.wantPgid {
+				t.Errorf("got %q pgid %d, want %q pgid %d", out.String(), f.group(), tc.want, tc.wantPgid)
+			}
+		})
+	}
+}

@@ -64,6 +64,7 @@ func (c *Client) Run(ctx context.Context, command string) (Result, error) {
 	if c.cfg.Sudo && c.cfg.User != "root" {
 		command = "sudo -n -- sh -c " + shellQuote(command)
 	}
+	command, nonce := withPreamble(command)
 
 	select {
 	case c.sessions <- struct{}{}:
@@ -81,7 +82,8 @@ func (c *Client) Run(ctx context.Context, command string) (Result, error) {
 
 	stdout := newCapBuffer(c.cfg.OutputCap)
 	stderr := newCapBuffer(c.cfg.OutputCap)
-	sess.Stdout, sess.Stderr = stdout, stderr
+	filter := newPgidFilter(stderr, nonce)
+	sess.Stdout, sess.Stderr = stdout, filter
 	collect := func() {
 		res.Stdout, res.StdoutCut = stdout.result()
 		res.Stderr, res.StderrCut = stderr.result()
@@ -111,9 +113,10 @@ func (c *Client) Run(ctx context.Context, command string) (Result, error) {
 	case o = <-done:
 	case <-cmdCtx.Done():
 		interrupted = true
-		o = c.interrupt(cn, sess, done)
+		o = c.interrupt(cn, sess, filter, done)
 	}
 	res.Duration = time.Since(start)
+	filter.finish()
 	collect()
 	waitErr := o.wait
 	if o.start != nil && !interrupted {
@@ -212,13 +215,13 @@ func newSession(ctx context.Context, cn *conn) (*ssh.Session, error) {
 // SIGKILL after KillGrace, then, after another KillGrace, closes the
 // session; if the server still has not closed the channel after a third
 // KillGrace, the connection is torn down. It returns Wait's result.
-func (c *Client) interrupt(cn *conn, sess *ssh.Session, done <-chan outcome) outcome {
+func (c *Client) interrupt(cn *conn, sess *ssh.Session, f *pgidFilter, done <-chan outcome) outcome {
 	grace := func() <-chan time.Time { return time.After(c.cfg.KillGrace) }
-	// Signal requests get no reply; an error means the channel or the
-	// connection is already gone, which Wait then reports.
+	// Signalling failures mean the channel or the connection is already
+	// gone, which Wait then reports.
 	steps := []func(){
-		func() { sess.Signal(ssh.SIGTERM) },
-		func() { sess.Signal(ssh.SIGKILL) },
+		func() { c.signalCommand(cn, sess, f, ssh.SIGTERM) },
+		func() { c.signalCommand(cn, sess, f, ssh.SIGKILL) },
 		func() { sess.Close() },
 	}
 	for _, step := range steps {

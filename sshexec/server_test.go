@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync"
 	"testing"
@@ -56,7 +58,16 @@ type testServer struct {
 	started  map[string]chan struct{}
 	// forward enables direct-tcpip channels (a jump host).
 	forward bool
+	// groups maps the fake process groups announced to clients to the
+	// sessions' signal channels, for "kill -SIG -- -PGID" helper commands.
+	groups map[int]chan string
 }
+
+// preamble matches Run's process group announcement (see kill.go).
+var (
+	preamble = regexp.MustCompile(`(?s)^printf '` + pgidTag + `%s:%s\\n' ([0-9a-f]+) \$\$ >&2; (.*)$`)
+	killCmd  = regexp.MustCompile(`^(?:sudo -n )?kill -([A-Z]+) -- -([0-9]+) 2>/dev/null$`)
+)
 
 func newKey(t testing.TB) ssh.Signer {
 	t.Helper()
@@ -77,6 +88,7 @@ func newTestServer(t *testing.T, authorized ...ssh.PublicKey) *testServer {
 	s := &testServer{
 		t: t, hostSigner: newKey(t),
 		handlers: map[string]handler{}, execs: map[string]int{}, started: map[string]chan struct{}{},
+		groups: map[int]chan string{},
 	}
 	s.cfg = &ssh.ServerConfig{
 		PublicKeyCallback: func(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
@@ -262,6 +274,37 @@ func (s *testServer) serveSession(raw net.Conn, ch ssh.Channel, reqs <-chan *ssh
 			if running || ssh.Unmarshal(req.Payload, &p) != nil {
 				req.Reply(false, nil)
 				continue
+			}
+			if m := killCmd.FindStringSubmatch(p.Command); m != nil {
+				pgid, _ := strconv.Atoi(m[2])
+				s.mu.Lock()
+				target := s.groups[pgid]
+				if target != nil {
+					s.signals = append(s.signals, m[1])
+				}
+				s.mu.Unlock()
+				if target != nil {
+					select {
+					case target <- m[1]:
+					default:
+					}
+				}
+				req.Reply(true, nil)
+				running = true
+				go s.run(raw, ch, func(*execCtx) exit { return exit{} }, nil, gone, nil)
+				continue
+			}
+			announce := ""
+			if m := preamble.FindStringSubmatch(p.Command); m != nil {
+				s.mu.Lock()
+				pgid := 1000 + len(s.groups)
+				s.groups[pgid] = signals
+				s.mu.Unlock()
+				announce = fmt.Sprintf("%s%s:%d\n", pgidTag, m[1], pgid)
+				p.Command = m[2]
+			}
+			if announce != "" {
+				io.WriteString(ch.Stderr(), announce)
 			}
 			s.mu.Lock()
 			h, ok := s.handlers[p.Command]
