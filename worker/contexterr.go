@@ -56,6 +56,7 @@ var (
 	rePassed      = regexp.MustCompile(`You passed (\d+) input tokens and requested (\d+) output tokens`)
 	reTooLarge    = regexp.MustCompile(`'max_tokens' or 'max_completion_tokens' is too large: (\d+)`)
 	reRequestHas  = regexp.MustCompile(`your request has (\d+) input tokens`)
+	reGreater     = regexp.MustCompile(`max_(?:completion_)?tokens=(\d+) ?cannot be greater than max_model_len=(?:max_total_tokens=)?(\d+)`)
 	reContextWord = regexp.MustCompile(`(?i)context length|maximum context|max_model_len`)
 )
 
@@ -81,6 +82,9 @@ func parseContextLength(err error) *ContextLengthError {
 		e.MaxModelLen = atoi(m[1])
 	}
 	switch {
+	case reGreater.MatchString(msg):
+		m := reGreater.FindStringSubmatch(msg)
+		e.MaxTokens, e.MaxModelLen = atoi(m[1]), atoi(m[2])
 	case reTooLarge.MatchString(msg):
 		m := reTooLarge.FindStringSubmatch(msg)
 		e.MaxTokens = atoi(m[1])
@@ -106,7 +110,7 @@ func parseContextLength(err error) *ContextLengthError {
 	// Every other form rejects the prompt: only a smaller prompt helps (and
 	// it means our count and the server's disagree).
 	e.Kind = ContextInput
-	if reTooLarge.MatchString(msg) && e.MaxModelLen > 0 && e.PromptTokens < e.MaxModelLen {
+	if (reTooLarge.MatchString(msg) || reGreater.MatchString(msg)) && e.MaxModelLen > 0 && e.PromptTokens < e.MaxModelLen {
 		e.Kind = ContextOutput
 	}
 	return e

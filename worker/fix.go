@@ -164,9 +164,12 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			if tries >= maxContextRetries {
 				return openai.ChatCompletionMessage{}, a.Prompt, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, cl)
 			}
-			if cl.Kind == ContextOutput && cl.MaxModelLen > cl.PromptTokens+16 {
-				*maxTokens = cl.MaxModelLen - cl.PromptTokens - 16
-				continue
+			if cl.Kind == ContextOutput {
+				prompt := max(cl.PromptTokens, a.Prompt) // the server may not say
+				if cl.MaxModelLen > prompt+16 {
+					*maxTokens = cl.MaxModelLen - prompt - 16
+					continue
+				}
 			}
 			// The prompt must shrink: below what the server says fits, less
 			// any amount by which its count exceeds ours, with some room.
