@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -259,5 +262,49 @@ func TestBanListCoversTheSimulatorsBannedCommands(t *testing.T) {
 		if _, hit := bans.Match("touch /tmp/marker; " + c); !hit {
 			t.Errorf("not banned: %q", c)
 		}
+	}
+}
+
+// stopAfter closes stop when the given attempt ends, as the CLI's first
+// SIGINT does.
+type stopAfter struct {
+	attempt int
+	stop    chan struct{}
+	inner   worker.Observer
+}
+
+func (s *stopAfter) Observe(e worker.Event) {
+	s.inner.Observe(e)
+	if e.Kind == worker.EventAttempt && e.Attempt == s.attempt {
+		close(s.stop)
+	}
+}
+
+// TestStopFinishesTheCurrentStep: closing Config.Stop (the CLI's first
+// SIGINT) ends the rule after the step under way, as interrupted.
+func TestStopFinishesTheCurrentStep(t *testing.T) {
+	e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
+		return vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 50, WrongFixes: []string{"echo attempt %d >> " + filepath.Join(dir, "log")}})
+	}})
+	r := e.rule(fmt.Sprintf("rules:\n  - id: accounts_tmout\n    check: \"test -f %s/never\"\n", e.dir), "accounts_tmout")
+	b, err := budget.New(budget.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := openai.DefaultConfig("")
+	oc.BaseURL = e.url + "/v1"
+	stop := make(chan struct{})
+	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+		Counter: e.counter, Tokenizer: qwen3(t).Tokenizer, Budget: b, Stop: stop, Observer: &stopAfter{attempt: 2, stop: stop, inner: e}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.Fix(context.Background(), r)
+	if err != nil || out.Status != worker.StatusInterrupted || out.Attempts != 2 {
+		t.Fatalf("outcome %+v, err %v; want interrupted after attempt 2", out, err)
+	}
+	log, _ := os.ReadFile(filepath.Join(e.dir, "log"))
+	if got := strings.Count(string(log), "attempt"); got != 2 {
+		t.Fatalf("%d commands ran, want the 2 of the finished attempts", got)
 	}
 }
