@@ -1,0 +1,275 @@
+package inventory
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/inventory/name, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "inventory", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from golden (run go test ./inventory -update to accept):\n%s", name, got)
+	}
+}
+
+func TestLoadGolden(t *testing.T) {
+	for _, file := range []string{"hosts.ini", "hosts.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			inv, err := Load(filepath.Join("..", "testdata", "inventory", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := struct {
+				Hosts  []Host              `json:"hosts"`
+				Groups map[string][]string `json:"groups"`
+			}{inv.Hosts(), map[string][]string{}}
+			for _, g := range inv.Groups() {
+				hs, err := inv.Select(g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				names := []string{}
+				for _, h := range hs {
+					names = append(names, h.Name)
+				}
+				out.Groups[g] = names
+			}
+			b, err := json.MarshalIndent(out, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, file+".golden.json", append(b, '\n'))
+		})
+	}
+}
+
+// TestINISemantics states the Ansible behaviours the golden file holds, so a
+// wrong golden cannot be accepted silently.
+func TestINISemantics(t *testing.T) {
+	inv, err := Load(filepath.Join("..", "testdata", "inventory", "hosts.ini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		host string
+		want Host
+	}{
+		{"bastion.example.com", Host{Address: "bastion.example.com", Port: 22, User: "jump", Groups: []string{"ungrouped"}}},
+		{"web02.example.com", Host{Address: "web02.example.com", Port: 22, User: "deploy", Groups: []string{"prod", "web"}}},
+		{"web-canary.example.com", Host{Address: "web-canary.example.com", Port: 2222, User: "canary", Groups: []string{"prod", "web"}}},
+		{"db-b.example.com", Host{Address: "10.0.0.9", Port: 22, User: "deploy", Identity: "/keys/db key", Groups: []string{"db", "prod"}}},
+		{"db-old", Host{Address: "10.0.0.99", Port: 2200, User: "legacy", Groups: []string{"db", "prod"}}},
+		{"job3", Host{Address: "job3", Port: 22, Groups: []string{"batch"}}},
+	}
+	for _, tt := range tests {
+		h, ok := inv.Host(tt.host)
+		if !ok {
+			t.Errorf("host %s missing", tt.host)
+			continue
+		}
+		got := Host{Address: h.Address, Port: h.Port, User: h.User, Identity: h.Identity, Groups: h.Groups}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s = %+v, want %+v", tt.host, got, tt.want)
+		}
+	}
+	// Deeper group vars win over shallower ones; [all:vars] is lowest.
+	web, _ := inv.Host("web01.example.com")
+	db, _ := inv.Host("db-a.example.com")
+	if web.Vars["tier"] != "frontend" || db.Vars["tier"] != "production" || db.Vars["datacenter"] != "ams" {
+		t.Errorf("precedence: web tier %q, db tier %q, db datacenter %q", web.Vars["tier"], db.Vars["tier"], db.Vars["datacenter"])
+	}
+	if _, ok := inv.Host("job6"); !ok {
+		t.Error("stride range: job6 missing")
+	}
+	if _, ok := inv.Host("job1"); ok {
+		t.Error("stride range: job1 present")
+	}
+}
+
+func TestExpand(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []string
+		wantErr bool
+	}{
+		{"plain", []string{"plain"}, false},
+		{"web[01:03].x", []string{"web01.x", "web02.x", "web03.x"}, false},
+		{"w[8:10]", []string{"w8", "w9", "w10"}, false},
+		{"w[008:010]", []string{"w008", "w009", "w010"}, false},
+		{"[a:c]", []string{"a", "b", "c"}, false},
+		{"[A:B]-[1:2]", []string{"A-1", "A-2", "B-1", "B-2"}, false},
+		{"n[0:10:5]", []string{"n0", "n5", "n10"}, false},
+		{"n[3:1]", nil, true},
+		{"n[a:Z]", nil, true},
+		{"n[1:2", nil, true},
+		{"n1]", nil, true},
+		{"n[1]", nil, true},
+		{"n[1:2:0]", nil, true},
+		{"n[a:5]", nil, true},
+		{"n[0:999999]", nil, true},
+		{"n[0:999][0:999]", nil, true},
+		{"n[0:9223372036854775807:9223372036854775807]", []string{"n0", "n9223372036854775807"}, false},
+	}
+	for _, tt := range tests {
+		got, err := expand(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("expand(%q) error = %v, wantErr %v", tt.in, err, tt.wantErr)
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, ErrRange) {
+				t.Errorf("expand(%q) error %v does not wrap ErrRange", tt.in, err)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("expand(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, format, src string
+		line              int
+		sentinel          error
+		mention           string
+	}{
+		{"bad section", "ini", "a\n[web\n", 2, ErrSyntax, "no \"]\""},
+		{"bad section kind", "ini", "[web:hosts]\n", 1, ErrSyntax, "web:hosts"},
+		{"junk after header", "ini", "[web] x\n", 1, ErrSyntax, "after section header"},
+		{"host var without =", "ini", "[web]\n\nw1 port\n", 3, ErrSyntax, "\"port\""},
+		{"bad port", "ini", "[web]\nw1:99999\n", 2, ErrPort, "99999"},
+		{"bad ansible_port", "ini", "[web]\nw1 ansible_port=ssh\n", 2, ErrPort, "ssh"},
+		{"bad range", "ini", "[web]\nw[5:1]\n", 2, ErrRange, "after end"},
+		{"unterminated quote", "ini", "w1 ansible_user='x\n", 1, ErrSyntax, "quote"},
+		{"vars without =", "ini", "[web:vars]\nnonsense\n", 2, ErrSyntax, "key=value"},
+		{"child not a name", "ini", "[p:children]\na b\n", 2, ErrSyntax, "not a group name"},
+		{"cycle", "ini", "[a:children]\nb\n[b:children]\na\n", 4, ErrCycle, "own descendant"},
+		{"all as child", "ini", "[a:children]\nall\n", 2, ErrCycle, "all"},
+		{"yaml syntax", "yaml", "hosts: [a\n", 0, ErrSyntax, "yaml"},
+		{"yaml unknown key", "yaml", "- host: a\n  prot: 22\n", 2, ErrUnknownKey, "prot"},
+		{"yaml top key", "yaml", "servers: []\n", 1, ErrUnknownKey, "servers"},
+		{"yaml no host", "yaml", "- user: a\n", 1, ErrSyntax, "without"},
+		{"yaml bad port", "yaml", "- host: a\n  port: 0\n", 2, ErrPort, "port"},
+		{"yaml bad group", "yaml", "- host: a\n  groups: [\"x y\"]\n", 2, ErrSyntax, "x y"},
+		{"yaml not a list", "yaml", "hosts: a\n", 1, ErrSyntax, "list"},
+		{"yaml vars nested", "yaml", "- host: a\n  vars: {k: [1]}\n", 2, ErrSyntax, "\"k\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.format == "ini" {
+				_, err = ParseINI("site.ini", []byte(tt.src))
+			} else {
+				_, err = ParseYAML("site.yaml", []byte(tt.src))
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			if !errors.Is(err, tt.sentinel) {
+				t.Errorf("error %v does not wrap %v", err, tt.sentinel)
+			}
+			if pe.Line != tt.line {
+				t.Errorf("line = %d, want %d (%v)", pe.Line, tt.line, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "site.") || !strings.Contains(msg, tt.mention) {
+				t.Errorf("error %q does not name the file and %q", msg, tt.mention)
+			}
+		})
+	}
+}
+
+func TestSelect(t *testing.T) {
+	inv, err := ParseINI("t.ini", []byte("solo\n[web]\nw1\nw2\n[db]\nd1\nw1\n[prod:children]\nweb\ndb\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(hs []Host) string {
+		var s []string
+		for _, h := range hs {
+			s = append(s, h.Name)
+		}
+		return strings.Join(s, ",")
+	}
+	tests := []struct {
+		patterns []string
+		want     string
+		err      error
+	}{
+		{nil, "solo,w1,w2,d1", nil},
+		{[]string{"all"}, "solo,w1,w2,d1", nil},
+		{[]string{"web"}, "w1,w2", nil},
+		{[]string{"db", "web"}, "w1,w2,d1", nil},
+		{[]string{"prod"}, "w1,w2,d1", nil},
+		{[]string{"ungrouped"}, "solo", nil},
+		{[]string{"d1", "solo"}, "solo,d1", nil},
+		{[]string{"prod", "!db"}, "w2", nil},
+		{[]string{"!web"}, "solo,d1", nil},
+		{[]string{"nosuch"}, "", ErrNoMatch},
+		{[]string{"web", "!nosuch"}, "", ErrNoMatch},
+	}
+	for _, tt := range tests {
+		got, err := inv.Select(tt.patterns...)
+		if !errors.Is(err, tt.err) {
+			t.Errorf("Select(%v) error = %v, want %v", tt.patterns, err, tt.err)
+			continue
+		}
+		if err == nil && names(got) != tt.want {
+			t.Errorf("Select(%v) = %s, want %s", tt.patterns, names(got), tt.want)
+		}
+	}
+	// Returned hosts are copies.
+	hs, _ := inv.Select("w1")
+	hs[0].Groups[0] = "changed"
+	if h, _ := inv.Host("w1"); h.Groups[0] == "changed" {
+		t.Error("Select returned a host sharing memory with the inventory")
+	}
+}
+
+func TestDestination(t *testing.T) {
+	tests := []struct {
+		h    Host
+		want string
+	}{
+		{Host{Name: "a"}, "a"},
+		{Host{Name: "a", Address: "10.0.0.1", User: "u", Port: 2222}, "u@10.0.0.1:2222"},
+		{Host{Name: "v6", Address: "fe80::1", Port: 22}, "[fe80::1]:22"},
+	}
+	for _, tt := range tests {
+		if got := tt.h.Destination(); got != tt.want {
+			t.Errorf("Destination() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.ini")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	inv, err := ParseYAML("empty.yaml", nil)
+	if err != nil || len(inv.Hosts()) != 0 {
+		t.Errorf("empty YAML: %v, %d hosts", err, len(inv.Hosts()))
+	}
+}
