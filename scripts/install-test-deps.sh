@@ -37,3 +37,18 @@ fi
 if [ -x scripts/fetch-tokenizers.sh ]; then
 	scripts/fetch-tokenizers.sh
 fi
+
+# report: xmllint validates the JUnit output against the committed schema;
+# headless Chromium renders the HTML report (installed only when missing).
+need_report=()
+command -v xmllint >/dev/null 2>&1 || need_report+=(libxml2-utils)
+command -v chromium >/dev/null 2>&1 || need_report+=(chromium)
+if [ ${#need_report[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-test-deps: missing ${need_report[*]}; run: sudo apt-get install -y ${need_report[*]}" >&2
+		exit 1
+	fi
+	echo "install-test-deps: installing ${need_report[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_report[@]}" >/dev/null
+fi

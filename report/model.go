@@ -1,0 +1,162 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrInvalid is wrapped by the errors that reject a Run.
+var ErrInvalid = errors.New("invalid run")
+
+// Outcome is how a rule ended on a host. The values match the worker's
+// statuses.
+type Outcome string
+
+// The outcomes.
+const (
+	Fixed         Outcome = "fixed"         // the re-check passed after an attempt
+	Compliant     Outcome = "compliant"     // compliant before any attempt
+	NotFixed      Outcome = "not_fixed"     // attempts ran out
+	GaveUp        Outcome = "gave_up"       // the model gave up
+	CheckError    Outcome = "check_error"   // the check could not be evaluated
+	NotApplicable Outcome = "notapplicable" // the rule does not apply to the host
+	Unreachable   Outcome = "unreachable"   // the host or the model server stayed down
+	Interrupted   Outcome = "interrupted"   // the run was stopped
+	Failed        Outcome = "failed"        // an error stopped the rule
+)
+
+// Outcomes lists every outcome in report order.
+var outcomes = []Outcome{Fixed, Compliant, NotFixed, GaveUp, CheckError, Failed, Unreachable, Interrupted, NotApplicable}
+
+// Outcomes returns every outcome in the order reports list them.
+func Outcomes() []Outcome { return append([]Outcome(nil), outcomes...) }
+
+// Valid reports whether o is one of the outcomes.
+func (o Outcome) Valid() bool {
+	for _, x := range outcomes {
+		if o == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Passed reports whether the rule is compliant at the end.
+func (o Outcome) Passed() bool { return o == Fixed || o == Compliant }
+
+// IsFailure reports whether JUnit counts o as a failure: the rule is not
+// compliant.
+func (o Outcome) IsFailure() bool { return o == NotFixed || o == GaveUp }
+
+// IsError reports whether JUnit counts o as an error: whether the rule is
+// compliant is unknown.
+func (o Outcome) IsError() bool {
+	return o == CheckError || o == Failed || o == Unreachable || o == Interrupted
+}
+
+// Run is the input: every rule × host result of one batch run.
+type Run struct {
+	Name     string    `json:"name,omitempty"`  // e.g. the profile; the JUnit testsuites name
+	Model    string    `json:"model,omitempty"` // the served model name
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Results  []Result  `json:"results"`
+}
+
+// Result is one rule on one host.
+type Result struct {
+	Rule     string        `json:"rule"`
+	Title    string        `json:"title,omitempty"`
+	Host     string        `json:"host"`
+	Outcome  Outcome       `json:"outcome"`
+	Reason   string        `json:"reason,omitempty"` // why it ended so (worker Outcome.Reason)
+	Duration time.Duration `json:"duration_ns"`
+	Attempts []Attempt     `json:"attempts,omitempty"`
+}
+
+// Attempt is one model call and what came of it.
+type Attempt struct {
+	Number       int       `json:"number"`        // 1-based
+	PromptTokens int       `json:"prompt_tokens"` // the prompt's tokens (worker EventAttempt)
+	Limit        int       `json:"limit"`         // the prompt limit for this call
+	Check        string    `json:"check,omitempty"`
+	Commands     []Command `json:"commands,omitempty"`
+}
+
+// Command is one command the model proposed.
+type Command struct {
+	Command  string `json:"command"`
+	Action   string `json:"action"`              // ran, blocked, refused, malformed, timed_out, unknown, give_up
+	ExitCode *int   `json:"exit_code,omitempty"` // nil when it did not run to an exit
+	Check    string `json:"check,omitempty"`     // the rule's check after the command: pass, fail, error, notapplicable
+	Output   string `json:"output,omitempty"`    // capped output, as recorded
+	Detail   string `json:"detail,omitempty"`    // why it was blocked, or an error
+}
+
+// Validate reports the first problem that would make a report wrong: a
+// result without rule or host, an unknown outcome, a duplicate rule × host,
+// negative tokens or limits.
+func (r *Run) Validate() error {
+	seen := map[[2]string]int{}
+	for i, res := range r.Results {
+		switch {
+		case res.Rule == "":
+			return fmt.Errorf("%w: result %d has no rule", ErrInvalid, i)
+		case res.Host == "":
+			return fmt.Errorf("%w: result %d (%s) has no host", ErrInvalid, i, res.Rule)
+		case !res.Outcome.Valid():
+			return fmt.Errorf("%w: result %d (%s on %s): unknown outcome %q", ErrInvalid, i, res.Rule, res.Host, res.Outcome)
+		}
+		key := [2]string{res.Rule, res.Host}
+		if j, dup := seen[key]; dup {
+			return fmt.Errorf("%w: results %d and %d are both %s on %s", ErrInvalid, j, i, res.Rule, res.Host)
+		}
+		seen[key] = i
+		for _, a := range res.Attempts {
+			if a.PromptTokens < 0 || a.Limit < 0 {
+				return fmt.Errorf("%w: %s on %s attempt %d: negative tokens or limit", ErrInvalid, res.Rule, res.Host, a.Number)
+			}
+		}
+	}
+	return nil
+}
+
+// ruleGroup is one rule's results, in input order.
+type ruleGroup struct {
+	Rule    string
+	Title   string
+	Results []Result
+}
+
+// byRule groups results by rule in order of first appearance.
+func byRule(results []Result) []ruleGroup {
+	var groups []ruleGroup
+	index := map[string]int{}
+	for _, r := range results {
+		i, ok := index[r.Rule]
+		if !ok {
+			i = len(groups)
+			index[r.Rule] = i
+			groups = append(groups, ruleGroup{Rule: r.Rule})
+		}
+		if groups[i].Title == "" {
+			groups[i].Title = r.Title
+		}
+		groups[i].Results = append(groups[i].Results, r)
+	}
+	return groups
+}
+
+// hostsOf returns the hosts in order of first appearance.
+func hostsOf(results []Result) []string {
+	var hosts []string
+	seen := map[string]bool{}
+	for _, r := range results {
+		if !seen[r.Host] {
+			seen[r.Host] = true
+			hosts = append(hosts, r.Host)
+		}
+	}
+	return hosts
+}
