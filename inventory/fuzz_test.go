@@ -17,6 +17,9 @@ func fuzzCheck(t *testing.T, inv *Inventory, err error) {
 		if h.Name == "" || h.Port < 0 || h.Port > 65535 {
 			t.Fatalf("bad host %+v", h)
 		}
+		if got, err := inv.Select(h.Name); err != nil || len(got) == 0 {
+			t.Fatalf("Select(%q) of a listed host: %v", h.Name, err)
+		}
 	}
 	for _, g := range inv.Groups() {
 		if _, err := inv.Select(g); err != nil {

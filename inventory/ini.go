@@ -44,7 +44,7 @@ func ParseINI(name string, data []byte) (*Inventory, error) {
 			}
 		case "children":
 			child := stripComment(text)
-			if child == "" || strings.ContainsAny(child, " \t=[]:") {
+			if !validGroup(child) {
 				return nil, b.errf(line, ErrSyntax, "[%s:children]: %q is not a group name", group, text)
 			}
 			if child == "all" {
@@ -97,8 +97,15 @@ func parseSection(text string) (group, kind string, err error) {
 	return "", "", fmt.Errorf("section [%s]: want [%s], [%s:children] or [%s:vars]", inner, group, group, group)
 }
 
+// validGroup reports whether g can name a group: no spaces or INI syntax,
+// and no leading "!" (Select's negation).
 func validGroup(g string) bool {
-	return g != "" && !strings.ContainsAny(g, " \t:[]=#;\"'")
+	return g != "" && g[0] != '!' && !strings.ContainsAny(g, " \t\r\n:[]=#;\"'")
+}
+
+// validHost reports whether h can name a host: no spaces and no leading "!".
+func validHost(h string) bool {
+	return h != "" && h[0] != '!' && !strings.ContainsAny(h, " \t\r\n")
 }
 
 // iniHostLine parses "pattern[:port] key=value ...".
@@ -135,8 +142,8 @@ func (b *builder) iniHostLine(text, group string, line int) error {
 		return b.errf(line, ErrRange, "%v", unwrapSentinel(err, ErrRange))
 	}
 	for _, n := range names {
-		if n == "" {
-			return b.errf(line, ErrSyntax, "empty host name")
+		if !validHost(n) {
+			return b.errf(line, ErrSyntax, "invalid host name %q", n)
 		}
 		b.addHost(n, group, vars, line)
 	}

@@ -112,7 +112,8 @@ func (inv *Inventory) Host(name string) (Host, bool) {
 // without duplicates. A pattern is a group name (every host in the group and
 // its child groups; "all" is every host) or a host name; a pattern with a
 // leading "!" removes what it names from the result. With no patterns it
-// returns every host. A pattern that names nothing is an error wrapping
+// returns every host. A name that is both a group and a host selects both.
+// A pattern that names nothing is an error wrapping
 // ErrNoMatch.
 func (inv *Inventory) Select(patterns ...string) ([]Host, error) {
 	if len(patterns) == 0 {
@@ -124,12 +125,14 @@ func (inv *Inventory) Select(patterns ...string) ([]Host, error) {
 	for _, p := range patterns {
 		neg := strings.HasPrefix(p, "!")
 		name := strings.TrimPrefix(p, "!")
-		var names []string
-		if members, ok := inv.groups[name]; ok {
-			names = members
-		} else if _, ok := inv.byName[name]; ok {
-			names = []string{name}
-		} else {
+		members, isGroup := inv.groups[name]
+		names := members
+		_, isHost := inv.byName[name]
+		if isHost {
+			// A name that is both a group and a host means both.
+			names = append(slices.Clone(members), name)
+		}
+		if !isGroup && !isHost {
 			return nil, fmt.Errorf("select %q: %w", p, ErrNoMatch)
 		}
 		set := in
@@ -183,6 +186,7 @@ type builder struct {
 	// childLine is the line where a group was first named as a child
 	// (INI only), for cycle errors.
 	childLine map[string]int
+	member    map[[2]string]bool // {group, host} listed directly
 }
 
 func newBuilder(file string) *builder {
@@ -194,6 +198,7 @@ func newBuilder(file string) *builder {
 		children:  map[string][]string{},
 		gvars:     map[string]map[string]string{},
 		childLine: map[string]int{},
+		member:    map[[2]string]bool{},
 	}
 }
 
@@ -215,7 +220,9 @@ func (b *builder) addHost(name, group string, vars map[string]string, line int) 
 	}
 	maps.Copy(b.hostVars[name], vars)
 	b.addGroup(group)
-	if !slices.Contains(b.direct[group], name) {
+	key := [2]string{group, name}
+	if !b.member[key] {
+		b.member[key] = true
 		b.direct[group] = append(b.direct[group], name)
 	}
 }

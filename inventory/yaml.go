@@ -49,8 +49,8 @@ func ParseYAML(name string, data []byte) (inv *Inventory, err error) {
 
 func (b *builder) yamlHost(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
-		if n.Value == "" || n.Tag == "!!null" {
-			return b.errf(n.Line, ErrSyntax, "empty host")
+		if n.Tag == "!!null" || !validHost(n.Value) {
+			return b.errf(n.Line, ErrSyntax, "invalid host name %q", n.Value)
 		}
 		b.addHost(n.Value, "all", nil, n.Line)
 		return nil
@@ -133,6 +133,9 @@ func (b *builder) yamlHost(n *yaml.Node) error {
 	}
 	if name == "" {
 		return b.errf(n.Line, ErrSyntax, "host entry without \"host\"")
+	}
+	if !validHost(name) {
+		return b.errf(n.Line, ErrSyntax, "invalid host name %q", name)
 	}
 	if len(groups) == 0 {
 		groups = []string{"all"}
