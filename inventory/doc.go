@@ -32,7 +32,9 @@
 // ansible_private_key_file) fill Host's fields; every variable stays in
 // Host.Vars. Variables follow Ansible's precedence: [all:vars], then group
 // variables from the shallowest to the deepest group (ties by name), then
-// host variables. A value in a vars section is the rest of the line after
+// host variables. As in Ansible, a group named by [group:vars] or listed
+// as a child must be declared by a [group] or [group:children] section
+// somewhere in the file. A value in a vars section is the rest of the line after
 // "=", trimmed, with one pair of surrounding quotes removed. Not supported:
 // bracketed IPv6 addresses (use ansible_host) and Ansible's YAML inventory.
 //

@@ -15,6 +15,11 @@ func ParseINI(name string, data []byte) (*Inventory, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	group, kind := "ungrouped", "hosts"
+	// As in Ansible, a group named in [g:vars] or as a child must be
+	// declared by a [g] or [g:children] section somewhere in the file.
+	declared := map[string]bool{"all": true, "ungrouped": true}
+	varsAt := map[string]int{}
+	childOf := map[string]string{}
 	line := 0
 	for sc.Scan() {
 		line++
@@ -32,6 +37,13 @@ func ParseINI(name string, data []byte) (*Inventory, error) {
 			}
 			group, kind = g, k
 			b.addGroup(group)
+			if kind == "vars" {
+				if _, ok := varsAt[group]; !ok {
+					varsAt[group] = line
+				}
+			} else {
+				declared[group] = true
+			}
 			if kind == "vars" && b.gvars[group] == nil {
 				b.gvars[group] = map[string]string{}
 			}
@@ -56,6 +68,7 @@ func ParseINI(name string, data []byte) (*Inventory, error) {
 			}
 			if _, ok := b.childLine[child]; !ok {
 				b.childLine[child] = line
+				childOf[child] = group
 			}
 		case "vars":
 			k, v, ok := strings.Cut(text, "=")
@@ -69,7 +82,30 @@ func ParseINI(name string, data []byte) (*Inventory, error) {
 	if err := sc.Err(); err != nil {
 		return nil, b.errf(line+1, ErrSyntax, "%v", err)
 	}
+	if err := b.undeclared(declared, varsAt, childOf); err != nil {
+		return nil, err
+	}
 	return b.build()
+}
+
+// undeclared reports the first (by line) [g:vars] section or child
+// reference naming a group that no [g] or [g:children] section declares.
+func (b *builder) undeclared(declared map[string]bool, varsAt map[string]int, childOf map[string]string) error {
+	first, msg := 0, ""
+	for g, l := range varsAt {
+		if !declared[g] && (first == 0 || l < first) {
+			first, msg = l, fmt.Sprintf("section [%s:vars] names undeclared group %q", g, g)
+		}
+	}
+	for g, parent := range childOf {
+		if l := b.childLine[g]; !declared[g] && (first == 0 || l < first) {
+			first, msg = l, fmt.Sprintf("section [%s:children] includes undeclared group %q", parent, g)
+		}
+	}
+	if first == 0 {
+		return nil
+	}
+	return b.errf(first, ErrUndeclared, "%s", msg)
 }
 
 // parseSection parses "[group]", "[group:children]" or "[group:vars]",
@@ -79,7 +115,7 @@ func parseSection(text string) (group, kind string, err error) {
 	if end < 0 {
 		return "", "", fmt.Errorf("section header %q has no \"]\"", text)
 	}
-	if rest := strings.TrimSpace(text[end+1:]); rest != "" && rest[0] != '#' && rest[0] != ';' {
+	if rest := strings.TrimSpace(text[end+1:]); rest != "" && rest[0] != '#' {
 		return "", "", fmt.Errorf("text %q after section header", rest)
 	}
 	inner := text[1:end]

@@ -18,6 +18,7 @@ var (
 	ErrPort       = errors.New("invalid port")
 	ErrCycle      = errors.New("group cycle")
 	ErrUnknownKey = errors.New("unknown key")
+	ErrUndeclared = errors.New("undeclared group")
 	ErrNoMatch    = errors.New("no host matches")
 )
 

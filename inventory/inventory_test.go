@@ -166,6 +166,11 @@ func TestParseErrors(t *testing.T) {
 		{"child not a name", "ini", "[p:children]\na b\n", 2, ErrSyntax, "not a group name"},
 		{"cycle", "ini", "[a:children]\nb\n[b:children]\na\n", 4, ErrCycle, "own descendant"},
 		{"all as child", "ini", "[a:children]\nall\n", 2, ErrCycle, "all"},
+		{"vars of undeclared group", "ini", "[web]\nw1\n[db:vars]\nx=1\n", 3, ErrUndeclared, "[db:vars]"},
+		{"undeclared child", "ini", "[web]\nw1\n[p:children]\nweb\ndb\n", 5, ErrUndeclared, "\"db\""},
+		{"host with leading !", "ini", "[web]\n!w1\n", 2, ErrSyntax, "!w1"},
+		{"group with leading !", "ini", "[!web]\nw1\n", 1, ErrSyntax, "!web"},
+		{"yaml host with space", "yaml", "- host: a b\n", 1, ErrSyntax, "a b"},
 		{"yaml syntax", "yaml", "hosts: [a\n", 0, ErrSyntax, "yaml"},
 		{"yaml unknown key", "yaml", "- host: a\n  prot: 22\n", 2, ErrUnknownKey, "prot"},
 		{"yaml top key", "yaml", "servers: []\n", 1, ErrUnknownKey, "servers"},
@@ -202,7 +207,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	inv, err := ParseINI("t.ini", []byte("solo\n[web]\nw1\nw2\n[db]\nd1\nw1\n[prod:children]\nweb\ndb\n"))
+	inv, err := ParseINI("t.ini", []byte("solo\n[web]\nw1\nw2\n[db]\nd1\nw1\n[prod:children]\nweb\ndb\n[d1]\nsolo\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +228,12 @@ func TestSelect(t *testing.T) {
 		{[]string{"web"}, "w1,w2", nil},
 		{[]string{"db", "web"}, "w1,w2,d1", nil},
 		{[]string{"prod"}, "w1,w2,d1", nil},
-		{[]string{"ungrouped"}, "solo", nil},
+		{[]string{"ungrouped"}, "", nil},
 		{[]string{"d1", "solo"}, "solo,d1", nil},
+		{[]string{"d1"}, "solo,d1", nil}, // both a group and a host
 		{[]string{"prod", "!db"}, "w2", nil},
 		{[]string{"!web"}, "solo,d1", nil},
+		{[]string{"all", "!d1"}, "w1,w2", nil},
 		{[]string{"nosuch"}, "", ErrNoMatch},
 		{[]string{"web", "!nosuch"}, "", ErrNoMatch},
 	}
