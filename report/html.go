@@ -55,7 +55,8 @@ type htmlRule struct {
 	Title   string
 	Chart   *chart
 	Results []htmlResult
-	Cells   []htmlCell // one per host of the run, in host order
+	Cells   []htmlCell     // one per host of the run, in host order
+	Counts  []outcomeCount // the rule's outcomes over its hosts, in report order
 	Passed  int
 }
 
@@ -104,6 +105,17 @@ func WriteHTML(w io.Writer, run *Run) error {
 			byHost[r.Host] = r.Outcome
 			if r.Outcome.Passed() {
 				hr.Passed++
+			}
+		}
+		for _, o := range outcomes {
+			n := 0
+			for _, r := range g.Results {
+				if r.Outcome == o {
+					n++
+				}
+			}
+			if n > 0 {
+				hr.Counts = append(hr.Counts, outcomeCount{o, n})
 			}
 		}
 		for j, h := range d.Hosts {
