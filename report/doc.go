@@ -3,7 +3,9 @@
 //
 // The input is the plain data model in this package (Run, Result, Attempt,
 // Command); the caller fills it from the worker's outcomes and events, so
-// report does not import worker.
+// report does not import worker. A Collector builds a Run from those facts
+// as they arrive, in the worker's order (commands, then the attempt's end
+// with its prompt tokens and limit, then the rule's outcome).
 //
 // # Outputs
 //
@@ -31,4 +33,6 @@
 //
 // The functions only read the Run they are given; they may be called
 // concurrently on the same Run as long as no one modifies it meanwhile.
+// A Collector is safe for concurrent use, and Collector.Run returns a deep
+// copy.
 package report
