@@ -403,13 +403,13 @@ type xccdfValue struct {
 }
 
 type xccdfProfile struct {
-	ID          string         `xml:"id,attr"`
-	Extends     string         `xml:"extends,attr"`
-	Title       richText       `xml:"title"`
-	Description richText       `xml:"description"`
-	Selects     []xccdfSelect  `xml:"select"`
-	Refines     []xccdfRefine  `xml:"refine-value"`
-	Sets        []xccdfSet     `xml:"set-value"`
+	ID          string        `xml:"id,attr"`
+	Extends     string        `xml:"extends,attr"`
+	Title       richText      `xml:"title"`
+	Description richText      `xml:"description"`
+	Selects     []xccdfSelect `xml:"select"`
+	Refines     []xccdfRefine `xml:"refine-value"`
+	Sets        []xccdfSet    `xml:"set-value"`
 }
 
 type xccdfSelect struct {

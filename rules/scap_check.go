@@ -33,7 +33,9 @@ type OscapCheck struct {
 func (OscapCheck) Kind() string { return "oscap" }
 
 // String returns the command Evaluate runs.
-func (c OscapCheck) String() string { return oscapCommand(c.Oscap, c.Datastream, c.Profile, []string{c.Rule}) }
+func (c OscapCheck) String() string {
+	return oscapCommand(c.Oscap, c.Datastream, c.Profile, []string{c.Rule})
+}
 
 // Evaluate runs oscap for the rule through r. The error is non-nil only when
 // the outcome is unknown (the runner failed, ctx ended, the check is

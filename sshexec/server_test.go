@@ -28,14 +28,12 @@ type exit struct {
 
 // execCtx is what a test command sees.
 type execCtx struct {
-	stdout   io.Writer
-	stderr   io.Writer
-	ch       ssh.Channel
-	raw      net.Conn        // the TCP connection, for simulated drops
-	signals  <-chan string   // signal requests from the client
-	gone     <-chan struct{} // the client closed the channel
-	started  chan<- struct{} // closed by the server once running
-	sentExit bool
+	stdout  io.Writer
+	stderr  io.Writer
+	ch      ssh.Channel
+	raw     net.Conn        // the TCP connection, for simulated drops
+	signals <-chan string   // signal requests from the client
+	gone    <-chan struct{} // the client closed the channel
 }
 
 type handler func(x *execCtx) exit
