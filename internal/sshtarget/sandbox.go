@@ -28,7 +28,7 @@ const sandboxCaps = "-all,+chown,+dac_override,+dac_read_search,+fowner,+fsetid,
 // the capability bounding set reduced to sandboxCaps by setpriv. dir and
 // writable are bound read-write at their own paths. The sandbox dies with
 // the process that started it.
-func sandboxed(sshd string, args []string, dir string, writable []string) (*exec.Cmd, error) {
+func sandboxed(sshd string, args []string, dir string, writable []string, home homeDir) (*exec.Cmd, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: it needs root (it creates namespaces and drops capabilities)", ErrSandbox)
 	}
@@ -61,6 +61,9 @@ func sandboxed(sshd string, args []string, dir string, writable []string) (*exec
 			return nil, fmt.Errorf("%w: writable path: %v", ErrSandbox, err)
 		}
 		a = append(a, "--bind", abs, abs)
+	}
+	if home.dir != "" {
+		a = append(a, "--bind", home.dir, home.mountpoint)
 	}
 	a = append(a, "--", setpriv, "--bounding-set", sandboxCaps, "--inh-caps", "-all", "--", sshd)
 	a = append(a, args...)

@@ -65,6 +65,12 @@ type Options struct {
 	Writable []string
 }
 
+// When Start runs as root, sshd runs in its own mount namespace where the
+// login user's home directory is an empty directory (Dir/home): bash reads
+// ~/.bashrc for every command sshd starts, and a development machine's
+// (pyenv's init, for one) took a second per command and could change what
+// commands see. The machine's home directory itself is never touched.
+
 // Target is a running sshd. Its fields are read-only.
 type Target struct {
 	// Addr is "127.0.0.1:PORT"; Host and Port are its parts.
@@ -279,11 +285,19 @@ func (t *Target) start(ctx context.Context, sshd string, opts Options) error {
 
 	t.log = newLogBuffer("Server listening on " + t.Host + " port " + strconv.Itoa(port))
 	t.exited = make(chan struct{})
-	cmd := exec.Command(sshd, "-D", "-e", "-f", t.ConfigFile)
-	if opts.Sandbox {
-		if cmd, err = sandboxed(sshd, []string{"-D", "-e", "-f", t.ConfigFile}, t.Dir, opts.Writable); err != nil {
+	args := []string{"-D", "-e", "-f", t.ConfigFile}
+	cmd := exec.Command(sshd, args...)
+	home, err := t.cleanHome()
+	if err != nil {
+		return err
+	}
+	switch {
+	case opts.Sandbox:
+		if cmd, err = sandboxed(sshd, args, t.Dir, opts.Writable, home); err != nil {
 			return err
 		}
+	case home.dir != "":
+		cmd = withHome(sshd, args, home)
 	}
 	cmd.Stdout = t.log
 	cmd.Stderr = t.log
