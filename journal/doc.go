@@ -1,0 +1,67 @@
+// Package journal is Nightshift's durable record of overnight runs: an
+// embedded SQLite database (modernc.org/sqlite, pure Go, no cgo) in WAL mode
+// with foreign keys on and a versioned schema migrated on Open.
+//
+// # What is recorded
+//
+// A run (its configuration, start and end) holds tasks, one per rule × host.
+// A task holds steps, each its own row in the steps table plus a detail row:
+// model calls with their budget breakdown, commands (the command, capped
+// stdout and stderr, exit code, signal, timeout, duration), check results,
+// attempt ends, distillations (the distilled lines and, as the audit record,
+// the exact messages they replaced) and free-form events.
+//
+// # Durability
+//
+// Every Record/Begin/Finish/End method is synchronous: it returns only after
+// its transaction has committed (synchronous=FULL by default, so a commit
+// survives power loss, not only kill -9). A caller that records a step before
+// starting the next therefore never loses a finished step. A record is one
+// transaction, so a crash leaves it whole or absent, never torn.
+//
+// # Resume
+//
+// Commands are recorded in two phases: BeginCommand commits the command as
+// started and returns a PendingCommand handle, FinishCommand records the
+// result through that handle. A task has at most one started command (a
+// unique index enforces it). After a crash, PendingCommands and ResumeRun
+// report the commands that started without a result: their outcome is
+// unknown, and the journal refuses BeginCommand and FinishTask for their task
+// (ErrCommandPending) until the caller has decided what happened and called
+// MarkUnknown. A command can thus never be re-run silently. ResumeRun also
+// lists finished tasks (never to be redone: FinishTask succeeds once per task,
+// StartTask on a finished task returns ErrTaskFinished) and reconstructs each
+// task in progress (its attempts, its ledger of commands with outcomes, its
+// checks and distilled lines) via TaskState.
+//
+// # Queries
+//
+// Runs, Tasks and Steps serve `worker history`. For people the schema has
+// plain-SQL views, stable across schema versions:
+//
+//	run_summary      one row per run: status, tasks, finished, fixed
+//	task_summary     one row per rule × host: status, attempts, model calls,
+//	                 commands, largest prompt, duration
+//	command_log      every command with its state and result
+//	pending_commands commands started without a result (outcome unknown)
+//
+// for example `sqlite3 journal.db 'select * from task_summary'`. Prune deletes
+// ended runs older than a cutoff with everything they hold.
+//
+// # Concurrency
+//
+// A Journal is safe for concurrent use by many goroutines (one per host).
+// All writes go through a single writer connection (database/sql pool of
+// size one), so they are serialized in process without SQLITE_BUSY; reads
+// use a separate pool and see the last committed state. Other processes
+// (`worker history`, sqlite3) may read the file at any time; a second
+// writing process waits up to Config.BusyTimeout for the write lock.
+//
+// # Bad input
+//
+// Open returns ErrNotJournal for a file that is not SQLite or is an SQLite
+// database of another application (the file is left untouched), a
+// *SchemaError matching ErrNewerSchema for a journal written by a newer
+// Nightshift, and ErrReadOnly for a file that cannot be written (open it
+// with Config.ReadOnly to query it).
+package journal
