@@ -30,6 +30,12 @@ func (m *Memory) grouped() int {
 func (m *Memory) line(ctx context.Context, i int) (string, error) {
 	t := m.turns[i]
 	if !t.hasLine {
+		if _, ok := m.cfg.Distiller.(deterministic); ok {
+			// The line is the summary's: summarise once (ClassifyError
+			// reads the whole output) for both the line and group merges.
+			t.line, t.hasLine = m.summary(i).Line(), true
+			return t.line, nil
+		}
 		l, err := m.cfg.Distiller.Line(ctx, t.facts)
 		if err != nil {
 			return "", fmt.Errorf("distil turn %d: %w", t.number, err)
