@@ -3,12 +3,14 @@
 # end-to-end tests: debootstrap minbase bookworm with openssh-server,
 # bookworm's openscap-scanner 1.3.7 and linux-base (without it SSG marks every
 # ssh and aide rule notapplicable), plus trixie's arch-independent ssg-debian
-# and ssg-base 0.1.76 (bookworm's 0.1.65 has no Debian 12 datastream).
+# and ssg-base 0.1.76 (bookworm's 0.1.65 has no Debian 12 datastream). apt's
+# lists and the .debs of sudo and auditd are kept in the root's apt cache so
+# SSG's package_* fixes work offline.
 #
 #   scripts/debian-target.sh tarball        print the cache path; build it if absent
 #   scripts/debian-target.sh ssg-debs DIR   download trixie's ssg .debs into DIR
 #
-# The tarball (zstd, ~90 MB) lives outside the repository, in
+# The tarball (zstd, ~90 MB; built in about 90 s, unpacked in 2-3 s) lives outside the repository, in
 # $NIGHTSHIFT_CACHE (default /var/cache/nightshift); it is never committed.
 # Needs root, debootstrap and zstd; reaches only Debian's archive (the mirror
 # in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list).
@@ -17,7 +19,7 @@ set -euo pipefail
 CACHE_DIR="${NIGHTSHIFT_CACHE:-/var/cache/nightshift}"
 SSG_VERSION=0.1.76-1
 # The cache key changes whenever what goes into the root changes.
-TARBALL="$CACHE_DIR/debian12-ssg-${SSG_VERSION}-v1.tar.zst"
+TARBALL="$CACHE_DIR/debian12-ssg-${SSG_VERSION}-v3.tar.zst"
 
 log() { echo "debian-target: $*" >&2; }
 
@@ -57,7 +59,7 @@ ssg_debs() {
 }
 
 build() {
-	local root tmp
+	# root is global: the EXIT trap uses it after build returns.
 	command -v debootstrap >/dev/null || {
 		log "installing debootstrap"
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap zstd >/dev/null
@@ -77,8 +79,23 @@ build() {
 	test -s "$root/rootfs/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml"
 	# No host keys baked into the cache: each start generates its own.
 	rm -f "$root"/rootfs/etc/ssh/ssh_host_*
+	# Services never start in the chroot (there is no init): package
+	# scripts that try get "action forbidden".
+	printf '#!/bin/sh\nexit 101\n' >"$root/rootfs/usr/sbin/policy-rc.d"
+	chmod 755 "$root/rootfs/usr/sbin/policy-rc.d"
+	# The package lists and the .debs of the packages SSG's package_*
+	# fixes install (sudo, auditd) stay in the root, so those fixes
+	# (apt-get install -y sudo) work from apt's cache without the network.
+	# debootstrap's own .debs, the translations and apt's binary caches
+	# (rebuilt on use) stay out: they would double the tarball.
+	cp /etc/resolv.conf "$root/rootfs/etc/resolv.conf"
+	echo 'Acquire::Languages "none";' >"$root/rootfs/etc/apt/apt.conf.d/99nightshift-no-translations"
 	chroot "$root/rootfs" apt-get clean
-	rm -rf "$root"/rootfs/var/lib/apt/lists/*
+	rm -f "$root"/rootfs/var/lib/apt/lists/*Translation*
+	chroot "$root/rootfs" apt-get update -q >&2
+	chroot "$root/rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -qq -y --download-only sudo auditd >&2
+	rm -f "$root"/rootfs/var/cache/apt/*.bin
+	: >"$root/rootfs/etc/resolv.conf"
 	log "packing $TARBALL"
 	tar --numeric-owner --xattrs -C "$root/rootfs" -cf - . | zstd -q -T0 -6 -o "$TARBALL.tmp"
 	mv "$TARBALL.tmp" "$TARBALL"
@@ -92,7 +109,14 @@ tarball)
 		log "must run as root"
 		exit 1
 	fi
-	[ -s "$TARBALL" ] || build
+	if [ ! -s "$TARBALL" ]; then
+		# Test packages run in parallel: one builds, the others wait for it.
+		mkdir -p "$CACHE_DIR"
+		exec 9>"$CACHE_DIR/build.lock"
+		flock 9
+		[ -s "$TARBALL" ] || build
+		exec 9>&-
+	fi
 	echo "$TARBALL"
 	;;
 ssg-debs)

@@ -52,3 +52,20 @@ if [ ${#need_report[@]} -gt 0 ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_report[@]}" >/dev/null
 fi
+
+# The SCAP end-to-end tests (internal/debtarget, worker/scap_e2e_test.go) build
+# a Debian 12 root with debootstrap, cached as a zstd tarball by
+# scripts/debian-target.sh in /var/cache/nightshift (built on first use).
+scap_apt=()
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || scap_apt+=(debootstrap)
+command -v zstd >/dev/null 2>&1 || scap_apt+=(zstd)
+command -v unshare >/dev/null 2>&1 || scap_apt+=(util-linux)
+if [ ${#scap_apt[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-test-deps: missing ${scap_apt[*]}; run: sudo apt-get install -y ${scap_apt[*]}" >&2
+		exit 1
+	fi
+	echo "install-test-deps: installing ${scap_apt[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${scap_apt[@]}" >/dev/null
+fi

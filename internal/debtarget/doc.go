@@ -1,0 +1,43 @@
+// Package debtarget starts a disposable Debian 12 host for end-to-end tests
+// of real SCAP Security Guide rules: a real root file system whose /etc the
+// remediations really change, judged by a real OpenSCAP.
+//
+// The root is debootstrap's minbase bookworm with openssh-server, bookworm's
+// openscap-scanner 1.3.7 and linux-base (without it SSG's kernel platform
+// check marks every ssh and aide rule notapplicable), plus trixie's
+// ssg-debian and ssg-base 0.1.76, which ship ssg-debian12-ds.xml
+// ([DatastreamPath]). scripts/debian-target.sh builds it from the machine's
+// Debian mirror (about a minute uncontended) and caches it as a zstd tarball
+// (about 80 MB) in /var/cache/nightshift, or $NIGHTSHIFT_CACHE; [Start]
+// builds it when the tarball is absent and otherwise only unpacks it (a few
+// seconds). The tarball is never committed.
+//
+// [Start] unpacks the root into a fresh directory and runs the root's own
+// sshd as PID 1 of new mount, PID, UTS and IPC namespaces (unshare --fork
+// --propagation private --kill-child), chrooted into the root, with a
+// private /proc whose /proc/sys is read-only, a read-only /sys, a minimal
+// /dev (null, zero, full, random, urandom, tty and a private devpts), private
+// /run and /tmp, its own hostname, and a bounding set without CAP_SYS_ADMIN,
+// CAP_SYS_MODULE, CAP_SYS_BOOT, CAP_SYS_TIME, CAP_SYS_RAWIO, CAP_MKNOD,
+// CAP_SYS_PTRACE, CAP_NET_ADMIN and other dangerous capabilities, so
+// commands run on it cannot remount, reach the host's processes, devices,
+// hostname, sysctls or mounts. The network namespace is the host's: the
+// target listens on 127.0.0.1 only.
+//
+// The sshd is a control sshd: its configuration, host key and
+// authorized_keys live in /etc/nightshift inside the root, it listens on a
+// free 127.0.0.1 port, accepts only the generated key for root, and never
+// reads /etc/ssh/sshd_config, so remediations of /etc/ssh/sshd_config (the
+// file SSG checks) cannot lock the worker out. The root's own host keys are
+// generated at each start.
+//
+// [Target.Close] kills the namespaces' PID 1 (which ends every process in
+// them and with them every mount), checks /proc/self/mountinfo for mounts
+// left under the target's directory ([ErrMountsLeft]; the files are then
+// kept) and removes the directory. A test process that dies takes the target
+// with it (the parent-death signal). Start needs root, unshare, setpriv,
+// chroot, tar, zstd and ssh-keygen on the machine; it returns [ErrNotRoot]
+// otherwise.
+//
+// A Target is safe for concurrent use; Close is idempotent.
+package debtarget

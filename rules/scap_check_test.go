@@ -1,0 +1,203 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// replay is a Runner answering every command with one real oscap run
+// captured by testdata/scap/oscap/capture.sh, and recording the commands.
+type replay struct {
+	out      ExecResult
+	err      error
+	commands []string
+}
+
+func (r *replay) Run(_ context.Context, command string) (ExecResult, error) {
+	r.commands = append(r.commands, command)
+	return r.out, r.err
+}
+
+func captured(t *testing.T, name string) *replay {
+	t.Helper()
+	dir := filepath.Join(scapDir, "oscap")
+	read := func(ext string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(read(".exit")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replay{out: ExecResult{ExitCode: code, Stdout: read(".stdout"), Stderr: read(".stderr")}}
+}
+
+func TestOscapCheckCaptured(t *testing.T) {
+	const ds = "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml"
+	tests := []struct {
+		capture    string
+		rule       string
+		want       Status
+		wantDetail string
+		wantExit   int
+	}{
+		{"fail-many", "sshd_disable_root_login", StatusFail, "oscap: fail", 2},
+		{"fail-many", "accounts_tmout", StatusFail, "oscap: fail", 2},
+		{"fail-many", "sysctl_kernel_kptr_restrict", StatusFail, "oscap: fail", 2},
+		{"fail-many", "package_audit_installed", StatusError, "oscap reported no result for package_audit_installed", 2},
+		{"pass-and-fail", "accounts_tmout", StatusPass, "oscap: pass", 2},
+		{"pass-and-fail", "sshd_disable_root_login", StatusFail, "oscap: fail", 2},
+		{"notapplicable", "sshd_disable_root_login", StatusNotApplicable, "oscap: notapplicable", 0},
+		{"notapplicable", "accounts_tmout", StatusNotApplicable, "oscap: notapplicable", 0},
+		{"unknown-profile", "accounts_tmout", StatusError, "oscap exit 1: No profile matching", 1},
+		{"unknown-rule", "nosuchrule", StatusError, "oscap exit 1: OpenSCAP Error: Rule", 1},
+		{"missing-datastream", "accounts_tmout", StatusError, "oscap exit 1", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.capture+"/"+tt.rule, func(t *testing.T) {
+			r := captured(t, tt.capture)
+			c := OscapCheck{Datastream: ds, Profile: anssiHigh, Rule: rulePrefix + tt.rule}
+			res, err := c.Evaluate(context.Background(), r)
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if res.Status != tt.want || !strings.HasPrefix(res.Detail, tt.wantDetail) || res.ExitCode != tt.wantExit {
+				t.Errorf("result = %s %q exit %d, want %s %q… exit %d", res.Status, res.Detail, res.ExitCode, tt.want, tt.wantDetail, tt.wantExit)
+			}
+			if res.Passed() != (tt.want == StatusPass) {
+				t.Errorf("Passed() = %v", res.Passed())
+			}
+			if strings.Contains(res.Output, "WARNING: Skipping") {
+				t.Errorf("the remote-OVAL warnings reached the output:\n%s", res.Output)
+			}
+			if len(r.commands) != 1 || r.commands[0] != c.String() {
+				t.Errorf("commands = %q, want [%q]", r.commands, c.String())
+			}
+		})
+	}
+}
+
+// TestOscapResults covers every XCCDF result, including those no captured
+// run shows (notchecked, notselected, informational, unknown, fixed).
+func TestOscapResults(t *testing.T) {
+	tests := []struct {
+		result string
+		want   Status
+	}{
+		{"pass", StatusPass},
+		{"fixed", StatusPass},
+		{"fail", StatusFail},
+		{"notapplicable", StatusNotApplicable},
+		{"error", StatusError},
+		{"unknown", StatusError},
+		{"notchecked", StatusError},
+		{"notselected", StatusError},
+		{"informational", StatusError},
+		{"garbage", StatusError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.result, func(t *testing.T) {
+			r := &replay{out: ExecResult{ExitCode: 2, Stdout: rulePrefix + "a:" + tt.result + "\n"}}
+			res, err := OscapCheck{Datastream: "ds.xml", Profile: "p", Rule: rulePrefix + "a"}.Evaluate(context.Background(), r)
+			if err != nil || res.Status != tt.want || !strings.Contains(res.Detail, tt.result) {
+				t.Errorf("%s: %s %q, %v; want %s", tt.result, res.Status, res.Detail, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOscapCheckFailures(t *testing.T) {
+	ok := ExecResult{Stdout: rulePrefix + "a:pass\n"}
+	tests := []struct {
+		name    string
+		check   OscapCheck
+		runner  Runner
+		ctx     func() context.Context
+		want    Status
+		wantErr bool
+	}{
+		{"pass", OscapCheck{Datastream: "d", Profile: "p", Rule: rulePrefix + "a"}, &replay{out: ok}, nil, StatusPass, false},
+		{"short id reported by full id", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, nil, StatusPass, false},
+		{"timeout", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ExecResult{TimedOut: true, Stdout: ok.Stdout}}, nil, StatusError, false},
+		{"signal", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ExecResult{Signal: "KILL", Stdout: ok.Stdout}}, nil, StatusError, false},
+		{"not installed", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ExecResult{ExitCode: 127, Stderr: "sh: oscap: not found"}}, nil, StatusError, false},
+		{"runner error", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{err: errors.New("connection lost")}, nil, StatusError, true},
+		{"nil runner", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, nil, nil, StatusError, true},
+		{"incomplete", OscapCheck{Profile: "p", Rule: "a"}, &replay{out: ok}, nil, StatusError, true},
+		{"cancelled", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, StatusError, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tt.ctx != nil {
+				ctx = tt.ctx()
+			}
+			res, err := tt.check.Evaluate(ctx, tt.runner)
+			if res.Status != tt.want || (err != nil) != tt.wantErr {
+				t.Errorf("Evaluate = %s %q, %v; want %s, error %v", res.Status, res.Detail, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestEvaluateManyOneRunPerProfile: rules sharing a datastream and profile
+// are checked by a single oscap run, each rule once.
+func TestEvaluateManyOneRunPerProfile(t *testing.T) {
+	r := captured(t, "fail-many")
+	mk := func(profile, rule string) OscapCheck {
+		return OscapCheck{Datastream: "/ds.xml", Profile: profile, Rule: rulePrefix + rule}
+	}
+	checks := []OscapCheck{mk(anssiHigh, "accounts_tmout"), mk(anssiHigh, "no_direct_root_logins"), mk(anssiHigh, "accounts_tmout"), mk(standard, "sshd_disable_root_login")}
+	res, err := EvaluateMany(context.Background(), r, checks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.commands) != 2 {
+		t.Fatalf("%d oscap runs, want 2: %q", len(r.commands), r.commands)
+	}
+	if got := strings.Count(r.commands[0], "--rule "); got != 2 {
+		t.Errorf("first run names %d rules, want 2: %s", got, r.commands[0])
+	}
+	for i, c := range checks {
+		if res[i].Status != StatusFail {
+			t.Errorf("%s: %s %q", c.Rule, res[i].Status, res[i].Detail)
+		}
+	}
+}
+
+func TestOscapCommandQuoting(t *testing.T) {
+	c := OscapCheck{Datastream: "/path with space/it's.xml", Profile: "p", Rule: "r;rm -rf /", Oscap: "/opt/oscap"}
+	want := `/opt/oscap xccdf eval --skip-valid --progress --profile p --rule 'r;rm -rf /' '/path with space/it'\''s.xml'`
+	if got := c.String(); got != want {
+		t.Errorf("String() =\n%s\nwant\n%s", got, want)
+	}
+	if c.Kind() != "oscap" {
+		t.Errorf("Kind() = %q", c.Kind())
+	}
+}
+
+func TestParseOscapProgress(t *testing.T) {
+	in := "--- Starting Evaluation ---\nTitle\tX\nxccdf_a_rule_x:pass\r\n xccdf_a_rule_y:fail \nxccdf_a_rule_x:fail\nnot a line\nxccdf_with space:pass\n:pass\nxccdf_a_rule_z:\n"
+	got := ParseOscapProgress(in)
+	want := map[string]string{"xccdf_a_rule_x": "fail", "xccdf_a_rule_y": "fail", "xccdf_a_rule_z": ""}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
