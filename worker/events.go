@@ -34,6 +34,9 @@ type Event struct {
 	Action   string `json:"action,omitempty"` // ran, blocked, refused, malformed, timed_out, unknown, give_up
 	ExitCode *int   `json:"exit_code,omitempty"`
 	Detail   string `json:"detail,omitempty"`
+	// Classes are the error classes distill.ClassifyError found in the
+	// output of a command that ran (or timed out, or was lost).
+	Classes []string `json:"classes,omitempty"`
 
 	// EventCheck and EventAttempt
 	Check string `json:"check,omitempty"` // pass, fail, error, notapplicable
@@ -48,6 +51,9 @@ type Event struct {
 
 	// EventRuleEnd
 	Outcome *Outcome `json:"outcome,omitempty"`
+	// Facts are the host facts the probe found (EventRuleEnd; nil when the
+	// rule ended before the probe).
+	Facts *HostFacts `json:"facts,omitempty"`
 
 	Error string `json:"error,omitempty"`
 }

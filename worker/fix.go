@@ -25,6 +25,7 @@ const maxContextRetries = 3
 func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error) {
 	start := time.Now()
 	out = Outcome{Rule: r.ID}
+	var facts *HostFacts
 	defer func() {
 		out.Duration = time.Since(start)
 		if err != nil && out.Status == "" {
@@ -38,7 +39,12 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		if ctx.Err() != nil && err != nil {
 			out.Status = StatusInterrupted
 		}
-		w.emit(Event{Kind: EventRuleEnd, Rule: r.ID, Outcome: &out, Error: errString(err)})
+		end := Event{Kind: EventRuleEnd, Rule: r.ID, Outcome: &out, Error: errString(err)}
+		if facts != nil {
+			f := *facts
+			end.Facts = &f
+		}
+		w.emit(end)
 	}()
 	w.emit(Event{Kind: EventRuleStart, Rule: r.ID})
 
@@ -59,7 +65,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		return out, nil
 	}
 
-	facts, err := w.probe(ctx)
+	facts, err = w.probe(ctx)
 	if err != nil {
 		return out, fmt.Errorf("rule %s: %w", r.ID, err)
 	}
@@ -69,7 +75,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 			return out, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 	}
-	instr, err := w.instruction(r, bans, facts, w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	instr, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
 	if err != nil {
 		return out, err
 	}
@@ -323,7 +329,8 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *rules.BanList, at
 	case ex.TimedOut:
 		action = "timed_out"
 	}
-	w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code, Error: errString(err)})
+	w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code,
+		Classes: classes(ex, err), Error: errString(err)})
 	if err := mem.AddToolResult(c.id, formatExec(ex, err), stepOf(c, ex, err)); err != nil {
 		return false, err
 	}
@@ -373,7 +380,7 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 			return Plan{}, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 	}
-	instr, err := w.instruction(r, bans, facts, w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	instr, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
 	if err != nil {
 		return Plan{}, err
 	}

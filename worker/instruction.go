@@ -52,13 +52,14 @@ func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
 
 // instruction assembles the system message for a rule within maxTokens: the
 // rule and the ban list always, the description and hints shortened if they
-// do not fit. The first line is "Rule: <id>".
-func (w *Worker) instruction(r rules.Rule, bans *rules.BanList, f *HostFacts, maxTokens int) (string, error) {
+// do not fit, then as many whole lessons as still fit (see withLessons). The
+// first line is "Rule: <id>".
+func (w *Worker) instruction(r rules.Rule, bans *rules.BanList, f *HostFacts, lessons []string, maxTokens int) (string, error) {
 	desc, hints := r.Description, r.Hints
 	for cut := 0; ; cut++ {
 		s := renderInstruction(r, bans, f, desc, hints)
 		if w.cfg.Tokenizer.Count(s) <= maxTokens {
-			return s, nil
+			return w.withLessons(s, lessons, maxTokens), nil
 		}
 		switch {
 		case len(desc) > 200:

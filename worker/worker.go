@@ -88,6 +88,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer receives per-attempt events; nil discards them.
 	Observer Observer
+	// Lessons supplies what earlier attempts at a rule learned on other
+	// hosts and in earlier runs (package lessons), most relevant first. As
+	// many whole lessons as fit in the instruction's share are added to it
+	// after the rule's own text. Nil means no lessons.
+	Lessons LessonSource
 	// Stop, when closed, ends Fix after the current step with
 	// StatusInterrupted (a graceful stop; cancelling the context is the
 	// hard one). Nil means never.

@@ -1,0 +1,53 @@
+package lessons_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/nightshift-dev/nightshift/lessons"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// Example records what a rule's attempts on web-1 taught and gives it to the
+// worker fixing the same rule on web-2.
+func Example() {
+	ctx := context.Background()
+	store := lessons.NewMemory(lessons.MemoryConfig{})
+
+	// The Recorder observes web-1's worker (worker.Config.Observer).
+	rec, err := lessons.NewRecorder(lessons.RecorderConfig{Store: store, Host: "web-1"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	exit := func(n int) *int { return &n }
+	facts := &worker.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get", Init: "systemd"}
+	for _, e := range []worker.Event{
+		{Kind: worker.EventRuleStart, Rule: "aide_build_database"},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: "ran", ExitCode: exit(100), Classes: []string{"dpkg lock held"}},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "aideinit -y -f", Action: "ran", ExitCode: exit(0)},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 2, Check: "pass"},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2, Check: "pass"},
+		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Status: worker.StatusFixed, Attempts: 2}},
+	} {
+		rec.Observe(e)
+	}
+	if err := rec.Flush(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	// web-2's worker gets them through worker.Config.Lessons.
+	src := lessons.NewSource(store, lessons.SourceConfig{})
+	lines, err := src.Lessons(ctx, "aide_build_database", worker.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	// Output:
+	// worked on Debian GNU/Linux 12 (bookworm), apt-get: fixed in attempt 2: ran 'aideinit -y -f' — exited 0; re-check passed
+	// failed on Debian GNU/Linux 12 (bookworm), apt-get: ran 'apt-get install -y aide' — failed (exit 100), dpkg lock held; re-check failed
+}

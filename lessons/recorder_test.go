@@ -1,0 +1,160 @@
+package lessons
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func code(n int) *int { return &n }
+
+// night is the event stream of four rules on one host, as the worker emits it.
+func night() []worker.Event {
+	facts := &worker.HostFacts{OS: deb, PackageManager: "apt-get", Init: "systemd"}
+	ev := []worker.Event{
+		// fixed in attempt 3
+		{Kind: worker.EventRuleStart, Rule: "aide_build_database"},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Check: "fail"},
+		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 1},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: "ran", ExitCode: code(100), Classes: []string{"dpkg lock held"}},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
+		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 2},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Action: "malformed", Detail: "arguments are not JSON"},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "rm -rf /var/lib/aide", Action: "blocked", Detail: `rm\s+-rf\s+/`},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2},
+		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 3},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "while fuser /var/lib/dpkg/lock-frontend; do sleep 5; done; apt-get install -y aide", Action: "ran", ExitCode: code(0)},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "aideinit -y -f", Action: "ran", ExitCode: code(0)},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 3, Check: "pass"},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 3, Check: "pass"},
+		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Rule: "aide_build_database", Status: worker.StatusFixed, Attempts: 3}},
+		// compliant: nothing learned
+		{Kind: worker.EventRuleStart, Rule: "sshd_disable_root_login"},
+		{Kind: worker.EventCheck, Rule: "sshd_disable_root_login", Check: "pass"},
+		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Rule: "sshd_disable_root_login", Status: worker.StatusCompliant}},
+		// gave up
+		{Kind: worker.EventRuleStart, Rule: "grub2_password"},
+		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 1, Command: "grub-mkpasswd-pbkdf2", Action: "timed_out"},
+		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 1, Check: ""},
+		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 2, Action: "give_up", Detail: "needs an interactive password"},
+		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 2, Check: "give_up"},
+		{Kind: worker.EventRuleEnd, Rule: "grub2_password", Facts: facts, Outcome: &worker.Outcome{Rule: "grub2_password", Status: worker.StatusGaveUp, Attempts: 2, Reason: "needs an\ninteractive password"}},
+	}
+	// not fixed: the same failure nine times, then seven different ones
+	ev = append(ev, worker.Event{Kind: worker.EventRuleStart, Rule: "audit_rules"})
+	for a := 1; a <= 16; a++ {
+		cmd := "augenrules --load"
+		if a > 9 {
+			cmd = fmt.Sprintf("echo '-w /etc/passwd -p wa -k %d' >> /etc/audit/rules.d/x.rules", a)
+		}
+		ev = append(ev,
+			worker.Event{Kind: worker.EventCommand, Rule: "audit_rules", Attempt: a, Command: cmd, Action: "ran", ExitCode: code(1 - a/10)},
+			worker.Event{Kind: worker.EventCheck, Rule: "audit_rules", Attempt: a, Check: "fail"},
+			worker.Event{Kind: worker.EventAttempt, Rule: "audit_rules", Attempt: a, Check: "fail"})
+	}
+	return append(ev, worker.Event{Kind: worker.EventRuleEnd, Rule: "audit_rules", Facts: facts,
+		Outcome: &worker.Outcome{Rule: "audit_rules", Status: worker.StatusNotFixed, Attempts: 16}})
+}
+
+func TestRecorderGolden(t *testing.T) {
+	store := NewMemory(MemoryConfig{})
+	rec, err := NewRecorder(RecorderConfig{Store: store, Host: "web-1", Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range night() {
+		rec.Observe(e)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, l := range rec.Pending() {
+		if err := enc.Encode(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden(t, "recorder.golden.jsonl", b.Bytes())
+
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.Pending()); n != 0 {
+		t.Fatalf("%d lessons pending after Flush", n)
+	}
+	got, _ := store.Lessons(context.Background(), Query{Rule: "aide_build_database", OS: deb, PackageManager: "apt-get"})
+	if len(got) != 3 || got[0].Kind != Worked {
+		t.Fatalf("stored lessons:\n%s", dump(got))
+	}
+}
+
+// failingStore fails every Add until healed.
+type failingStore struct {
+	*Memory
+	fail bool
+}
+
+func (s *failingStore) Add(ctx context.Context, ls ...Lesson) error {
+	if s.fail {
+		return fmt.Errorf("disk full")
+	}
+	return s.Memory.Add(ctx, ls...)
+}
+
+func TestRecorderFlushKeepsLessonsOnError(t *testing.T) {
+	store := &failingStore{Memory: NewMemory(MemoryConfig{}), fail: true}
+	rec, err := NewRecorder(RecorderConfig{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range night() {
+		rec.Observe(e)
+	}
+	n := len(rec.Pending())
+	if err := rec.Flush(context.Background()); err == nil {
+		t.Fatal("Flush succeeded against a failing store")
+	}
+	if len(rec.Pending()) != n {
+		t.Fatalf("%d lessons pending after a failed Flush, want %d", len(rec.Pending()), n)
+	}
+	store.fail = false
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := store.Lessons(context.Background(), Query{Rule: "audit_rules", Limit: -1}); len(got) != DefaultMaxFailed {
+		t.Fatalf("%d lessons of audit_rules stored, want %d", len(got), DefaultMaxFailed)
+	}
+}
+
+func TestNewRecorderNeedsStore(t *testing.T) {
+	if _, err := NewRecorder(RecorderConfig{}); err == nil {
+		t.Fatal("NewRecorder without a Store succeeded")
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}

@@ -1,0 +1,197 @@
+package lessons
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+)
+
+// schemaVersion is the version of the tables below, kept in lessons_schema
+// (the file's user_version and application_id belong to whoever owns the
+// file, e.g. package journal).
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE IF NOT EXISTS lessons_schema (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS lessons (
+	id              INTEGER PRIMARY KEY AUTOINCREMENT,
+	rule            TEXT    NOT NULL,
+	kind            TEXT    NOT NULL CHECK (kind IN ('worked', 'failed')),
+	text            TEXT    NOT NULL,
+	host            TEXT    NOT NULL DEFAULT '',
+	os              TEXT    NOT NULL DEFAULT '',
+	package_manager TEXT    NOT NULL DEFAULT '',
+	at_ns           INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lessons_by_rule ON lessons (rule, text);
+`
+
+// rankQuery ranks in SQL exactly as rank does in Go: ?1 rule, ?2 OS, ?3
+// package manager (NULL when unknown: it matches nothing), ?4 limit (-1:
+// none).
+const rankQuery = `
+WITH c AS (
+	SELECT id, rule, kind, text, host, os, package_manager, at_ns,
+		(CASE WHEN os = ?2 THEN 2 ELSE 0 END) + (CASE WHEN package_manager = ?3 THEN 1 ELSE 0 END) AS m,
+		(CASE WHEN kind = 'worked' THEN 1 ELSE 0 END) AS w
+	FROM lessons WHERE rule = ?1
+), r AS (
+	SELECT *,
+		ROW_NUMBER() OVER (PARTITION BY text ORDER BY m DESC, w DESC, at_ns DESC, id DESC) AS rn,
+		COUNT(*) OVER (PARTITION BY text) AS seen
+	FROM c
+)
+SELECT rule, kind, text, host, os, package_manager, at_ns, seen FROM r
+WHERE rn = 1
+ORDER BY m DESC, w DESC, at_ns DESC, id DESC
+LIMIT ?4`
+
+// SQLiteConfig configures a SQLite store. The zero value is usable.
+type SQLiteConfig struct {
+	// Now stamps lessons added without a time; nil means time.Now.
+	Now func() time.Time
+	// BusyTimeout is how long a write waits for another connection's lock.
+	// Zero means 5 seconds.
+	BusyTimeout time.Duration
+}
+
+// SQLite is a Store in a SQLite file (modernc.org/sqlite, WAL mode). It
+// creates and uses only the tables lessons and lessons_schema, so it may
+// share a file with other tables — a journal file, say, once package journal
+// has created it (a journal refuses a new file that already has tables). It is
+// safe for concurrent use, and by several processes.
+type SQLite struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+// OpenSQLite opens the lessons store in the SQLite file at path, creating the
+// file and its tables when absent.
+func OpenSQLite(ctx context.Context, path string, cfg SQLiteConfig) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("open lessons store: empty path")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.BusyTimeout <= 0 {
+		cfg.BusyTimeout = 5 * time.Second
+	}
+	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) +
+		fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_txlock=immediate", cfg.BusyTimeout.Milliseconds())
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open lessons store %s: %w", path, err)
+	}
+	s := &SQLite{db: db, now: cfg.Now}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open lessons store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *SQLite) init(ctx context.Context) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if _, err = tx.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	var version int
+	err = tx.QueryRowContext(ctx, "SELECT version FROM lessons_schema").Scan(&version)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err = tx.ExecContext(ctx, "INSERT INTO lessons_schema (version) VALUES (?)", schemaVersion); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case version > schemaVersion:
+		return fmt.Errorf("%w: version %d, this program knows up to %d", ErrSchema, version, schemaVersion)
+	}
+	return tx.Commit()
+}
+
+// Close closes the store.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+// Add stores the lessons in one transaction: all or none.
+func (s *SQLite) Add(ctx context.Context, ls ...Lesson) (err error) {
+	norm := make([]Lesson, 0, len(ls))
+	for _, l := range ls {
+		n, err := normalize(l, s.now)
+		if err != nil {
+			return fmt.Errorf("add lessons: %w", err)
+		}
+		norm = append(norm, n)
+	}
+	if len(norm) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("add lessons: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO lessons (rule, kind, text, host, os, package_manager, at_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("add lessons: %w", err)
+	}
+	defer st.Close()
+	for _, l := range norm {
+		if _, err = st.ExecContext(ctx, l.Rule, string(l.Kind), l.Text, l.Host, l.OS, l.PackageManager, l.At.UnixNano()); err != nil {
+			return fmt.Errorf("add lessons: rule %s: %w", l.Rule, err)
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("add lessons: %w", err)
+	}
+	return nil
+}
+
+// Lessons returns the rule's lessons ranked as Store describes.
+func (s *SQLite) Lessons(ctx context.Context, q Query) ([]Lesson, error) {
+	var osArg, pmArg any
+	if known(q.OS) {
+		osArg = q.OS
+	}
+	if known(q.PackageManager) {
+		pmArg = q.PackageManager
+	}
+	rows, err := s.db.QueryContext(ctx, rankQuery, q.Rule, osArg, pmArg, limitOf(q))
+	if err != nil {
+		return nil, fmt.Errorf("query lessons of rule %s: %w", q.Rule, err)
+	}
+	defer rows.Close()
+	var out []Lesson
+	for rows.Next() {
+		var l Lesson
+		var kind string
+		var at int64
+		if err := rows.Scan(&l.Rule, &kind, &l.Text, &l.Host, &l.OS, &l.PackageManager, &at, &l.Seen); err != nil {
+			return nil, fmt.Errorf("query lessons of rule %s: %w", q.Rule, err)
+		}
+		l.Kind, l.At = Kind(kind), time.Unix(0, at).UTC()
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query lessons of rule %s: %w", q.Rule, err)
+	}
+	return out, nil
+}
