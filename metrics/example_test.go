@@ -1,0 +1,57 @@
+package metrics_test
+
+import (
+	"bufio"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/metrics"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// Example counts one rule fixed in its first attempt and scrapes the
+// metrics as Prometheus would. In the CLI, worker.Config.Observer is m (or a
+// fan-out including it), Model and Target are wrapped with m.Model and
+// m.Target, and m.Serve serves --metrics-addr.
+func Example() {
+	m, err := metrics.New(metrics.Config{NoRuntime: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	exit0 := 0
+	for _, e := range []worker.Event{
+		{Kind: worker.EventRuleStart, Rule: "sshd_disable_root_login"},
+		{Kind: worker.EventModelCall, Rule: "sshd_disable_root_login", Attempt: 1, Assessment: &budget.Assessment{Prompt: 1834}},
+		{Kind: worker.EventCommand, Rule: "sshd_disable_root_login", Attempt: 1, Action: "ran", ExitCode: &exit0},
+		{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: "pass"},
+		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Status: worker.StatusFixed, Attempts: 1}},
+	} {
+		m.Observe(e)
+	}
+
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, p := range []string{"nightshift_fixes_total ", `nightshift_attempts_total{result="pass"}`, "nightshift_prompt_tokens_sum", `nightshift_prompt_tokens_bucket{le="2048"}`} {
+			if strings.HasPrefix(line, p) {
+				fmt.Println(line)
+			}
+		}
+	}
+	// Output:
+	// nightshift_attempts_total{result="pass"} 1
+	// nightshift_fixes_total 1
+	// nightshift_prompt_tokens_bucket{le="2048"} 1
+	// nightshift_prompt_tokens_sum 1834
+}
