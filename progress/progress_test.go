@@ -253,6 +253,36 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
+func TestCut(t *testing.T) {
+	cases := []struct {
+		s    string
+		w    int
+		want string
+	}{
+		{"web-1", 10, "web-1"}, {"web-1", 5, "web-1"}, {"web-1", 4, "web…"}, {"▸ règle", 3, "▸ …"}, {"x", 1, "x"},
+		{"xy", 1, "…"}, {"xy", 0, ""}, {"xy", -5, ""},
+	}
+	for _, c := range cases {
+		if got := cut(c.s, c.w); got != c.want {
+			t.Errorf("cut(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
+		}
+	}
+	// A one-column terminal still gets a block, of empty lines.
+	var out bytes.Buffer
+	clk := &clock{t: time.Unix(0, 0)}
+	p, err := New(Config{Out: &out, Mode: Live, Width: 1, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	night(p, clk)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := emulate(t, out.String()); len(s) != 0 {
+		t.Fatalf("width 1: %q", s)
+	}
+}
+
 func TestShort(t *testing.T) {
 	cases := map[time.Duration]string{0: "0s", -time.Second: "0s", 1499 * time.Millisecond: "1s", 61 * time.Second: "1m01s",
 		3725 * time.Second: "1h02m"}

@@ -149,7 +149,10 @@ func pad(s string, w int) string {
 
 // cut shortens s to at most w runes, ending in "…" when cut.
 func cut(s string, w int) string {
-	if w <= 0 || utf8.RuneCountInString(s) <= w {
+	switch {
+	case w <= 0:
+		return ""
+	case utf8.RuneCountInString(s) <= w:
 		return s
 	}
 	r := []rune(s)
