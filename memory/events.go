@@ -1,6 +1,10 @@
 package memory
 
-import "github.com/nightshift-dev/nightshift/budget"
+import (
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget"
+)
 
 // EventKind names a memory event.
 type EventKind string
@@ -47,6 +51,10 @@ type Event struct {
 	ToTurn   int `json:"to_turn,omitempty"`
 	// Lines are the summary lines written (EventDistill).
 	Lines []string `json:"lines,omitempty"`
+	// Before is the exact prompt the distilled turns were part of, as
+	// it was just before they were replaced by Lines (EventDistill), for
+	// audit records. Observers must not modify it.
+	Before []openai.ChatCompletionMessage `json:"-"`
 }
 
 func (m *Memory) emit(e Event) {

@@ -138,7 +138,7 @@ func (m *Memory) distillUpTo(ctx context.Context, target int) error {
 		return err
 	}
 	m.emit(Event{Kind: EventDistill, Turn: len(m.turns), FromTurn: from + 1, ToTurn: target,
-		TokensBefore: before.Assessment.Prompt, TokensAfter: after.Assessment.Prompt, Lines: lines,
+		TokensBefore: before.Assessment.Prompt, TokensAfter: after.Assessment.Prompt, Lines: lines, Before: before.Messages,
 		Distilled: m.distilled, Verbatim: len(m.turns) - m.distilled})
 	return nil
 }

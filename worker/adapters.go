@@ -12,6 +12,7 @@ import (
 type memLogger struct {
 	log  *slog.Logger
 	rule string
+	next memory.Observer // Config.MemoryObserver, or nil
 }
 
 func (l memLogger) Observe(e memory.Event) {
@@ -23,6 +24,9 @@ func (l memLogger) Observe(e memory.Event) {
 		args = append(args, "tokens_before", e.TokensBefore, "tokens_after", e.TokensAfter)
 	}
 	l.log.Debug("memory", args...)
+	if l.next != nil {
+		l.next.Observe(e)
+	}
 }
 
 // runnerAdapter lets rules evaluate checks through the worker's Target.

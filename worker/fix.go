@@ -81,7 +81,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	}
 	mem, err := memory.New(memory.Config{
 		Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools(),
-		KeepTurns: w.cfg.KeepTurns, Distiller: w.cfg.Distiller, Observer: memLogger{w.log(), r.ID},
+		KeepTurns: w.cfg.KeepTurns, Distiller: w.cfg.Distiller, Observer: memLogger{w.log(), r.ID, w.cfg.MemoryObserver},
 	}, instr, task(r))
 	if err != nil {
 		return out, fmt.Errorf("rule %s: %w", r.ID, err)

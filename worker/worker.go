@@ -88,6 +88,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer receives per-attempt events; nil discards them.
 	Observer Observer
+	// MemoryObserver also receives the memory's events (prompts,
+	// distillations with the messages they replaced); nil discards them.
+	MemoryObserver memory.Observer
 	// Lessons supplies what earlier attempts at a rule learned on other
 	// hosts and in earlier runs (package lessons), most relevant first. As
 	// many whole lessons as fit in the instruction's share are added to it

@@ -1,0 +1,381 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultParallelHosts    = 4
+	DefaultModelConcurrency = 4
+)
+
+// Errors. Match them with errors.Is.
+var (
+	// ErrConfig is wrapped by every configuration error New returns.
+	ErrConfig = errors.New("invalid batch configuration")
+	// ErrSpec: the rules or hosts given are empty, duplicated, or (on
+	// resume) lack a rule or host the journal's run recorded.
+	ErrSpec = errors.New("invalid batch spec")
+	// ErrModelUnreachable: the model server stayed unreachable past the
+	// worker's retry deadline; the run stopped, its unfinished tasks are
+	// left for `worker resume`.
+	ErrModelUnreachable = errors.New("model server unreachable; run stopped")
+	// ErrOutcomeUnknown is what the worker is told when a resumed task
+	// reaches a command that started before a crash without a recorded
+	// result: it is not run again.
+	ErrOutcomeUnknown = errors.New("the worker stopped while this command ran; its outcome is unknown and it was not run again")
+)
+
+// Target is a connected host: the worker's Target plus Close.
+type Target interface {
+	worker.Target
+	Close() error
+}
+
+// Connector connects to a host of the inventory. The CLI's connects with
+// sshexec; tests connect to simulated hosts.
+type Connector interface {
+	Connect(ctx context.Context, h inventory.Host) (Target, error)
+}
+
+// Config configures a Runner. Required fields are marked; the zero value of
+// every other field selects its default.
+type Config struct {
+	// Journal records every step (required).
+	Journal *journal.Journal
+	// Connector reaches the hosts (required).
+	Connector Connector
+	// Worker is the template of each host's worker: Model, ModelName,
+	// Counter, Tokenizer and Budget are required, as for worker.New.
+	// Target, Stop and MemoryObserver are set by the Runner; Model is
+	// wrapped (concurrency cap, journal); Observer, if set, also receives
+	// every event (called from the host's goroutine).
+	Worker worker.Config
+	// ParallelHosts is how many hosts are worked on at once, one rule at a
+	// time each. Zero means DefaultParallelHosts.
+	ParallelHosts int
+	// ModelConcurrency caps the model calls in flight across all hosts.
+	// Zero means DefaultModelConcurrency.
+	ModelConcurrency int
+	// Stop, when closed, ends the run after each host's current step: the
+	// step is recorded, the task stays unfinished for `worker resume`, no
+	// new task starts. Cancelling the context is the hard stop. Nil means
+	// never.
+	Stop <-chan struct{}
+	// ReportOutputCap bounds each command's output in reports built by
+	// Report, in bytes. Zero means 2000.
+	ReportOutputCap int
+}
+
+// Runner runs batches of rules × hosts. It is safe to call Run, Resume and
+// Report from several goroutines, though a journal normally holds one run
+// at a time in progress.
+type Runner struct {
+	cfg   Config
+	limit *limiter
+}
+
+// New validates cfg and returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	switch {
+	case cfg.Journal == nil:
+		return nil, fmt.Errorf("%w: Journal is required", ErrConfig)
+	case cfg.Connector == nil:
+		return nil, fmt.Errorf("%w: Connector is required", ErrConfig)
+	case cfg.Worker.Model == nil || cfg.Worker.ModelName == "":
+		return nil, fmt.Errorf("%w: Worker.Model and Worker.ModelName are required", ErrConfig)
+	case cfg.Worker.Counter == nil || cfg.Worker.Tokenizer == nil || cfg.Worker.Budget == nil:
+		return nil, fmt.Errorf("%w: Worker.Counter, Worker.Tokenizer and Worker.Budget are required", ErrConfig)
+	case cfg.ParallelHosts < 0 || cfg.ModelConcurrency < 0 || cfg.ReportOutputCap < 0:
+		return nil, fmt.Errorf("%w: ParallelHosts, ModelConcurrency and ReportOutputCap must not be negative", ErrConfig)
+	}
+	if cfg.ParallelHosts == 0 {
+		cfg.ParallelHosts = DefaultParallelHosts
+	}
+	if cfg.ModelConcurrency == 0 {
+		cfg.ModelConcurrency = DefaultModelConcurrency
+	}
+	if cfg.ReportOutputCap == 0 {
+		cfg.ReportOutputCap = 2000
+	}
+	return &Runner{cfg: cfg, limit: newLimiter(cfg.Worker.Model, cfg.ModelConcurrency)}, nil
+}
+
+// Spec is what a run works on.
+type Spec struct {
+	// Name labels the run for people ("nightly cis-server").
+	Name string
+	// Rules are worked on in this order on every host.
+	Rules []rules.Rule
+	// Hosts are started in this order, ParallelHosts at a time.
+	Hosts []inventory.Host
+	// Meta is stored with the run as JSON: whatever the caller needs to
+	// rebuild Rules and Hosts for Resume (file names, flags). No secrets.
+	Meta any
+}
+
+// Recorded is the spec a journal holds for a run.
+type Recorded struct {
+	Name  string          `json:"name"`
+	Model string          `json:"model,omitempty"`
+	Rules []RecordedRule  `json:"rules"`
+	Hosts []string        `json:"hosts"`
+	Meta  json.RawMessage `json:"meta,omitempty"`
+}
+
+// RecordedRule is a rule as recorded with its run.
+type RecordedRule struct {
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+}
+
+// Result is what Run and Resume did.
+type Result struct {
+	Run journal.RunID
+	// Total is rules × hosts; Finished counts the tasks finished in the
+	// journal (in this process or before).
+	Total, Finished int
+	// Stopped is set when Config.Stop or the context ended the run early.
+	Stopped bool
+	// Unreachable lists the hosts marked unreachable in this process.
+	Unreachable []string
+}
+
+func (s Spec) validate() error {
+	if len(s.Rules) == 0 || len(s.Hosts) == 0 {
+		return fmt.Errorf("%w: no rules or no hosts", ErrSpec)
+	}
+	seen := map[string]bool{}
+	for _, r := range s.Rules {
+		if r.ID == "" || seen["r "+r.ID] {
+			return fmt.Errorf("%w: rule %q is empty or listed twice", ErrSpec, r.ID)
+		}
+		seen["r "+r.ID] = true
+	}
+	for _, h := range s.Hosts {
+		if h.Name == "" || seen["h "+h.Name] {
+			return fmt.Errorf("%w: host %q is empty or listed twice", ErrSpec, h.Name)
+		}
+		seen["h "+h.Name] = true
+	}
+	return nil
+}
+
+func (s Spec) recorded() (Recorded, error) {
+	rec := Recorded{Name: s.Name}
+	for _, r := range s.Rules {
+		rec.Rules = append(rec.Rules, RecordedRule{ID: r.ID, Title: r.Title})
+	}
+	for _, h := range s.Hosts {
+		rec.Hosts = append(rec.Hosts, h.Name)
+	}
+	if s.Meta != nil {
+		b, err := json.Marshal(s.Meta)
+		if err != nil {
+			return rec, fmt.Errorf("%w: meta: %w", ErrSpec, err)
+		}
+		rec.Meta = b
+	}
+	return rec, nil
+}
+
+// RecordedSpec returns the spec recorded with run.
+func RecordedSpec(ctx context.Context, j *journal.Journal, run journal.RunID) (Recorded, error) {
+	r, err := j.Run(ctx, run)
+	if err != nil {
+		return Recorded{}, err
+	}
+	var rec Recorded
+	if err := json.Unmarshal(r.Config, &rec); err != nil || len(rec.Rules) == 0 {
+		return Recorded{}, fmt.Errorf("run %d: %w: not a batch run's config", run, ErrSpec)
+	}
+	return rec, nil
+}
+
+// Run records a new run of spec in the journal and works on it until every
+// rule × host is finished, Stop is closed or ctx ends. The error is nil when
+// the run was worked through (rules that were not fixed are not errors) or
+// stopped by Stop.
+func (r *Runner) Run(ctx context.Context, spec Spec) (Result, error) {
+	if err := spec.validate(); err != nil {
+		return Result{}, err
+	}
+	rec, err := spec.recorded()
+	if err != nil {
+		return Result{}, err
+	}
+	rec.Model = r.cfg.Worker.ModelName
+	id, err := r.cfg.Journal.StartRun(ctx, journal.RunSpec{Name: spec.Name, Config: rec})
+	if err != nil {
+		return Result{}, fmt.Errorf("batch: start run: %w", err)
+	}
+	return r.execute(ctx, id, spec, nil)
+}
+
+// Resume continues run after a crash, a kill or a stop. spec must hold
+// every rule and host the run recorded (RecordedSpec says which); they are
+// worked on in the recorded order. Finished tasks are not redone. Commands
+// that started without a recorded result are marked unknown in the journal
+// and are never run again. A task in progress continues from its recorded
+// state: its recorded model replies, command results and check results are
+// replayed to a fresh worker without calling the model or touching the host,
+// and only then does the work go on live.
+func (r *Runner) Resume(ctx context.Context, run journal.RunID, spec Spec) (Result, error) {
+	rec, err := RecordedSpec(ctx, r.cfg.Journal, run)
+	if err != nil {
+		return Result{}, err
+	}
+	ordered, err := orderSpec(rec, spec)
+	if err != nil {
+		return Result{}, err
+	}
+	st, err := r.cfg.Journal.ResumeRun(ctx, run)
+	if err != nil {
+		return Result{}, fmt.Errorf("batch: resume run %d: %w", run, err)
+	}
+	for _, c := range st.Pending {
+		if err := r.cfg.Journal.MarkUnknown(ctx, c.ID, "the worker stopped while the command ran (crash or kill); outcome unknown; not run again"); err != nil {
+			return Result{}, fmt.Errorf("batch: resume run %d: %w", run, err)
+		}
+	}
+	done := map[[2]string]bool{}
+	for _, t := range st.Finished {
+		done[[2]string{t.Rule, t.Host}] = true
+	}
+	return r.execute(ctx, run, ordered, done)
+}
+
+// orderSpec returns spec's rules and hosts in the recorded order, failing
+// when one is missing.
+func orderSpec(rec Recorded, spec Spec) (Spec, error) {
+	out := Spec{Name: rec.Name, Meta: spec.Meta}
+	rs := map[string]rules.Rule{}
+	for _, r := range spec.Rules {
+		rs[r.ID] = r
+	}
+	hs := map[string]inventory.Host{}
+	for _, h := range spec.Hosts {
+		hs[h.Name] = h
+	}
+	for _, rr := range rec.Rules {
+		r, ok := rs[rr.ID]
+		if !ok {
+			return Spec{}, fmt.Errorf("%w: rule %s of the recorded run is not among the rules given", ErrSpec, rr.ID)
+		}
+		out.Rules = append(out.Rules, r)
+	}
+	for _, name := range rec.Hosts {
+		h, ok := hs[name]
+		if !ok {
+			return Spec{}, fmt.Errorf("%w: host %s of the recorded run is not in the inventory given", ErrSpec, name)
+		}
+		out.Hosts = append(out.Hosts, h)
+	}
+	return out, nil
+}
+
+// execute works on every task of spec not in done.
+func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done map[[2]string]bool) (Result, error) {
+	res := Result{Run: run, Total: len(spec.Rules) * len(spec.Hosts)}
+	stop := make(chan struct{}) // closed by Config.Stop, a fatal error, or the model going down
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		select {
+		case <-r.cfg.Stop:
+			halt()
+		case <-watchDone:
+		}
+	}()
+
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		halt()
+	}
+	hosts := make(chan inventory.Host)
+	var wg sync.WaitGroup
+	for range min(r.cfg.ParallelHosts, len(spec.Hosts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range hosts {
+				var todo []rules.Rule
+				for _, rule := range spec.Rules {
+					if !done[[2]string{rule.ID, h.Name}] {
+						todo = append(todo, rule)
+					}
+				}
+				hr := &hostRun{r: r, run: run, host: h, stop: stop}
+				unreachable, err := hr.work(ctx, todo)
+				if err != nil {
+					fail(err)
+				}
+				if unreachable {
+					mu.Lock()
+					res.Unreachable = append(res.Unreachable, h.Name)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for _, h := range spec.Hosts {
+		select {
+		case hosts <- h:
+		case <-stop:
+			break feed
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(hosts)
+	wg.Wait()
+	slices.Sort(res.Unreachable)
+
+	// Count what the journal holds, whoever finished it.
+	jctx := context.WithoutCancel(ctx)
+	tasks, err := r.cfg.Journal.Tasks(jctx, run)
+	if err == nil {
+		for _, t := range tasks {
+			if t.Finished {
+				res.Finished++
+			}
+		}
+	}
+	status := journal.RunDone
+	switch {
+	case firstErr != nil && !errors.Is(firstErr, ErrModelUnreachable):
+		status = "failed"
+	case res.Finished < res.Total:
+		status = "interrupted"
+		res.Stopped = true
+	}
+	if err := r.cfg.Journal.EndRun(jctx, run, status); err != nil && firstErr == nil {
+		firstErr = fmt.Errorf("batch: end run: %w", err)
+	}
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return res, firstErr
+}

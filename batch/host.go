@@ -1,0 +1,397 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// ErrAlreadyRan is what the worker is told when a resumed task's model
+// proposes, before its recorded history has been replayed, a command the
+// journal holds as run in an earlier process: it is not run again.
+var ErrAlreadyRan = errors.New("this command was recorded as run before the resume; it was not run again")
+
+// Event names recorded with RecordEvent.
+const (
+	eventReply       = "model_reply"      // the model's reply message (JSON), after its model call
+	eventRejected    = "context_rejected" // the server rejected a prompt for its length
+	eventUnreachable = "host_unreachable" // the host stopped answering
+)
+
+// hostRun works on one host's rules, one at a time. Its fields are used
+// only by the host's goroutine: the worker calls the model, the target, the
+// check and the observers from the goroutine running Fix.
+type hostRun struct {
+	r    *Runner
+	run  journal.RunID
+	host inventory.Host
+	stop chan struct{}
+
+	raw  Target
+	jctx context.Context // the run's context without its cancellation: records survive a hard stop
+
+	task    journal.TaskID
+	attempt int           // the attempt the next step belongs to
+	call    *worker.Event // the last EventModelCall
+	replied bool          // a model reply came in this Fix: target runs are remediation commands
+	script  *script       // what a resumed task replays; nil for a fresh one
+	hostErr error         // a transport error of the host in this task
+	jerr    error         // the first journal error: nothing more runs
+}
+
+func (h *hostRun) j() *journal.Journal { return h.r.cfg.Journal }
+
+// record runs a journal write unless one failed before.
+func (h *hostRun) record(f func(ctx context.Context) error) {
+	if h.jerr != nil {
+		return
+	}
+	if err := f(h.jctx); err != nil {
+		h.jerr = err
+	}
+}
+
+func (h *hostRun) stopped(ctx context.Context) bool {
+	select {
+	case <-h.stop:
+		return true
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// work runs todo on the host. It reports whether the host was marked
+// unreachable; an error is fatal to the run (journal, configuration, model
+// server down).
+func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
+	if len(todo) == 0 || h.stopped(ctx) {
+		return false, nil
+	}
+	h.jctx = context.WithoutCancel(ctx)
+	t, err := h.r.cfg.Connector.Connect(ctx, h.host)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		return true, h.markUnreachable(todo, fmt.Sprintf("connect: %v", err))
+	}
+	defer t.Close()
+	h.raw = t
+	cfg := h.r.cfg.Worker
+	cfg.Model = hostModel{h}
+	cfg.Target = hostTarget{h}
+	cfg.Observer = eventSink{h, cfg.Observer}
+	cfg.MemoryObserver = memSink{h, cfg.MemoryObserver}
+	cfg.Stop = h.stop
+	w, err := worker.New(cfg)
+	if err != nil {
+		return false, fmt.Errorf("batch: host %s: %w", h.host.Name, err)
+	}
+	for i, rule := range todo {
+		if h.stopped(ctx) {
+			return false, nil
+		}
+		id, err := h.j().StartTask(ctx, h.run, rule.ID, h.host.Name)
+		if errors.Is(err, journal.ErrTaskFinished) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil
+			}
+			return false, fmt.Errorf("batch: %w", err)
+		}
+		if err := h.begin(ctx, id); err != nil {
+			return false, err
+		}
+		rr := rule
+		if rr.Check != nil {
+			rr.Check = recCheck{Check: rule.Check, h: h}
+		}
+		out, ferr := w.Fix(ctx, rr)
+		var ue *worker.UnreachableError
+		switch {
+		case h.jerr != nil:
+			return false, fmt.Errorf("batch: %s on %s: journal: %w", rule.ID, h.host.Name, h.jerr)
+		case ctx.Err() != nil:
+			return false, nil // hard stop: the task stays unfinished
+		case errors.As(ferr, &ue):
+			return false, fmt.Errorf("%w: %w", ErrModelUnreachable, ferr)
+		case ferr != nil && h.hostErr != nil:
+			reason := fmt.Sprintf("host stopped answering: %v", h.hostErr)
+			return true, h.markUnreachable(todo[i:], reason)
+		case out.Status == worker.StatusInterrupted:
+			return false, nil // graceful stop: resumed later
+		}
+		o := journal.Outcome{Status: string(out.Status), Reason: out.Reason, Attempts: out.Attempts, Detail: out}
+		if err := h.j().FinishTask(h.jctx, id, o); err != nil {
+			return false, fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
+		}
+	}
+	return false, nil
+}
+
+// begin makes id the current task, loading what it replays if resumed.
+func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
+	h.task, h.attempt, h.call, h.replied, h.script, h.hostErr = id, 0, nil, false, nil, nil
+	steps, err := h.j().Steps(ctx, id)
+	if err != nil {
+		return fmt.Errorf("batch: task %d: %w", id, err)
+	}
+	if len(steps) > 0 {
+		s, err := newScript(steps)
+		if err != nil {
+			return fmt.Errorf("batch: task %d: %w", id, err)
+		}
+		h.script = s
+	}
+	return nil
+}
+
+// markUnreachable finishes todo on the host as unreachable.
+func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
+	ctx := h.jctx
+	if err := h.j().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
+		return fmt.Errorf("batch: %w", err)
+	}
+	for _, rule := range todo {
+		id, err := h.j().StartTask(ctx, h.run, rule.ID, h.host.Name)
+		if errors.Is(err, journal.ErrTaskFinished) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("batch: %w", err)
+		}
+		out := worker.Outcome{Rule: rule.ID, Status: worker.StatusUnreachable, Reason: reason}
+		o := journal.Outcome{Status: string(out.Status), Reason: reason, Detail: out}
+		if err := h.j().FinishTask(ctx, id, o); err != nil {
+			return fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
+		}
+	}
+	return nil
+}
+
+// noteErr remembers a transport error of the host.
+func (h *hostRun) noteErr(ctx context.Context, err error) {
+	if err != nil && ctx.Err() == nil {
+		h.hostErr = err
+	}
+}
+
+// hostModel is the worker's model: replayed replies first, then the global
+// limiter, each call and reply recorded before the worker goes on.
+type hostModel struct{ h *hostRun }
+
+func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	h := m.h
+	if h.jerr != nil {
+		return openai.ChatCompletionResponse{}, h.jerr
+	}
+	if msg, ok := h.script.reply(); ok {
+		h.replied = true
+		return openai.ChatCompletionResponse{Model: req.Model, Choices: []openai.ChatCompletionChoice{{Message: msg}}}, nil
+	}
+	start := time.Now()
+	resp, err := h.r.limit.CreateChatCompletion(ctx, req)
+	mc := journal.ModelCall{Attempt: h.attempt, Duration: time.Since(start), Error: errString(err)}
+	if h.call != nil && h.call.Assessment != nil {
+		mc.Assessment, mc.MaxTokens = *h.call.Assessment, h.call.MaxTokens
+	}
+	h.record(func(ctx context.Context) error { return h.j().RecordModelCall(ctx, h.task, mc) })
+	if err == nil {
+		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}
+		if len(resp.Choices) > 0 {
+			msg = resp.Choices[0].Message
+		}
+		h.record(func(ctx context.Context) error {
+			return h.j().RecordEvent(ctx, h.run, h.task, h.attempt, eventReply, msg)
+		})
+		h.replied = true
+	}
+	if h.jerr != nil {
+		return openai.ChatCompletionResponse{}, h.jerr
+	}
+	return resp, err
+}
+
+// hostTarget is the worker's target: the probe runs as is; a remediation
+// command is replayed if recorded, else begun in the journal, run, and its
+// result recorded before the worker goes on.
+type hostTarget struct{ h *hostRun }
+
+func (t hostTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+	h := t.h
+	if h.jerr != nil {
+		return worker.Exec{ExitCode: -1}, h.jerr
+	}
+	if !h.replied { // the host probe, before any model reply: read-only, not a step
+		ex, err := h.raw.Run(ctx, command)
+		h.noteErr(ctx, err)
+		return ex, err
+	}
+	if c, ok := h.script.command(command); ok {
+		switch {
+		case c.State != journal.CommandFinished:
+			return worker.Exec{ExitCode: -1}, ErrOutcomeUnknown
+		case c.Result.Error != "":
+			return execOf(c.Result), errors.New(c.Result.Error)
+		}
+		return execOf(c.Result), nil
+	}
+	if h.script.recorded(command) {
+		h.record(func(ctx context.Context) error {
+			return h.j().RecordSkippedCommand(ctx, h.task, h.attempt, command, "refused", ErrAlreadyRan.Error())
+		})
+		return worker.Exec{ExitCode: -1}, ErrAlreadyRan
+	}
+	var p journal.PendingCommand
+	h.record(func(ctx context.Context) (err error) {
+		p, err = h.j().BeginCommand(ctx, h.task, h.attempt, command)
+		return err
+	})
+	if h.jerr != nil {
+		return worker.Exec{ExitCode: -1}, h.jerr
+	}
+	ex, err := h.raw.Run(ctx, command)
+	h.noteErr(ctx, err)
+	res := journal.CommandResult{Action: "ran", ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut,
+		Canceled: ctx.Err() != nil, Stdout: ex.Stdout, Stderr: ex.Stderr, StdoutCut: ex.CutBytes,
+		Duration: ex.Duration, Error: errString(err)}
+	switch {
+	case err != nil:
+		res.Action = "unknown"
+	case ex.TimedOut:
+		res.Action = "timed_out"
+	}
+	h.record(func(ctx context.Context) error { return h.j().FinishCommand(ctx, p, res) })
+	return ex, err
+}
+
+func execOf(r journal.CommandResult) worker.Exec {
+	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
+		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}
+}
+
+// recCheck evaluates the rule's check on the raw target (its commands are
+// not remediation steps), replaying recorded results first and recording
+// each new one.
+type recCheck struct {
+	rules.Check
+	h *hostRun
+}
+
+func (c recCheck) Evaluate(ctx context.Context, _ rules.Runner) (rules.CheckResult, error) {
+	h := c.h
+	if h.jerr != nil {
+		return rules.CheckResult{}, h.jerr
+	}
+	if ck, ok := h.script.check(); ok {
+		return rules.CheckResult{Status: parseStatus(ck.Status), ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
+	}
+	start := time.Now()
+	res, err := c.Check.Evaluate(ctx, rawRunner{h})
+	if err != nil {
+		h.noteErr(ctx, err)
+		return res, err
+	}
+	ck := journal.Check{Attempt: h.attempt, Status: res.Status.String(), ExitCode: res.ExitCode, Output: res.Output,
+		Detail: res.Detail, Duration: time.Since(start)}
+	h.record(func(ctx context.Context) error { return h.j().RecordCheck(ctx, h.task, ck) })
+	if h.jerr != nil {
+		return rules.CheckResult{}, h.jerr
+	}
+	return res, nil
+}
+
+func parseStatus(s string) rules.Status {
+	for st := rules.StatusUnknown; st <= rules.StatusError+4; st++ {
+		if st.String() == s {
+			return st
+		}
+	}
+	return rules.StatusUnknown
+}
+
+// rawRunner runs check commands on the host itself.
+type rawRunner struct{ h *hostRun }
+
+func (r rawRunner) Run(ctx context.Context, command string) (rules.ExecResult, error) {
+	ex, err := r.h.raw.Run(ctx, command)
+	return rules.ExecResult{ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut, Stdout: ex.Stdout, Stderr: ex.Stderr}, err
+}
+
+// eventSink records the steps only the worker's events carry: commands
+// that did not run, attempt ends, context rejections.
+type eventSink struct {
+	h    *hostRun
+	next worker.Observer
+}
+
+func (s eventSink) Observe(e worker.Event) {
+	h := s.h
+	switch e.Kind {
+	case worker.EventModelCall:
+		ev := e
+		h.call, h.attempt = &ev, e.Attempt
+	case worker.EventCommand:
+		switch e.Action {
+		case "blocked", "refused", "malformed", "give_up":
+			if h.script.skip() {
+				break
+			}
+			h.record(func(ctx context.Context) error {
+				return h.j().RecordSkippedCommand(ctx, h.task, e.Attempt, e.Command, e.Action, e.Detail)
+			})
+		}
+	case worker.EventAttempt:
+		if !h.script.attemptEnd() {
+			a := journal.AttemptEnd{Attempt: e.Attempt, Check: e.Check, PromptTokens: e.PromptTokens, Limit: e.Limit}
+			h.record(func(ctx context.Context) error { return h.j().EndAttempt(ctx, h.task, a) })
+		}
+		h.attempt = e.Attempt + 1
+	case worker.EventRejected:
+		payload := map[string]any{"server_tokens": e.ServerTokens, "local_tokens": e.LocalTokens, "message": e.Error}
+		h.record(func(ctx context.Context) error {
+			return h.j().RecordEvent(ctx, h.run, h.task, e.Attempt, eventRejected, payload)
+		})
+	}
+	if s.next != nil {
+		s.next.Observe(e)
+	}
+}
+
+// memSink records distillations with the messages they replaced.
+type memSink struct {
+	h    *hostRun
+	next memory.Observer
+}
+
+func (s memSink) Observe(e memory.Event) {
+	h := s.h
+	if e.Kind == memory.EventDistill && !h.script.distill() {
+		d := journal.Distillation{Attempt: max(h.attempt, 1), Turn: e.Turn, FromTurn: e.FromTurn, ToTurn: e.ToTurn,
+			TokensBefore: e.TokensBefore, TokensAfter: e.TokensAfter, Messages: e.Before, Lines: e.Lines}
+		h.record(func(ctx context.Context) error { return h.j().RecordDistillation(ctx, h.task, d) })
+	}
+	if s.next != nil {
+		s.next.Observe(e)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,153 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// Report builds the report of run from the journal alone, through a
+// report.Collector, so a run resumed after a crash reports everything it
+// did, whichever process did it. Results are in the recorded order (rules,
+// then hosts), not in the order tasks happened to start; a rule × host that
+// has not finished is reported as interrupted. Each command's output (stdout
+// then stderr) is cut to outputCap bytes (0: 2000).
+func Report(ctx context.Context, j *journal.Journal, run journal.RunID, outputCap int) (*report.Run, error) {
+	if outputCap <= 0 {
+		outputCap = 2000
+	}
+	rec, err := RecordedSpec(ctx, j, run)
+	if err != nil {
+		return nil, err
+	}
+	r, err := j.Run(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := j.Tasks(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[[2]string]journal.Task{}
+	for _, t := range tasks {
+		byKey[[2]string{t.Rule, t.Host}] = t
+	}
+	c := report.NewCollector(rec.Name, rec.Model, r.Started)
+	for _, rule := range rec.Rules {
+		for _, host := range rec.Hosts {
+			c.Start(rule.ID, rule.Title, host)
+			t, ok := byKey[[2]string{rule.ID, host}]
+			if !ok {
+				c.End(rule.ID, host, report.Interrupted, "not started", 0)
+				continue
+			}
+			if err := collectTask(ctx, j, c, t, outputCap); err != nil {
+				return nil, err
+			}
+		}
+	}
+	end := r.Ended
+	if end.IsZero() {
+		end = time.Now()
+	}
+	return c.Run(end), nil
+}
+
+// collectTask feeds one task's steps to c.
+func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t journal.Task, outputCap int) error {
+	steps, err := j.Steps(ctx, t.ID)
+	if err != nil {
+		return fmt.Errorf("batch: report: %w", err)
+	}
+	var pending []report.Command // the current attempt's commands, until its check
+	attempt := 1
+	flush := func(check string) {
+		for i, cmd := range pending {
+			if i == len(pending)-1 {
+				cmd.Check = check
+			}
+			c.Command(t.Rule, t.Host, attempt, cmd)
+		}
+		pending = nil
+	}
+	for _, st := range steps {
+		if st.Attempt > attempt && len(pending) > 0 {
+			flush("")
+		}
+		switch {
+		case st.Command != nil:
+			attempt = max(st.Attempt, 1)
+			pending = append(pending, reportCommand(*st.Command, outputCap))
+		case st.Check != nil && st.Check.Attempt > 0:
+			attempt = st.Check.Attempt
+			flush(st.Check.Status)
+		case st.AttemptEnd != nil:
+			a := st.AttemptEnd
+			attempt = a.Attempt
+			flush("")
+			c.Attempt(t.Rule, t.Host, a.Attempt, a.PromptTokens, a.Limit, a.Check)
+		}
+	}
+	flush("")
+	if !t.Finished {
+		c.End(t.Rule, t.Host, report.Interrupted, "not finished", 0)
+		return nil
+	}
+	var out worker.Outcome
+	_ = json.Unmarshal(t.Outcome, &out) // Duration stays zero if absent
+	outcome := report.Outcome(t.Status)
+	if !outcome.Valid() {
+		outcome = report.Failed
+	}
+	c.End(t.Rule, t.Host, outcome, t.Reason, out.Duration)
+	return nil
+}
+
+func reportCommand(cmd journal.Command, outputCap int) report.Command {
+	rc := report.Command{Command: cmd.Command, Action: cmd.Result.Action, Detail: cmd.Detail}
+	switch cmd.State {
+	case journal.CommandFinished:
+		if cmd.Result.Action == "" {
+			rc.Action = "ran"
+		}
+		if !cmd.Result.TimedOut && cmd.Result.Error == "" {
+			code := cmd.Result.ExitCode
+			rc.ExitCode = &code
+		}
+		out := cmd.Result.Stdout
+		if cmd.Result.Stderr != "" {
+			if out != "" && !strings.HasSuffix(out, "\n") {
+				out += "\n"
+			}
+			out += cmd.Result.Stderr
+		}
+		rc.Output = cut(out, outputCap)
+		if cmd.Result.Error != "" {
+			rc.Detail = cmd.Result.Error
+		}
+	case journal.CommandStarted, journal.CommandUnknown:
+		rc.Action = "unknown"
+		if rc.Detail == "" {
+			rc.Detail = "outcome unknown: the worker stopped while the command ran"
+		}
+	}
+	return rc
+}
+
+// cut keeps the first n bytes of s (at a rune boundary), marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && i < len(s) && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("\n[… %d bytes cut]", len(s)-i)
+}

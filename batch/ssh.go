@@ -1,0 +1,52 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/sshexec"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// SSHConnector connects to inventory hosts with sshexec. Base holds what
+// every host shares (keys, known_hosts, timeouts, output cap); each host's
+// address, port, user and identity file override it when set.
+type SSHConnector struct {
+	Base sshexec.Config
+}
+
+// Connect returns a client for h. It does not dial: the first command does
+// (and a host that does not answer fails it).
+func (c SSHConnector) Connect(_ context.Context, h inventory.Host) (Target, error) {
+	cfg := c.Base
+	cfg.Host = h.Address
+	if cfg.Host == "" {
+		cfg.Host = h.Name
+	}
+	if h.Port != 0 {
+		cfg.Port = h.Port
+	}
+	if h.User != "" {
+		cfg.User = h.User
+	}
+	if h.Identity != "" {
+		cfg.IdentityFiles = append([]string{h.Identity}, cfg.IdentityFiles...)
+	}
+	cl, err := sshexec.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	return sshTarget{cl}, nil
+}
+
+// sshTarget adapts an sshexec client to Target.
+type sshTarget struct{ c *sshexec.Client }
+
+func (t sshTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+	r, err := t.c.Run(ctx, command)
+	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
+		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
+}
+
+func (t sshTarget) Close() error { return t.c.Close() }

@@ -1,0 +1,88 @@
+package simhost
+
+import (
+	"bytes"
+	"context"
+	"testing"
+)
+
+func TestInterpret(t *testing.T) {
+	h := &Host{state: map[string]string{"a": "1"}, cfg: Config{Name: "t"}}
+	tests := []struct {
+		cmd      string
+		code     int
+		out, err string
+	}{
+		{"test a = 1", 0, "", ""},
+		{"test a = 2", 1, "a is \"1\", want \"2\"\n", ""},
+		{"set a 2", 0, "a=2\n", ""},
+		{"test a = 2", 0, "", ""},
+		{"set a", 2, "", "set: usage: set KEY VALUE\n"},
+		{"test a 2", 2, "", "test: usage: test KEY = VALUE\n"},
+		{"echo hi  there", 0, "hi there\n", ""},
+		{"false", 1, "", ""},
+		{"kill -TERM -- -4242", 0, "", ""},
+		{"", 0, "", ""},
+		{"rm -rf /", 127, "", "sh: 1: rm: not found\n"},
+		{`. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"`, 0, "os=Simulated Linux (t)\npkg=apt-get\ninit=systemd\n", ""},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := h.interpret(tt.cmd, &out, &errb)
+		if code != tt.code || out.String() != tt.out || errb.String() != tt.err {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d, %q, %q", tt.cmd, code, out.String(), errb.String(), tt.code, tt.out, tt.err)
+		}
+	}
+}
+
+func TestStateAndLogSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	cfg := Config{Name: "web1", Dir: dir, AuthorizedKey: KeyFromSeed("c").PublicKey(), State: map[string]string{"x": "initial"}}
+	h, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink bytes.Buffer
+	for _, c := range []string{"set x changed", "echo hi"} {
+		if _, ok := h.exec(c, &sink, &sink); !ok {
+			t.Fatal("host died")
+		}
+	}
+	h.Close()
+	h2, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	if got := h2.Get("x"); got != "changed" {
+		t.Errorf("x = %q after restart, want changed", got)
+	}
+	if got := h2.Log(); len(got) != 2 || got[0] != "set x changed" {
+		t.Errorf("log after restart %q", got)
+	}
+	if h2.KnownHostsLine() == "" || h2.hostKey.PublicKey().Type() != "ssh-ed25519" {
+		t.Error("no derived host key")
+	}
+}
+
+func TestDieAfter(t *testing.T) {
+	h, err := Start(context.Background(), Config{AuthorizedKey: KeyFromSeed("c").PublicKey(), DieAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var sink bytes.Buffer
+	if _, ok := h.exec("echo 1", &sink, &sink); !ok {
+		t.Fatal("first command refused")
+	}
+	if _, ok := h.exec("echo 2", &sink, &sink); ok {
+		t.Fatal("second command ran after DieAfter")
+	}
+	if n := h.Count("echo 2"); n != 0 {
+		t.Errorf("the refused command was logged %d times", n)
+	}
+	if _, err := Start(context.Background(), Config{}); err == nil {
+		t.Error("Start without AuthorizedKey succeeded")
+	}
+}
