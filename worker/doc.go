@@ -12,6 +12,11 @@
 // back. The loop stops when the check passes, the model gives up, or the
 // attempts run out.
 //
+// With Config.Lessons, the instruction also carries lessons from the same
+// rule on other hosts and in earlier runs (package lessons): as many whole
+// lessons, most relevant first, as fit in the instruction's share once the
+// rule's own text fits.
+//
 // Every prompt goes through package memory, which keeps it inside the context
 // window; each model call's budget event is logged. Server errors are retried
 // with capped, jittered backoff and are not attempts; if the server stays

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -209,4 +211,30 @@ func lenOf(s worker.LessonSource) int {
 		return len(f)
 	}
 	return 0
+}
+
+// TestEventsCarryClassesAndFacts: the command event names the error classes
+// found in the command's output, and the rule's end carries the host facts —
+// what package lessons builds its lines from.
+func TestEventsCarryClassesAndFacts(t *testing.T) {
+	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy {
+		return vllmsim.Script(vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply("sed -e 's/PermitRootLogin' /dev/null", "")}})
+	}})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: sshd_disable_root_login
+    title: Disable SSH root login
+    check: "test -f %s/never"
+`, e.dir), "sshd_disable_root_login")
+	if _, err := e.worker(workerOptions{maxAttempts: 1}).Fix(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	cmds := e.eventsOf(worker.EventCommand)
+	if len(cmds) != 1 || cmds[0].Action != "ran" || !slices.Contains(cmds[0].Classes, string(distill.ClassSedExpression)) {
+		t.Fatalf("command events %+v, want one that ran with class %q", cmds, distill.ClassSedExpression)
+	}
+	ends := e.eventsOf(worker.EventRuleEnd)
+	if len(ends) != 1 || ends[0].Facts == nil || ends[0].Facts.OS == "" || ends[0].Facts.PackageManager == "" {
+		t.Fatalf("rule end without host facts: %+v", ends)
+	}
+	t.Logf("classes %v; facts %+v", cmds[0].Classes, *ends[0].Facts)
 }
