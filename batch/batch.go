@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
@@ -150,6 +151,9 @@ type Result struct {
 	Stopped bool
 	// Unreachable lists the hosts marked unreachable in this process.
 	Unreachable []string
+	// Continued counts the tasks in progress that this process continued
+	// from their recorded state (Resume).
+	Continued int
 }
 
 func (s Spec) validate() error {
@@ -302,8 +306,9 @@ func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done
 	}()
 
 	var (
-		mu       sync.Mutex
-		firstErr error
+		mu        sync.Mutex
+		firstErr  error
+		continued atomic.Int64
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -326,7 +331,7 @@ func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done
 						todo = append(todo, rule)
 					}
 				}
-				hr := &hostRun{r: r, run: run, host: h, stop: stop}
+				hr := &hostRun{r: r, run: run, host: h, stop: stop, continued: &continued}
 				unreachable, err := hr.work(ctx, todo)
 				if err != nil {
 					fail(err)
@@ -352,6 +357,7 @@ feed:
 	close(hosts)
 	wg.Wait()
 	slices.Sort(res.Unreachable)
+	res.Continued = int(continued.Load())
 
 	// Count what the journal holds, whoever finished it.
 	jctx := context.WithoutCancel(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -16,9 +17,10 @@ import (
 )
 
 // ErrAlreadyRan is what the worker is told when a resumed task's model
-// proposes, before its recorded history has been replayed, a command the
-// journal holds as run in an earlier process: it is not run again.
-var ErrAlreadyRan = errors.New("this command was recorded as run before the resume; it was not run again")
+// proposes a command that an earlier process started without recording its
+// result (at any time), or recorded as run before the replay of the task's
+// history is over: it is not run again.
+var ErrAlreadyRan = errors.New("this command was started before the resume and its outcome was not recorded, or it was recorded as run; it was not run again: check the host's state with a different command")
 
 // Event names recorded with RecordEvent.
 const (
@@ -35,6 +37,8 @@ type hostRun struct {
 	run  journal.RunID
 	host inventory.Host
 	stop chan struct{}
+	// continued counts the run's tasks continued from a recorded state.
+	continued *atomic.Int64
 
 	raw  Target
 	jctx context.Context // the run's context without its cancellation: records survive a hard stop
@@ -155,6 +159,7 @@ func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
 			return fmt.Errorf("batch: task %d: %w", id, err)
 		}
 		h.script = s
+		h.continued.Add(1)
 	}
 	return nil
 }
@@ -243,7 +248,9 @@ func (t hostTarget) Run(ctx context.Context, command string) (worker.Exec, error
 	if c, ok := h.script.command(command); ok {
 		switch {
 		case c.State != journal.CommandFinished:
-			return worker.Exec{ExitCode: -1}, ErrOutcomeUnknown
+			// Not an error: the worker then re-runs the check, which tells
+			// the model (and the report) whether the command took effect.
+			return worker.Exec{ExitCode: -1, Stderr: ErrOutcomeUnknown.Error() + "\n"}, nil
 		case c.Result.Error != "":
 			return execOf(c.Result), errors.New(c.Result.Error)
 		}

@@ -22,11 +22,12 @@ type script struct {
 	skipped  int // commands recorded as not run (blocked, refused…)
 	attempts int // attempt ends
 	distills int
-	ran      map[string]int // recorded commands not yet replayed
+	ran      map[string]int  // recorded commands not yet replayed
+	unknown  map[string]bool // commands started without a recorded result: never run again
 }
 
 func newScript(steps []journal.Step) (*script, error) {
-	s := &script{ran: map[string]int{}}
+	s := &script{ran: map[string]int{}, unknown: map[string]bool{}}
 	for _, st := range steps {
 		switch {
 		case st.Event != nil && st.Event.Name == eventReply:
@@ -40,6 +41,9 @@ func newScript(steps []journal.Step) (*script, error) {
 		case st.Command != nil:
 			s.commands = append(s.commands, *st.Command)
 			s.ran[st.Command.Command]++
+			if st.Command.State != journal.CommandFinished {
+				s.unknown[st.Command.Command] = true
+			}
 		case st.Check != nil:
 			s.checks = append(s.checks, *st.Check)
 		case st.AttemptEnd != nil:
@@ -79,10 +83,10 @@ func (s *script) command(command string) (journal.Command, bool) {
 	return c, true
 }
 
-// recorded reports whether command was recorded as run (or started) by an
-// earlier process and has not been replayed.
+// recorded reports whether command was started by an earlier process
+// without a recorded result, or recorded as run and not yet replayed.
 func (s *script) recorded(command string) bool {
-	return s != nil && s.ran[command] > 0
+	return s != nil && (s.ran[command] > 0 || s.unknown[command])
 }
 
 func (s *script) check() (journal.Check, bool) {
