@@ -46,13 +46,16 @@ func reportJSON(t testing.TB, r *report.Run) []byte {
 	return b.Bytes()
 }
 
-// uninterrupted runs the night once, start to end, and returns its report.
-func uninterrupted(t *testing.T, rules, hosts, parallel, models int) *report.Run {
+// uninterrupted runs the night once, start to end, and returns its report
+// and how long the run took (without the setup).
+func uninterrupted(t *testing.T, rules, hosts, parallel, models int) (*report.Run, time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	n := startNight(t, nightOptions{rules: rules, hosts: hosts})
 	j := openJournal(t, filepath.Join(t.TempDir(), "ref.db"))
+	start := time.Now()
 	res, err := n.runner(t, j, parallel, models, nil).Run(ctx, n.spec())
+	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +63,7 @@ func uninterrupted(t *testing.T, rules, hosts, parallel, models int) *report.Run
 	if err != nil {
 		t.Fatal(err)
 	}
-	return normalized(rep)
+	return normalized(rep), took
 }
 
 // stopAfter closes stop once the model has been called n times.
@@ -83,7 +86,8 @@ func (m *stopAfter) CreateChatCompletion(ctx context.Context, req openai.ChatCom
 // the report is the uninterrupted run's.
 func TestStopThenResumeMatchesUninterrupted(t *testing.T) {
 	const rules, hosts = 10, 3
-	want := reportJSON(t, uninterrupted(t, rules, hosts, 3, 2))
+	ref, _ := uninterrupted(t, rules, hosts, 3, 2)
+	want := reportJSON(t, ref)
 	continued := 0
 	for _, after := range []int64{1, 4, 9, 17} {
 		t.Run(fmt.Sprintf("stop after %d model calls", after), func(t *testing.T) {
@@ -219,9 +223,7 @@ func TestKillNineAndResume(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	ctx := context.Background()
-	start := time.Now()
-	ref := uninterrupted(t, killRules, killHosts, killParallel, killModels)
-	refTime := time.Since(start)
+	ref, refTime := uninterrupted(t, killRules, killHosts, killParallel, killModels)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	t.Logf("uninterrupted run: %s", refTime.Round(time.Millisecond))
