@@ -4,8 +4,8 @@
 # bookworm's openscap-scanner 1.3.7 and linux-base (without it SSG marks every
 # ssh and aide rule notapplicable), plus trixie's arch-independent ssg-debian
 # and ssg-base 0.1.76 (bookworm's 0.1.65 has no Debian 12 datastream). apt's
-# lists and the .debs of sudo and auditd are kept in the root's apt cache so
-# SSG's package_* fixes work offline.
+# lists and the .debs of sudo, auditd and libpam-pwquality are kept in the
+# root's apt cache so SSG's package_* fixes work offline.
 #
 #   scripts/debian-target.sh tarball        print the cache path; build it if absent
 #   scripts/debian-target.sh ssg-debs DIR   download trixie's ssg .debs into DIR
@@ -19,7 +19,7 @@ set -euo pipefail
 CACHE_DIR="${NIGHTSHIFT_CACHE:-/var/cache/nightshift}"
 SSG_VERSION=0.1.76-1
 # The cache key changes whenever what goes into the root changes.
-TARBALL="$CACHE_DIR/debian12-ssg-${SSG_VERSION}-v3.tar.zst"
+TARBALL="$CACHE_DIR/debian12-ssg-${SSG_VERSION}-v4.tar.zst"
 
 log() { echo "debian-target: $*" >&2; }
 
@@ -84,8 +84,9 @@ build() {
 	printf '#!/bin/sh\nexit 101\n' >"$root/rootfs/usr/sbin/policy-rc.d"
 	chmod 755 "$root/rootfs/usr/sbin/policy-rc.d"
 	# The package lists and the .debs of the packages SSG's package_*
-	# fixes install (sudo, auditd) stay in the root, so those fixes
-	# (apt-get install -y sudo) work from apt's cache without the network.
+	# fixes install (sudo, auditd, libpam-pwquality: accounts_password_pam_*
+	# need pam_pwquality) stay in the root, so those fixes (apt-get install
+	# -y sudo) work from apt's cache without the network.
 	# debootstrap's own .debs, the translations and apt's binary caches
 	# (rebuilt on use) stay out: they would double the tarball.
 	cp /etc/resolv.conf "$root/rootfs/etc/resolv.conf"
@@ -93,7 +94,7 @@ build() {
 	chroot "$root/rootfs" apt-get clean
 	rm -f "$root"/rootfs/var/lib/apt/lists/*Translation*
 	chroot "$root/rootfs" apt-get update -q >&2
-	chroot "$root/rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -qq -y --download-only sudo auditd >&2
+	chroot "$root/rootfs" env DEBIAN_FRONTEND=noninteractive apt-get install -qq -y --download-only sudo auditd libpam-pwquality >&2
 	rm -f "$root"/rootfs/var/cache/apt/*.bin
 	: >"$root/rootfs/etc/resolv.conf"
 	log "packing $TARBALL"

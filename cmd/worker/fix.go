@@ -26,13 +26,23 @@ import (
 
 const fixUsage = `Usage:
   worker --rules FILE|DIR --rule ID [--rule ID …] --host [user@]host[:port] [flags]
+  worker --datastream PATH-ON-HOST --profile ID --rule ID [--rule ID …] --host [user@]host[:port] [flags]
 
 Fixes each rule on the host: checks it, asks the model for commands, runs them
 over SSH and re-checks until the rule passes, the model gives up or the
 attempts run out.
 
-Exit status: 0 every rule compliant; 1 some rule not fixed; 2 usage or
-configuration error; 3 the model server or the host unreachable.
+With --datastream the rules come from an SCAP source datastream on the host
+(SCAP Security Guide's ssg-*-ds.xml): --rule takes short ids
+(sshd_disable_root_login) or full XCCDF ids, the model sees each rule's
+title, description, rationale and the profile's values, and every check is
+'oscap xccdf eval --profile ID --rule RULE' on the host. A rule OpenSCAP
+reports notapplicable, error or notchecked is reported as such, never as
+fixed.
+
+Exit status: 0 every rule compliant; 1 some rule not fixed (or not
+applicable, or its check failed); 2 usage or configuration error; 3 the
+model server or the host unreachable.
 
 Examples:
   worker --rules rules.yaml --rule sshd_disable_root_login --host root@db1
@@ -40,6 +50,8 @@ Examples:
          --host admin@10.0.0.7:2222 --identity ~/.ssh/nightshift --base-url http://gpu1:8000/v1
   worker --rules rules.yaml --rule sshd_set_keepalive --host root@db1 --json > events.jsonl
   worker --rules rules.yaml --rule sshd_disable_root_login --host root@db1 --dry-run
+  worker --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml \
+         --profile anssi_bp28_high --rule sshd_disable_root_login --rule accounts_tmout --host root@db1
 
 Flags:
 `
@@ -52,6 +64,8 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 type fixFlags struct {
 	rulesPath      string
+	datastream     string
+	profile        string
 	ruleIDs        stringList
 	host           string
 	identity       string
@@ -76,7 +90,9 @@ func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
 	f := &fixFlags{}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.rulesPath, "rules", "", "rules YAML `FILE` or directory of YAML files (required)")
+	fs.StringVar(&f.rulesPath, "rules", "", "rules YAML `FILE` or directory of YAML files (this or --datastream is required)")
+	fs.StringVar(&f.datastream, "datastream", "", "SCAP source datastream `PATH` on the host, in place of --rules (needs --profile and oscap on the host)")
+	fs.StringVar(&f.profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
 	fs.Var(&f.ruleIDs, "rule", "rule `ID` to fix (repeatable; required)")
 	fs.StringVar(&f.host, "host", "", "target `[user@]host[:port]` (required)")
 	fs.StringVar(&f.identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*)")
@@ -108,8 +124,14 @@ func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
 	switch {
 	case fs.NArg() > 0:
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
-	case f.rulesPath == "":
-		return nil, usagef("--rules is required")
+	case f.rulesPath == "" && f.datastream == "":
+		return nil, usagef("--rules is required (or --datastream with --profile)")
+	case f.rulesPath != "" && f.datastream != "":
+		return nil, usagef("--rules and --datastream cannot be combined")
+	case f.datastream != "" && f.profile == "":
+		return nil, usagef("--datastream needs --profile")
+	case f.profile != "" && f.datastream == "":
+		return nil, usagef("--profile applies only to --datastream")
 	case len(f.ruleIDs) == 0:
 		return nil, usagef("at least one --rule is required")
 	case f.host == "":
@@ -138,17 +160,19 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	set, err := rules.Load(f.rulesPath)
-	if err != nil {
-		return &usageError{err}
-	}
 	var selected []rules.Rule
-	for _, id := range f.ruleIDs {
-		r, ok := set.Get(id)
-		if !ok {
-			return usagef("rule %q is not in %s (it has %s)", id, f.rulesPath, strings.Join(set.IDs(), ", "))
+	if f.rulesPath != "" {
+		set, err := rules.Load(f.rulesPath)
+		if err != nil {
+			return &usageError{err}
 		}
-		selected = append(selected, r)
+		for _, id := range f.ruleIDs {
+			r, ok := set.Get(id)
+			if !ok {
+				return usagef("rule %q is not in %s (it has %s)", id, f.rulesPath, strings.Join(set.IDs(), ", "))
+			}
+			selected = append(selected, r)
+		}
 	}
 	model, err := budget.LoadModel(f.tokenizer)
 	if err != nil {
@@ -212,6 +236,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return &unreachable{err}
 	}
+	if f.datastream != "" {
+		// The rules are read from the datastream the host's oscap will
+		// evaluate them with.
+		if selected, err = datastreamRules(ctx, ssh, f.host, f.datastream, f.profile, f.ruleIDs); err != nil {
+			return err
+		}
+	}
 
 	oc := openai.DefaultConfig(apiKey)
 	oc.BaseURL = strings.TrimRight(f.baseURL, "/")
@@ -257,6 +288,11 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	rep.summary(outcomes)
+	for _, o := range outcomes {
+		if o.Status == worker.StatusNotApplic || o.Status == worker.StatusCheckError {
+			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
+		}
+	}
 	if runErr != nil {
 		return runErr
 	}
