@@ -67,6 +67,9 @@ const mainUsage = `worker fixes compliance rules on Linux hosts with a model ser
 
 Usage:
   worker --rules FILE|DIR --rule ID [--rule ID …] --host [user@]host[:port] [flags]
+  worker run --rules FILE|DIR --inventory FILE --journal FILE [flags]
+  worker resume JOURNAL
+  worker history JOURNAL [--run ID] [--prune AGE]
   worker demo
   worker simulate-server [--policy NAME] [--fix RULE=COMMAND …]
   worker tokens [--tokenizer qwen3|qwen2.5|FILE] [--ids] < text
@@ -75,6 +78,9 @@ Usage:
 Run 'worker --rules x --help' for the flags of a run.
 
 Subcommands:
+  run              many rules on many hosts, every step in a journal; reports (JSON, JUnit, HTML)
+  resume           continue a run after a crash, a kill or a stop
+  history          list the runs and tasks of a journal; prune old runs
   demo             fix a sample rule end to end on this machine (simulated vLLM, disposable local sshd)
   simulate-server  serve a vLLM-faithful OpenAI-compatible API with scripted answers (no GPU)
   tokens           count tokens of text, or the prompt tokens vLLM computes for a chat request
@@ -98,6 +104,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runSimulate(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runRun(ctx, args[1:], stdout, stderr)
+	case "resume":
+		return runResume(ctx, args[1:], stdout, stderr)
+	case "history":
+		return runHistory(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return errHelp

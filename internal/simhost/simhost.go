@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -387,4 +388,15 @@ func (h *Host) save() error {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(h.cfg.Dir, "state.json"))
+}
+
+// WriteKey writes the private key KeyFromSeed(seed) derives to path, in
+// OpenSSH format (mode 0600), for clients that take key files.
+func WriteKey(path, seed string) error {
+	sum := sha256.Sum256([]byte("nightshift simhost " + seed))
+	blk, err := ssh.MarshalPrivateKey(ed25519.NewKeyFromSeed(sum[:]), "")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, pem.EncodeToMemory(blk), 0o600)
 }

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/journal"
+)
+
+const resumeUsage = `Usage:
+  worker resume JOURNAL [--run ID] [flags]
+
+Continues a run of 'worker run' after a crash, a kill or a stop, with the
+rules files, inventory and settings it recorded (the flags below override
+them). Finished rules × hosts are not redone. A rule in progress continues from
+its recorded state: the recorded model replies, command results and check
+results are replayed to the worker without calling the model or touching the
+host, then it goes on. A command that was running when the worker died has an
+unknown outcome: it is recorded as such, the rule's check is re-run, and that
+command is never run again.
+
+By default the last run of the journal that did not finish is resumed.
+
+Examples:
+  worker resume night.db
+  worker resume night.db --run 3 --base-url http://gpu2:8000/v1 --parallel-hosts 8
+
+Flags:
+`
+
+func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o := &runMeta{}
+	var runID int64
+	var verbose bool
+	fs := flag.NewFlagSet("worker resume", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Int64Var(&runID, "run", 0, "run `ID` to resume (default: the last unfinished run)")
+	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
+	addRunFlags(fs, o)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), resumeUsage)
+		fs.PrintDefaults()
+	}
+	path, rest := splitPath(args)
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return &usageError{err}
+	}
+	if path == "" && fs.NArg() == 1 {
+		path = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if path == "" {
+		return usagef("the journal file is required: worker resume JOURNAL")
+	}
+	j, err := openExisting(ctx, path, false)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	id, err := pickRun(ctx, j, journal.RunID(runID))
+	if err != nil {
+		return err
+	}
+	rec, err := batch.RecordedSpec(ctx, j, id)
+	if err != nil {
+		return &usageError{err}
+	}
+	m, err := decodeMeta(rec.Meta)
+	if err != nil {
+		return err
+	}
+	fs.Visit(func(f *flag.Flag) { // overrides
+		switch f.Name {
+		case "base-url":
+			m.BaseURL = o.BaseURL
+		case "model":
+			m.Model = o.Model
+		case "api-key-env":
+			m.APIKeyEnv = o.APIKeyEnv
+		case "parallel-hosts":
+			m.ParallelHosts = o.ParallelHosts
+		case "model-concurrency":
+			m.ModelConcurrency = o.ModelConcurrency
+		case "json-report":
+			m.JSONReport = absPath(o.JSONReport)
+		case "junit":
+			m.JUnit = absPath(o.JUnit)
+		case "html":
+			m.HTML = absPath(o.HTML)
+		case "retry-deadline":
+			m.RetryDeadline = o.RetryDeadline
+		}
+	})
+	if m.ParallelHosts < 1 || m.ModelConcurrency < 1 {
+		return usagef("--parallel-hosts and --model-concurrency must be positive")
+	}
+	spec, err := loadSpec(m)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "resuming run %d (%s)\n", id, rec.Name)
+	return runBatch(ctx, j, m, spec, id, verbose, stdout, stderr)
+}
+
+// splitPath takes a leading non-flag argument as the journal path, so that
+// flags may follow it.
+func splitPath(args []string) (string, []string) {
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+// openExisting opens a journal that must exist.
+func openExisting(ctx context.Context, path string, readOnly bool) (*journal.Journal, error) {
+	if _, err := statFile(path); err != nil {
+		return nil, usagef("journal %s: %v", path, err)
+	}
+	j, err := journal.Open(ctx, path, journal.Config{ReadOnly: readOnly})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return j, nil
+}
+
+// pickRun returns id if set, else the last run that has not finished.
+func pickRun(ctx context.Context, j *journal.Journal, id journal.RunID) (journal.RunID, error) {
+	if id != 0 {
+		if _, err := j.Run(ctx, id); err != nil {
+			return 0, &usageError{err}
+		}
+		return id, nil
+	}
+	runs, err := j.Runs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Status != journal.RunDone {
+			return runs[i].ID, nil
+		}
+	}
+	return 0, usagef("every run of %s is done; nothing to resume (pick one with --run)", j.Path())
+}

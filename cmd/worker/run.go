@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/sshexec"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+const runUsage = `Usage:
+  worker run --rules FILE|DIR [--rules …] [--rule ID …] --inventory FILE [--limit PATTERN …]
+             --journal FILE [flags]
+
+Works on many rules on many hosts overnight: every rule of the rules files (or
+only the --rule ones), in file order, on every host of the inventory (or those
+--limit selects: group or host names, "!name" to exclude), one rule at a time
+per host and --parallel-hosts hosts at once, with at most --model-concurrency
+model calls in flight. A host that stops answering is marked unreachable and
+skipped; the others go on.
+
+Every step is committed to the journal (SQLite) before the next starts. After a
+crash, a kill or a stop, 'worker resume JOURNAL' continues the run: finished
+rules are not redone and no recorded command is run again. 'worker history
+JOURNAL' lists runs and tasks.
+
+The first SIGINT or SIGTERM finishes each host's current step, records it and
+exits (resume later); a second one exits at once, the journal still consistent.
+
+Inventories: a YAML list of hosts, or Ansible's INI format.
+
+Exit status: 0 every rule compliant; 1 some rule not fixed, or the run was
+stopped before its end; 2 usage or configuration error; 3 the model server
+unreachable.
+
+Examples:
+  worker run --rules rules/ --inventory hosts.ini --limit webservers --journal night.db \
+             --html night.html --junit night.xml --base-url http://gpu1:8000/v1
+  worker resume night.db
+
+Flags:
+`
+
+// runMeta is what a batch run records to be resumed: flags, never secrets.
+type runMeta struct {
+	Rules            []string      `json:"rules_paths"`
+	RuleIDs          []string      `json:"rule_ids,omitempty"`
+	Inventory        string        `json:"inventory"`
+	Limit            []string      `json:"limit,omitempty"`
+	BaseURL          string        `json:"base_url"`
+	Model            string        `json:"model,omitempty"`
+	APIKeyEnv        string        `json:"api_key_env"`
+	Tokenizer        string        `json:"tokenizer"`
+	ContextWindow    int           `json:"context_window,omitempty"`
+	MaxTokens        int           `json:"max_tokens"`
+	MaxAttempts      int           `json:"max_attempts,omitempty"`
+	KeepTurns        int           `json:"keep_turns"`
+	Identity         string        `json:"identity,omitempty"`
+	KnownHosts       string        `json:"known_hosts,omitempty"`
+	AcceptNew        bool          `json:"accept_new_host_key,omitempty"`
+	CommandTimeout   time.Duration `json:"command_timeout_ns"`
+	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
+	ParallelHosts    int           `json:"parallel_hosts"`
+	ModelConcurrency int           `json:"model_concurrency"`
+	JSONReport       string        `json:"json_report,omitempty"`
+	JUnit            string        `json:"junit,omitempty"`
+	HTML             string        `json:"html,omitempty"`
+}
+
+// addRunFlags declares the flags run and resume share; resume ignores
+// unset ones and keeps the recorded values.
+func addRunFlags(fs *flag.FlagSet, m *runMeta) {
+	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
+	fs.StringVar(&m.Model, "model", "", "model `NAME` (default: the only model the server lists)")
+	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
+	fs.IntVar(&m.ParallelHosts, "parallel-hosts", batch.DefaultParallelHosts, "hosts worked on at once (one rule at a time each)")
+	fs.IntVar(&m.ModelConcurrency, "model-concurrency", batch.DefaultModelConcurrency, "model calls in flight at most, across hosts")
+	fs.StringVar(&m.JSONReport, "json-report", "", "write the JSON summary to `FILE`")
+	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
+	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
+	fs.DurationVar(&m.RetryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable")
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	m := &runMeta{}
+	var rulesPaths, ruleIDs, limit stringList
+	var journalPath, name string
+	var verbose bool
+	fs := flag.NewFlagSet("worker run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; required)")
+	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files)")
+	fs.StringVar(&m.Inventory, "inventory", "", "inventory `FILE`: YAML list or Ansible INI (required)")
+	fs.Var(&limit, "limit", "host or group `PATTERN` to select, !PATTERN to exclude (repeatable; default: all)")
+	fs.StringVar(&journalPath, "journal", "", "journal `FILE` (SQLite; created if absent; required)")
+	fs.StringVar(&name, "name", "", "run `NAME` for people (default: the rules files)")
+	fs.StringVar(&m.Tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE`")
+	fs.IntVar(&m.ContextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
+	fs.IntVar(&m.MaxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
+	fs.IntVar(&m.MaxAttempts, "max-attempts", 0, "attempts per rule (default: the rule's max_attempts, else 20)")
+	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
+	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
+	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
+	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
+	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host")
+	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
+	addRunFlags(fs, m)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), runUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return &usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case len(rulesPaths) == 0 || m.Inventory == "" || journalPath == "":
+		return usagef("--rules, --inventory and --journal are required")
+	case m.ParallelHosts < 1 || m.ModelConcurrency < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
+		return usagef("--parallel-hosts, --model-concurrency, --max-tokens and --keep-turns must be positive, --max-attempts and --context-window not negative")
+	}
+	m.Rules, m.RuleIDs, m.Limit = abs(rulesPaths), ruleIDs, limit
+	m.Inventory, m.Identity, m.KnownHosts = absPath(m.Inventory), absPath(m.Identity), absPath(m.KnownHosts)
+	m.Tokenizer = tokenizerArg(m.Tokenizer)
+	if name == "" {
+		name = strings.Join(rulesPaths, " ")
+	}
+	spec, err := loadSpec(m)
+	if err != nil {
+		return err
+	}
+	spec.Name = name
+	j, err := journal.Open(ctx, journalPath, journal.Config{})
+	if err != nil {
+		return &usageError{err}
+	}
+	defer j.Close()
+	return runBatch(ctx, j, m, spec, 0, verbose, stdout, stderr)
+}
+
+// abs makes paths absolute, so a resume from another directory finds them.
+func abs(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = absPath(p)
+	}
+	return out
+}
+
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// tokenizerArg makes a tokenizer file name absolute; built-in names stay.
+func tokenizerArg(t string) string {
+	if strings.ContainsRune(t, os.PathSeparator) || strings.HasSuffix(t, ".json") {
+		return absPath(t)
+	}
+	return t
+}
+
+// loadSpec reads the rules and the inventory m names.
+func loadSpec(m *runMeta) (batch.Spec, error) {
+	var spec batch.Spec
+	var all []rules.Rule
+	byID := map[string]rules.Rule{}
+	for _, p := range m.Rules {
+		set, err := rules.Load(p)
+		if err != nil {
+			return spec, &usageError{err}
+		}
+		for _, r := range set.Rules() {
+			if _, dup := byID[r.ID]; dup {
+				return spec, usagef("rule %s is defined in more than one of the rules files", r.ID)
+			}
+			byID[r.ID] = r
+			all = append(all, r)
+		}
+	}
+	if len(m.RuleIDs) == 0 {
+		spec.Rules = all
+	}
+	for _, id := range m.RuleIDs {
+		r, ok := byID[id]
+		if !ok {
+			return spec, usagef("rule %q is not in %s", id, strings.Join(m.Rules, ", "))
+		}
+		spec.Rules = append(spec.Rules, r)
+	}
+	inv, err := inventory.Load(m.Inventory)
+	if err != nil {
+		return spec, &usageError{err}
+	}
+	if spec.Hosts, err = inv.Select(m.Limit...); err != nil {
+		return spec, &usageError{err}
+	}
+	if len(spec.Rules) == 0 || len(spec.Hosts) == 0 {
+		return spec, usagef("nothing to do: %d rules, %d hosts", len(spec.Rules), len(spec.Hosts))
+	}
+	spec.Meta = m
+	return spec, nil
+}
+
+// runBatch runs spec (resume > 0: continues that run), writes the reports
+// and prints a summary.
+func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, stdout, stderr io.Writer) error {
+	logLevel := slog.LevelWarn
+	if verbose {
+		logLevel = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
+	model, err := budget.LoadModel(m.Tokenizer)
+	if err != nil {
+		return &usageError{err}
+	}
+	counter, err := budget.NewModelChatCounter(model)
+	if err != nil {
+		return &usageError{err}
+	}
+	apiKey := os.Getenv(m.APIKeyEnv)
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: apiKey})
+	if err != nil {
+		return &usageError{err}
+	}
+	served, err := serverModel(ctx, vllm, m.Model, m.RetryDeadline)
+	if err != nil {
+		return err
+	}
+	window := m.ContextWindow
+	if window == 0 {
+		window = served.MaxModelLen
+	}
+	if window == 0 {
+		return usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
+	}
+	b, err := budget.New(budget.Config{ContextWindow: window, Reserve: m.MaxTokens})
+	if err != nil {
+		return &usageError{err}
+	}
+	oc := openai.DefaultConfig(apiKey)
+	oc.BaseURL = strings.TrimRight(m.BaseURL, "/")
+	oc.HTTPClient = &http.Client{}
+	scfg := sshexec.Config{AcceptNewHostKey: m.AcceptNew, CommandTimeout: m.CommandTimeout, Logger: logger}
+	if m.Identity != "" {
+		scfg.IdentityFiles = []string{m.Identity}
+	}
+	if m.KnownHosts != "" {
+		scfg.KnownHostsFiles = []string{m.KnownHosts}
+	}
+
+	stop := make(chan struct{})
+	hardCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go handleSignals(hardCtx, stop, cancel, stderr)
+	r, err := batch.New(batch.Config{
+		Journal: j, Connector: batch.SSHConnector{Base: scfg},
+		Worker: worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: served.ID, Counter: counter,
+			Tokenizer: model.Tokenizer, Budget: b, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
+			RetryDeadline: m.RetryDeadline, Logger: logger},
+		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
+	})
+	if err != nil {
+		return &usageError{err}
+	}
+	var res batch.Result
+	if resume > 0 {
+		res, err = r.Resume(hardCtx, resume, spec)
+	} else {
+		res, err = r.Run(hardCtx, spec)
+	}
+	if errors.Is(err, batch.ErrSpec) {
+		return &usageError{err}
+	}
+	if res.Run == 0 {
+		return err
+	}
+	// Reports and the summary, also after a stop or a failure.
+	rctx := context.WithoutCancel(ctx)
+	rep, rerr := batch.Report(rctx, j, res.Run, 0)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if werr := writeReports(m, rep); werr != nil {
+		return errors.Join(err, werr)
+	}
+	printSummary(stdout, j.Path(), res, rep)
+	switch {
+	case errors.Is(err, batch.ErrModelUnreachable):
+		return &unreachable{err}
+	case err != nil:
+		return err
+	case res.Stopped:
+		return &stopped{path: j.Path(), done: res.Finished, total: res.Total}
+	}
+	bad := 0
+	for _, x := range rep.Results {
+		if !x.Outcome.Passed() {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return &notFixed{bad, len(rep.Results)}
+	}
+	return nil
+}
+
+// stopped reports a run ended by a signal before its end: exit 1.
+type stopped struct {
+	path        string
+	done, total int
+}
+
+func (e *stopped) Error() string {
+	return fmt.Sprintf("stopped with %d of %d rules × hosts finished; continue with: worker resume %s", e.done, e.total, e.path)
+}
+func (e *stopped) ExitCode() int { return exitNotFixed }
+
+func writeReports(m *runMeta, rep *report.Run) error {
+	outs := []struct {
+		path  string
+		write func(io.Writer, *report.Run) error
+	}{{m.JSONReport, report.WriteJSON}, {m.JUnit, report.WriteJUnit}, {m.HTML, report.WriteHTML}}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		f, err := os.Create(o.path)
+		if err != nil {
+			return err
+		}
+		err = o.write(f, rep)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", o.path, err)
+		}
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
+	s := report.NewSummary(rep)
+	fmt.Fprintf(w, "run %d in %s: %d of %d rules × hosts finished", res.Run, path, res.Finished, res.Total)
+	if len(res.Unreachable) > 0 {
+		fmt.Fprintf(w, "; unreachable: %s", strings.Join(res.Unreachable, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, o := range report.Outcomes() {
+		if n := s.Totals.Outcomes[o]; n > 0 {
+			fmt.Fprintf(tw, "  %s\t%d\n", o, n)
+		}
+	}
+	tw.Flush()
+}
+
+// decodeMeta reads the flags a run recorded.
+func decodeMeta(raw json.RawMessage) (*runMeta, error) {
+	m := &runMeta{}
+	if err := json.Unmarshal(raw, m); err != nil || len(m.Rules) == 0 || m.Inventory == "" {
+		return nil, usagef("the run was not started by 'worker run' (no rules files and inventory recorded)")
+	}
+	return m, nil
+}
