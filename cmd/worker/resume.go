@@ -60,6 +60,14 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if path == "" {
 		return usagef("the journal file is required: worker resume JOURNAL")
 	}
+	if _, err := statFile(path); err != nil {
+		return usagef("journal %s: %v", path, err)
+	}
+	release, err := lockJournal(path)
+	if err != nil {
+		return &usageError{err}
+	}
+	defer release()
 	j, err := openExisting(ctx, path, false)
 	if err != nil {
 		return err

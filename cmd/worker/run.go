@@ -153,6 +153,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	spec.Name = name
+	release, err := lockJournal(journalPath)
+	if err != nil {
+		return &usageError{err}
+	}
+	defer release()
 	j, err := journal.Open(ctx, journalPath, journal.Config{})
 	if err != nil {
 		return &usageError{err}

@@ -123,6 +123,16 @@ func TestRunResumeHistory(t *testing.T) {
 		t.Error("HTML report has no chart")
 	}
 
+	// A journal another process works on is refused.
+	locked := filepath.Join(f.dir, "busy.db")
+	if err := os.WriteFile(locked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release, err := lockJournal(locked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	tests := []struct {
 		name string
 		args []string
@@ -140,6 +150,7 @@ func TestRunResumeHistory(t *testing.T) {
 		{"run without inventory", []string{"run", "--rules", f.rules, "--journal", j}, exitUsage, "required"},
 		{"unknown rule", append(f.runArgs(j), "--rule", "nope"), exitUsage, `rule "nope"`},
 		{"unknown group", append(f.runArgs(j), "--limit", "db"), exitUsage, "db"},
+		{"locked", []string{"resume", locked}, exitUsage, "in use by another worker"},
 		{"prune", []string{"history", j, "--prune", "1ns"}, exitOK, "pruned 1 runs"},
 		{"pruned", []string{"history", j}, exitOK, "RUN"},
 	}
