@@ -50,14 +50,22 @@
 //
 // # Checks
 //
-// A rule's check is a Check; today the only kind is ShellCheck, a shell
-// command run on the target through the caller's Runner: exit 0 means
-// compliant (StatusPass), 1..125 not compliant (StatusFail), and 126, 127,
-// other codes above 125, a signal or a timeout mean the check itself failed
-// (StatusError), which is never reported as fixed. StatusNotApplicable is
-// reserved for check kinds that can tell (an SCAP datastream evaluated with
-// oscap is the planned second kind; it only needs another Check
-// implementation).
+// A rule's check is a Check. ShellCheck is a shell command run on the
+// target through the caller's Runner: exit 0 means compliant (StatusPass),
+// 1..125 not compliant (StatusFail), and 126, 127, other codes above 125, a
+// signal or a timeout mean the check itself failed (StatusError), which is
+// never reported as fixed. OscapCheck runs OpenSCAP on the target (`oscap
+// xccdf eval --profile P --rule R DS`) and maps the rule's XCCDF result:
+// pass, fail, notapplicable (StatusNotApplicable), error and notchecked
+// (StatusError); EvaluateMany checks several rules in one oscap run.
+//
+// # SCAP datastreams
+//
+// LoadDatastream/ParseDatastream read an SCAP source datastream (XCCDF 1.2):
+// rules by short id (sshd_disable_root_login) or full id
+// (xccdf_org.ssgproject.content_rule_…), their title, description and
+// rationale as plain text, and a profile's resolved values. OscapFixes and
+// ParseFixScript read SSG's own bash fixes from `oscap xccdf generate fix`.
 //
 // # Concurrency
 //
