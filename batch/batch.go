@@ -77,6 +77,30 @@ type Config struct {
 	// ReportOutputCap bounds each command's output in reports built by
 	// Report, in bytes. Zero means 2000.
 	ReportOutputCap int
+	// HostObserver, if set, is called once per host worked on in a run
+	// (from the host's goroutine, after it connects) and returns an
+	// observer of that host's worker events only, called after the journal
+	// has recorded each event and after Worker.Observer. A nil result
+	// observes nothing. Events replayed by a resumed task are observed
+	// again.
+	HostObserver func(host string) worker.Observer
+	// Progress, if set, hears how the run goes: each host's plan, each
+	// task's start and end, hosts that stop answering. Nil means none.
+	Progress Progress
+}
+
+// Progress is told how a run goes; package progress's Progress satisfies
+// it. Plan is called for every host before any work starts, with the
+// number of its tasks not yet finished; the other methods from the host's
+// goroutine. RuleEnded's status is the worker.Status of the task's outcome
+// ("unreachable" for the rules of a host that stopped answering, after
+// HostDown). A task stopped before its end (Stop, a cancelled context, the
+// model server down) is started but not ended.
+type Progress interface {
+	Plan(host string, rules int)
+	RuleStarted(host, rule string)
+	RuleEnded(host, rule, status string)
+	HostDown(host string, err error)
 }
 
 // Runner runs batches of rules × hosts. It is safe to call Run, Resume and
@@ -318,6 +342,20 @@ func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done
 		mu.Unlock()
 		halt()
 	}
+	todo := func(h inventory.Host) []rules.Rule {
+		var out []rules.Rule
+		for _, rule := range spec.Rules {
+			if !done[[2]string{rule.ID, h.Name}] {
+				out = append(out, rule)
+			}
+		}
+		return out
+	}
+	if p := r.cfg.Progress; p != nil {
+		for _, h := range spec.Hosts {
+			p.Plan(h.Name, len(todo(h)))
+		}
+	}
 	hosts := make(chan inventory.Host)
 	var wg sync.WaitGroup
 	for range min(r.cfg.ParallelHosts, len(spec.Hosts)) {
@@ -325,12 +363,7 @@ func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done
 		go func() {
 			defer wg.Done()
 			for h := range hosts {
-				var todo []rules.Rule
-				for _, rule := range spec.Rules {
-					if !done[[2]string{rule.ID, h.Name}] {
-						todo = append(todo, rule)
-					}
-				}
+				todo := todo(h)
 				hr := &hostRun{r: r, run: run, host: h, stop: stop, continued: &continued}
 				unreachable, err := hr.work(ctx, todo)
 				if err != nil {

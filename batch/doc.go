@@ -82,6 +82,13 @@
 // whatever was committed is consistent — a command begun without a result is
 // resolved as unknown by the next resume.
 //
+// # Observing a run
+//
+// Config.HostObserver gives each host's worker an observer of its own (for
+// lessons, progress or metrics per host); Config.Progress, a small
+// interface that package progress satisfies, is told each host's plan,
+// each task's start and end, and hosts that stop answering.
+//
 // # Concurrency
 //
 // A Runner may be used by several goroutines. Within a run each host is

@@ -95,7 +95,13 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	cfg := h.r.cfg.Worker
 	cfg.Model = hostModel{h}
 	cfg.Target = hostTarget{h}
-	cfg.Observer = eventSink{h, cfg.Observer}
+	next := cfg.Observer
+	if h.r.cfg.HostObserver != nil {
+		if o := h.r.cfg.HostObserver(h.host.Name); o != nil {
+			next = fanOut{next, o}
+		}
+	}
+	cfg.Observer = eventSink{h, next}
 	cfg.MemoryObserver = memSink{h, cfg.MemoryObserver}
 	cfg.Stop = h.stop
 	w, err := worker.New(cfg)
@@ -119,6 +125,9 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		if err := h.begin(ctx, id); err != nil {
 			return false, err
 		}
+		if p := h.r.cfg.Progress; p != nil {
+			p.RuleStarted(h.host.Name, rule.ID)
+		}
 		rr := rule
 		if rr.Check != nil {
 			rr.Check = recCheck{Check: rule.Check, h: h}
@@ -141,6 +150,9 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		o := journal.Outcome{Status: string(out.Status), Reason: out.Reason, Attempts: out.Attempts, Detail: out}
 		if err := h.j().FinishTask(h.jctx, id, o); err != nil {
 			return false, fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
+		}
+		if p := h.r.cfg.Progress; p != nil {
+			p.RuleEnded(h.host.Name, rule.ID, string(out.Status))
 		}
 	}
 	return false, nil
@@ -170,6 +182,10 @@ func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 	if err := h.j().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
 		return fmt.Errorf("batch: %w", err)
 	}
+	p := h.r.cfg.Progress
+	if p != nil {
+		p.HostDown(h.host.Name, errors.New(reason))
+	}
 	for _, rule := range todo {
 		id, err := h.j().StartTask(ctx, h.run, rule.ID, h.host.Name)
 		if errors.Is(err, journal.ErrTaskFinished) {
@@ -183,8 +199,22 @@ func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 		if err := h.j().FinishTask(ctx, id, o); err != nil {
 			return fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
 		}
+		if p != nil {
+			p.RuleEnded(h.host.Name, rule.ID, string(out.Status))
+		}
 	}
 	return nil
+}
+
+// fanOut passes each event to its observers in order, skipping nil ones.
+type fanOut []worker.Observer
+
+func (f fanOut) Observe(e worker.Event) {
+	for _, o := range f {
+		if o != nil {
+			o.Observe(e)
+		}
+	}
 }
 
 // noteErr remembers a transport error of the host.
