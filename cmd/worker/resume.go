@@ -36,11 +36,13 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	o := &runMeta{}
 	var runID int64
 	var verbose bool
+	var of observeFlags
 	fs := flag.NewFlagSet("worker resume", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&runID, "run", 0, "run `ID` to resume (default: the last unfinished run)")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addRunFlags(fs, o)
+	addObserveFlags(fs, &of)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), resumeUsage)
 		fs.PrintDefaults()
@@ -115,7 +117,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "resuming run %d (%s)\n", id, rec.Name)
-	return runBatch(ctx, j, m, spec, id, verbose, stdout, stderr)
+	return runBatch(ctx, j, m, spec, id, verbose, of, stdout, stderr)
 }
 
 // splitPath takes a leading non-flag argument as the journal path, so that

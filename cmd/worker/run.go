@@ -46,6 +46,13 @@ JOURNAL' lists runs and tasks.
 The first SIGINT or SIGTERM finishes each host's current step, records it and
 exits (resume later); a second one exits at once, the journal still consistent.
 
+Progress goes to stderr: a live status on a terminal, one line per event
+otherwise (--no-progress: none). When a rule ends on a host, what its attempts
+taught (what worked, what failed and why) is stored in the journal's file, and
+the instruction for that rule on later hosts and runs carries the most relevant
+lessons (--no-lessons: neither). --metrics-addr serves Prometheus metrics at
+/metrics while the run lasts.
+
 Inventories: a YAML list of hosts, or Ansible's INI format.
 
 Exit status: 0 every rule compliant; 1 some rule not fixed, or the run was
@@ -105,6 +112,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var rulesPaths, ruleIDs, limit stringList
 	var journalPath, name string
 	var verbose bool
+	var of observeFlags
 	fs := flag.NewFlagSet("worker run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; required)")
@@ -124,6 +132,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addRunFlags(fs, m)
+	addObserveFlags(fs, &of)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
@@ -163,7 +172,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &usageError{err}
 	}
 	defer j.Close()
-	return runBatch(ctx, j, m, spec, 0, verbose, stdout, stderr)
+	return runBatch(ctx, j, m, spec, 0, verbose, of, stdout, stderr)
 }
 
 // abs makes paths absolute, so a resume from another directory finds them.
@@ -237,7 +246,7 @@ func loadSpec(m *runMeta) (batch.Spec, error) {
 
 // runBatch runs spec (resume > 0: continues that run), writes the reports
 // and prints a summary.
-func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, stdout, stderr io.Writer) error {
+func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, of observeFlags, stdout, stderr io.Writer) error {
 	logLevel := slog.LevelWarn
 	if verbose {
 		logLevel = slog.LevelDebug
@@ -282,17 +291,24 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		scfg.KnownHostsFiles = []string{m.KnownHosts}
 	}
 
+	obs, err := startObservers(ctx, j, of, model.Tokenizer, logger, stderr)
+	if err != nil {
+		return &usageError{err}
+	}
+	defer obs.close()
 	stop := make(chan struct{})
 	hardCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go handleSignals(hardCtx, stop, cancel, stderr)
-	r, err := batch.New(batch.Config{
+	bcfg := batch.Config{
 		Journal: j, Connector: batch.SSHConnector{Base: scfg},
 		Worker: worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: served.ID, Counter: counter,
 			Tokenizer: model.Tokenizer, Budget: b, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
 			RetryDeadline: m.RetryDeadline, Logger: logger},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
-	})
+	}
+	obs.configure(&bcfg)
+	r, err := batch.New(bcfg)
 	if err != nil {
 		return &usageError{err}
 	}
@@ -301,6 +317,11 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		res, err = r.Resume(hardCtx, resume, spec)
 	} else {
 		res, err = r.Run(hardCtx, spec)
+	}
+	// The run is over: the last progress, the metrics server and the
+	// lessons store stop before the reports.
+	if cerr := obs.close(); cerr != nil {
+		logger.Warn("closing progress, metrics or lessons", "err", cerr)
 	}
 	if errors.Is(err, batch.ErrSpec) {
 		return &usageError{err}

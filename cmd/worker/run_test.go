@@ -25,6 +25,7 @@ import (
 type batchFixture struct {
 	dir, rules, inventory, key, knownHosts, baseURL string
 	hosts                                           []*simhost.Host
+	prompts                                         *promptLog // every request's system message, in order
 }
 
 func newBatchFixture(t *testing.T, nHosts, neverAttempts int) *batchFixture {
@@ -73,8 +74,9 @@ func newBatchFixture(t *testing.T, nHosts, neverAttempts int) *batchFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 2,
-		WrongFixes: []string{"echo attempt %d"}, Fixes: map[string]string{"sshd_root_login": "set root_login no"}})})
+	f.prompts = &promptLog{Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 2,
+		WrongFixes: []string{"echo attempt %d"}, Fixes: map[string]string{"sshd_root_login": "set root_login no"}})}
+	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: f.prompts})
 	if err != nil {
 		t.Fatal(err)
 	}
