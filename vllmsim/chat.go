@@ -79,7 +79,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := Record{Endpoint: r.URL.Path, MaxTokens: -1}
-	defer func() { s.record(rec) }()
+	w, recorded := s.recordBeforeReply(w, &rec)
+	defer recorded()
 	fail := func(e *apiError) {
 		rec.Status, rec.Error = e.Status, e.Message
 		s.writeError(w, e)
@@ -286,7 +287,8 @@ type responseUsage struct {
 // Qwen tokenizers (they add no BOS), so it is accepted and ignored.
 func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	rec := Record{Endpoint: r.URL.Path, MaxTokens: -1}
-	defer func() { s.record(rec) }()
+	w, recorded := s.recordBeforeReply(w, &rec)
+	defer recorded()
 	fail := func(e *apiError) {
 		rec.Status, rec.Error = e.Status, e.Message
 		s.writeError(w, e)

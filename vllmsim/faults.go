@@ -140,9 +140,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) boo
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int((f.RetryAfter+time.Second-1)/time.Second)))
 		}
-		s.writeError(w, e)
 		rec.Status, rec.Error = e.Status, e.Message
-		s.record(rec)
+		s.record(rec) // before the reply: a client that has it finds the record
+		s.writeError(w, e)
 		return true
 	}
 }

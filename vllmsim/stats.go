@@ -1,5 +1,10 @@
 package vllmsim
 
+import (
+	"net/http"
+	"sync"
+)
+
 // Record is what the server saw and did for one request.
 type Record struct {
 	// Endpoint is the request path.
@@ -89,4 +94,30 @@ func (s *Server) record(r Record) {
 	s.mu.Lock()
 	s.stats.Records = append(s.stats.Records, r)
 	s.mu.Unlock()
+}
+
+// recordBeforeReply wraps w so that *rec is recorded just before the first
+// byte of the reply is written: a client that has its answer always finds
+// its request in Stats. The returned func records it if nothing was
+// written; call it deferred. rec must be complete before the reply.
+func (s *Server) recordBeforeReply(w http.ResponseWriter, rec *Record) (http.ResponseWriter, func()) {
+	rw := &recordingWriter{ResponseWriter: w}
+	rw.record = func() { s.record(*rec) }
+	return rw, func() { rw.once.Do(rw.record) }
+}
+
+type recordingWriter struct {
+	http.ResponseWriter
+	once   sync.Once
+	record func()
+}
+
+func (w *recordingWriter) WriteHeader(code int) {
+	w.once.Do(w.record)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	w.once.Do(w.record)
+	return w.ResponseWriter.Write(b)
 }
