@@ -205,6 +205,15 @@ var scapFixed = []string{
 	"package_audit_installed",
 }
 
+// scapSingle are the rules the single-host run fixes (sudo_add_env_reset
+// after package_sudo_installed), scapBatch those `worker run` fixes.
+var (
+	scapSingle = []string{"sshd_disable_root_login", "file_permissions_sshd_config", "accounts_tmout",
+		"accounts_umask_etc_login_defs", "package_sudo_installed", "sudo_add_env_reset"}
+	scapBatch = []string{"package_pam_pwquality_installed", "accounts_password_pam_minlen",
+		"no_direct_root_logins", "package_audit_installed"}
+)
+
 type oscapRunner struct{ c *sshexec.Client }
 
 func (r oscapRunner) Run(ctx context.Context, command string) (rules.ExecResult, error) {
@@ -281,14 +290,16 @@ func summary(t *testing.T, out string) map[string]summaryRule {
 	return m
 }
 
-// TestSCAPDatastreamEndToEnd: one `worker --datastream … --profile …` run
-// over ten SSG rules. The simulator's eventual policy has learnt SSG's own
-// fix text for each (from `oscap xccdf generate fix` on the target) and
-// applies it after two wrong tries: OpenSCAP reports every rule fail before
-// and pass after, the run exits 0, and the control sshd survives the
-// sshd_config remediations. A second run on rules OpenSCAP reports
-// notapplicable and notchecked calls no model and exits 1, naming them as
-// such.
+// TestSCAPDatastreamEndToEnd: a `worker --datastream … --profile …` run
+// over six SSG rules, then a `worker run --datastream … --profile …` batch
+// over four more and one notapplicable, with an inventory holding the
+// target. The simulator's eventual policy has learnt SSG's own fix text for
+// each (from `oscap xccdf generate fix` on the target) and applies it after
+// two wrong tries: OpenSCAP reports every rule fail before and pass after,
+// the runs exit 0 and 1 (the notapplicable rule, reported as such), and the
+// control sshd survives the sshd_config remediations. A last run on rules
+// OpenSCAP reports notapplicable and notchecked calls no model and exits 1,
+// naming them as such.
 func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	start := time.Now()
 	tg, c := startDebian(t)
@@ -326,22 +337,25 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	args := []string{"--datastream", debtarget.DatastreamPath, "--profile", "anssi_bp28_high",
-		"--host", fmt.Sprintf("%s@%s", tg.User, tg.Addr), "--identity", tg.IdentityFile, "--known-hosts", tg.KnownHostsFile,
-		"--base-url", url + "/v1", "--max-attempts", "6", "--json"}
+	common := []string{"--datastream", debtarget.DatastreamPath, "--profile", "anssi_bp28_high",
+		"--known-hosts", tg.KnownHostsFile, "--base-url", url + "/v1", "--max-attempts", "6"}
+	args := append([]string{"--host", fmt.Sprintf("%s@%s", tg.User, tg.Addr), "--identity", tg.IdentityFile, "--json"}, common...)
 	runStart := time.Now()
 	var ruleArgs []string
-	for _, id := range all {
+	for _, id := range scapSingle {
 		ruleArgs = append(ruleArgs, "--rule", id)
 	}
 	code, out, errOut := cli(t, "", append(append([]string{}, args...), ruleArgs...)...)
-	runTime := time.Since(runStart)
+	singleTime := time.Since(runStart)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	sum := summary(t, out)
 	attempts := 0
-	for _, id := range scapFixed {
+	for _, id := range scapSingle {
+		if id == "sudo_add_env_reset" {
+			continue
+		}
 		if r := sum[id]; r.Status != "fixed" || r.Attempts != 3 {
 			t.Errorf("%s: %+v; want fixed at attempt 3", id, r)
 		}
@@ -349,14 +363,6 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	}
 	if r := sum["sudo_add_env_reset"]; r.Status != "compliant" || r.Attempts != 0 {
 		t.Errorf("sudo_add_env_reset: %+v; want compliant once sudo is installed, with no attempt", r)
-	}
-	for id, res := range evaluate(t, c, all) {
-		if res.Status != rules.StatusPass {
-			t.Errorf("%s after the run: %s (%s)", id, res.Status, res.Detail)
-		}
-	}
-	if rej := srv.Stats().Rejections(); len(rej) != 0 {
-		t.Errorf("%d context-length rejections", len(rej))
 	}
 	// The fix text the model sent is what ran: a fixed rule's last command
 	// is SSG's fix, byte for byte.
@@ -368,6 +374,59 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 		if json.Unmarshal([]byte(line), &ev) == nil && ev.Command != "" && ev.Attempt == 3 && ev.Command != fixes[ev.Rule] {
 			t.Errorf("%s attempt 3 ran %q, not SSG's fix", ev.Rule, ev.Command)
 		}
+	}
+
+	// The batch: the rules come from the datastream on the inventory's
+	// host; one host down before it is passed over (and marked unreachable).
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "hosts.yaml")
+	invText := fmt.Sprintf("hosts:\n  - host: gone\n    address: 127.0.0.1\n    port: 1\n    identity: %[4]s\n  - host: debian12\n    address: %[1]s\n    port: %[2]d\n    user: %[3]s\n    identity: %[4]s\n",
+		tg.Host, tg.Port, tg.User, tg.IdentityFile)
+	if err := os.WriteFile(inv, []byte(invText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	jsonReport := filepath.Join(dir, "night.json")
+	batchArgs := append([]string{"run", "--inventory", inv, "--journal", filepath.Join(dir, "night.db"), "--json-report", jsonReport, "--no-progress"}, common...)
+	for _, id := range append(append([]string{}, scapBatch...), "grub2_password") {
+		batchArgs = append(batchArgs, "--rule", id)
+	}
+	batchStart := time.Now()
+	code, out, errOut = cli(t, "", batchArgs...)
+	batchTime := time.Since(batchStart)
+	raw, err := os.ReadFile(jsonReport)
+	if err != nil {
+		t.Fatalf("exit %d, no JSON report (%v)\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
+	}
+	var rep struct {
+		Results []struct {
+			Rule, Host, Outcome string
+			Attempts            int
+		}
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rep.Results {
+		got[r.Host+" "+r.Rule] = fmt.Sprintf("%s/%d", r.Outcome, r.Attempts)
+	}
+	want := map[string]string{"debian12 grub2_password": "notapplicable/0"}
+	for _, id := range scapBatch {
+		want["debian12 "+id] = "fixed/3"
+		want["gone "+id] = "unreachable/0"
+		attempts += 3
+	}
+	want["gone grub2_password"] = "unreachable/0"
+	if code != exitNotFixed || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("worker run: exit %d, results\n%v\nwant exit 1 and\n%v\nstdout:\n%s\nstderr:\n%s", code, got, want, out, errOut)
+	}
+	for id, res := range evaluate(t, c, all) {
+		if res.Status != rules.StatusPass {
+			t.Errorf("%s after the runs: %s (%s)", id, res.Status, res.Detail)
+		}
+	}
+	if rej := srv.Stats().Rejections(); len(rej) != 0 {
+		t.Errorf("%d context-length rejections", len(rej))
 	}
 
 	// Rules OpenSCAP cannot call fixed: no model call, exit 1, each named.
@@ -385,8 +444,8 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	}
 
 	controlAlive(t, tg)
-	t.Logf("%d rules fixed in %d attempts, %d compliant, %d model calls, 0 rejections; target up and fixes generated in %v, worker run %v, E2E wall time %v",
-		len(scapFixed), attempts, 1, calls, setup.Round(time.Millisecond), runTime.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d rules fixed in %d attempts, %d compliant, %d model calls, 0 rejections; target up and fixes generated in %v, worker --rule %v, worker run %v, E2E wall time %v",
+		len(scapFixed), attempts, 1, calls, setup.Round(time.Millisecond), singleTime.Round(time.Millisecond), batchTime.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
 // controlAlive opens a new connection to the target's control sshd.

@@ -112,7 +112,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if m.ParallelHosts < 1 || m.ModelConcurrency < 1 {
 		return usagef("--parallel-hosts and --model-concurrency must be positive")
 	}
-	spec, err := loadSpec(m)
+	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
 	if err != nil {
 		return err
 	}

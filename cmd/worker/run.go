@@ -19,20 +19,21 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
-	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
 const runUsage = `Usage:
   worker run --rules FILE|DIR [--rules …] [--rule ID …] --inventory FILE [--limit PATTERN …]
              --journal FILE [flags]
+  worker run --datastream PATH-ON-HOSTS --profile ID [--rule ID …] --inventory FILE
+             --journal FILE [flags]
 
-Works on many rules on many hosts overnight: every rule of the rules files (or
-only the --rule ones), in file order, on every host of the inventory (or those
+Works on many rules on many hosts overnight: every rule of the rules files, or
+every rule an SCAP profile selects (or only the --rule ones), in file order, on
+every host of the inventory (or those
 --limit selects: group or host names, "!name" to exclude), one rule at a time
 per host and --parallel-hosts hosts at once, with at most --model-concurrency
 model calls in flight. A host that stops answering is marked unreachable and
@@ -53,15 +54,23 @@ the instruction for that rule on later hosts and runs carries the most relevant
 lessons (--no-lessons: neither). --metrics-addr serves Prometheus metrics at
 /metrics while the run lasts.
 
+With --datastream the rules come from an SCAP source datastream that is at
+PATH on every host (SSG's ssg-*-ds.xml): it is read over SSH from the first
+selected host that answers, and each rule is checked by 'oscap xccdf eval' on
+its host. Rules OpenSCAP finds notapplicable or cannot check (error,
+notchecked) are reported as such, never as fixed.
+
 Inventories: a YAML list of hosts, or Ansible's INI format.
 
 Exit status: 0 every rule compliant; 1 some rule not fixed, or the run was
 stopped before its end; 2 usage or configuration error; 3 the model server
-unreachable.
+unreachable, or (--datastream) no host answered to read the datastream.
 
 Examples:
   worker run --rules rules/ --inventory hosts.ini --limit webservers --journal night.db \
              --html night.html --junit night.xml --base-url http://gpu1:8000/v1
+  worker run --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml \
+             --profile anssi_bp28_high --inventory hosts.yaml --journal night.db
   worker resume night.db
 
 Flags:
@@ -69,7 +78,9 @@ Flags:
 
 // runMeta is what a batch run records to be resumed: flags, never secrets.
 type runMeta struct {
-	Rules            []string      `json:"rules_paths"`
+	Rules            []string      `json:"rules_paths,omitempty"`
+	Datastream       string        `json:"datastream,omitempty"` // path on the hosts
+	Profile          string        `json:"profile,omitempty"`
 	RuleIDs          []string      `json:"rule_ids,omitempty"`
 	Inventory        string        `json:"inventory"`
 	Limit            []string      `json:"limit,omitempty"`
@@ -115,8 +126,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var of observeFlags
 	fs := flag.NewFlagSet("worker run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; required)")
-	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files)")
+	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; this or --datastream is required)")
+	fs.StringVar(&m.Datastream, "datastream", "", "SCAP source datastream `PATH` on the hosts, in place of --rules (needs --profile and oscap on the hosts)")
+	fs.StringVar(&m.Profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
+	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files, or of the profile)")
 	fs.StringVar(&m.Inventory, "inventory", "", "inventory `FILE`: YAML list or Ansible INI (required)")
 	fs.Var(&limit, "limit", "host or group `PATTERN` to select, !PATTERN to exclude (repeatable; default: all)")
 	fs.StringVar(&journalPath, "journal", "", "journal `FILE` (SQLite; created if absent; required)")
@@ -146,8 +159,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	switch {
 	case fs.NArg() > 0:
 		return usagef("unexpected argument %q", fs.Arg(0))
-	case len(rulesPaths) == 0 || m.Inventory == "" || journalPath == "":
-		return usagef("--rules, --inventory and --journal are required")
+	case len(rulesPaths) == 0 && m.Datastream == "":
+		return usagef("--rules is required (or --datastream with --profile)")
+	case len(rulesPaths) > 0 && m.Datastream != "":
+		return usagef("--rules and --datastream cannot be combined")
+	case m.Datastream != "" && m.Profile == "":
+		return usagef("--datastream needs --profile")
+	case m.Profile != "" && m.Datastream == "":
+		return usagef("--profile applies only to --datastream")
+	case m.Inventory == "" || journalPath == "":
+		return usagef("--inventory and --journal are required")
 	case m.ParallelHosts < 1 || m.ModelConcurrency < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
 		return usagef("--parallel-hosts, --model-concurrency, --max-tokens and --keep-turns must be positive, --max-attempts and --context-window not negative")
 	}
@@ -156,8 +177,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	m.Tokenizer = tokenizerArg(m.Tokenizer)
 	if name == "" {
 		name = strings.Join(rulesPaths, " ")
+		if m.Datastream != "" {
+			name = rules.ShortID(m.Profile) + " of " + m.Datastream
+		}
 	}
-	spec, err := loadSpec(m)
+	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
 	if err != nil {
 		return err
 	}
@@ -202,48 +226,6 @@ func tokenizerArg(t string) string {
 	return t
 }
 
-// loadSpec reads the rules and the inventory m names.
-func loadSpec(m *runMeta) (batch.Spec, error) {
-	var spec batch.Spec
-	var all []rules.Rule
-	byID := map[string]rules.Rule{}
-	for _, p := range m.Rules {
-		set, err := rules.Load(p)
-		if err != nil {
-			return spec, &usageError{err}
-		}
-		for _, r := range set.Rules() {
-			if _, dup := byID[r.ID]; dup {
-				return spec, usagef("rule %s is defined in more than one of the rules files", r.ID)
-			}
-			byID[r.ID] = r
-			all = append(all, r)
-		}
-	}
-	if len(m.RuleIDs) == 0 {
-		spec.Rules = all
-	}
-	for _, id := range m.RuleIDs {
-		r, ok := byID[id]
-		if !ok {
-			return spec, usagef("rule %q is not in %s", id, strings.Join(m.Rules, ", "))
-		}
-		spec.Rules = append(spec.Rules, r)
-	}
-	inv, err := inventory.Load(m.Inventory)
-	if err != nil {
-		return spec, &usageError{err}
-	}
-	if spec.Hosts, err = inv.Select(m.Limit...); err != nil {
-		return spec, &usageError{err}
-	}
-	if len(spec.Rules) == 0 || len(spec.Hosts) == 0 {
-		return spec, usagef("nothing to do: %d rules, %d hosts", len(spec.Rules), len(spec.Hosts))
-	}
-	spec.Meta = m
-	return spec, nil
-}
-
 // runBatch runs spec (resume > 0: continues that run), writes the reports
 // and prints a summary.
 func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, of observeFlags, stdout, stderr io.Writer) error {
@@ -283,13 +265,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	oc := openai.DefaultConfig(apiKey)
 	oc.BaseURL = strings.TrimRight(m.BaseURL, "/")
 	oc.HTTPClient = &http.Client{}
-	scfg := sshexec.Config{AcceptNewHostKey: m.AcceptNew, CommandTimeout: m.CommandTimeout, Logger: logger}
-	if m.Identity != "" {
-		scfg.IdentityFiles = []string{m.Identity}
-	}
-	if m.KnownHosts != "" {
-		scfg.KnownHostsFiles = []string{m.KnownHosts}
-	}
+	scfg := sshBase(m, logger)
 
 	obs, err := startObservers(ctx, j, of, model.Tokenizer, logger, stderr)
 	if err != nil {
@@ -413,8 +389,8 @@ func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
 // decodeMeta reads the flags a run recorded.
 func decodeMeta(raw json.RawMessage) (*runMeta, error) {
 	m := &runMeta{}
-	if err := json.Unmarshal(raw, m); err != nil || len(m.Rules) == 0 || m.Inventory == "" {
-		return nil, usagef("the run was not started by 'worker run' (no rules files and inventory recorded)")
+	if err := json.Unmarshal(raw, m); err != nil || (len(m.Rules) == 0 && m.Datastream == "") || m.Inventory == "" {
+		return nil, usagef("the run was not started by 'worker run' (no rules files or datastream, or no inventory recorded)")
 	}
 	return m, nil
 }
