@@ -8,15 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -174,15 +171,6 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			selected = append(selected, r)
 		}
 	}
-	model, err := budget.LoadModel(f.tokenizer)
-	if err != nil {
-		return &usageError{err}
-	}
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		return &usageError{err}
-	}
-
 	logLevel := slog.LevelWarn
 	if f.verbose {
 		logLevel = slog.LevelDebug
@@ -190,25 +178,10 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 
 	// The model server: its model and context window.
-	apiKey := os.Getenv(f.apiKeyEnv)
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: f.baseURL, APIKey: apiKey})
-	if err != nil {
-		return &usageError{err}
-	}
-	served, err := serverModel(ctx, vllm, f.model, f.retryDeadline)
+	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
+		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline})
 	if err != nil {
 		return err
-	}
-	window := f.contextWindow
-	if window == 0 {
-		window = served.MaxModelLen
-	}
-	if window == 0 {
-		return usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
-	}
-	b, err := budget.New(budget.Config{ContextWindow: window, Reserve: f.maxTokens})
-	if err != nil {
-		return &usageError{err}
 	}
 
 	// The host.
@@ -244,18 +217,15 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
-	oc := openai.DefaultConfig(apiKey)
-	oc.BaseURL = strings.TrimRight(f.baseURL, "/")
-	oc.HTTPClient = &http.Client{}
-	rep := newReporter(stdout, f.jsonOut, b.PromptLimit())
+	rep := newReporter(stdout, f.jsonOut, ms.budget.PromptLimit())
 	stop := make(chan struct{})
 	hardCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go handleSignals(hardCtx, stop, cancel, stderr)
 
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: served.ID, Target: sshTarget{ssh},
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
+		Model: ms.client, ModelName: ms.served.ID, Target: sshTarget{ssh},
+		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
 		RetryDeadline: f.retryDeadline, Logger: logger, Observer: rep, Stop: stop,
 	})
 	if err != nil {
@@ -306,32 +276,6 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &notFixed{bad + len(selected) - len(outcomes), len(selected)}
 	}
 	return nil
-}
-
-// serverModel reads the served model from /v1/models, retrying while the
-// server is unreachable, up to the deadline.
-func serverModel(ctx context.Context, c *budget.VLLMClient, name string, deadline time.Duration) (budget.ServedModel, error) {
-	start := time.Now()
-	delay := 500 * time.Millisecond
-	for {
-		m, err := c.Model(ctx, name)
-		if err == nil {
-			return m, nil
-		}
-		var he *budget.HTTPError
-		if errors.Is(err, budget.ErrNoModel) || (errors.As(err, &he) && he.Status < 500 && he.Status != 429) {
-			return m, &usageError{err}
-		}
-		if time.Since(start)+delay > deadline || ctx.Err() != nil {
-			return m, &unreachable{fmt.Errorf("model server: %w", err)}
-		}
-		select {
-		case <-ctx.Done():
-			return m, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 15*time.Second)
-	}
 }
 
 // handleSignals: the first SIGINT/SIGTERM stops after the current step, the

@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
@@ -234,40 +231,14 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		logLevel = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
-	model, err := budget.LoadModel(m.Tokenizer)
-	if err != nil {
-		return &usageError{err}
-	}
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		return &usageError{err}
-	}
-	apiKey := os.Getenv(m.APIKeyEnv)
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: apiKey})
-	if err != nil {
-		return &usageError{err}
-	}
-	served, err := serverModel(ctx, vllm, m.Model, m.RetryDeadline)
+	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
+		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline})
 	if err != nil {
 		return err
 	}
-	window := m.ContextWindow
-	if window == 0 {
-		window = served.MaxModelLen
-	}
-	if window == 0 {
-		return usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
-	}
-	b, err := budget.New(budget.Config{ContextWindow: window, Reserve: m.MaxTokens})
-	if err != nil {
-		return &usageError{err}
-	}
-	oc := openai.DefaultConfig(apiKey)
-	oc.BaseURL = strings.TrimRight(m.BaseURL, "/")
-	oc.HTTPClient = &http.Client{}
 	scfg := sshBase(m, logger)
 
-	obs, err := startObservers(ctx, j, of, model.Tokenizer, logger, stderr)
+	obs, err := startObservers(ctx, j, of, ms.model.Tokenizer, logger, stderr)
 	if err != nil {
 		return &usageError{err}
 	}
@@ -278,8 +249,8 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	go handleSignals(hardCtx, stop, cancel, stderr)
 	bcfg := batch.Config{
 		Journal: j, Connector: batch.SSHConnector{Base: scfg},
-		Worker: worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: served.ID, Counter: counter,
-			Tokenizer: model.Tokenizer, Budget: b, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
+		Worker: worker.Config{Model: ms.client, ModelName: ms.served.ID, Counter: ms.counter,
+			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
 			RetryDeadline: m.RetryDeadline, Logger: logger},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 	}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/budget"
+)
+
+// modelFlags choose the model server, its tokenizer and the budget.
+type modelFlags struct {
+	tokenizer, baseURL, model, apiKeyEnv string
+	contextWindow, maxTokens             int
+	retryDeadline                        time.Duration
+}
+
+// modelServer is the served model a run talks to: its tokenizer, the
+// prompt counter, the budget of its window and the client.
+type modelServer struct {
+	model   *budget.Model
+	counter *budget.ChatCounter
+	served  budget.ServedModel
+	budget  *budget.Budget
+	client  *openai.Client
+}
+
+// connectModel loads the tokenizer, asks the server for its model
+// (retrying while it is unreachable, up to the deadline) and sizes the
+// budget to the model's window unless --context-window gives it. The API
+// key is read from the environment variable f.apiKeyEnv names.
+func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
+	model, err := budget.LoadModel(f.tokenizer)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	counter, err := budget.NewModelChatCounter(model)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	apiKey := os.Getenv(f.apiKeyEnv)
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: f.baseURL, APIKey: apiKey})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	served, err := serverModel(ctx, vllm, f.model, f.retryDeadline)
+	if err != nil {
+		return nil, err
+	}
+	window := f.contextWindow
+	if window == 0 {
+		window = served.MaxModelLen
+	}
+	if window == 0 {
+		return nil, usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
+	}
+	b, err := budget.New(budget.Config{ContextWindow: window, Reserve: f.maxTokens})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	oc := openai.DefaultConfig(apiKey)
+	oc.BaseURL = strings.TrimRight(f.baseURL, "/")
+	oc.HTTPClient = &http.Client{}
+	return &modelServer{model: model, counter: counter, served: served, budget: b, client: openai.NewClientWithConfig(oc)}, nil
+}
+
+// serverModel reads the served model from /v1/models, retrying while the
+// server is unreachable, up to the deadline.
+func serverModel(ctx context.Context, c *budget.VLLMClient, name string, deadline time.Duration) (budget.ServedModel, error) {
+	start := time.Now()
+	delay := 500 * time.Millisecond
+	for {
+		m, err := c.Model(ctx, name)
+		if err == nil {
+			return m, nil
+		}
+		var he *budget.HTTPError
+		if errors.Is(err, budget.ErrNoModel) || (errors.As(err, &he) && he.Status < 500 && he.Status != 429) {
+			return m, &usageError{err}
+		}
+		if time.Since(start)+delay > deadline || ctx.Err() != nil {
+			return m, &unreachable{fmt.Errorf("model server: %w", err)}
+		}
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 15*time.Second)
+	}
+}
