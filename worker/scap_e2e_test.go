@@ -52,9 +52,9 @@ func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.P
 	})
 	m := qwen3(t)
 	e := &env{t: t, dir: t.TempDir()}
-	e.ssh, err = sshexec.New(sshexec.Config{Host: tg.Host, Port: tg.Port, User: tg.User, NoAgent: true,
-		IdentityFiles: []string{tg.IdentityFile}, KnownHostsFiles: []string{tg.KnownHostsFile},
-		CommandTimeout: 3 * time.Minute})
+	cfg := tg.SSHConfig()
+	cfg.CommandTimeout = 3 * time.Minute
+	e.ssh, err = sshexec.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

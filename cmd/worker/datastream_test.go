@@ -236,8 +236,9 @@ func startDebian(t *testing.T) (*debtarget.Target, *sshexec.Client) {
 			t.Errorf("tear down the Debian target: %v", err)
 		}
 	})
-	c, err := sshexec.New(sshexec.Config{Host: tg.Host, Port: tg.Port, User: tg.User, NoAgent: true,
-		IdentityFiles: []string{tg.IdentityFile}, KnownHostsFiles: []string{tg.KnownHostsFile}, CommandTimeout: 3 * time.Minute})
+	cfg := tg.SSHConfig()
+	cfg.CommandTimeout = 3 * time.Minute
+	c, err := sshexec.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,8 +467,7 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 // controlAlive opens a new connection to the target's control sshd.
 func controlAlive(t *testing.T, tg *debtarget.Target) {
 	t.Helper()
-	c, err := sshexec.New(sshexec.Config{Host: tg.Host, Port: tg.Port, User: tg.User, NoAgent: true,
-		IdentityFiles: []string{tg.IdentityFile}, KnownHostsFiles: []string{tg.KnownHostsFile}})
+	c, err := sshexec.New(tg.SSHConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

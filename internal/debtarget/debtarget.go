@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
 // Errors of Start and Close.
@@ -328,6 +330,14 @@ func (t *Target) start(ctx context.Context, hostname string) error {
 
 // Log returns what the control sshd wrote (stderr, -e).
 func (t *Target) Log() string { return t.log.String() }
+
+// SSHConfig is the sshexec configuration of the control connection: the
+// target's address, user, key and known_hosts, no ssh-agent. Callers add
+// timeouts and the like.
+func (t *Target) SSHConfig() sshexec.Config {
+	return sshexec.Config{Host: t.Host, Port: t.Port, User: t.User, NoAgent: true,
+		IdentityFiles: []string{t.IdentityFile}, KnownHostsFiles: []string{t.KnownHostsFile}}
+}
 
 // Close stops the target (SIGKILL to its PID 1 ends every process in its
 // namespaces, and with them its mounts), checks that no mount under Dir is

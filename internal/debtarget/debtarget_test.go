@@ -39,8 +39,9 @@ func (l testLog) Write(p []byte) (int, error) {
 
 func dial(t *testing.T, tg *Target) *sshexec.Client {
 	t.Helper()
-	c, err := sshexec.New(sshexec.Config{Host: tg.Host, Port: tg.Port, User: tg.User, NoAgent: true,
-		IdentityFiles: []string{tg.IdentityFile}, KnownHostsFiles: []string{tg.KnownHostsFile}, CommandTimeout: time.Minute})
+	cfg := tg.SSHConfig()
+	cfg.CommandTimeout = time.Minute
+	c, err := sshexec.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
