@@ -3,32 +3,19 @@ package inventory
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+)
 
 // golden compares got with testdata/inventory/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "inventory", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if string(want) != string(got) {
-		t.Errorf("%s differs from golden (run go test ./inventory -update to accept):\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("..", "testdata", "inventory", name), got)
 }
 
 func TestLoadGolden(t *testing.T) {

@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+)
 
 func testdata(name string) string { return filepath.Join("..", "testdata", "report", name) }
 
@@ -36,19 +35,7 @@ func loadRun(t testing.TB) *Run {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := testdata(name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from golden; run go test ./report -run TestGolden -update and review the diff", name)
-	}
+	goldenfile.Check(t, testdata(name), got)
 }
 
 func TestGolden(t *testing.T) {
