@@ -84,8 +84,8 @@ type Command struct {
 	// Stdin says where standard input comes from; StdinText is its content
 	// when it is known (a literal here-document or here-string, or the
 	// output of echo/printf of literal words).
-	Stdin     Input
-	StdinText string
+	Stdin      Input
+	StdinText  string
 	StdinKnown bool
 	// Via are the wrappers peeled to reach this command, outermost first
 	// ("sudo", "timeout", "find -exec", "bash -c").

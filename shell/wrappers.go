@@ -36,7 +36,7 @@ var wrapperSpecs = map[string]optSpec{
 		longArgs: []string{"--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment", "--user"}, permute: true},
 	"script": {flags: "aefqhV", args: "cEIOBTm", optional: "t", long: []string{"--append", "--return", "--flush", "--force", "--quiet"},
 		longArgs: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--output-limit"},
-		longOpt: []string{"--timing"}},
+		longOpt:  []string{"--timing"}},
 	"nsenter": {flags: "aFZ", args: "tSG", optional: "muinpCUTrw", long: []string{"--all", "--no-fork", "--preserve-credentials",
 		"--follow-context", "--user-parent", "--keep-caps", "--env", "--join-cgroup"}, longArgs: []string{"--target", "--setuid", "--setgid"},
 		longOpt: []string{"--mount", "--uts", "--ipc", "--net", "--pid", "--cgroup", "--user", "--time", "--root", "--wd"}},
