@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"errors"
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -74,7 +76,11 @@ func (a *analyzer) script(src string, sc *scope, in Input, via string, c *ctx) {
 		if via != "" {
 			what = "the script given to " + via
 		}
-		a.problemText(truncate(src), what+" cannot be analysed: "+err.Error(), "write plain bash with printable characters")
+		construct := truncate(src)
+		if errors.Is(err, ErrUnsafeText) {
+			construct = strconv.Quote(construct)
+		}
+		a.problemText(construct, what+" cannot be analysed: "+err.Error(), "write plain bash with printable characters")
 		return
 	}
 	a.depth++
