@@ -24,7 +24,7 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 			return verdict{}, false
 		}
 		for _, p := range pids {
-			if p.Kind != shell.Literal {
+			if p.Kind != shell.Literal && !ownPID(p.Value) {
 				return hit(entSSH, "kill only PIDs written literally; reload sshd with systemctl reload ssh")
 			}
 		}
@@ -112,7 +112,7 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 				return hit(entSSH, "never stop, disable or kill SSH; use systemctl reload ssh (or restart)")
 			}
 		}
-	case "service":
+	case "service", "invoke-rc.d":
 		if len(args) >= 2 && unitsHit(args[:1], sshUnits) && (args[1].Value == "stop" || args[1].Value == "disable") {
 			return hit(entSSH, "never stop SSH; use service ssh reload")
 		}
@@ -406,6 +406,15 @@ func hasAppend(args []shell.Word) bool {
 		if a.Value == "-a" || a.Value == "--append" {
 			return true
 		}
+	}
+	return false
+}
+
+// ownPID: the shell itself or its last background job.
+func ownPID(v string) bool {
+	switch v {
+	case "$$", "${$}", "$BASHPID", "${BASHPID}", "$!", "${!}", "%1", "%%", "%+":
+		return true
 	}
 	return false
 }

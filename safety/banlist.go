@@ -39,6 +39,9 @@ func (b Ban) String() string {
 	return s
 }
 
+// MaxPatternLen bounds one added ban pattern, in bytes.
+const MaxPatternLen = 1024
+
 type pattern struct {
 	src string
 	re  *regexp.Regexp
@@ -72,8 +75,15 @@ func (b *BanList) With(patterns ...string) (*BanList, error) {
 	}
 	for i, p := range patterns {
 		re, err := regexp.Compile(p)
-		if err == nil && (re.MatchString("") || p == "") {
-			err = fmt.Errorf("matches every command")
+		switch {
+		case err != nil:
+			err = fmt.Errorf("invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		case strings.TrimSpace(p) == "":
+			err = fmt.Errorf("empty pattern would ban every command")
+		case len(p) > MaxPatternLen:
+			err = fmt.Errorf("pattern longer than %d bytes", MaxPatternLen)
+		case re.MatchString(""):
+			err = fmt.Errorf("pattern %q matches the empty string and would ban every command", p)
 		}
 		if err != nil {
 			return nil, &PatternError{Index: i, Pattern: p, Err: err}
@@ -172,15 +182,21 @@ func (b *BanList) Match(command string) (Ban, bool) {
 	}
 	whole := strings.Join(strings.Fields(command), " ")
 	for _, p := range b.extra {
-		if p.re.MatchString(whole) {
-			return patternBan(p, whole), true
-		}
+		// Report the most specific form: wrappers come before what they
+		// run, so the shortest match is the innermost.
+		best := ""
 		for _, c := range an.Commands {
 			for _, form := range normalForms(c) {
-				if p.re.MatchString(form) {
-					return patternBan(p, form), true
+				if (best == "" || len(form) < len(best)) && p.re.MatchString(form) {
+					best = form
 				}
 			}
+		}
+		if best == "" && p.re.MatchString(whole) {
+			best = whole
+		}
+		if best != "" {
+			return patternBan(p, best), true
 		}
 	}
 	return Ban{}, false
@@ -199,12 +215,12 @@ func judge(c *shell.Command) (Ban, bool) {
 	for _, ch := range checks {
 		if v, ok := ch(c); ok {
 			e := entries[v.id]
-			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: c.String(), Hint: v.hint}, true
+			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: v.hint}, true
 		}
 	}
 	for _, w := range fileWrites(c) {
 		if e, bad := writeBan(w, c.Dir, true); bad {
-			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: c.String(), Hint: "never write to devices"}, true
+			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: "never write to devices"}, true
 		}
 	}
 	return Ban{}, false

@@ -38,7 +38,7 @@ var permsProtected = func() []string {
 		}
 		out = append(out, "/"+d, "/"+d+"/"+anyEntry)
 	}
-	return append(out, "/usr/bin", "/usr/sbin", "/usr/lib", "/var/lib", "/etc/ssh", "/etc/pam.d")
+	return append(out, "/usr/bin", "/usr/sbin", "/usr/lib", "/var/lib")
 }()
 
 // pathHit reports whether w, a path operand placed against dir, names a
@@ -49,7 +49,7 @@ func pathHit(w shell.Word, dir string, protected []string) (hit, unknown bool) {
 	w = shell.Abs(w, dir)
 	switch w.Kind {
 	case shell.Unknown:
-		return false, true
+		return false, unknownMayHit(w.Value, protected)
 	case shell.Pattern:
 		g := path.Clean(w.Glob)
 		for _, p := range protected {
@@ -139,4 +139,30 @@ func WriteBanned(p string) (Ban, bool) {
 		return Ban{}, false
 	}
 	return e.ban("write to " + p), true
+}
+
+// unknownMayHit reports whether a path with unknown parts could name a
+// protected path: its last component is unknown, ".", "..", empty (a
+// trailing slash), a glob matching any entry, or the last component of a
+// protected path ("$DIR/etc"). "$TMPDIR/work" cannot.
+func unknownMayHit(v string, protected []string) bool {
+	if strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "(") {
+		return true // a substitution can produce any path
+	}
+	last := v
+	if i := strings.LastIndex(v, "/"); i >= 0 {
+		last = v[i+1:]
+	}
+	if last == "" || last == "." || last == ".." || strings.ContainsAny(last, "$`{}(") {
+		return true
+	}
+	if ok, _ := path.Match(last, anyEntry); ok {
+		return true
+	}
+	for _, p := range protected {
+		if path.Base(p) == last {
+			return true
+		}
+	}
+	return false
 }

@@ -99,9 +99,17 @@ func findDeletes(c *shell.Command) bool {
 	if len(starts) == 0 {
 		starts = []shell.Word{shell.Lit(".")}
 	}
-	destructive := false
+	destructive, selective := false, false
 	for i, a := range args {
 		switch a.Value {
+		case "-o", "-or", ",", "!", "-not":
+			return findDestructive(args) && startsHit(c, starts)
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-samefile", "-inum":
+			if i+1 < len(args) && args[i+1].Kind == shell.Literal {
+				if ok, _ := path.Match(args[i+1].Value, anyEntry); !ok && !strings.Contains(args[i+1].Value, "*/") {
+					selective = true
+				}
+			}
 		case "-delete":
 			destructive = true
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -113,9 +121,28 @@ func findDeletes(c *shell.Command) bool {
 			}
 		}
 	}
-	if !destructive {
+	if !destructive || selective {
 		return false
 	}
+	return startsHit(c, starts)
+}
+
+// findDestructive: any -delete or -exec of a deleting program.
+func findDestructive(args []shell.Word) bool {
+	for i, a := range args {
+		switch a.Value {
+		case "-delete":
+			return true
+		case "-exec", "-execdir", "-ok", "-okdir":
+			if i+1 < len(args) && (destructiveExec[path.Base(args[i+1].Value)] || args[i+1].Kind != shell.Literal) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func startsHit(c *shell.Command, starts []shell.Word) bool {
 	for _, s := range starts {
 		if h, unknown := pathHit(s, c.Dir, deleteProtected); h || unknown {
 			return true

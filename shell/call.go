@@ -26,7 +26,7 @@ func (a *analyzer) call(x *syntax.CallExpr, sc *scope, c ctx) {
 	for _, w := range x.Args {
 		args = append(args, a.fields(w, sc)...)
 	}
-	if !literalName(x.Args[0]) {
+	if !literalName(x.Args[0]) || syntax.SplitBraces(cloneWord(x.Args[0])) {
 		a.problem(x.Args[0], "the program name is produced by an expansion, so what runs cannot be known before it runs",
 			"write the program name literally")
 	}
@@ -44,8 +44,8 @@ func literalName(w *syntax.Word) bool {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			v := strings.ReplaceAll(p.Value, `\\`, "")
-			if strings.ContainsAny(unescapeAll(v), "*?[{~") {
+			v := unescapeAll(p.Value)
+			if strings.ContainsAny(v, "*?") || strings.HasPrefix(v, "~") || strings.Contains(v, "[") && strings.Contains(v[strings.Index(v, "["):], "]") {
 				return false
 			}
 		case *syntax.SglQuoted:
@@ -90,6 +90,10 @@ func (a *analyzer) assign(as *syntax.Assign, sc *scope) {
 		a.arrayExpr(as.Array, sc)
 	} else if as.Value != nil {
 		w := a.word(as.Value, sc)
+		if len(w.Value) > MaxLen {
+			a.problem(as.Name, "a variable grows too large to analyse", "assign literal values")
+			w = Word{Kind: Unknown, Value: "$" + as.Name.Value}
+		}
 		if !as.Append && as.Index == nil {
 			v = value{s: w.Value, kind: w.Kind, isSet: true}
 			if w.Kind == Pattern { // no globbing in assignments

@@ -38,7 +38,7 @@ var controlNames = map[byte]string{
 // CheckText refuses text that bash and the parser could read differently.
 func CheckText(src string) error {
 	if len(src) > MaxLen {
-		return &TextError{Offset: MaxLen, What: fmt.Sprintf("command longer than %d KiB", MaxLen>>10)}
+		return &TextError{Offset: MaxLen, What: fmt.Sprintf("too long to analyse (over %d KiB)", MaxLen>>10)}
 	}
 	for i := 0; i < len(src); {
 		c := src[i]

@@ -1,14 +1,19 @@
 package shell
 
 import (
+	"errors"
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// MaxDepth bounds nesting: scripts in scripts (bash -c 'bash -c …') and
+// substitutions in substitutions.
+const MaxDepth = 8
+
 const (
-	maxDepth    = 16   // nested scripts (bash -c 'bash -c …'), substitutions, loops
 	maxCommands = 4096 // simple commands reported for one command line
 	maxLoopVals = 64   // literal loop values substituted one by one
 )
@@ -61,7 +66,7 @@ func (a *analyzer) problemText(construct, reason, hint string) {
 // script parses and analyses a script: the command line itself or a
 // literal script handed to a shell (bash -c, su -c, eval, trap, …).
 func (a *analyzer) script(src string, sc *scope, in Input, via string, c *ctx) {
-	if a.depth >= maxDepth {
+	if a.depth >= MaxDepth {
 		a.problemText(via, "nested too deeply to analyse", "write the commands directly")
 		return
 	}
@@ -71,7 +76,11 @@ func (a *analyzer) script(src string, sc *scope, in Input, via string, c *ctx) {
 		if via != "" {
 			what = "the script given to " + via
 		}
-		a.problemText(truncate(src), what+" cannot be analysed: "+err.Error(), "write plain bash with printable characters")
+		construct := truncate(src)
+		if errors.Is(err, ErrUnsafeText) {
+			construct = strconv.Quote(construct)
+		}
+		a.problemText(construct, what+" cannot be analysed: "+err.Error(), "write plain bash with printable characters")
 		return
 	}
 	a.depth++
@@ -107,7 +116,7 @@ func (a *analyzer) substitution(n syntax.Node, stmts []*syntax.Stmt, sc *scope, 
 		return
 	}
 	a.seen[n] = true
-	if a.depth >= maxDepth {
+	if a.depth >= MaxDepth {
 		a.problem(n, "nested too deeply to analyse", "write the commands directly")
 		return
 	}
