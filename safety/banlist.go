@@ -117,10 +117,9 @@ func asPatternError(err error, target **PatternError) bool {
 // prompts and documentation.
 func (b *BanList) Patterns() []string {
 	var out []string
-	for _, e := range entries[:entPattern] {
-		out = append(out, e.covers+" ("+e.reason+")")
+	for i := range entries[:entPattern] {
+		out = append(out, briefs[i])
 	}
-	out = append(out, "anything that cannot be checked before it runs is refused: write program names and paths literally, never pipe into a shell or interpreter")
 	out = append(out, b.Added()...)
 	return out
 }

@@ -26,8 +26,26 @@ const (
 
 type entry struct {
 	id     string
-	covers string // what the entry covers, for prompts and docs
+	covers string // what the entry covers, for docs and ban reports
 	reason string // what such a command would do
+}
+
+// briefs are the entries as the model reads them in its instruction: short,
+// since every prompt carries them.
+var briefs = [...]string{
+	entDelete:       "rm -r, mv or find -delete of /, a system directory (/etc, /usr, /var, /boot, /root, …) or all its entries",
+	entPerms:        "recursive chmod, chown, chgrp, chattr or setfacl of / or a system directory",
+	entFormat:       "mkfs, mkswap of a device, wipefs, partitioning tools, mdadm --create/--zero-superblock",
+	entWriteDevice:  "writing to a disk device under /dev (redirection, dd of=, tee, cp)",
+	entPower:        "reboot, shutdown, halt, poweroff, init 0/6, systemctl reboot|isolate|rescue, signals to PID 1, /proc/sysrq-trigger",
+	entFirewall:     "flushing the firewall or a DROP policy (iptables -F/-P, nft flush ruleset, ufw reset)",
+	entPassword:     "deleting passwords (passwd -d, usermod -p '') or editing /etc/shadow directly",
+	entSSH:          "stopping, disabling or killing sshd (a reload is fine), removing openssh-server",
+	entNetwork:      "taking interfaces, addresses or routes down (ip link set down, ip addr flush, ifdown)",
+	entForkBomb:     "fork bombs",
+	entUnanalysable: "anything that cannot be checked before it runs: program names from variables or substitutions, piping into a shell, eval or sh -c of non-literal text",
+	entInterpreter:  "inline interpreter code (python -c, perl -e, …), awk system(), sed's e command",
+	entDeferred:     "deferred commands: at, batch, crontab, tmux, screen",
 }
 
 var entries = [...]entry{
