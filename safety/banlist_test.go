@@ -9,6 +9,37 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	// issue 11: resolved the way bash resolves them.
+	`rm -rf ~bin`,
+	`rm -rf ~alice`,
+	"cat > /tmp/x.py <<EOF\nimport os\nEOF\npython3 /tmp/x.py",
+	`echo reboot > /tmp/r; chmod +x /tmp/r; /tmp/r`,
+	`ls | xargs shred`,
+	`command -p rm -rf /`,
+	`exec -a foo rm -rf /`,
+	`builtin eval 'rm -rf /'`,
+	`time -p rm -rf /`,
+	`coproc { rm -rf /; }`,
+	`select x in a; do rm -rf /; done`,
+	`$'\x72\x6d' -rf /`,
+	`rm -rf /e\tc`,
+	`IFS=x; y=xetc; rm -rf /$y`,
+	`a=(rm -rf /); "${a[@]}"`,
+	`printf -v x rm; $x -rf /`,
+	`read x <<< rm; $x -rf /`,
+	`find / -exec sh -c 'rm -rf /' \;`,
+	`ls / | xargs -I{} rm -rf /{}`,
+	`ls | parallel rm -rf`,
+	`systemd-run --on-active=60 rm -rf /`,
+	`cat /dev/zero | tee /dev/sda`,
+	`> /dev/sda`,
+	`echo x 1<>/dev/sda`,
+	`. <(echo reboot)`,
+	`bash <(echo reboot)`,
+	`python3 <<< 'import os; os.system("reboot")'`,
+	`perl <<'EOF'
+fork while fork
+EOF`,
 	// Inline interpreter code cannot be checked (fail closed).
 	`python3 -c "print('hello')"`,
 	`find / -name '*' -delete`,
@@ -272,6 +303,10 @@ EOF`,
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
 var mustAllow = []string{
+	`rm -rf ~alice/tmp`,
+	`rm -rf "$TMPDIR/work"`,
+	`find /root -xdev -type f -name .netrc -exec rm -f {} \;`,
+	`find / -xdev -name .rhosts -delete`,
 	// Switching Ubuntu's socket activation to the service (issue 11).
 	`systemctl disable --now ssh.socket && systemctl enable --now ssh.service`,
 	`systemctl stop ssh.socket`,

@@ -261,6 +261,9 @@ func splitFields(segs []segment, ifsDefault bool) []Word {
 			continue
 		}
 		if s.unknown || !ifsDefault {
+			if !s.unknown {
+				s.text = "${IFS-split:" + s.text + "}" // where IFS splits it is not known
+			}
 			s.unknown = true
 			cur = append(cur, s)
 			started = true
