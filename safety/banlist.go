@@ -175,6 +175,9 @@ func (b *BanList) Match(command string) (Ban, bool) {
 		if ban, ok := judge(c); ok {
 			return ban, true
 		}
+		if ban, ok := b.cronWrites(c); ok {
+			return ban, true
+		}
 		if f, ok := runsWrittenFile(c, an); ok {
 			e := entries[entUnanalysable]
 			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason + ": the program or script " + f + " is written by the same command line",

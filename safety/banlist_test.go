@@ -9,6 +9,12 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	// Deferred to cron: the entries are checked now.
+	`echo '* * * * * root rm -rf /etc' >> /etc/crontab`,
+	"cat > /etc/cron.d/x <<'EOF'\n@reboot root reboot\nEOF",
+	`echo "$LINE" >> /etc/crontab`,
+	`printf '0 * * * * reboot\n' | crontab -`,
+	`echo reboot | tee -a /etc/cron.daily/x`,
 	// issue 11: resolved the way bash resolves them.
 	`rm -rf ~bin`,
 	`rm -rf ~alice`,
@@ -303,6 +309,8 @@ EOF`,
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
 var mustAllow = []string{
+	`echo '05 4 * * * root /usr/sbin/aide --check' >> /etc/crontab`,
+	"cat > /etc/cron.d/aide <<'EOF'\nSHELL=/bin/sh\n# nightly\n05 4 * * * root /usr/bin/aide --config /etc/aide/aide.conf --check\nEOF",
 	`rm -rf ~alice/tmp`,
 	`rm -rf "$TMPDIR/work"`,
 	`find /root -xdev -type f -name .netrc -exec rm -f {} \;`,

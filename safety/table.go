@@ -45,7 +45,7 @@ var briefs = [...]string{
 	entForkBomb:     "fork bombs",
 	entUnanalysable: "anything that cannot be checked before it runs: program names from variables or substitutions, piping into a shell, eval or sh -c of non-literal text",
 	entInterpreter:  "inline interpreter code (python -c, perl -e, …), awk system(), sed's e command",
-	entDeferred:     "deferred commands: at, batch, crontab, tmux, screen",
+	entDeferred:     "deferred commands: at, batch, crontab, tmux, screen; cron entries are checked like commands",
 }
 
 var entries = [...]entry{
@@ -73,7 +73,7 @@ var entries = [...]entry{
 		"cannot be checked before it runs"},
 	entInterpreter: {"inline-code", "inline code of interpreters (python -c, perl -e, ruby -e, node -e, php -r, lua -e, tclsh, gdb -ex, expect -c …) or an interpreter reading its program from a pipe or here-document; awk programs that call system(), pipe to a command or write to a device; GNU sed's e command or s///e flag, or sed writing to a device",
 		"runs code that cannot be checked"},
-	entDeferred: {"deferred", "commands deferred past the check: at, batch, crontab from a file or standard input, tmux and screen sessions",
+	entDeferred: {"deferred", "commands deferred past the check: at, batch, crontab from a file or standard input, tmux and screen sessions; cron files (/etc/crontab, /etc/cron.d, /etc/cron.{hourly,daily,weekly,monthly}, /var/spool/cron) written with content not known before running, or with an entry whose command is banned",
 		"runs commands later, where they cannot be checked"},
 	entPattern: {"pattern", "an added ban pattern", "matches an added ban pattern"},
 }
