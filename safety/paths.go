@@ -146,7 +146,7 @@ func WriteBanned(p string) (Ban, bool) {
 // trailing slash), a glob matching any entry, or the last component of a
 // protected path ("$DIR/etc"). "$TMPDIR/work" cannot.
 func unknownMayHit(v string, protected []string) bool {
-	if strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "(") {
+	if strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "(") || strings.HasPrefix(v, "~") && !strings.Contains(v, "/") {
 		return true // a substitution can produce any path
 	}
 	last := v
