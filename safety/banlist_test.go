@@ -613,3 +613,21 @@ func TestBannedError(t *testing.T) {
 		t.Fatalf("Check(echo ok) = %v", err)
 	}
 }
+
+func TestScriptsWithUnknownParts(t *testing.T) {
+	b := DefaultBanList()
+	for cmd, banned := range map[string]bool{
+		`sed -i "s/^${key}=.*/${key}=${value}/" "$file"`: false,
+		`sed -i "/^$key/d" /etc/login.defs`:              false,
+		`sed -i "1e $cmd" /etc/hosts`:                    true,
+		`sed -i "s/x/$y/e" /etc/hosts`:                   true,
+		`sed "w /dev/sda" "$f"`:                          true,
+		`awk -v k="$k" '$1 == k {print $2}' /etc/x`:      false,
+		`awk "{ system(\"$cmd\") }" /etc/hosts`:          true,
+		`awk "{ print \"$line\" | \"sh\" }" /etc/hosts`:  true,
+	} {
+		if _, got := b.Match(cmd); got != banned {
+			t.Errorf("Match(%q) = %v, want %v", cmd, got, banned)
+		}
+	}
+}
