@@ -9,6 +9,12 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	// /proc aliases of the root directory.
+	`rm -rf /proc/self/root/etc`,
+	`rm -rf /proc/1/root/usr`,
+	`chmod -R 000 /proc/thread-self/root/`,
+	`echo x > /proc/self/root/dev/sda`,
+	`rm -rf /proc/*/root/etc`,
 	// Deferred to cron: the entries are checked now.
 	`echo '* * * * * root rm -rf /etc' >> /etc/crontab`,
 	"cat > /etc/cron.d/x <<'EOF'\n@reboot root reboot\nEOF",
