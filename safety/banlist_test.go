@@ -9,6 +9,12 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	// /proc aliases of the root directory.
+	`rm -rf /proc/self/root/etc`,
+	`rm -rf /proc/1/root/usr`,
+	`chmod -R 000 /proc/thread-self/root/`,
+	`echo x > /proc/self/root/dev/sda`,
+	`rm -rf /proc/*/root/etc`,
 	// Deferred to cron: the entries are checked now.
 	`echo '* * * * * root rm -rf /etc' >> /etc/crontab`,
 	"cat > /etc/cron.d/x <<'EOF'\n@reboot root reboot\nEOF",
@@ -611,5 +617,23 @@ func TestBannedError(t *testing.T) {
 	}
 	if err := DefaultBanList().Check("echo ok"); err != nil {
 		t.Fatalf("Check(echo ok) = %v", err)
+	}
+}
+
+func TestScriptsWithUnknownParts(t *testing.T) {
+	b := DefaultBanList()
+	for cmd, banned := range map[string]bool{
+		`sed -i "s/^${key}=.*/${key}=${value}/" "$file"`: false,
+		`sed -i "/^$key/d" /etc/login.defs`:              false,
+		`sed -i "1e $cmd" /etc/hosts`:                    true,
+		`sed -i "s/x/$y/e" /etc/hosts`:                   true,
+		`sed "w /dev/sda" "$f"`:                          true,
+		`awk -v k="$k" '$1 == k {print $2}' /etc/x`:      false,
+		`awk "{ system(\"$cmd\") }" /etc/hosts`:          true,
+		`awk "{ print \"$line\" | \"sh\" }" /etc/hosts`:  true,
+	} {
+		if _, got := b.Match(cmd); got != banned {
+			t.Errorf("Match(%q) = %v, want %v", cmd, got, banned)
+		}
 	}
 }
