@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -177,6 +178,10 @@ func TestBannedCorpus(t *testing.T) {
 		len(cases), perCategory, passed, otherEntry)
 }
 
+// pathInReason matches the file a reason names, so that refusals can be
+// counted by reason.
+var pathInReason = regexp.MustCompile(`/[^ ]+`)
+
 // refusal is one line of refused.golden.
 func refusal(source, name string, ban safety.Ban) string {
 	return fmt.Sprintf("%s %s\tentry=%s\tconstruct=%q\treason=%q", source, name, ban.Entry, ban.Construct, ban.Reason)
@@ -197,17 +202,33 @@ func TestRemediationsAllowed(t *testing.T) {
 	bl := safety.DefaultBanList()
 	var lines []string
 	refusedHand, refusedSSG := 0, 0
+	byReason := map[string]int{}
 	for _, r := range rems {
 		if ban, banned := bl.Match(r.Command); banned {
 			refusedHand++
+			byReason[pathInReason.ReplaceAllString(ban.Reason, "PATH")]++
 			lines = append(lines, refusal("remediation", r.Name, ban))
 		}
 	}
 	for _, id := range ids {
 		if ban, banned := bl.Match(fixes[id]); banned {
 			refusedSSG++
+			byReason[pathInReason.ReplaceAllString(ban.Reason, "PATH")]++
 			lines = append(lines, refusal("ssg", id, ban))
 		}
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if byReason[reasons[i]] != byReason[reasons[j]] {
+			return byReason[reasons[i]] > byReason[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	for _, r := range reasons {
+		t.Logf("refused %4d: %s", byReason[r], r)
 	}
 	got := strings.Join(lines, "\n")
 	if got != "" {
