@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nightshift-dev/nightshift/safety"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -117,7 +118,7 @@ func (c ShellCheck) String() string { return c.Command }
 
 // Evaluate runs the command through r and classifies the outcome. The
 // command is first matched against DefaultBanList and never run if banned
-// (StatusError, an error matching ErrBanned). The returned error is non-nil
+// (StatusError, an error matching safety.ErrBanned). The returned error is non-nil
 // only when the outcome is unknown: the command was banned, the runner
 // failed or ctx ended; the result then has StatusError and says why. Exit
 // 126/127, a signal or a timeout are StatusError with a nil error: the check
@@ -128,9 +129,9 @@ func (c ShellCheck) Evaluate(ctx context.Context, r Runner) (CheckResult, error)
 		res.Detail = "empty check command"
 		return res, ErrNoCheck
 	}
-	if ban, banned := DefaultBanList().Match(c.Command); banned {
+	if ban, banned := safety.DefaultBanList().Match(c.Command); banned {
 		res.Detail = "check command is banned: " + ban.Reason
-		return res, &BannedError{Command: c.Command, Ban: ban}
+		return res, &safety.BannedError{Command: c.Command, Ban: ban}
 	}
 	if r == nil {
 		res.Detail = "no runner"

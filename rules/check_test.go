@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"errors"
+	"github.com/nightshift-dev/nightshift/safety"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -70,8 +71,8 @@ func TestShellCheckClassification(t *testing.T) {
 func TestShellCheckRefusals(t *testing.T) {
 	r := &fakeRunner{}
 	res, err := ShellCheck{Command: "grep -q x /etc/y || sudo reboot"}.Evaluate(context.Background(), r)
-	var be *BannedError
-	if !errors.As(err, &be) || !errors.Is(err, ErrBanned) || res.Status != StatusError || len(r.calls) != 0 {
+	var be *safety.BannedError
+	if !errors.As(err, &be) || !errors.Is(err, safety.ErrBanned) || res.Status != StatusError || len(r.calls) != 0 {
 		t.Errorf("banned check: %+v, %v, %d calls", res, err, len(r.calls))
 	}
 	if res, err := (ShellCheck{}).Evaluate(context.Background(), r); !errors.Is(err, ErrNoCheck) || res.Status != StatusError {

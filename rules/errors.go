@@ -2,7 +2,6 @@ package rules
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -19,10 +18,6 @@ var (
 	ErrDuplicateID = errors.New("duplicate rule id")
 	// ErrTooLarge: a rule file is larger than MaxFileSize.
 	ErrTooLarge = errors.New("rule file too large")
-	// ErrBadPattern: a ban pattern is not a valid regular expression.
-	ErrBadPattern = errors.New("invalid ban pattern")
-	// ErrBanned: a command matches the ban list and was not run.
-	ErrBanned = errors.New("command is banned")
 	// ErrNoCheck: a rule has no check to evaluate.
 	ErrNoCheck = errors.New("rule has no check")
 )
@@ -38,7 +33,7 @@ type ValidationError struct {
 	Field  string
 	Msg    string
 	// Err is a more specific sentinel (ErrNoRules, ErrDuplicateID,
-	// ErrTooLarge, ErrBadPattern) or nil.
+	// ErrTooLarge, safety.ErrBadPattern) or nil.
 	Err error
 }
 
@@ -91,33 +86,3 @@ func (es ValidationErrors) Unwrap() []error {
 	}
 	return out
 }
-
-// PatternError reports a ban pattern that does not compile.
-type PatternError struct {
-	Index   int    // position in the list given
-	Pattern string // the pattern as given
-	Err     error  // the regexp package's error
-}
-
-func (e *PatternError) Error() string {
-	return fmt.Sprintf("ban pattern %d %q: %v", e.Index, e.Pattern, e.Err)
-}
-
-// Is matches ErrBadPattern.
-func (e *PatternError) Is(target error) bool { return target == ErrBadPattern }
-
-// Unwrap returns the regexp error.
-func (e *PatternError) Unwrap() error { return e.Err }
-
-// BannedError reports a command refused by a ban list. It matches ErrBanned.
-type BannedError struct {
-	Command string
-	Ban     Ban
-}
-
-func (e *BannedError) Error() string {
-	return fmt.Sprintf("command is banned (%s): %s", e.Ban.Reason, e.Ban.Pattern)
-}
-
-// Is matches ErrBanned.
-func (e *BannedError) Is(target error) bool { return target == ErrBanned }

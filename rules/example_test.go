@@ -34,7 +34,7 @@ rules:
 		`bash -c "sleep 1; /sbin/reboot"`,
 	} {
 		if ban, banned := bans.Match(cmd); banned {
-			fmt.Printf("banned: %s (%s)\n", ban.Segment, ban.Reason)
+			fmt.Printf("banned: %s (%s)\n", ban.Construct, ban.Reason)
 		} else {
 			fmt.Println("allowed:", cmd)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nightshift-dev/nightshift/safety"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ const (
 	// MaxRules is the most rules one Load or Parse accepts.
 	MaxRules = 10000
 	// MaxPatternLen bounds one ban pattern, in bytes.
-	MaxPatternLen = 1024
+	MaxPatternLen = safety.MaxPatternLen
 	// MaxPatterns bounds the ban patterns of one file, counted per rule.
 	MaxPatterns = 10000
 	// MaxAttemptsLimit is the largest max_attempts accepted.
@@ -353,8 +354,8 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 	case len(cmd) > MaxCheckLen:
 		p.errorf(checkNode, path+".check", "longer than %d KiB", MaxCheckLen>>10)
 	default:
-		if ban, banned := DefaultBanList().Match(cmd); banned {
-			p.errorf(checkNode, path+".check", "check command is banned: %s (%q)", ban.Reason, ban.Segment)
+		if ban, banned := safety.DefaultBanList().Match(cmd); banned {
+			p.errorf(checkNode, path+".check", "check command is banned: %s (%q)", ban.Reason, ban.Construct)
 		}
 	}
 	l := located{Rule: r, field: path, idLine: n.Line}
@@ -404,9 +405,9 @@ func (p *parser) banned(n *yaml.Node, field string) []string {
 			p.errorf(item, f, "must be a regular expression string, not %s", describe(item))
 			continue
 		}
-		if err := checkPattern(item.Value); err != nil {
+		if err := safety.CheckPattern(item.Value); err != nil {
 			p.errorf(item, f, "%v", err)
-			p.errs[len(p.errs)-1].Err = ErrBadPattern
+			p.errs[len(p.errs)-1].Err = safety.ErrBadPattern
 			continue
 		}
 		out = append(out, item.Value)
@@ -414,23 +415,6 @@ func (p *parser) banned(n *yaml.Node, field string) []string {
 	return out
 }
 
-// checkPattern validates one ban pattern.
-func checkPattern(s string) error {
-	switch {
-	case strings.TrimSpace(s) == "":
-		return errors.New("empty pattern would ban every command")
-	case len(s) > MaxPatternLen:
-		return fmt.Errorf("pattern longer than %d bytes", MaxPatternLen)
-	}
-	re, err := regexp.Compile(s)
-	if err != nil {
-		return fmt.Errorf("invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
-	}
-	if re.MatchString("") {
-		return fmt.Errorf("pattern %q matches the empty string and would ban every command", s)
-	}
-	return nil
-}
 
 func (p *parser) maxAttempts(n *yaml.Node, field string) int {
 	if isNull(n) {

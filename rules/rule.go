@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"github.com/nightshift-dev/nightshift/safety"
 	"slices"
 	"strconv"
 )
@@ -53,8 +54,8 @@ func (r Rule) Evaluate(ctx context.Context, run Runner) (CheckResult, error) {
 }
 
 // BanList returns base extended with the rule's Banned patterns. A nil base
-// means DefaultBanList.
-func (r Rule) BanList(base *BanList) (*BanList, error) {
+// means safety.DefaultBanList.
+func (r Rule) BanList(base *safety.BanList) (*safety.BanList, error) {
 	return base.With(r.Banned...)
 }
 

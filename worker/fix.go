@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nightshift-dev/nightshift/safety"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -200,7 +201,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 
 // act records the model's message, carries out its tool calls and runs the
 // check. It returns "pass", "fail", "error", "give_up" or "" (nothing ran).
-func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, attempt int, mem *memory.Memory,
+func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, attempt int, mem *memory.Memory,
 	msg openai.ChatCompletionMessage, out *Outcome) (string, error) {
 	mem.AddAssistant(msg)
 	calls := parseCalls(msg)
@@ -284,7 +285,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *rules.BanList, att
 
 // apply runs one ssh_apply call unless the ban list or the repeat rule stops
 // it. It reports whether the command ran.
-func (w *Worker) apply(ctx context.Context, rule string, bans *rules.BanList, attempt int, mem *memory.Memory, c call, out *Outcome) (bool, error) {
+func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *Outcome) (bool, error) {
 	if ban, hit := bans.Match(c.command); hit {
 		out.Blocked++
 		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/nightshift-dev/nightshift/safety"
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/rules"
@@ -54,7 +55,7 @@ func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
 // rule and the ban list always, the description and hints shortened if they
 // do not fit, then as many whole lessons as still fit (see withLessons). The
 // first line is "Rule: <id>".
-func (w *Worker) instruction(r rules.Rule, bans *rules.BanList, f *HostFacts, lessons []string, maxTokens int) (string, error) {
+func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *HostFacts, lessons []string, maxTokens int) (string, error) {
 	desc, hints := r.Description, r.Hints
 	for cut := 0; ; cut++ {
 		s := renderInstruction(r, bans, f, desc, hints)
@@ -75,7 +76,7 @@ func (w *Worker) instruction(r rules.Rule, bans *rules.BanList, f *HostFacts, le
 	}
 }
 
-func renderInstruction(r rules.Rule, bans *rules.BanList, f *HostFacts, desc, hints string) string {
+func renderInstruction(r rules.Rule, bans *safety.BanList, f *HostFacts, desc, hints string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Rule: %s\n", r.ID)
 	if r.Title != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nightshift-dev/nightshift/safety"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -261,7 +261,7 @@ func TestContextRejectionsAreRecovered(t *testing.T) {
 // banned-proposer policy can propose is refused by the default ban list, as
 // the policy sends it ("touch MARKER; <command>").
 func TestBanListCoversTheSimulatorsBannedCommands(t *testing.T) {
-	bans := rules.DefaultBanList()
+	bans := safety.DefaultBanList()
 	for _, c := range vllmsim.BannedCommands() {
 		if _, hit := bans.Match("touch /tmp/marker; " + c); !hit {
 			t.Errorf("not banned: %q", c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nightshift-dev/nightshift/safety"
 	"io"
 	"log/slog"
 	"strings"
@@ -61,9 +62,9 @@ type Config struct {
 	Tokenizer budget.Tokenizer    // the model's tokenizer (required)
 	Budget    *budget.Budget      // window, reserve (max_tokens), soft limit, margin (required)
 
-	// Bans is the ban list; nil means rules.DefaultBanList(). A rule's own
+	// Bans is the ban list; nil means safety.DefaultBanList(). A rule's own
 	// patterns are added to it for that rule.
-	Bans *rules.BanList
+	Bans *safety.BanList
 	// MaxAttempts caps the attempts per rule when the rule sets none.
 	// Zero means DefaultMaxAttempts (20).
 	MaxAttempts int
@@ -129,7 +130,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("%w: InstructionPercent %d is outside 1..90", ErrConfig, cfg.InstructionPercent)
 	}
 	if cfg.Bans == nil {
-		cfg.Bans = rules.DefaultBanList()
+		cfg.Bans = safety.DefaultBanList()
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts

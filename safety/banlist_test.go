@@ -1,13 +1,20 @@
-package rules
+package safety
 
 import (
 	"errors"
+	"github.com/nightshift-dev/nightshift/shell"
 	"strings"
 	"testing"
 )
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	// Inline interpreter code cannot be checked (fail closed).
+	`python3 -c "print('hello')"`,
+	`find / -name '*' -delete`,
+	`find / -xdev -name '*' -o -name x -delete`,
+	`rm -rf "$DIR"/etc`,
+	`rm -rf "$X"`,
 	// deleting the system
 	`rm -rf /`,
 	`rm -rf /*`,
@@ -143,7 +150,6 @@ var mustBan = []string{
 	`systemctl stop ssh`,
 	`systemctl stop sshd`,
 	`systemctl stop sshd.service`,
-	`systemctl stop ssh.socket`,
 	`systemctl kill sshd`,
 	`systemctl disable --now ssh`,
 	`systemctl mask sshd`,
@@ -266,6 +272,9 @@ EOF`,
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
 var mustAllow = []string{
+	// Switching Ubuntu's socket activation to the service (issue 11).
+	`systemctl disable --now ssh.socket && systemctl enable --now ssh.service`,
+	`systemctl stop ssh.socket`,
 	`rm -rf /tmp/x`,
 	`rm -rf /var/tmp/build`,
 	`rm -f /etc/ssh/sshd_config.d/50-cloud-init.conf`,
@@ -348,7 +357,6 @@ var mustAllow = []string{
 	`sudo -l`,
 	`timeout 30 aide --check`,
 	`nohup aide --init >/var/log/aide-init.log 2>&1 &`,
-	`python3 -c "print('hello')"`,
 	`X=1; echo $X`,
 	"cat > /etc/issue <<'EOF'\nAuthorized uses only. All activity may be monitored and reported.\nEOF",
 	"cat > /etc/cron.d/x <<EOF\n0 5 * * * root /usr/sbin/aide --check\nEOF",
@@ -387,7 +395,7 @@ func TestBanListDefaults(t *testing.T) {
 	}
 	for _, cmd := range mustAllow {
 		if ban, ok := b.Match(cmd); ok {
-			t.Errorf("banned: %q: %s (%s) on %q", cmd, ban.Pattern, ban.Reason, ban.Segment)
+			t.Errorf("banned: %q: %s (%s) on %q", cmd, ban.Pattern, ban.Reason, ban.Construct)
 		}
 	}
 }
@@ -424,11 +432,6 @@ func TestBanListWrapped(t *testing.T) {
 			}
 		}
 	}
-}
-
-// shellQuote quotes s for POSIX sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func TestBanListExtra(t *testing.T) {
@@ -494,8 +497,8 @@ func TestBanListCannotBeEmptied(t *testing.T) {
 		if _, ok := l.Match("rm -rf /"); !ok {
 			t.Errorf("%s: rm -rf / not banned", name)
 		}
-		if got := len(l.Patterns()); got != len(builtins) {
-			t.Errorf("%s: %d patterns, want the %d built-ins", name, got, len(builtins))
+		if got := len(l.Patterns()); got != int(entPattern)+1 {
+			t.Errorf("%s: %d patterns, want the %d built-ins and the fail-closed line", name, got, int(entPattern)+1)
 		}
 	}
 }
@@ -527,12 +530,12 @@ func TestBanListBadPatterns(t *testing.T) {
 
 func TestBanListLimits(t *testing.T) {
 	b := DefaultBanList()
-	long := "echo " + strings.Repeat("a", MaxCommandLen)
+	long := "echo " + strings.Repeat("a", shell.MaxLen)
 	if ban, ok := b.Match(long); !ok || !strings.Contains(ban.Reason, "too long") {
 		t.Errorf("over-long command: %+v, %v", ban, ok)
 	}
 	deep := "reboot"
-	for range maxNesting + 3 {
+	for range shell.MaxDepth + 3 {
 		deep = "bash -c " + shellQuote(deep)
 	}
 	if ban, ok := b.Match(deep); !ok {
@@ -541,7 +544,7 @@ func TestBanListLimits(t *testing.T) {
 		t.Logf("deep: %+v", ban)
 	}
 	shallow := "echo ok"
-	for range maxNesting - 1 {
+	for range shell.MaxDepth - 1 {
 		shallow = "bash -c " + shellQuote(shallow)
 	}
 	if ban, ok := b.Match(shallow); ok {
@@ -560,7 +563,7 @@ func TestBanListLimits(t *testing.T) {
 func TestBannedError(t *testing.T) {
 	err := DefaultBanList().Check("sudo reboot")
 	var be *BannedError
-	if !errors.As(err, &be) || !errors.Is(err, ErrBanned) || be.Ban.Segment != "reboot" {
+	if !errors.As(err, &be) || !errors.Is(err, ErrBanned) || be.Ban.Construct != "reboot" {
 		t.Fatalf("Check = %v", err)
 	}
 	if err := DefaultBanList().Check("echo ok"); err != nil {

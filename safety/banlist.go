@@ -1,0 +1,288 @@
+package safety
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift/shell"
+)
+
+// Ban describes why a command was refused.
+type Ban struct {
+	// Entry names the ban-table entry that matched: "delete-system",
+	// "unanalysable", "pattern", … (see Entries).
+	Entry string
+	// Pattern describes what the entry covers (built-in bans) or is the
+	// regular expression of an added pattern.
+	Pattern string
+	// Reason says what the command would have done, or why it cannot be
+	// checked.
+	Reason string
+	// Construct is the part of the command that matched: a simple command
+	// in normal form (quotes removed, braces expanded, wrappers peeled) or
+	// the construct that could not be analysed.
+	Construct string
+	// Hint, when set, tells the model what to write instead.
+	Hint string
+}
+
+// String formats the ban as one line: "REASON (ENTRY): CONSTRUCT; HINT".
+func (b Ban) String() string {
+	s := b.Reason + " (" + b.Entry + ")"
+	if b.Construct != "" {
+		s += ": " + b.Construct
+	}
+	if b.Hint != "" {
+		s += "; " + b.Hint
+	}
+	return s
+}
+
+// MaxPatternLen bounds one added ban pattern, in bytes.
+const MaxPatternLen = 1024
+
+type pattern struct {
+	src string
+	re  *regexp.Regexp
+}
+
+// BanList decides which commands are never run: the built-in table (see
+// Entries) plus added regular expressions. The built-in bans are part of
+// every BanList, including the zero value and a nil *BanList; patterns can
+// be added, never removed. A BanList is immutable and safe for concurrent
+// use.
+type BanList struct {
+	extra []pattern
+	cfg   shell.Config
+}
+
+// DefaultBanList returns the built-in bans alone.
+func DefaultBanList() *BanList { return &BanList{} }
+
+// NewBanList returns the built-in bans plus the given regular expressions
+// (Go RE2 syntax, unanchored). An invalid pattern, or one that matches
+// every command, is a *PatternError matching ErrBadPattern.
+func NewBanList(patterns []string) (*BanList, error) { return DefaultBanList().With(patterns...) }
+
+// With returns a new BanList with b's bans and the given patterns; b is
+// unchanged. A nil b means DefaultBanList.
+func (b *BanList) With(patterns ...string) (*BanList, error) {
+	out := &BanList{}
+	if b != nil {
+		out.extra = append(out.extra, b.extra...)
+		out.cfg = b.cfg
+	}
+	for i, p := range patterns {
+		re, err := regexp.Compile(p)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("invalid regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		case strings.TrimSpace(p) == "":
+			err = fmt.Errorf("empty pattern would ban every command")
+		case len(p) > MaxPatternLen:
+			err = fmt.Errorf("pattern longer than %d bytes", MaxPatternLen)
+		case re.MatchString(""):
+			err = fmt.Errorf("pattern %q matches the empty string and would ban every command", p)
+		}
+		if err != nil {
+			return nil, &PatternError{Index: i, Pattern: p, Err: err}
+		}
+		out.extra = append(out.extra, pattern{src: p, re: re})
+	}
+	return out, nil
+}
+
+// CheckPattern reports whether p is a valid added ban pattern.
+func CheckPattern(p string) error {
+	_, err := DefaultBanList().With(p)
+	if err != nil {
+		var pe *PatternError
+		if ok := asPatternError(err, &pe); ok {
+			return pe.Err
+		}
+	}
+	return err
+}
+
+func asPatternError(err error, target **PatternError) bool {
+	pe, ok := err.(*PatternError)
+	if ok {
+		*target = pe
+	}
+	return ok
+}
+
+// Patterns describes every ban, built-in ones first, one line each, for
+// prompts and documentation.
+func (b *BanList) Patterns() []string {
+	var out []string
+	for _, e := range entries[:entPattern] {
+		out = append(out, e.covers+" ("+e.reason+")")
+	}
+	out = append(out, "anything that cannot be checked before it runs is refused: write program names and paths literally, never pipe into a shell or interpreter")
+	out = append(out, b.Added()...)
+	return out
+}
+
+// Added describes the added patterns alone, one line each.
+func (b *BanList) Added() []string {
+	if b == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range b.extra {
+		out = append(out, fmt.Sprintf("commands matching the regular expression %q", p.src))
+	}
+	return out
+}
+
+// Check returns a *BannedError (matching ErrBanned) when command is banned,
+// nil otherwise.
+func (b *BanList) Check(command string) error {
+	if ban, banned := b.Match(command); banned {
+		return &BannedError{Command: command, Ban: ban}
+	}
+	return nil
+}
+
+type check func(*shell.Command) (verdict, bool)
+
+var checks = []check{deletes, recursivePerms, formats, powers, firewall, password, sshAccess, network, inlineCode, deferred}
+
+// Match reports whether command is banned and why. See the package
+// documentation for what it guarantees.
+func (b *BanList) Match(command string) (Ban, bool) {
+	var cfg shell.Config
+	if b != nil {
+		cfg = b.cfg
+	}
+	an := shell.Analyze(command, cfg)
+	if len(an.Problems) > 0 {
+		p := an.Problems[0]
+		e := entries[entUnanalysable]
+		return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason + ": " + p.Reason, Construct: p.Construct, Hint: p.Hint}, true
+	}
+	for _, w := range an.Writes {
+		if e, bad := writeBan(w, "/", true); bad {
+			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: "> " + w.Value, Hint: "never write to devices or the password files"}, true
+		}
+	}
+	if name, ok := forkBomb(an); ok {
+		e := entries[entForkBomb]
+		return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: name}, true
+	}
+	for _, c := range an.Commands {
+		if ban, ok := judge(c); ok {
+			return ban, true
+		}
+	}
+	if b == nil || len(b.extra) == 0 {
+		return Ban{}, false
+	}
+	whole := strings.Join(strings.Fields(command), " ")
+	for _, p := range b.extra {
+		// Report the most specific form: wrappers come before what they
+		// run, so the shortest match is the innermost.
+		best := ""
+		for _, c := range an.Commands {
+			for _, form := range normalForms(c) {
+				if (best == "" || len(form) < len(best)) && p.re.MatchString(form) {
+					best = form
+				}
+			}
+		}
+		if best == "" && p.re.MatchString(whole) {
+			best = whole
+		}
+		if best != "" {
+			return patternBan(p, best), true
+		}
+	}
+	return Ban{}, false
+}
+
+func patternBan(p pattern, construct string) Ban {
+	e := entries[entPattern]
+	return Ban{Entry: e.id, Pattern: p.src, Reason: e.reason, Construct: construct}
+}
+
+// judge runs the table over one simple command.
+func judge(c *shell.Command) (Ban, bool) {
+	if len(c.Args) == 0 || c.Args[0].Kind != shell.Literal || c.Function {
+		return Ban{}, false
+	}
+	for _, ch := range checks {
+		if v, ok := ch(c); ok {
+			e := entries[v.id]
+			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: v.hint}, true
+		}
+	}
+	for _, w := range fileWrites(c) {
+		if e, bad := writeBan(w, c.Dir, true); bad {
+			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: "never write to devices"}, true
+		}
+	}
+	return Ban{}, false
+}
+
+// MatchArgv reports whether running the program argv directly, with no
+// shell in between, is banned by the built-in table (wrappers in argv are
+// peeled as in Match).
+func (b *BanList) MatchArgv(argv []string) (Ban, bool) {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return b.Match(strings.Join(quoted, " "))
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// normalForms: the command with quotes removed, braces expanded and the
+// program's base name; the same without "--"; and its program with its
+// operands only; simple bracket globs ([h]) replaced by their letter.
+func normalForms(c *shell.Command) []string {
+	if len(c.Args) == 0 {
+		return nil
+	}
+	name := c.Name()
+	if name == "" {
+		name = c.Args[0].Value
+	}
+	all := []string{name}
+	noDash := []string{name}
+	ops := []string{name}
+	for _, a := range c.Args[1:] {
+		v := simpleGlob(a)
+		all = append(all, v)
+		if v == "--" {
+			continue
+		}
+		noDash = append(noDash, v)
+		if !strings.HasPrefix(v, "-") {
+			ops = append(ops, v)
+		}
+	}
+	return []string{strings.Join(all, " "), strings.Join(noDash, " "), strings.Join(ops, " ")}
+}
+
+var bracket1 = regexp.MustCompile(`\[(.)\]`)
+
+func simpleGlob(w shell.Word) string {
+	if w.Kind != shell.Pattern {
+		return w.Value
+	}
+	return bracket1.ReplaceAllString(w.Value, "$1")
+}
+
+// forkBomb finds a function that calls itself in a pipe or in the
+// background.
+func forkBomb(an *shell.Analysis) (string, bool) {
+	return an.SelfForking()
+}

@@ -1,0 +1,168 @@
+package safety
+
+import (
+	"path"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift/shell"
+)
+
+// anyEntry stands for "every entry" of a directory: a glob that matches it
+// matches any name (*, ?*, [a-z]*), not a chosen few (*.bak).
+const anyEntry = "nightshift-any-entry"
+
+var topDirs = strings.Fields("bin boot dev etc home lib lib32 lib64 libx32 opt proc root run sbin srv sys usr var")
+
+// deleteProtected: deleting or moving any of these (or all entries of one)
+// breaks the system or locks root out.
+var deleteProtected = func() []string {
+	out := []string{"/"}
+	for _, d := range topDirs {
+		out = append(out, "/"+d, "/"+d+"/"+anyEntry)
+	}
+	return append(out, strings.Fields(`/etc/ssh /etc/pam.d /etc/passwd /etc/shadow /etc/group /etc/gshadow /etc/sudoers
+		/etc/fstab /etc/systemd /etc/default /etc/apt /etc/security /usr/bin /usr/sbin /usr/lib /usr/lib64 /usr/libexec
+		/usr/share /usr/local /var/lib /var/lib/dpkg /var/lib/rpm /var/lib/apt /var/log /boot/grub /boot/grub2
+		/root/.ssh /lib/systemd /usr/lib/systemd /etc/init.d /etc/sysctl.d /etc/modprobe.d`)...)
+}()
+
+// permsProtected: changing permissions or owners recursively under these
+// breaks setuid programs, SSH's StrictModes and system services. Root's
+// home is not among them: tightening it (chmod -R go-rwx /root) is a
+// common remediation.
+var permsProtected = func() []string {
+	out := []string{"/"}
+	for _, d := range topDirs {
+		if d == "root" {
+			continue
+		}
+		out = append(out, "/"+d, "/"+d+"/"+anyEntry)
+	}
+	return append(out, "/usr/bin", "/usr/sbin", "/usr/lib", "/var/lib")
+}()
+
+// pathHit reports whether w, a path operand placed against dir, names a
+// protected path, an ancestor of one, or a pattern that matches one.
+// Unknown words (and relative ones in an unknown directory) hit: the
+// caller decides whether unknown is refused.
+func pathHit(w shell.Word, dir string, protected []string) (hit, unknown bool) {
+	w = shell.Abs(w, dir)
+	switch w.Kind {
+	case shell.Unknown:
+		return false, unknownMayHit(w.Value, protected)
+	case shell.Pattern:
+		g := path.Clean(w.Glob)
+		for _, p := range protected {
+			if globMatches(g, p) {
+				return true, false
+			}
+		}
+		return false, false
+	}
+	p := path.Clean(w.Value)
+	for _, q := range protected {
+		if p == q || p == "/" || strings.HasPrefix(q, p+"/") && !strings.HasSuffix(q, anyEntry) {
+			return true, false
+		}
+	}
+	return false, false
+}
+
+// globMatches matches a pattern against a path or any of its ancestors (a
+// pattern naming /e* matches /etc/passwd's ancestor /etc).
+func globMatches(glob, p string) bool {
+	for q := p; ; q = path.Dir(q) {
+		if ok, err := path.Match(glob, q); err == nil && ok {
+			return true
+		}
+		if q == "/" || q == "." {
+			return false
+		}
+	}
+}
+
+// deviceAllowed are the paths under /dev that are safe to write.
+func deviceAllowed(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/console",
+		"/dev/full", "/dev/random", "/dev/urandom", "/dev/log", "/dev/ptmx":
+		return true
+	}
+	for _, pre := range []string{"/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/mqueue/", "/dev/hugepages/"} {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeBan judges one file opened for writing. Unknown targets pass (a
+// file named by a variable is the common case of every script); patterns
+// are matched against devices and the protected files.
+func writeBan(w shell.Word, dir string, truncates bool) (entry, bool) {
+	w = shell.Abs(w, dir)
+	if w.Kind == shell.Unknown {
+		return entry{}, false
+	}
+	candidates := []string{w.Value}
+	if w.Kind == shell.Pattern {
+		candidates = nil
+		for _, c := range append(strings.Fields("/dev/sda /dev/sdb /dev/vda /dev/xvda /dev/nvme0n1 /dev/nvme0n1p1 /dev/sda1 /dev/mmcblk0 /dev/md0 /dev/dm-0 /dev/mem /dev/kmem /dev/port /dev/hda /dev/loop0 /dev/mapper/root /dev/disk/by-uuid/x"),
+			"/proc/sysrq-trigger", "/sys/power/state", "/etc/shadow", "/etc/gshadow", "/etc/passwd") {
+			if ok, err := path.Match(path.Clean(w.Glob), c); err == nil && ok {
+				candidates = append(candidates, c)
+			}
+		}
+	}
+	for _, p := range candidates {
+		p = path.Clean(p)
+		switch {
+		case p == "/proc/sysrq-trigger" || p == "/sys/power/state" || strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/sysrq-trigger"):
+			return entries[entPower], true
+		case strings.HasPrefix(p, "/dev/") && !deviceAllowed(p):
+			return entries[entWriteDevice], true
+		case p == "/etc/shadow" || p == "/etc/gshadow" || p == "/etc/shadow-" || p == "/etc/gshadow-":
+			return entries[entPassword], true
+		case p == "/etc/passwd" && truncates:
+			return entries[entPassword], true
+		}
+	}
+	return entry{}, false
+}
+
+// WriteBanned reports whether opening path (absolute) for writing is
+// banned: a device, /proc/sysrq-trigger, /sys/power/state, the shadow
+// files.
+func WriteBanned(p string) (Ban, bool) {
+	e, hit := writeBan(shell.Lit(p), "/", false)
+	if !hit {
+		return Ban{}, false
+	}
+	return e.ban("write to " + p), true
+}
+
+// unknownMayHit reports whether a path with unknown parts could name a
+// protected path: its last component is unknown, ".", "..", empty (a
+// trailing slash), a glob matching any entry, or the last component of a
+// protected path ("$DIR/etc"). "$TMPDIR/work" cannot.
+func unknownMayHit(v string, protected []string) bool {
+	if strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "(") {
+		return true // a substitution can produce any path
+	}
+	last := v
+	if i := strings.LastIndex(v, "/"); i >= 0 {
+		last = v[i+1:]
+	}
+	if last == "" || last == "." || last == ".." || strings.ContainsAny(last, "$`{}(") {
+		return true
+	}
+	if ok, _ := path.Match(last, anyEntry); ok {
+		return true
+	}
+	for _, p := range protected {
+		if path.Base(p) == last {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,99 @@
+package shell
+
+import "maps"
+
+// Config sets what Analyze assumes of the shell that runs the command.
+type Config struct {
+	// Dir is the working directory a command line starts in; empty means
+	// "/root", root's home, where an SSH session of root starts.
+	Dir string
+	// Home is $HOME and ~; empty means "/root".
+	Home string
+}
+
+// scope is the shell state a statement sees.
+type scope struct {
+	vars     map[string]value
+	pos      []Word // positional parameters
+	posKnown bool
+	arg0     string
+	dir      string
+	homeDir  string
+	funcs    map[string]bool
+}
+
+func newScope(cfg Config) *scope {
+	if cfg.Dir == "" {
+		cfg.Dir = "/root"
+	}
+	if cfg.Home == "" {
+		cfg.Home = "/root"
+	}
+	return &scope{
+		vars:     map[string]value{"HOME": {s: cfg.Home, isSet: true}, "PWD": {s: cfg.Dir, isSet: true}},
+		posKnown: true,
+		arg0:     "bash",
+		dir:      cfg.Dir,
+		homeDir:  cfg.Home,
+		funcs:    map[string]bool{},
+	}
+}
+
+func (s *scope) clone() *scope {
+	c := *s
+	c.vars = maps.Clone(s.vars)
+	c.funcs = maps.Clone(s.funcs)
+	c.pos = append([]Word(nil), s.pos...)
+	return &c
+}
+
+func (s *scope) lookup(name string) (value, bool) {
+	if name == "PWD" {
+		if s.dir == "" {
+			return value{kind: Unknown}, true
+		}
+		return value{s: s.dir, isSet: true}, true
+	}
+	v, ok := s.vars[name]
+	return v, ok
+}
+
+func (s *scope) set(name string, v value) { s.vars[name] = v }
+
+func (s *scope) ifsDefault() bool {
+	v, ok := s.vars["IFS"]
+	return !ok || v.kind == Literal && v.s == " \t\n"
+}
+
+// home resolves ~ and ~user.
+func (s *scope) home(user string) (string, bool) {
+	switch user {
+	case "":
+		v, ok := s.vars["HOME"]
+		if !ok || v.kind != Literal {
+			return "", false
+		}
+		return v.s, true
+	case "root":
+		return "/root", true
+	}
+	return "", false
+}
+
+// mergeFrom makes what a conditional branch changed unknown in s.
+func (s *scope) mergeFrom(branch *scope) {
+	for k, v := range branch.vars {
+		if old, ok := s.vars[k]; !ok || old != v {
+			s.vars[k] = value{kind: Unknown, isSet: true}
+		}
+	}
+	if branch.dir != s.dir {
+		s.dir = ""
+	}
+	for f := range branch.funcs {
+		s.funcs[f] = true
+	}
+	if !branch.posKnown || len(branch.pos) != len(s.pos) {
+		s.posKnown = false
+	}
+}
