@@ -321,7 +321,7 @@ func (o *Oracle) args(out, command string) []string {
 		"--",
 		insideStrace, "-f", "--seccomp-bpf", "-y", "-qq", "-xx", "-s", "1048576",
 		"-e", "signal=none",
-		"-e", "trace=execve,execveat,open,openat,openat2,creat,truncate,kill,tkill,tgkill,rt_sigqueueinfo,rt_tgsigqueueinfo",
+		"-e", "trace=execve,execveat,fork,vfork,clone,clone3,open,openat,openat2,creat,truncate,kill,tkill,tgkill,rt_sigqueueinfo,rt_tgsigqueueinfo",
 		"-o", insideOut+"/trace",
 		insidePrlimit, fmt.Sprintf("--nproc=%d:%d", o.cfg.MaxProcs, o.cfg.MaxProcs),
 		insideSetpriv, fmt.Sprintf("--reuid=%d", o.cfg.UID), fmt.Sprintf("--regid=%d", o.cfg.GID), "--clear-groups",

@@ -82,6 +82,10 @@ func TestRun(t *testing.T) {
 		{"relative write", "cd /etc && : > shadow", func(tr Trace) bool { return hasWrite(tr, "/etc/shadow") }},
 		{"append", "echo b >> /proc/sysrq-trigger", func(tr Trace) bool { return hasWrite(tr, "/proc/sysrq-trigger") }},
 		{"unknown program", "frobnicate-disks --all", func(tr Trace) bool { return hasExec(tr, "frobnicate-disks", "--all") }},
+		{"exec -a", "exec -a foo rm -rf /", func(tr Trace) bool {
+			return len(tr.Execs) == 1 && tr.Execs[0].Argv[0] == "foo" && strings.HasSuffix(tr.Execs[0].Program, "/rm")
+		}},
+		{"proc root alias", "echo x > /proc/self/root/dev/sda", func(tr Trace) bool { return hasWrite(tr, "/dev/sda") }},
 		{"wrapper stays a stub", "sudo rm -rf /", func(tr Trace) bool {
 			return hasExec(tr, "sudo", "rm", "-rf", "/") && !hasExec(tr, "rm", "-rf", "/")
 		}},
@@ -129,6 +133,9 @@ func TestRunBounded(t *testing.T) {
 			}
 			if !hasExec(tr, "rm", "-rf", "/x") {
 				t.Errorf("events before the end are lost: %v", tr.Execs)
+			}
+			if bomb := strings.HasPrefix(command, "rm -rf /x; :()"); bomb != (tr.ForkLimited > 0) {
+				t.Errorf("fork bomb %v but %d forks refused by the process limit", bomb, tr.ForkLimited)
 			}
 			t.Logf("%v timed out %v truncated %v exit %d", tr.Duration, tr.TimedOut, tr.Truncated, tr.ExitCode)
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,10 @@ type Trace struct {
 	// Signals are the signals sent with kill, tkill, tgkill and
 	// rt_sigqueueinfo, in order.
 	Signals []Signal
+	// Forks counts the processes created (fork, vfork, clone, clone3
+	// without CLONE_THREAD), and ForkLimited the attempts refused by the
+	// process limit (EAGAIN): a fork bomb shows as ForkLimited > 0.
+	Forks, ForkLimited int
 	// Output is bash's standard output and standard error, interleaved,
 	// at most Config.MaxOutput bytes.
 	Output []byte
@@ -41,10 +46,18 @@ type Trace struct {
 
 // Exec is one execve(2) or execveat(2).
 type Exec struct {
-	Pid  int      // in the sandbox's PID namespace
-	Path string   // the program path as passed to execve
-	Argv []string // the argument vector, argv[0] first
-	Err  string   // the errno name when execve failed ("ENOENT"), else ""
+	Pid  int    // in the sandbox's PID namespace
+	Path string // the program path as passed to execve
+	// Dir is the working directory the program started in ("" when the
+	// trace does not show it).
+	Dir string
+	// Program is the program that ran: Path, except for a name that has
+	// no stub, which runs the stub through command_not_found_handle and
+	// is then argv[0]. Judge by Program, not argv[0]: `exec -a foo rm`
+	// runs rm.
+	Program string
+	Argv    []string // the argument vector, argv[0] first
+	Err     string   // the errno name when execve failed ("ENOENT"), else ""
 }
 
 // Write is one open for writing.
@@ -85,6 +98,8 @@ func parseTrace(r io.Reader, payload string, t *Trace) error {
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	pending := map[int]string{}
 	started := false
+	cwd := map[int]string{}  // the last working directory seen per pid
+	newExec := map[int]int{} // pid → index in t.Execs of an exec whose Dir is not yet known
 	for sc.Scan() {
 		line := sc.Text()
 		pid, rest, ok := splitPid(line)
@@ -119,7 +134,21 @@ func parseTrace(r io.Reader, payload string, t *Trace) error {
 			}
 			continue
 		}
+		if d, ok := atFDCWD(ev); ok {
+			cwd[pid] = d
+			if i, ok := newExec[pid]; ok {
+				// The first open after an exec (the dynamic loader's)
+				// shows the directory the program started in.
+				t.Execs[i].Dir = d
+				delete(newExec, pid)
+			}
+		}
+		n := len(t.Execs)
 		addEvent(t, pid, ev)
+		if len(t.Execs) > n {
+			t.Execs[n].Dir = cwd[pid]
+			newExec[pid] = n
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("bashoracle: reading trace: %w", err)
@@ -128,6 +157,16 @@ func parseTrace(r io.Reader, payload string, t *Trace) error {
 		return fmt.Errorf("%w: the trace never shows bash starting", ErrSandbox)
 	}
 	return nil
+}
+
+// atFDCWD returns the working directory strace -y prints for an
+// openat(AT_FDCWD<dir>, …).
+func atFDCWD(c call) (string, bool) {
+	if (c.name != "openat" && c.name != "openat2") || len(c.args) == 0 || !strings.HasPrefix(c.args[0], "AT_FDCWD<") {
+		return "", false
+	}
+	d := decodeFDPath(c.args[0])
+	return d, d != ""
 }
 
 // splitPid splits "1234  rest" into its pid and the rest.
@@ -254,7 +293,9 @@ func decodeFDPath(arg string) string {
 	return s
 }
 
-// resolve makes p absolute against dir (when p is relative) and cleans it.
+// resolve makes p absolute against dir (when p is relative) and cleans it;
+// /proc/PID/root/X, /proc/self/root/X and /proc/thread-self/root/X become
+// /X (the sandbox has one root).
 func resolve(dir, p string) string {
 	if !strings.HasPrefix(p, "/") {
 		if dir == "" {
@@ -262,8 +303,17 @@ func resolve(dir, p string) string {
 		}
 		p = dir + "/" + p
 	}
-	return path.Clean(p)
+	p = path.Clean(p)
+	for {
+		m := procRoot.FindStringIndex(p)
+		if m == nil {
+			return p
+		}
+		p = path.Clean("/" + p[m[1]:])
+	}
 }
+
+var procRoot = regexp.MustCompile(`^/proc/(?:self|thread-self|[0-9]+)/root(?:/|$)`)
 
 func isWrite(flags string) bool {
 	for _, f := range strings.Split(flags, "|") {
@@ -297,7 +347,11 @@ func addEvent(t *Trace, pid int, c call) {
 		if c.name == "execveat" {
 			p = resolve(decodeFDPath(c.args[0]), p)
 		}
-		t.Execs = append(t.Execs, Exec{Pid: pid, Path: p, Argv: argv, Err: c.err})
+		prog := p
+		if p == insideStub && len(argv) > 0 {
+			prog = argv[0]
+		}
+		t.Execs = append(t.Execs, Exec{Pid: pid, Path: p, Program: prog, Argv: argv, Err: c.err})
 	case "open", "openat", "openat2", "creat", "truncate":
 		a := c.args
 		dir := ""
@@ -337,6 +391,15 @@ func addEvent(t *Trace, pid int, c call) {
 			}
 		}
 		t.Writes = append(t.Writes, Write{Pid: pid, Syscall: c.name, Path: resolve(dir, p), Flags: flags, Err: c.err})
+	case "fork", "vfork", "clone", "clone3":
+		if strings.Contains(strings.Join(c.args, ","), "CLONE_THREAD") {
+			return
+		}
+		if c.err == "EAGAIN" {
+			t.ForkLimited++
+		} else if c.err == "" {
+			t.Forks++
+		}
 	case "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo":
 		a := c.args
 		sig := 1

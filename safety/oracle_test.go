@@ -1,0 +1,293 @@
+package safety_test
+
+// The differential test of issue 11 ("How to prove it"): every corpus
+// command runs under real bash in the bash oracle's sandbox
+// (internal/bashoracle), and what bash did is judged from the trace alone.
+// The checker, DefaultBanList().Match, must block every command for which
+// bash executed a banned argv, wrote a protected path, signalled PID 1 or
+// every process, or ran into the process limit (a fork bomb).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nightshift-dev/nightshift/internal/bashoracle"
+	"github.com/nightshift-dev/nightshift/safety"
+)
+
+// oracleCorpora are read when present: the banned corpus, the oracle's
+// development corpus, and the hand-written remediations (commands that
+// must be allowed; for them only the differential check applies). More
+// files (JSON lines with a "command" field) can be named in
+// SAFETY_ORACLE_CORPUS, separated by colons.
+var oracleCorpora = []string{
+	"../testdata/safety/banned.jsonl",
+	"../testdata/safety/oracle-dev.jsonl",
+	"../testdata/safety/remediations.jsonl",
+}
+
+// oracleEntry is one corpus line. Oracle is what bash does that is banned
+// ("exec", "write", "signal", "none"), "" for a command with no claim.
+type oracleEntry struct {
+	File    string `json:"-"`
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	Oracle  string `json:"oracle"`
+}
+
+func readOracleCorpus(t testing.TB, file string) []oracleEntry {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []oracleEntry
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var e oracleEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s:%d: %v", file, line, err)
+		}
+		if e.Command == "" {
+			t.Fatalf("%s:%d: no command", file, line)
+		}
+		switch e.Oracle {
+		case "", "exec", "write", "signal", "none":
+		default:
+			t.Fatalf("%s:%d: oracle %q: want exec, write, signal or none", file, line, e.Oracle)
+		}
+		if e.Name == "" {
+			e.Name = fmt.Sprintf("line%d", line)
+		}
+		e.File = filepath.Base(file)
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return out
+}
+
+// loadOracleCorpora reads every corpus that exists; it fails when there is
+// none (the development corpus is committed).
+func loadOracleCorpora(t testing.TB) []oracleEntry {
+	t.Helper()
+	files := slices.Clone(oracleCorpora)
+	if extra := os.Getenv("SAFETY_ORACLE_CORPUS"); extra != "" {
+		files = append(files, strings.Split(extra, ":")...)
+	}
+	var all []oracleEntry
+	for _, f := range files {
+		if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) && !strings.HasPrefix(f, "/") {
+			continue
+		}
+		all = append(all, readOracleCorpus(t, f)...)
+	}
+	if len(all) == 0 {
+		t.Fatalf("no corpus among %v", files)
+	}
+	return all
+}
+
+// newBashOracle returns the sandbox, failing under CI and skipping
+// elsewhere when the machine cannot run it.
+func newBashOracle(t testing.TB) *bashoracle.Oracle {
+	t.Helper()
+	o, err := bashoracle.New(context.Background(), bashoracle.Config{})
+	if errors.Is(err, bashoracle.ErrUnavailable) {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the bash oracle is needed under CI (scripts/install-test-deps.sh installs bwrap and strace): %v", err)
+		}
+		t.Skipf("bash oracle unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+// action is one thing bash did that the ban table forbids.
+type action struct {
+	kind  string // "exec", "write", "signal", "fork"
+	what  string
+	entry string // the ban-table entry, for execs and writes
+}
+
+func (a action) String() string { return a.kind + " " + a.what + " (" + a.entry + ")" }
+
+// concrete reports whether the action is itself harmful, as opposed to an
+// exec refused because what it runs cannot be checked (inline interpreter
+// code, deferred jobs, non-literal text).
+func (a action) concrete() bool {
+	switch a.entry {
+	case "unanalysable", "inline-code", "deferred":
+		return false
+	}
+	return true
+}
+
+// realShells run for real in the sandbox: what they did is in the trace.
+var realShells = map[string]bool{"sh": true, "bash": true, "dash": true, "rbash": true}
+
+// bannedActions judges a trace: what bash actually did that the ban table
+// forbids.
+//
+// The judge is not circular although it calls into package safety. It sees
+// only what bash produced after doing all the shell work itself — the
+// literal argv of each program bash executed (after quoting, expansion,
+// globbing, brace expansion, loops, here-documents, control characters and
+// nested shells), the absolute paths it opened for writing and the pid and
+// signal of each kill. MatchArgv quotes every argument, so the shell
+// analysis that Match is being tested for has nothing left to resolve:
+// what remains is the table lookup (program, options, operands, wrapper
+// peeling). WriteBanned is a path lookup. Signals need no table at all:
+// PID 1 or -1 with any signal but 0. A difference between Match and this
+// judge is therefore a difference between the checker's reading of the
+// shell text and bash's.
+//
+// Execs are judged by the program that ran (Exec.Program), not argv[0]:
+// `exec -a foo rm -rf /` runs rm, and relative operands are resolved
+// against the directory the program started in (see matchExec). Execs of the real shells are skipped:
+// their own execs, writes and signals are in the trace.
+func bannedActions(bl *safety.BanList, tr bashoracle.Trace) []action {
+	var acts []action
+	for _, e := range tr.Execs {
+		prog := path.Base(e.Program)
+		if realShells[prog] || len(e.Argv) == 0 {
+			continue
+		}
+		argv := append([]string{prog}, e.Argv[1:]...)
+		if ban, bad := matchExec(bl, e.Dir, argv); bad {
+			acts = append(acts, action{"exec", fmt.Sprintf("%q in %s", argv, e.Dir), ban.Entry})
+		}
+	}
+	for _, w := range tr.Writes {
+		if ban, bad := safety.WriteBanned(w.Path); bad {
+			acts = append(acts, action{"write", w.Path, ban.Entry})
+		}
+	}
+	for _, s := range tr.Signals {
+		if (s.Target == 1 || s.Target == -1) && s.Signal != "0" {
+			acts = append(acts, action{"signal", s.String(), "power"})
+		}
+	}
+	if tr.ForkLimited > 0 {
+		acts = append(acts, action{"fork", fmt.Sprintf("%d forks refused by the process limit", tr.ForkLimited), "fork-bomb"})
+	}
+	return acts
+}
+
+// matchExec judges argv run in dir. Relative operands are relative to the
+// directory the program started in, which the trace records; the literal
+// `cd 'DIR' && 'ARGV'…` gives the table that directory.
+func matchExec(bl *safety.BanList, dir string, argv []string) (safety.Ban, bool) {
+	if dir == "" || dir == "/" {
+		return bl.MatchArgv(argv)
+	}
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return bl.Match("cd '" + strings.ReplaceAll(dir, "'", `'\''`) + "' && " + strings.Join(q, " "))
+}
+
+// honest reports whether the trace shows what the entry's oracle label
+// claims: a concrete banned action of that kind, or for "none", no
+// concrete banned exec, write or signal.
+func honest(label string, acts []action) bool {
+	if label == "" {
+		return true
+	}
+	for _, a := range acts {
+		if !a.concrete() || a.kind == "fork" {
+			continue
+		}
+		if label == "none" || a.kind == label {
+			return label != "none"
+		}
+	}
+	return label == "none"
+}
+
+// oracleTimes collects the time per command for the summary.
+type oracleTimes struct {
+	mu    sync.Mutex
+	times []time.Duration
+}
+
+func (o *oracleTimes) add(d time.Duration) {
+	o.mu.Lock()
+	o.times = append(o.times, d)
+	o.mu.Unlock()
+}
+
+func (o *oracleTimes) summary() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.times) == 0 {
+		return "no runs"
+	}
+	ts := slices.Clone(o.times)
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	var sum time.Duration
+	for _, d := range ts {
+		sum += d
+	}
+	return fmt.Sprintf("%d runs, sum %v, mean %v, median %v, p95 %v, max %v",
+		len(ts), sum.Round(time.Millisecond), (sum / time.Duration(len(ts))).Round(time.Millisecond),
+		ts[len(ts)/2].Round(time.Millisecond), ts[len(ts)*95/100].Round(time.Millisecond), ts[len(ts)-1].Round(time.Millisecond))
+}
+
+// TestOracleCorpus runs every corpus command under bash. A command for
+// which bash did something banned must be blocked by Match; a banned
+// corpus entry's oracle label must be what bash really did.
+func TestOracleCorpus(t *testing.T) {
+	o := newBashOracle(t)
+	bl := safety.DefaultBanList()
+	entries := loadOracleCorpora(t)
+	var times oracleTimes
+	start := time.Now()
+	t.Run("run", func(t *testing.T) {
+		for _, e := range entries {
+			t.Run(e.File+"/"+e.Name, func(t *testing.T) {
+				t.Parallel()
+				tr, err := o.Run(context.Background(), e.Command)
+				if err != nil {
+					t.Fatalf("%q: %v", e.Command, err)
+				}
+				times.add(tr.Duration)
+				acts := bannedActions(bl, tr)
+				ban, blocked := bl.Match(e.Command)
+				if len(acts) > 0 && !blocked {
+					t.Errorf("%q: Match allows it, but bash did: %v", e.Command, acts)
+				}
+				if !honest(e.Oracle, acts) {
+					t.Errorf("%q: labelled %q, but bash did: %v (execs %v, writes %v, signals %v, timed out %v)",
+						e.Command, e.Oracle, acts, tr.Execs, tr.Writes, tr.Signals, tr.TimedOut)
+				}
+				if testing.Verbose() {
+					t.Logf("%v blocked=%v (%s) acts=%v", tr.Duration.Round(time.Millisecond), blocked, ban.Entry, acts)
+				}
+			})
+		}
+	})
+	t.Logf("%d commands in %v (wall); per command: %s", len(entries), time.Since(start).Round(time.Millisecond), times.summary())
+}
