@@ -170,8 +170,8 @@ var realShells = map[string]bool{"sh": true, "bash": true, "dash": true, "rbash"
 func bannedActions(bl *safety.BanList, tr bashoracle.Trace) []action {
 	var acts []action
 	for _, e := range tr.Execs {
-		prog := path.Base(e.Program)
-		if realShells[prog] || len(e.Argv) == 0 {
+		prog := programName(e.Program)
+		if realShells[path.Base(prog)] || len(e.Argv) == 0 {
 			continue
 		}
 		argv := append([]string{prog}, e.Argv[1:]...)
@@ -195,11 +195,23 @@ func bannedActions(bl *safety.BanList, tr bashoracle.Trace) []action {
 	return acts
 }
 
+// programDirs are the directories whose programs the oracle replaces by
+// stubs: a program there is named by its base name, as bash found it in
+// PATH; any other program (/etc/init.d/ssh) by its path.
+var programDirs = map[string]bool{"/usr/local/sbin": true, "/usr/local/bin": true, "/usr/sbin": true, "/usr/bin": true, "/sbin": true, "/bin": true}
+
+func programName(p string) string {
+	if programDirs[path.Dir(p)] {
+		return path.Base(p)
+	}
+	return p
+}
+
 // matchExec judges argv run in dir. Relative operands are relative to the
 // directory the program started in, which the trace records; the literal
 // `cd 'DIR' && 'ARGV'…` gives the table that directory.
 func matchExec(bl *safety.BanList, dir string, argv []string) (safety.Ban, bool) {
-	if dir == "" || dir == "/" {
+	if dir == "" {
 		return bl.MatchArgv(argv)
 	}
 	q := make([]string, len(argv))
@@ -210,18 +222,22 @@ func matchExec(bl *safety.BanList, dir string, argv []string) (safety.Ban, bool)
 }
 
 // honest reports whether the trace shows what the entry's oracle label
-// claims: a concrete banned action of that kind, or for "none", no
-// concrete banned exec, write or signal.
+// claims: a banned action of that kind, or for "none", no banned write or
+// signal and no exec banned for what it does (an exec refused because what
+// it runs cannot be checked — inline code, a deferred job — is "none").
+// Fork bombs are "none" in the corpus: forks are not an exec, write or
+// signal.
 func honest(label string, acts []action) bool {
 	if label == "" {
 		return true
 	}
 	for _, a := range acts {
-		if !a.concrete() || a.kind == "fork" {
-			continue
-		}
-		if label == "none" || a.kind == label {
-			return label != "none"
+		switch {
+		case a.kind == "fork":
+		case label == "none" && a.concrete():
+			return false
+		case a.kind == label:
+			return true
 		}
 	}
 	return label == "none"
@@ -280,8 +296,11 @@ func TestOracleCorpus(t *testing.T) {
 					t.Errorf("%q: Match allows it, but bash did: %v", e.Command, acts)
 				}
 				if !honest(e.Oracle, acts) {
-					t.Errorf("%q: labelled %q, but bash did: %v (execs %v, writes %v, signals %v, timed out %v)",
-						e.Command, e.Oracle, acts, tr.Execs, tr.Writes, tr.Signals, tr.TimedOut)
+					// With blocked=false and label exec, the table
+					// bans neither the command nor the argv bash ran:
+					// a gap in the table, or a wrong label.
+					t.Errorf("%q: labelled %q, but bash did: %v (Match blocked=%v; execs %v, writes %v, signals %v, timed out %v)",
+						e.Command, e.Oracle, acts, blocked, tr.Execs, tr.Writes, tr.Signals, tr.TimedOut)
 				}
 				if testing.Verbose() {
 					t.Logf("%v blocked=%v (%s) acts=%v", tr.Duration.Round(time.Millisecond), blocked, ban.Entry, acts)

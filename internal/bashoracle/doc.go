@@ -7,6 +7,9 @@
 // syntax itself: all shell work (quoting, expansion, globbing, brace
 // expansion, here-documents, functions, loops, nested `bash -c`) is done by
 // /bin/bash, and the oracle only reads system calls recorded by strace.
+// It also records the directory each program started in (for relative
+// operands) and counts forks, including those refused by the process limit
+// (a fork bomb shows as Trace.ForkLimited > 0).
 //
 // # What runs, and where
 //

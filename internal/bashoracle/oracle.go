@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,6 +21,10 @@ var ErrUnavailable = errors.New("bashoracle: sandbox unavailable")
 // ErrSandbox is wrapped by Run's error when the sandbox did not start the
 // command (the command itself failing is not an error: see Trace.ExitCode).
 var ErrSandbox = errors.New("bashoracle: sandbox failed")
+
+// ErrNUL is returned by Run for a command that holds a NUL byte, which no
+// program can receive as an argument.
+var ErrNUL = errors.New("bashoracle: the command holds a NUL byte")
 
 // ErrClosed is returned by Run after Close.
 var ErrClosed = errors.New("bashoracle: oracle closed")
@@ -36,9 +41,11 @@ type Config struct {
 	MaxOutput int
 	// MaxProcs is the RLIMIT_NPROC of the command's user. Default 128.
 	MaxProcs int
-	// UID and GID are the unprivileged user the command runs as. Default
-	// 65534 (nobody). The process limit counts every process of this user
-	// on the machine, so do not choose a user with running processes.
+	// UID and GID are the unprivileged user and group the command runs
+	// as. Default 65534 (nobody). The process limit counts every process
+	// of a user on the machine, so concurrent runs use UID, UID-1, UID-2,
+	// … (and GID likewise), one per run in progress: choose a range with
+	// no running processes.
 	UID, GID int
 	// Programs are stub names added to StubNames and the host's programs.
 	Programs []string
@@ -58,6 +65,7 @@ type Oracle struct {
 	bin   string // the stub directory, bound over every program directory
 	mu    sync.Mutex
 	close bool
+	slots []bool // uid offsets in use by runs in progress
 }
 
 // inside are the sandbox paths of the oracle's own files.
@@ -74,7 +82,9 @@ const (
 
 // bashEnv is sourced by every non-interactive bash in the sandbox (BASH_ENV):
 // a command name that has no stub still runs as one, under its own name.
-const bashEnv = `command_not_found_handle() { exec -a "$1" ` + insideStub + ` "${@:2}"; }
+// The handler records the name as a stub exec and then, like bash without
+// a handler, fails with 127, so that `missing || cmd` runs cmd as bash would.
+const bashEnv = `command_not_found_handle() { (exec -a "$1" ` + insideStub + ` "${@:2}"); return 127; }
 `
 
 // hostProgramDirs are the directories whose programs get stubs and which the
@@ -213,6 +223,9 @@ func (o *Oracle) Run(ctx context.Context, command string) (Trace, error) {
 		return Trace{}, ErrClosed
 	}
 	t := Trace{Command: command, ExitCode: -1}
+	if strings.ContainsRune(command, 0) {
+		return t, ErrNUL
+	}
 	out, err := os.MkdirTemp(o.dir, "run-")
 	if err != nil {
 		return t, fmt.Errorf("%w: %v", ErrSandbox, err)
@@ -220,9 +233,11 @@ func (o *Oracle) Run(ctx context.Context, command string) (Trace, error) {
 	defer os.RemoveAll(out)
 	// out stays 0700: the sandboxed user cannot reach the trace.
 
+	slot := o.takeSlot()
+	defer o.freeSlot(slot)
 	runCtx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, o.cfg.Bwrap, o.args(out, command)...)
+	cmd := exec.CommandContext(runCtx, o.cfg.Bwrap, o.args(out, command, o.cfg.UID-slot, o.cfg.GID-slot)...)
 	cmd.Env = []string{}
 	cmd.Stdin = nil
 	output := &capWriter{n: o.cfg.MaxOutput}
@@ -276,14 +291,34 @@ wait:
 	return t, nil
 }
 
+// takeSlot returns the lowest uid offset not used by a run in progress.
+func (o *Oracle) takeSlot() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, used := range o.slots {
+		if !used {
+			o.slots[i] = true
+			return i
+		}
+	}
+	o.slots = append(o.slots, true)
+	return len(o.slots) - 1
+}
+
+func (o *Oracle) freeSlot(i int) {
+	o.mu.Lock()
+	o.slots[i] = false
+	o.mu.Unlock()
+}
+
 // args returns bwrap's arguments for one run whose trace goes to out.
-func (o *Oracle) args(out, command string) []string {
+func (o *Oracle) args(out, command string, uid, gid int) []string {
 	a := []string{
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
-		"--tmpfs", "/tmp",
-		"--tmpfs", "/var/tmp",
+		"--perms", "1777", "--tmpfs", "/tmp",
+		"--perms", "1777", "--tmpfs", "/var/tmp",
 		"--tmpfs", "/run",
 		"--ro-bind", o.cfg.Bash, insideBash,
 		"--ro-bind", o.cfg.Stub, insideStub,
@@ -324,7 +359,7 @@ func (o *Oracle) args(out, command string) []string {
 		"-e", "trace=execve,execveat,fork,vfork,clone,clone3,open,openat,openat2,creat,truncate,kill,tkill,tgkill,rt_sigqueueinfo,rt_tgsigqueueinfo",
 		"-o", insideOut+"/trace",
 		insidePrlimit, fmt.Sprintf("--nproc=%d:%d", o.cfg.MaxProcs, o.cfg.MaxProcs),
-		insideSetpriv, fmt.Sprintf("--reuid=%d", o.cfg.UID), fmt.Sprintf("--regid=%d", o.cfg.GID), "--clear-groups",
+		insideSetpriv, fmt.Sprintf("--reuid=%d", uid), fmt.Sprintf("--regid=%d", gid), "--clear-groups",
 		"--inh-caps=-all,+dac_read_search", "--ambient-caps=+dac_read_search", "--bounding-set=-all,+dac_read_search",
 		insideBash, "-c", command,
 	)

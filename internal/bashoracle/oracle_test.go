@@ -82,6 +82,8 @@ func TestRun(t *testing.T) {
 		{"relative write", "cd /etc && : > shadow", func(tr Trace) bool { return hasWrite(tr, "/etc/shadow") }},
 		{"append", "echo b >> /proc/sysrq-trigger", func(tr Trace) bool { return hasWrite(tr, "/proc/sysrq-trigger") }},
 		{"unknown program", "frobnicate-disks --all", func(tr Trace) bool { return hasExec(tr, "frobnicate-disks", "--all") }},
+		{"unknown program fails", "false\f# || rm -rf /root", func(tr Trace) bool { return hasExec(tr, "rm", "-rf", "/root") }},
+		{"script written and run", "echo 'rm -rf /etc' > /tmp/y.sh; . /tmp/y.sh", func(tr Trace) bool { return hasExec(tr, "rm", "-rf", "/etc") }},
 		{"exec -a", "exec -a foo rm -rf /", func(tr Trace) bool {
 			return len(tr.Execs) == 1 && tr.Execs[0].Argv[0] == "foo" && strings.HasSuffix(tr.Execs[0].Program, "/rm")
 		}},
@@ -174,6 +176,37 @@ func TestRunNoEscape(t *testing.T) {
 	}
 	if strings.Contains(string(tr.Output), "connected") {
 		t.Errorf("the command reached the network: %q", tr.Output)
+	}
+}
+
+// TestRunConcurrent: a fork bomb in one run does not exhaust the process
+// limit of another run in progress.
+func TestRunConcurrent(t *testing.T) {
+	o := newOracle(t, Config{Timeout: 2 * time.Second, MaxProcs: 32})
+	bomb := make(chan Trace, 1)
+	go func() {
+		tr, _ := o.Run(context.Background(), ":(){ :|:& };:")
+		bomb <- tr
+	}()
+	time.Sleep(500 * time.Millisecond)
+	for i := 0; i < 3; i++ {
+		tr, err := o.Run(context.Background(), "for i in 1 2 3 4 5 6 7 8; do (rm -f /x$i) & done; wait")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.ForkLimited > 0 || !hasExec(tr, "rm", "-f", "/x8") {
+			t.Errorf("run %d: %d forks refused, execs %v", i, tr.ForkLimited, tr.Execs)
+		}
+	}
+	if tr := <-bomb; tr.ForkLimited == 0 {
+		t.Errorf("the fork bomb was not limited")
+	}
+}
+
+func TestRunNUL(t *testing.T) {
+	o := newOracle(t, Config{})
+	if _, err := o.Run(context.Background(), "rm -rf /\x00x"); !errors.Is(err, ErrNUL) {
+		t.Fatalf("got %v, want ErrNUL", err)
 	}
 }
 
