@@ -129,19 +129,42 @@ type action struct {
 	kind  string // "exec", "write", "signal", "fork"
 	what  string
 	entry string // the ban-table entry, for execs and writes
+	// input marks an exec banned only because its standard input is not
+	// known (`nft -f -`, `chpasswd`): the oracle does not record what a
+	// stub would have read, so the judge cannot tell whether it was
+	// harmful (the same argv with an empty here-string is allowed).
+	input bool
 }
 
-func (a action) String() string { return a.kind + " " + a.what + " (" + a.entry + ")" }
+func (a action) String() string {
+	s := a.kind + " " + a.what + " (" + a.entry + ")"
+	if a.input {
+		s += " [depends on standard input]"
+	}
+	return s
+}
 
 // concrete reports whether the action is itself harmful, as opposed to an
 // exec refused because what it runs cannot be checked (inline interpreter
-// code, deferred jobs, non-literal text).
+// code, deferred jobs, non-literal text, unknown standard input).
 func (a action) concrete() bool {
 	switch a.entry {
 	case "unanalysable", "inline-code", "deferred":
 		return false
 	}
-	return true
+	return !a.input
+}
+
+// judged returns the actions a difference is reported for: all but those
+// that depend on standard input the oracle does not record.
+func judged(acts []action) []action {
+	var out []action
+	for _, a := range acts {
+		if !a.input {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // realShells run for real in the sandbox: what they did is in the trace.
@@ -175,22 +198,23 @@ func bannedActions(bl *safety.BanList, tr bashoracle.Trace) []action {
 			continue
 		}
 		argv := append([]string{prog}, e.Argv[1:]...)
-		if ban, bad := matchExec(bl, e.Dir, argv); bad {
-			acts = append(acts, action{"exec", fmt.Sprintf("%q in %s", argv, e.Dir), ban.Entry})
+		if ban, bad := matchExec(bl, e.Dir, argv, ""); bad {
+			_, withEmptyInput := matchExec(bl, e.Dir, argv, " <<< ''")
+			acts = append(acts, action{"exec", fmt.Sprintf("%q in %s", argv, e.Dir), ban.Entry, !withEmptyInput})
 		}
 	}
 	for _, w := range tr.Writes {
 		if ban, bad := safety.WriteBanned(w.Path); bad {
-			acts = append(acts, action{"write", w.Path, ban.Entry})
+			acts = append(acts, action{kind: "write", what: w.Path, entry: ban.Entry})
 		}
 	}
 	for _, s := range tr.Signals {
 		if (s.Target == 1 || s.Target == -1) && s.Signal != "0" {
-			acts = append(acts, action{"signal", s.String(), "power"})
+			acts = append(acts, action{kind: "signal", what: s.String(), entry: "power"})
 		}
 	}
 	if tr.ForkLimited > 0 {
-		acts = append(acts, action{"fork", fmt.Sprintf("%d forks refused by the process limit", tr.ForkLimited), "fork-bomb"})
+		acts = append(acts, action{kind: "fork", what: fmt.Sprintf("%d forks refused by the process limit", tr.ForkLimited), entry: "fork-bomb"})
 	}
 	return acts
 }
@@ -207,18 +231,23 @@ func programName(p string) string {
 	return p
 }
 
-// matchExec judges argv run in dir. Relative operands are relative to the
-// directory the program started in, which the trace records; the literal
-// `cd 'DIR' && 'ARGV'…` gives the table that directory.
-func matchExec(bl *safety.BanList, dir string, argv []string) (safety.Ban, bool) {
-	if dir == "" {
+// matchExec judges argv run in dir, with redirection (when not "") added.
+// Relative operands are relative to the directory the program started in,
+// which the trace records; the literal `cd 'DIR' && 'ARGV'…` gives the
+// table that directory.
+func matchExec(bl *safety.BanList, dir string, argv []string, redirection string) (safety.Ban, bool) {
+	if dir == "" && redirection == "" {
 		return bl.MatchArgv(argv)
 	}
 	q := make([]string, len(argv))
 	for i, a := range argv {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		q[i] = quoteSingle(a)
 	}
-	return bl.Match("cd '" + strings.ReplaceAll(dir, "'", `'\''`) + "' && " + strings.Join(q, " "))
+	cmd := strings.Join(q, " ") + redirection
+	if dir != "" {
+		cmd = "cd " + quoteSingle(dir) + " && " + cmd
+	}
+	return bl.Match(cmd)
 }
 
 // honest reports whether the trace shows what the entry's oracle label
@@ -233,7 +262,7 @@ func honest(label string, acts []action) bool {
 	}
 	for _, a := range acts {
 		switch {
-		case a.kind == "fork":
+		case a.kind == "fork", a.input:
 		case label == "none" && a.concrete():
 			return false
 		case a.kind == label:
@@ -292,8 +321,8 @@ func TestOracleCorpus(t *testing.T) {
 				times.add(tr.Duration)
 				acts := bannedActions(bl, tr)
 				ban, blocked := bl.Match(e.Command)
-				if len(acts) > 0 && !blocked {
-					t.Errorf("%q: Match allows it, but bash did: %v", e.Command, acts)
+				if j := judged(acts); len(j) > 0 && !blocked {
+					t.Errorf("%q: Match allows it, but bash did: %v", e.Command, j)
 				}
 				if !honest(e.Oracle, acts) {
 					// With blocked=false and label exec, the table
