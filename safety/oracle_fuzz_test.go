@@ -102,6 +102,12 @@ var mutators = []mutator{
 		return c[:i] + "\\\n" + c[i:]
 	}},
 	{"trailing comment", func(r *rand.Rand, c string) string { return c + " # harmless" }},
+	{"comment ending in a backslash", func(r *rand.Rand, c string) string {
+		// In bash a comment ends at the newline; the backslash does not
+		// continue it.
+		return []string{"true # \\\n", "# note \\\n", ": # \\\r\n"}[r.IntN(3)] + c
+	}},
+	{"continued comment after", func(r *rand.Rand, c string) string { return c + " # x\\\ny" }},
 	{"leading comment line", func(r *rand.Rand, c string) string { return "# check the config\n" + c }},
 	{"hash inside", func(r *rand.Rand, c string) string {
 		i := r.IntN(len(c) + 1)
