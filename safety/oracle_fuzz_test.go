@@ -219,7 +219,11 @@ func TestOracleMutations(t *testing.T) {
 	for i := 0; i < *oracleMutations; i++ {
 		e := entries[r.IntN(len(entries))]
 		cmd, how := mutate(r, e.Command)
-		if checkAgainstBash(t, run, bl, cmd, e.Name+": "+strings.Join(how, ", ")) {
+		base := "the original is blocked"
+		if _, blocked := bl.Match(e.Command); !blocked {
+			base = "the original is allowed too"
+		}
+		if checkAgainstBash(t, run, bl, cmd, e.Name+": "+strings.Join(how, ", ")+"; "+base) {
 			ran++
 		}
 	}

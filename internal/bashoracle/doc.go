@@ -44,6 +44,8 @@
 //     which is enforced because the user is not root), the run is killed
 //     after Config.Timeout, and the trace and output are capped, so fork
 //     bombs and endless commands end cleanly and are marked in the Trace;
+//   - bash starts in Config.Dir (default /root, where a root SSH session
+//     starts) with HOME=/root, PATH the Debian root default, LANG=C;
 //   - bubblewrap's --die-with-parent: nothing outlives the run.
 //
 // Known differences from a real root shell, all on the side of running

@@ -49,6 +49,9 @@ type Config struct {
 	UID, GID int
 	// Programs are stub names added to StubNames and the host's programs.
 	Programs []string
+	// Dir is the working directory bash starts in. Default /root, where
+	// a root SSH session starts.
+	Dir string
 	// TempDir is where the stub directory and trace files are created.
 	// Default os.TempDir().
 	TempDir string
@@ -113,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Oracle, error) {
 	}
 	if cfg.GID <= 0 {
 		cfg.GID = 65534
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = "/root"
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()
@@ -352,7 +358,7 @@ func (o *Oracle) args(out, command string, uid, gid int) []string {
 		"--setenv", "HOME", "/root",
 		"--setenv", "LANG", "C",
 		"--setenv", "BASH_ENV", insideEnv,
-		"--chdir", "/",
+		"--chdir", o.cfg.Dir,
 		"--",
 		insideStrace, "-f", "--seccomp-bpf", "-y", "-qq", "-xx", "-s", "1048576",
 		"-e", "signal=none",
