@@ -26,27 +26,10 @@
 //
 // # Ban list
 //
-// A BanList decides which commands are never run; the worker asks it before
-// running anything. The built-in bans (wiping or reformatting disks, rm -r
-// of / or a system directory, reboot and power-off, flushing firewalls,
-// deleting passwords, fork bombs, recursive chmod/chown of /, killing or
-// stopping sshd, taking the network down) are part of every BanList,
-// including the zero value and a nil pointer; regular expressions can be
-// added with NewBanList, With and a rule's banned field, never removed.
-//
-// Match analyses a command the way a POSIX shell would run it (see
-// BanList.Match for the details): it splits it into simple commands,
-// follows command substitutions, here-documents and scripts handed to
-// shells, removes quotes, peels wrappers such as sudo, env, timeout or
-// xargs, and reduces program paths to base names, then checks each. A
-// command it cannot analyse (too long, nested too deeply, an unterminated
-// quote) is banned rather than guessed at.
-//
-// The ban list is defence in depth against a confused or careless model, not
-// a sandbox. Commands can always be hidden from static analysis (encoded
-// payloads, scripts written to a file then run, values computed at run
-// time), so the target must be disposable or otherwise contained, and SSH
-// access must not depend on the model's good behaviour alone.
+// The ban list itself is package safety: a rule's banned patterns are
+// validated with safety.CheckPattern and added to the built-in table by
+// Rule.BanList; a check command that the built-in table refuses is a
+// validation error, and Evaluate refuses it again before running it.
 //
 // # Checks
 //

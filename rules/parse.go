@@ -415,7 +415,6 @@ func (p *parser) banned(n *yaml.Node, field string) []string {
 	return out
 }
 
-
 func (p *parser) maxAttempts(n *yaml.Node, field string) int {
 	if isNull(n) {
 		return 0

@@ -117,10 +117,9 @@ func asPatternError(err error, target **PatternError) bool {
 // prompts and documentation.
 func (b *BanList) Patterns() []string {
 	var out []string
-	for _, e := range entries[:entPattern] {
-		out = append(out, e.covers+" ("+e.reason+")")
+	for i := range entries[:entPattern] {
+		out = append(out, briefs[i])
 	}
-	out = append(out, "anything that cannot be checked before it runs is refused: write program names and paths literally, never pipe into a shell or interpreter")
 	out = append(out, b.Added()...)
 	return out
 }
@@ -148,7 +147,7 @@ func (b *BanList) Check(command string) error {
 
 type check func(*shell.Command) (verdict, bool)
 
-var checks = []check{deletes, recursivePerms, formats, powers, firewall, password, sshAccess, network, inlineCode, deferred}
+var checks = []check{deletes, recursivePerms, formats, shredsUnknown, powers, firewall, password, sshAccess, network, inlineCode, deferred}
 
 // Match reports whether command is banned and why. See the package
 // documentation for what it guarantees.
@@ -175,6 +174,14 @@ func (b *BanList) Match(command string) (Ban, bool) {
 	for _, c := range an.Commands {
 		if ban, ok := judge(c); ok {
 			return ban, true
+		}
+		if ban, ok := b.cronWrites(c); ok {
+			return ban, true
+		}
+		if f, ok := runsWrittenFile(c, an); ok {
+			e := entries[entUnanalysable]
+			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason + ": the program or script " + f + " is written by the same command line",
+				Construct: normalForms(c)[0], Hint: "run the commands directly instead of writing them to a file first"}, true
 		}
 	}
 	if b == nil || len(b.extra) == 0 {
@@ -285,4 +292,33 @@ func simpleGlob(w shell.Word) string {
 // background.
 func forkBomb(an *shell.Analysis) (string, bool) {
 	return an.SelfForking()
+}
+
+// scriptReaders run a file operand as a program.
+var scriptReaders = map[string]bool{"python": true, "python2": true, "python3": true, "perl": true, "ruby": true, "node": true,
+	"nodejs": true, "php": true, "lua": true, "luajit": true, "tclsh": true, "expect": true, "Rscript": true, "awk": true, "gawk": true,
+	"mawk": true, "nawk": true, "sed": true, "nft": true, "iptables-restore": true, "ip6tables-restore": true, "crontab": true, "at": true,
+	"gdb": true, "busybox": true}
+
+// runsWrittenFile reports a program, or a script handed to an
+// interpreter, that the same command line wrote with a redirection.
+func runsWrittenFile(c *shell.Command, an *shell.Analysis) (string, bool) {
+	if len(c.Args) == 0 || c.Function {
+		return "", false
+	}
+	written := func(w shell.Word) bool {
+		a := shell.Abs(w, c.Dir)
+		return a.Kind == shell.Literal && an.WrittenHere(a.Value)
+	}
+	if written(c.Args[0]) {
+		return c.Args[0].Value, true
+	}
+	if scriptReaders[interpreterName(c.Name())] || scriptReaders[c.Name()] {
+		for _, a := range c.Args[1:] {
+			if !strings.HasPrefix(a.Value, "-") && written(a) {
+				return a.Value, true
+			}
+		}
+	}
+	return "", false
 }

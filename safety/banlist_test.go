@@ -9,6 +9,49 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	// /proc aliases of the root directory.
+	`rm -rf /proc/self/root/etc`,
+	`rm -rf /proc/1/root/usr`,
+	`chmod -R 000 /proc/thread-self/root/`,
+	`echo x > /proc/self/root/dev/sda`,
+	`rm -rf /proc/*/root/etc`,
+	// Deferred to cron: the entries are checked now.
+	`echo '* * * * * root rm -rf /etc' >> /etc/crontab`,
+	"cat > /etc/cron.d/x <<'EOF'\n@reboot root reboot\nEOF",
+	`echo "$LINE" >> /etc/crontab`,
+	`printf '0 * * * * reboot\n' | crontab -`,
+	`echo reboot | tee -a /etc/cron.daily/x`,
+	// issue 11: resolved the way bash resolves them.
+	`rm -rf ~bin`,
+	`rm -rf ~alice`,
+	"cat > /tmp/x.py <<EOF\nimport os\nEOF\npython3 /tmp/x.py",
+	`echo reboot > /tmp/r; chmod +x /tmp/r; /tmp/r`,
+	`ls | xargs shred`,
+	`command -p rm -rf /`,
+	`exec -a foo rm -rf /`,
+	`builtin eval 'rm -rf /'`,
+	`time -p rm -rf /`,
+	`coproc { rm -rf /; }`,
+	`select x in a; do rm -rf /; done`,
+	`$'\x72\x6d' -rf /`,
+	`rm -rf /e\tc`,
+	`IFS=x; y=xetc; rm -rf /$y`,
+	`a=(rm -rf /); "${a[@]}"`,
+	`printf -v x rm; $x -rf /`,
+	`read x <<< rm; $x -rf /`,
+	`find / -exec sh -c 'rm -rf /' \;`,
+	`ls / | xargs -I{} rm -rf /{}`,
+	`ls | parallel rm -rf`,
+	`systemd-run --on-active=60 rm -rf /`,
+	`cat /dev/zero | tee /dev/sda`,
+	`> /dev/sda`,
+	`echo x 1<>/dev/sda`,
+	`. <(echo reboot)`,
+	`bash <(echo reboot)`,
+	`python3 <<< 'import os; os.system("reboot")'`,
+	`perl <<'EOF'
+fork while fork
+EOF`,
 	// Inline interpreter code cannot be checked (fail closed).
 	`python3 -c "print('hello')"`,
 	`find / -name '*' -delete`,
@@ -272,6 +315,12 @@ EOF`,
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
 var mustAllow = []string{
+	`echo '05 4 * * * root /usr/sbin/aide --check' >> /etc/crontab`,
+	"cat > /etc/cron.d/aide <<'EOF'\nSHELL=/bin/sh\n# nightly\n05 4 * * * root /usr/bin/aide --config /etc/aide/aide.conf --check\nEOF",
+	`rm -rf ~alice/tmp`,
+	`rm -rf "$TMPDIR/work"`,
+	`find /root -xdev -type f -name .netrc -exec rm -f {} \;`,
+	`find / -xdev -name .rhosts -delete`,
 	// Switching Ubuntu's socket activation to the service (issue 11).
 	`systemctl disable --now ssh.socket && systemctl enable --now ssh.service`,
 	`systemctl stop ssh.socket`,
@@ -452,7 +501,7 @@ func TestBanListExtra(t *testing.T) {
 		{`curl -fsS http://example.com`, true, `^curl\b`},
 		{`echo x && /usr/bin/curl http://x`, true, `^curl\b`},
 		{`echo curl`, false, ``},
-		{`reboot`, true, b.Patterns()[4][:strings.Index(b.Patterns()[4], " (takes")]},
+		{`reboot`, true, entries[entPower].covers},
 	}
 	for _, tt := range tests {
 		ban, ok := b.Match(tt.cmd)
@@ -497,8 +546,8 @@ func TestBanListCannotBeEmptied(t *testing.T) {
 		if _, ok := l.Match("rm -rf /"); !ok {
 			t.Errorf("%s: rm -rf / not banned", name)
 		}
-		if got := len(l.Patterns()); got != int(entPattern)+1 {
-			t.Errorf("%s: %d patterns, want the %d built-ins and the fail-closed line", name, got, int(entPattern)+1)
+		if got := len(l.Patterns()); got != int(entPattern) {
+			t.Errorf("%s: %d patterns, want the %d built-ins", name, got, int(entPattern))
 		}
 	}
 }
@@ -568,5 +617,23 @@ func TestBannedError(t *testing.T) {
 	}
 	if err := DefaultBanList().Check("echo ok"); err != nil {
 		t.Fatalf("Check(echo ok) = %v", err)
+	}
+}
+
+func TestScriptsWithUnknownParts(t *testing.T) {
+	b := DefaultBanList()
+	for cmd, banned := range map[string]bool{
+		`sed -i "s/^${key}=.*/${key}=${value}/" "$file"`: false,
+		`sed -i "/^$key/d" /etc/login.defs`:              false,
+		`sed -i "1e $cmd" /etc/hosts`:                    true,
+		`sed -i "s/x/$y/e" /etc/hosts`:                   true,
+		`sed "w /dev/sda" "$f"`:                          true,
+		`awk -v k="$k" '$1 == k {print $2}' /etc/x`:      false,
+		`awk "{ system(\"$cmd\") }" /etc/hosts`:          true,
+		`awk "{ print \"$line\" | \"sh\" }" /etc/hosts`:  true,
+	} {
+		if _, got := b.Match(cmd); got != banned {
+			t.Errorf("Match(%q) = %v, want %v", cmd, got, banned)
+		}
 	}
 }

@@ -1,4 +1,57 @@
 // Package safety is Nightshift's security boundary: it decides, before a
-// command runs as root on a host, whether it may run. (Work in progress:
-// the full contract is written with the implementation.)
+// command proposed by a model runs as root on a host, whether it may run.
+//
+// BanList.Match analyses the command with package shell — the bash parser
+// of mvdan.cc/sh/v3/syntax, bash dialect — the way bash would run it, and
+// refuses it when:
+//
+//   - it cannot be analysed (fail closed): text bash and the parser could
+//     read differently (control characters such as \r, \v, \f; invalid
+//     UTF-8), text bash would not parse, more than 256 KiB, nesting deeper
+//     than shell.MaxDepth; a program name produced by an expansion
+//     (parameter, command or process substitution, arithmetic, glob, brace
+//     expansion); a shell reading its script from a pipe, here-document,
+//     here-string or /dev/stdin; eval, sh -c, su -c, a trap or a wrapper
+//     given text that is not literal; a script written and run by the same
+//     command line; an unknown option of a wrapper (so the wrapped program
+//     cannot be told); aliases, loadable builtins; arithmetic on text that
+//     is not a number (bash evaluates it, and it can run commands);
+//   - any simple command that may run — behind every wrapper shell peels
+//     (sudo, env, nice, nohup, timeout, setsid, flock, chroot, su, runuser,
+//     script, nsenter, unshare, setpriv, pkexec, stdbuf, ionice, chrt,
+//     taskset, time, command, builtin, exec, busybox, xargs, parallel,
+//     watch, ssh, systemd-run, find -exec, eval, bash -c), inside command
+//     and process substitutions, functions, loops and traps — matches an
+//     entry of the ban table (Entries; table.go says what each covers), or
+//     a file opened for writing (a redirection on any command, group,
+//     subshell or exec; dd of=, tee, cp, script's log, time -o, …) is a
+//     device, /proc/sysrq-trigger or a password file;
+//   - inline interpreter code (python -c, perl -e, …), awk programs that
+//     run commands, GNU sed's e, or deferred execution (at, batch, crontab,
+//     tmux, screen) is used;
+//   - an added pattern (a rule's banned field) matches the raw text or a
+//     simple command's normal forms (quotes removed, braces expanded, "--"
+//     dropped, options dropped, [x] globs resolved).
+//
+// Paths are matched as bash would resolve them: braces expanded, ~ and
+// ~root resolved, variables assigned literally earlier and loop variables
+// over literal lists substituted, the working directory followed through
+// cd (a command line starts in /root, root's home), globs matched as
+// patterns against the protected paths; GNU long options are matched by
+// unique prefix.
+//
+// What it does not guarantee: the contents of files already on the host
+// (a script run by path, a program's configuration, a file sourced) are not
+// analysed, except a file the same command line writes; values only known
+// when the command runs (a variable read from a file, a command's output)
+// are judged unknown — refused where they could name a protected path for
+// a destructive program (rm -r, recursive chmod), allowed elsewhere (a
+// redirection to "$file"); a command can still do harm the table does not
+// list. It is defence in depth against a confused or careless model, not a
+// sandbox: hosts must be disposable or otherwise protected.
+//
+// A BanList is immutable and safe for concurrent use; Match is a pure
+// function of its input, runs nothing and reads no file. The differential
+// tests run every corpus command under real bash in a sandbox and require
+// the checker to block everything bash ran that is banned.
 package safety

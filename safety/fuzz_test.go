@@ -29,7 +29,13 @@ func FuzzMatch(f *testing.F) {
 			t.Fatalf("ban without description: %+v", ban)
 		}
 		if banned && len(cmd) < shell.MaxLen/2 {
-			for _, wrapped := range []string{"sudo sh -c " + shellQuote(cmd), "true && " + cmd + "\n"} {
+			wraps := []string{"sudo sh -c " + shellQuote(cmd)}
+			if ban.Entry != "unanalysable" {
+				// Text that does not parse can be completed by what a
+				// wrapper appends (a newline ends a here-document).
+				wraps = append(wraps, "true && "+cmd+"\n")
+			}
+			for _, wrapped := range wraps {
 				if _, ok := b.Match(wrapped); !ok {
 					t.Fatalf("%q is banned but %q is not", cmd, wrapped)
 				}

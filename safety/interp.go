@@ -65,13 +65,13 @@ func inlineCode(c *shell.Command) (verdict, bool) {
 	switch name {
 	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
 		if prog, ok := awkProgram(args); ok {
-			if prog.Kind == shell.Unknown || awkBad(prog.Value) {
+			if awkBad(placeholders(prog)) {
 				return hit(entInterpreter, "use awk only to print and compute; no system(), pipes or device writes")
 			}
 		}
 	case "sed", "gsed":
 		for _, s := range sedScripts(args) {
-			if s.Kind == shell.Unknown || sedBad(s.Value) {
+			if sedBad(placeholders(s)) {
 				return hit(entInterpreter, "use sed only to edit text: no e command, no e flag, no writes to devices")
 			}
 		}
@@ -334,4 +334,17 @@ func deferred(c *shell.Command) (verdict, bool) {
 		return hit(entDeferred, "do not install crontabs")
 	}
 	return verdict{}, false
+}
+
+var expansionRe = regexp.MustCompile("\\$\\{[^}]*\\}|\\$\\([^)]*\\)|`[^`]*`|\\$[A-Za-z_][A-Za-z0-9_]*|\\$[0-9@*#?$!-]")
+
+// placeholders returns a script's text with the parts only known when it
+// runs replaced by a plain word, so its structure can be checked: a sed
+// script "s/^$key=.*/$key=$value/" is a substitution whatever the values
+// (values are taken as text; one that holds sed syntax itself is not seen).
+func placeholders(w shell.Word) string {
+	if w.Kind != shell.Unknown {
+		return w.Value
+	}
+	return expansionRe.ReplaceAllString(w.Value, "X")
 }

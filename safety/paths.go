@@ -46,7 +46,7 @@ var permsProtected = func() []string {
 // Unknown words (and relative ones in an unknown directory) hit: the
 // caller decides whether unknown is refused.
 func pathHit(w shell.Word, dir string, protected []string) (hit, unknown bool) {
-	w = shell.Abs(w, dir)
+	w = procAlias(shell.Abs(w, dir))
 	switch w.Kind {
 	case shell.Unknown:
 		return false, unknownMayHit(w.Value, protected)
@@ -100,7 +100,7 @@ func deviceAllowed(p string) bool {
 // file named by a variable is the common case of every script); patterns
 // are matched against devices and the protected files.
 func writeBan(w shell.Word, dir string, truncates bool) (entry, bool) {
-	w = shell.Abs(w, dir)
+	w = procAlias(shell.Abs(w, dir))
 	if w.Kind == shell.Unknown {
 		return entry{}, false
 	}
@@ -146,7 +146,7 @@ func WriteBanned(p string) (Ban, bool) {
 // trailing slash), a glob matching any entry, or the last component of a
 // protected path ("$DIR/etc"). "$TMPDIR/work" cannot.
 func unknownMayHit(v string, protected []string) bool {
-	if strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "(") {
+	if strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "(") || strings.HasPrefix(v, "~") && !strings.Contains(v, "/") {
 		return true // a substitution can produce any path
 	}
 	last := v
@@ -165,4 +165,37 @@ func unknownMayHit(v string, protected []string) bool {
 		}
 	}
 	return false
+}
+
+// procAlias resolves the /proc aliases of the root directory:
+// /proc/PID/root/etc (and self, thread-self, PID patterns) is /etc; a path
+// under /proc/PID/cwd is in a directory not known before running.
+func procAlias(w shell.Word) shell.Word {
+	for {
+		v := w.Value
+		if w.Kind == shell.Pattern {
+			v = w.Glob
+		}
+		parts := strings.SplitN(strings.TrimPrefix(path.Clean(v), "/"), "/", 4)
+		if len(parts) < 3 || parts[0] != "proc" || w.Kind == shell.Unknown {
+			return w
+		}
+		switch parts[2] {
+		case "root":
+			rest := "/"
+			if len(parts) == 4 {
+				rest += parts[3]
+			}
+			if w.Kind == shell.Pattern {
+				w.Glob = rest
+				w.Value = rest
+			} else {
+				w.Value = rest
+			}
+		case "cwd", "fd":
+			return shell.Word{Kind: shell.Unknown, Value: w.Value, Expanded: true}
+		default:
+			return w
+		}
+	}
 }

@@ -271,6 +271,19 @@ func anyDeviceOperand(c *shell.Command) bool {
 }
 
 // fileWrites returns the files a program writes through its operands.
+// shredsUnknown: shred of a file not known before running could be a disk.
+func shredsUnknown(c *shell.Command) (verdict, bool) {
+	if progName(c) != "shred" && progName(c) != "wipe" {
+		return verdict{}, false
+	}
+	for _, a := range c.Args[1:] {
+		if a.Kind == shell.Unknown {
+			return hit(entWriteDevice, "shred only files named literally")
+		}
+	}
+	return verdict{}, false
+}
+
 func fileWrites(c *shell.Command) []shell.Word {
 	args := c.Args[1:]
 	var out []shell.Word

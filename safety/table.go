@@ -26,8 +26,26 @@ const (
 
 type entry struct {
 	id     string
-	covers string // what the entry covers, for prompts and docs
+	covers string // what the entry covers, for docs and ban reports
 	reason string // what such a command would do
+}
+
+// briefs are the entries as the model reads them in its instruction: short,
+// since every prompt carries them.
+var briefs = [...]string{
+	entDelete:       "rm -r, mv or find -delete of /, a system directory (/etc, /usr, /var, /boot, /root, …) or all its entries",
+	entPerms:        "recursive chmod, chown, chgrp, chattr or setfacl of / or a system directory",
+	entFormat:       "mkfs, mkswap of a device, wipefs, partitioning tools, mdadm --create/--zero-superblock",
+	entWriteDevice:  "writing to a disk device under /dev (redirection, dd of=, tee, cp)",
+	entPower:        "reboot, shutdown, halt, poweroff, init 0/6, systemctl reboot|isolate|rescue, signals to PID 1, /proc/sysrq-trigger",
+	entFirewall:     "flushing the firewall or a DROP policy (iptables -F/-P, nft flush ruleset, ufw reset)",
+	entPassword:     "deleting passwords (passwd -d, usermod -p '') or editing /etc/shadow directly",
+	entSSH:          "stopping, disabling or killing sshd (a reload is fine), removing openssh-server",
+	entNetwork:      "taking interfaces, addresses or routes down (ip link set down, ip addr flush, ifdown)",
+	entForkBomb:     "fork bombs",
+	entUnanalysable: "anything that cannot be checked before it runs: program names from variables or substitutions, piping into a shell, eval or sh -c of non-literal text",
+	entInterpreter:  "inline interpreter code (python -c, perl -e, …), awk system(), sed's e command",
+	entDeferred:     "deferred commands: at, batch, crontab, tmux, screen; cron entries are checked like commands",
 }
 
 var entries = [...]entry{
@@ -55,7 +73,7 @@ var entries = [...]entry{
 		"cannot be checked before it runs"},
 	entInterpreter: {"inline-code", "inline code of interpreters (python -c, perl -e, ruby -e, node -e, php -r, lua -e, tclsh, gdb -ex, expect -c …) or an interpreter reading its program from a pipe or here-document; awk programs that call system(), pipe to a command or write to a device; GNU sed's e command or s///e flag, or sed writing to a device",
 		"runs code that cannot be checked"},
-	entDeferred: {"deferred", "commands deferred past the check: at, batch, crontab from a file or standard input, tmux and screen sessions",
+	entDeferred: {"deferred", "commands deferred past the check: at, batch, crontab from a file or standard input, tmux and screen sessions; cron files (/etc/crontab, /etc/cron.d, /etc/cron.{hourly,daily,weekly,monthly}, /var/spool/cron) written with content not known before running, or with an entry whose command is banned",
 		"runs commands later, where they cannot be checked"},
 	entPattern: {"pattern", "an added ban pattern", "matches an added ban pattern"},
 }

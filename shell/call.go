@@ -18,17 +18,15 @@ func (a *analyzer) call(x *syntax.CallExpr, sc *scope, c ctx) {
 	// variables and only reach the command's environment.
 	for _, as := range x.Assigns {
 		a.assign(as, sc.clone())
-		if as.Name != nil && as.Name.Value == "IFS" {
-			a.problem(as, "setting IFS for one command changes how it splits words", "leave IFS alone")
-		}
 	}
 	var args []Word
-	for _, w := range x.Args {
-		args = append(args, a.fields(w, sc)...)
-	}
-	if !literalName(x.Args[0]) || syntax.SplitBraces(cloneWord(x.Args[0])) {
-		a.problem(x.Args[0], "the program name is produced by an expansion, so what runs cannot be known before it runs",
-			"write the program name literally")
+	for i, w := range x.Args {
+		fs := a.fields(w, sc)
+		if i == 0 && !knownName(w, fs) {
+			a.problem(w, "the program name is produced by an expansion, so what runs cannot be known before it runs",
+				"write the program name literally")
+		}
+		args = append(args, fs...)
 	}
 	if len(args) == 0 {
 		return
@@ -37,10 +35,40 @@ func (a *analyzer) call(x *syntax.CallExpr, sc *scope, c ctx) {
 	a.emit(cmd, sc, c)
 }
 
+// knownName reports whether the program a command-name word runs is known
+// before running: written literally, or from variables assigned literal
+// values earlier in the command line — never from a command or process
+// substitution, a glob, a brace expansion or an unknown variable.
+func knownName(w *syntax.Word, fields []Word) bool {
+	if literalName(w) {
+		return true
+	}
+	if syntax.SplitBraces(cloneWord(w)) || len(fields) == 0 {
+		return false
+	}
+	for _, f := range fields {
+		if f.Kind != Literal {
+			return false
+		}
+	}
+	bad := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob:
+			bad = true
+		}
+		return !bad
+	})
+	return !bad
+}
+
 // literalName reports whether a command-name word is written without any
 // expansion: no parameter, command, arithmetic or process substitution, no
 // unquoted glob character, no brace expansion, no tilde.
 func literalName(w *syntax.Word) bool {
+	if syntax.SplitBraces(cloneWord(w)) {
+		return false
+	}
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:

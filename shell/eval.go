@@ -32,10 +32,10 @@ type segment struct {
 func (a *analyzer) fields(w *syntax.Word, sc *scope) []Word {
 	words := []*syntax.Word{w}
 	braced := false
-	if syntax.SplitBraces(cloneWord(w)) {
+	if split := cloneWord(w); syntax.SplitBraces(split) {
 		braced = true
 		words = words[:0]
-		for bw, err := range expand.BracesSeq(nil, cloneWord(w)) {
+		for bw, err := range expand.BracesSeq(nil, split) {
 			if err != nil || len(words) >= maxBraceWords {
 				a.problem(w, "a brace expansion produces too many words to check", "list the words literally")
 				return []Word{{Kind: Unknown, Value: printWord(w), Expanded: true}}
@@ -261,6 +261,9 @@ func splitFields(segs []segment, ifsDefault bool) []Word {
 			continue
 		}
 		if s.unknown || !ifsDefault {
+			if !s.unknown {
+				s.text = "${IFS-split:" + s.text + "}" // where IFS splits it is not known
+			}
 			s.unknown = true
 			cur = append(cur, s)
 			started = true

@@ -74,11 +74,19 @@ func (s *scope) home(user string) (string, bool) {
 			return "", false
 		}
 		return v.s, true
-	case "root":
-		return "/root", true
+	}
+	if h, ok := debianHomes[user]; ok {
+		return h, true
 	}
 	return "", false
 }
+
+// debianHomes are the home directories of Debian's base system users
+// (base-passwd): ~bin is /bin, so "rm -rf ~bin" deletes /bin.
+var debianHomes = map[string]string{"root": "/root", "daemon": "/usr/sbin", "bin": "/bin", "sys": "/dev", "sync": "/bin",
+	"games": "/usr/games", "man": "/var/cache/man", "lp": "/var/spool/lpd", "mail": "/var/mail", "news": "/var/spool/news",
+	"uucp": "/var/spool/uucp", "proxy": "/bin", "www-data": "/var/www", "backup": "/var/backups", "list": "/var/list",
+	"irc": "/run/ircd", "nobody": "/nonexistent", "_apt": "/nonexistent"}
 
 // mergeFrom makes what a conditional branch changed unknown in s.
 func (s *scope) mergeFrom(branch *scope) {

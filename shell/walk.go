@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"errors"
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -74,7 +76,11 @@ func (a *analyzer) script(src string, sc *scope, in Input, via string, c *ctx) {
 		if via != "" {
 			what = "the script given to " + via
 		}
-		a.problemText(truncate(src), what+" cannot be analysed: "+err.Error(), "write plain bash with printable characters")
+		construct := truncate(src)
+		if errors.Is(err, ErrUnsafeText) {
+			construct = strconv.Quote(construct)
+		}
+		a.problemText(construct, what+" cannot be analysed: "+err.Error(), "write plain bash with printable characters")
 		return
 	}
 	a.depth++
@@ -121,8 +127,35 @@ func (a *analyzer) substitution(n syntax.Node, stmts []*syntax.Stmt, sc *scope, 
 
 func (a *analyzer) stmts(list []*syntax.Stmt, sc *scope, c ctx) {
 	for _, s := range list {
+		before := sc.dir
 		a.stmt(s, sc, c)
+		if sc.dir != before && changesDir(s) {
+			// cd may have failed: what follows runs in one directory or
+			// the other.
+			sc.dir = ""
+		}
 	}
+}
+
+// changesDir reports whether a statement runs cd, pushd or popd outside a
+// subshell (a failed cd leaves the directory as it was).
+func changesDir(s *syntax.Stmt) bool {
+	found := false
+	syntax.Walk(s, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Subshell, *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				switch n.Args[0].Lit() {
+				case "cd", "pushd", "popd":
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func (a *analyzer) stmt(s *syntax.Stmt, sc *scope, c ctx) {

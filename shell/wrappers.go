@@ -28,7 +28,7 @@ var wrapperSpecs = map[string]optSpec{
 	"timeout": {flags: "v", args: "sk", long: []string{"--foreground", "--preserve-status", "--verbose"}, longArgs: []string{"--signal", "--kill-after"}},
 	"setsid":  {flags: "cfw", long: []string{"--ctty", "--fork", "--wait"}},
 	"flock": {flags: "sxeunoF", args: "wEc", long: []string{"--shared", "--exclusive", "--unlock", "--nonblock", "--nb",
-		"--close", "--no-fork", "--verbose"}, longArgs: []string{"--timeout", "--conflict-exit-code", "--command"}, permute: true},
+		"--close", "--no-fork", "--verbose"}, longArgs: []string{"--timeout", "--conflict-exit-code", "--command"}},
 	"chroot": {long: []string{"--skip-chdir"}, longArgs: []string{"--userspec", "--groups"}},
 	"su": {flags: "flmpP", args: "cCgGsw", long: []string{"--login", "--preserve-environment", "--pty", "--fast"},
 		longArgs: []string{"--command", "--session-command", "--group", "--supp-group", "--shell", "--whitelist-environment"}, permute: true},
@@ -148,6 +148,13 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 		}
 		if len(rest) > 0 {
 			rest = rest[1:] // the lock file
+		}
+		if len(rest) > 0 && (rest[0].Value == "-c" || rest[0].Value == "--command") {
+			if len(rest) < 2 {
+				return
+			}
+			a.innerScript(cmd, rest[1], "flock -c", nil, true, "sh", sc, c, StdinInherited)
+			return
 		}
 	case "chroot":
 		if len(rest) == 0 {

@@ -48,6 +48,10 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, errHelp) {
 		return exitOK
 	}
+	var q quietExit
+	if errors.As(err, &q) {
+		return int(q)
+	}
 	fmt.Fprintf(stderr, "worker: %v\n", err)
 	var ec exitCoder
 	if errors.As(err, &ec) {
@@ -74,6 +78,7 @@ Usage:
   worker simulate-server [--policy NAME] [--fix RULE=COMMAND …]
   worker tokens [--tokenizer qwen3|qwen2.5|FILE] [--ids] < text
   worker tokens --chat [--tokenizer qwen3|qwen2.5|FILE] < request.json
+  worker check-command [--rules FILE|DIR --rule ID] [--json] < command
 
 Run 'worker --rules x --help' for the flags of a run.
 
@@ -84,6 +89,7 @@ Subcommands:
   demo             fix a sample rule end to end on this machine (simulated vLLM, disposable local sshd)
   simulate-server  serve a vLLM-faithful OpenAI-compatible API with scripted answers (no GPU)
   tokens           count tokens of text, or the prompt tokens vLLM computes for a chat request
+  check-command    say whether the worker would run a command (allowed / blocked: REASON)
 
 Run 'worker SUBCOMMAND --help' for a subcommand's flags and examples.
 `
@@ -110,6 +116,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runResume(ctx, args[1:], stdout, stderr)
 	case "history":
 		return runHistory(ctx, args[1:], stdout, stderr)
+	case "check-command":
+		return runCheckCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return errHelp

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/safety"
+)
+
+const checkCommandUsage = `Usage:
+  worker check-command [--rules FILE|DIR --rule ID] [--json] < command
+
+Reads one command (any text, several lines too) on standard input and says
+whether the worker would run it: "allowed", or "blocked: REASON" naming the
+construct and the ban-table entry that matched. With --rules and --rule, the
+rule's own banned patterns are added to the built-in bans. Exit status: 0
+allowed, 1 blocked, 2 usage error. Nothing is run.
+
+Examples:
+  echo 'rm -rf /etc' | worker check-command
+  printf 'true\r#; reboot' | worker check-command --json
+  worker check-command --rules rules/ --rule sshd_disable_root_login <<'EOF'
+  systemctl -q restart ss[h]
+  EOF
+
+Flags:
+`
+
+// maxCommandInput bounds standard input: a command longer than the checker
+// analyses is refused by it anyway.
+const maxCommandInput = 1 << 20
+
+// quietExit ends the program with a code and nothing more on stderr.
+type quietExit int
+
+func (q quietExit) Error() string { return fmt.Sprintf("exit %d", int(q)) }
+func (q quietExit) ExitCode() int { return int(q) }
+
+func runCheckCommand(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker check-command", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rulesPath := fs.String("rules", "", "rules `FILE` or directory whose rule's banned patterns are added")
+	ruleID := fs.String("rule", "", "the rule `ID` (with --rules)")
+	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), checkCommandUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("check-command: unexpected argument %q (the command is read from standard input)", fs.Arg(0))
+	}
+	if (*rulesPath == "") != (*ruleID == "") {
+		return usagef("check-command: --rules and --rule go together")
+	}
+	bans := safety.DefaultBanList()
+	if *rulesPath != "" {
+		set, err := rules.Load(*rulesPath)
+		if err != nil {
+			return &usageError{fmt.Errorf("check-command: %w", err)}
+		}
+		r, ok := set.Get(*ruleID)
+		if !ok {
+			return usagef("check-command: no rule %q in %s (rules: %s)", *ruleID, *rulesPath, strings.Join(set.IDs(), ", "))
+		}
+		if bans, err = r.BanList(nil); err != nil {
+			return &usageError{fmt.Errorf("check-command: %w", err)}
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, maxCommandInput+1))
+	if err != nil {
+		return &usageError{fmt.Errorf("check-command: reading standard input: %w", err)}
+	}
+	if len(data) > maxCommandInput {
+		return usagef("check-command: standard input is over %d bytes", maxCommandInput)
+	}
+	command := strings.TrimSuffix(string(data), "\n")
+	if strings.TrimSpace(command) == "" {
+		return usagef("check-command: no command on standard input")
+	}
+	ban, blocked := bans.Match(command)
+	if *asJSON {
+		v := struct {
+			Allowed   bool   `json:"allowed"`
+			Entry     string `json:"entry,omitempty"`
+			Reason    string `json:"reason,omitempty"`
+			Construct string `json:"construct,omitempty"`
+			Hint      string `json:"hint,omitempty"`
+			Pattern   string `json:"pattern,omitempty"`
+		}{!blocked, ban.Entry, ban.Reason, ban.Construct, ban.Hint, ban.Pattern}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	} else if blocked {
+		fmt.Fprintf(stdout, "blocked: %s\n", ban)
+	} else {
+		fmt.Fprintln(stdout, "allowed")
+	}
+	if blocked {
+		return quietExit(1)
+	}
+	return nil
+}
