@@ -294,11 +294,40 @@ func forkBomb(an *shell.Analysis) (string, bool) {
 	return an.SelfForking()
 }
 
-// scriptReaders run a file operand as a program.
-var scriptReaders = map[string]bool{"python": true, "python2": true, "python3": true, "perl": true, "ruby": true, "node": true,
-	"nodejs": true, "php": true, "lua": true, "luajit": true, "tclsh": true, "expect": true, "Rscript": true, "awk": true, "gawk": true,
-	"mawk": true, "nawk": true, "sed": true, "nft": true, "iptables-restore": true, "ip6tables-restore": true, "crontab": true, "at": true,
-	"gdb": true, "busybox": true}
+// scriptFiles returns the files a command runs as a program: the first
+// operand of an interpreter, the -f file of awk, sed, nft, at and the
+// iptables restore tools' input, crontab's file.
+func scriptFiles(c *shell.Command) []shell.Word {
+	args := c.Args[1:]
+	name := c.Name()
+	switch interpreterName(name) {
+	case "python3", "python", "python2", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit", "tclsh", "wish", "expect", "Rscript":
+		for _, a := range args {
+			if !strings.HasPrefix(a.Value, "-") {
+				return []shell.Word{a}
+			}
+		}
+		return nil
+	}
+	var out []shell.Word
+	switch name {
+	case "awk", "gawk", "mawk", "nawk", "sed", "nft", "at", "gdb":
+		for i, a := range args {
+			if (a.Value == "-f" || a.Value == "--file" || a.Value == "-x" || a.Value == "--command") && i+1 < len(args) {
+				out = append(out, args[i+1])
+			} else if v, ok := strings.CutPrefix(a.Value, "--file="); ok {
+				out = append(out, shell.Word{Kind: a.Kind, Value: v})
+			}
+		}
+	case "crontab", "iptables-restore", "ip6tables-restore", "nft-restore":
+		for _, a := range args {
+			if !strings.HasPrefix(a.Value, "-") {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
 
 // runsWrittenFile reports a program, or a script handed to an
 // interpreter, that the same command line wrote with a redirection.
@@ -313,11 +342,9 @@ func runsWrittenFile(c *shell.Command, an *shell.Analysis) (string, bool) {
 	if written(c.Args[0]) {
 		return c.Args[0].Value, true
 	}
-	if scriptReaders[interpreterName(c.Name())] || scriptReaders[c.Name()] {
-		for _, a := range c.Args[1:] {
-			if !strings.HasPrefix(a.Value, "-") && written(a) {
-				return a.Value, true
-			}
+	for _, a := range scriptFiles(c) {
+		if written(a) {
+			return a.Value, true
 		}
 	}
 	return "", false

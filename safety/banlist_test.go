@@ -9,6 +9,9 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	"echo 'BEGIN{system(\"reboot\")}' > /tmp/p.awk; awk -f /tmp/p.awk",
+	"echo '1e reboot' > /tmp/s.sed; sed -f /tmp/s.sed /etc/hosts",
+	"echo 'flush ruleset' > /tmp/r.nft; nft -f /tmp/r.nft",
 	// /proc aliases of the root directory.
 	`rm -rf /proc/self/root/etc`,
 	`rm -rf /proc/1/root/usr`,
@@ -315,6 +318,8 @@ EOF`,
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
 var mustAllow = []string{
+	"echo 'PermitRootLogin no' > /tmp/x.conf\nsed -i 's/no/yes/' /tmp/x.conf",
+	"printf '%s\\n' 'a' > /etc/issue; awk '{print}' /etc/issue",
 	`echo '05 4 * * * root /usr/sbin/aide --check' >> /etc/crontab`,
 	"cat > /etc/cron.d/aide <<'EOF'\nSHELL=/bin/sh\n# nightly\n05 4 * * * root /usr/bin/aide --config /etc/aide/aide.conf --check\nEOF",
 	`rm -rf ~alice/tmp`,

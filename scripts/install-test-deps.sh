@@ -2,7 +2,7 @@
 # Installs what Nightshift's tests need and is idempotent (a fast no-op when
 # everything is there): OpenSSH's server and client (the sshexec and worker
 # integration tests start their own sshd on 127.0.0.1; the worker tests run it
-# in a bubblewrap sandbox), staticcheck, and the
+# in a bubblewrap sandbox), strace (the bash oracle), staticcheck, and the
 # Llama 3 / 3.1 tokenizer files for the golden tests (not committed: Meta's
 # licence). Uses only Debian's packages, the Go module proxy and npm.
 set -euo pipefail
@@ -16,6 +16,10 @@ command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
 command -v ssh-keygen >/dev/null 2>&1 || need_apt+=(openssh-client)
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
+# internal/bashoracle traces real bash in a bubblewrap sandbox with strace
+# (the oracle the safety package's ban check is tested against).
+command -v strace >/dev/null 2>&1 || need_apt+=(strace)
+command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
 if [ ${#need_apt[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "install-test-deps: missing ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2

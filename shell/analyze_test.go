@@ -88,6 +88,8 @@ func TestAnalyzeProblems(t *testing.T) {
 		{"true\v#; rm -rf /", `vertical tab`},
 		{"true\f#; rm -rf /", `form feed`},
 		{"echo \xff", "invalid UTF-8"},
+		{"true # \\\nrm -rf /", "comment ending in a backslash"},
+		{"echo a #x\\\nreboot\necho", "comment ending in a backslash"},
 		{`echo "unterminated`, "bash would not parse it"},
 		{`$x -rf /`, "program name is produced by an expansion"},
 		{`/bin/r[m] -rf /`, "program name is produced by an expansion"},

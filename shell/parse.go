@@ -68,9 +68,21 @@ func Parse(src string) (*syntax.File, error) {
 	if err := CheckText(src); err != nil {
 		return nil, err
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		return nil, fmt.Errorf("bash would not parse it: %w", err)
+	}
+	// The parser continues a comment ending in a backslash onto the next
+	// line; bash ends every comment at the newline and runs that line.
+	var bad *TextError
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.Comment); ok && bad == nil && strings.Contains(c.Text, "\n") {
+			bad = &TextError{Offset: int(c.Hash.Offset()), What: "a comment ending in a backslash (bash ends the comment at the newline and runs the next line)"}
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return nil, bad
 	}
 	return f, nil
 }
