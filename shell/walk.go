@@ -495,6 +495,7 @@ func (a *analyzer) decl(x *syntax.DeclClause, sc *scope, c ctx) {
 		v := value{kind: Unknown, isSet: true}
 		if as.Value != nil && as.Array == nil && as.Index == nil && !as.Append && !nameref {
 			w := a.word(as.Value, sc)
+			a.codeVariable(as.Name.Value, w)
 			v = value{s: w.Value, kind: w.Kind, isSet: true}
 			if w.Kind == Pattern {
 				v.kind = Literal
