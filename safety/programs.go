@@ -387,9 +387,7 @@ func fileWrites(c *shell.Command) []shell.Word {
 	case "awk", "gawk":
 		for i, a := range args {
 			if a.Value == "-i" && i+1 < len(args) && args[i+1].Value == "inplace" {
-				for _, b := range args[i+2:] {
-					out = append(out, b)
-				}
+				out = append(out, args[i+2:]...)
 			}
 		}
 	case "ed", "ex", "vipw", "vigr":

@@ -212,7 +212,7 @@ func (a *analyzer) redirects(rs []*syntax.Redirect, sc *scope, c ctx) ctx {
 		}
 		rd := Redir{Op: op, Target: t}
 		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
 			rd.Write = true
 		case syntax.DplOut:
 			// >&word: a file when word is not a number or "-".
