@@ -27,8 +27,8 @@ func TestAbbreviate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			full := oneLine(lex(tt.cmd))
-			got := d.abbreviate(full, Targets(tt.cmd), tt.budget)
+			full := oneLine(tt.cmd)
+			got := d.abbreviate(full, Targets(tt.cmd), headWords(analyze(tt.cmd)), tt.budget)
 			if got != tt.want {
 				t.Errorf("abbreviate(%q, %d)\n got %q\nwant %q", full, tt.budget, got, tt.want)
 			}
