@@ -35,6 +35,10 @@ func Canonical(command string) string {
 	if err != nil {
 		return unparsed(command)
 	}
+	if emptyDelimiter(f) {
+		// The printer misplaces an empty here-document delimiter's line.
+		return command
+	}
 	requoteFile(f)
 	var b strings.Builder
 	for i, s := range f.Stmts {
@@ -78,7 +82,22 @@ func printStmt(s *syntax.Stmt) string {
 	if err := syntax.NewPrinter(syntax.SingleLine(true), syntax.Indent(2)).Print(&b, s); err != nil {
 		return "?"
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return b.String()
+}
+
+// emptyDelimiter reports whether a here-document has an empty delimiter
+// (<<'' or <<"").
+func emptyDelimiter(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok && (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Word != nil {
+			if segs := segments(r.Word); len(segs) == 0 || len(segs) == 1 && segs[0].lit && segs[0].val == "" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func hasHeredoc(n syntax.Node) bool {
@@ -95,8 +114,8 @@ func hasHeredoc(n syntax.Node) bool {
 // requoteFile rewrites in canonical quoting the words whose quoting does
 // not change what they mean: command arguments, assigned values,
 // redirection targets, for-loop lists, and here-document delimiters
-// (single-quoted when quoted at all). Words in tests, arithmetic and case
-// patterns are left as written.
+// (single-quoted when quoted at all). Words in tests, arithmetic, case
+// patterns and inside expansions are left as written.
 func requoteFile(f *syntax.File) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -121,6 +140,8 @@ func requoteFile(f *syntax.File) {
 			for _, w := range n.Items {
 				requote(w, false)
 			}
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ParamExp, *syntax.ArithmExp, *syntax.DblQuoted, *syntax.ExtGlob:
+			return false // expansions are kept as written
 		}
 		return true
 	})
@@ -134,8 +155,10 @@ type seg struct {
 	part syntax.WordPart
 }
 
-// special bytes make unquoted text an expansion or pattern, kept as written.
-const special = "$`*?[]{}~!"
+// special bytes make unquoted text a pattern, a brace or tilde expansion,
+// kept as written. (A $ in literal text is a literal dollar sign: the
+// parser makes every expansion a part of its own.)
+const special = "*?[]{}~!"
 
 // segments splits a word's parts into literal text and parts kept as
 // written, merging adjacent literal text.
@@ -165,12 +188,15 @@ func segments(w *syntax.Word) []seg {
 				run.Reset()
 			}
 			for i := 0; i < len(v); i++ {
-				if v[i] == '\\' && i+1 < len(v) {
+				if v[i] == '\\' {
 					flush()
-					i++
-					if v[i] != '\n' { // a line continuation is dropped
-						addLit(v[i : i+1])
+					switch {
+					case i+1 == len(v): // a final backslash is itself
+						addLit(`\`)
+					case v[i+1] != '\n': // a line continuation is dropped
+						addLit(v[i+1 : i+2])
 					}
+					i++
 					continue
 				}
 				run.WriteByte(v[i])
@@ -235,48 +261,54 @@ var reserved = map[string]bool{
 // reserved words).
 func requote(w *syntax.Word, first bool) {
 	segs := segments(w)
-	braces := false
+	braces, rawLit := false, false
 	for _, s := range segs {
-		if l, ok := s.part.(*syntax.Lit); ok && strings.ContainsAny(l.Value, "{}") {
-			braces = true
+		if l, ok := s.part.(*syntax.Lit); ok {
+			rawLit = true
+			braces = braces || strings.ContainsAny(l.Value, "{}")
 		}
 	}
 	var parts []syntax.WordPart
 	for i, s := range segs {
+		if ps, ok := s.part.(*syntax.ProcSubst); ok && i > 0 {
+			// The printer puts a space before a process substitution
+			// inside a word, which would split it.
+			var b strings.Builder
+			if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, ps); err == nil {
+				parts = append(parts, &syntax.Lit{Value: b.String()})
+				continue
+			}
+		}
 		if !s.lit {
 			parts = append(parts, s.part)
 			continue
 		}
-		var prev, next syntax.WordPart
+		var prev syntax.WordPart
 		if i > 0 {
 			prev = segs[i-1].part
-		}
-		if i+1 < len(segs) {
-			next = segs[i+1].part
 		}
 		var q string
 		switch {
 		case s.val == "":
-			// Dropped inside a word, unless it keeps a # from starting a
-			// comment or a ~ from expanding, or braces see it.
-			if len(segs) > 1 && !braces && !(i == 0 && startsWith(next, "#~")) {
+			// Dropped next to other quoted text, unless the word has
+			// unquoted text that it may change: a comment, !, a reserved
+			// word or an assignment at the start, a tilde prefix,
+			// braces. (Next to an unquoted expansion alone it keeps the
+			// word from vanishing when the expansion is empty.)
+			if !rawLit && quotedOther(segs, i) {
 				continue
 			}
 			q = "''"
-		case endsWithDollar(prev):
-			// After a bare $, quotes would read as $'…' or $"…", and
-			// bare text as a parameter.
-			q = doubleQuote(s.val)
 		case shortParam(prev) && isNameByte(s.val[0]):
 			q = singleQuote(s.val) // $x'y' is not $xy
-		case first && i == 0 && (strings.Contains(s.val, "=") || len(segs) == 1 && reserved[s.val]):
+		case first && i == 0 && (len(segs) > 1 || strings.Contains(s.val, "=") || reserved[s.val]):
+			// Bare, it could start an assignment (A=, A[…]=) or be a
+			// reserved word.
 			q = singleQuote(s.val)
 		case braces && strings.Trim(s.val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/-") != "":
 			q = singleQuote(s.val) // , and .. inside braces expand
-		case safeBare(s.val):
-			q = s.val
 		default:
-			q = singleQuote(s.val)
+			q = quoteLit(s.val)
 		}
 		parts = append(parts, &syntax.Lit{Value: q})
 	}
@@ -284,6 +316,34 @@ func requote(w *syntax.Word, first bool) {
 		parts = []syntax.WordPart{&syntax.Lit{Value: "''"}}
 	}
 	w.Parts = parts
+}
+
+// quotedOther reports whether a segment other than segs[i] is quoted text
+// that makes a word by itself.
+func quotedOther(segs []seg, i int) bool {
+	for j, s := range segs {
+		if j == i {
+			continue
+		}
+		switch s.part.(type) {
+		case nil:
+			if s.val != "" {
+				return true
+			}
+		case *syntax.DblQuoted, *syntax.SglQuoted:
+			return true
+		}
+	}
+	return false
+}
+
+// quoteLit writes literal text bare when it is safe, single-quoted
+// otherwise.
+func quoteLit(s string) string {
+	if s == "" || safeBare(s) {
+		return s
+	}
+	return singleQuote(s)
 }
 
 // requoteDelim writes a quoted here-document delimiter in single quotes.
@@ -307,16 +367,6 @@ func requoteDelim(w *syntax.Word) {
 		return
 	}
 	w.Parts = []syntax.WordPart{&syntax.SglQuoted{Value: segs[0].val}}
-}
-
-func startsWith(p syntax.WordPart, chars string) bool {
-	l, ok := p.(*syntax.Lit)
-	return ok && l.Value != "" && strings.IndexByte(chars, l.Value[0]) >= 0
-}
-
-func endsWithDollar(p syntax.WordPart) bool {
-	l, ok := p.(*syntax.Lit)
-	return ok && strings.HasSuffix(l.Value, "$")
 }
 
 // shortParam reports whether p is $name without braces.
@@ -350,17 +400,3 @@ func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// doubleQuote quotes s in double quotes, escaping what they expand.
-func doubleQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '"', '\\', '$', '`':
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	b.WriteByte('"')
-	return b.String()
-}
