@@ -28,16 +28,24 @@ import (
 // error, a control character bash and the parser would read differently)
 // is keyed by its text with runs of blanks collapsed and blank lines
 // dropped, or by its text unchanged when that collapsed text would parse.
-// Canonical never fails and is idempotent: Canonical(Canonical(c)) ==
-// Canonical(c).
+// A command whose printed form would not be stable under another pass is
+// its own key. Canonical never fails and is idempotent:
+// Canonical(Canonical(c)) == Canonical(c).
 func Canonical(command string) string {
+	// A form that is not stable under another pass (the printer misplaces
+	// text in rare input: an empty or unterminated here-document
+	// delimiter) is not used: such a command is its own key.
+	c := canonicalPass(command)
+	if c != command && canonicalPass(c) != c {
+		return command
+	}
+	return c
+}
+
+func canonicalPass(command string) string {
 	f, err := shell.Parse(command)
 	if err != nil {
 		return unparsed(command)
-	}
-	if emptyDelimiter(f) {
-		// The printer misplaces an empty here-document delimiter's line.
-		return command
 	}
 	requoteFile(f)
 	var b strings.Builder
@@ -83,21 +91,6 @@ func printStmt(s *syntax.Stmt) string {
 		return "?"
 	}
 	return b.String()
-}
-
-// emptyDelimiter reports whether a here-document has an empty delimiter
-// (<<'' or <<"").
-func emptyDelimiter(f *syntax.File) bool {
-	found := false
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if r, ok := n.(*syntax.Redirect); ok && (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Word != nil {
-			if segs := segments(r.Word); len(segs) == 0 || len(segs) == 1 && segs[0].lit && segs[0].val == "" {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
 }
 
 func hasHeredoc(n syntax.Node) bool {
@@ -299,6 +292,8 @@ func requote(w *syntax.Word, first bool) {
 				continue
 			}
 			q = "''"
+		case i == 1 && tildePrefix(prev) && s.val[0] != '/':
+			q = singleQuote(s.val) // quoted, it stops ~ from expanding
 		case shortParam(prev) && isNameByte(s.val[0]):
 			q = singleQuote(s.val) // $x'y' is not $xy
 		case first && i == 0 && (len(segs) > 1 || strings.Contains(s.val, "=") || reserved[s.val]):
@@ -367,6 +362,13 @@ func requoteDelim(w *syntax.Word) {
 		return
 	}
 	w.Parts = []syntax.WordPart{&syntax.SglQuoted{Value: segs[0].val}}
+}
+
+// tildePrefix reports whether p is unquoted text starting with ~ and
+// without a slash: text right after it is part of the tilde prefix.
+func tildePrefix(p syntax.WordPart) bool {
+	l, ok := p.(*syntax.Lit)
+	return ok && strings.HasPrefix(l.Value, "~") && !strings.Contains(l.Value, "/")
 }
 
 // shortParam reports whether p is $name without braces.
