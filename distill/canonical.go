@@ -20,7 +20,8 @@ import (
 // by "; ", those on separate lines stay on separate lines (a statement
 // with a here-document always ends its line). Expansions ($x, "$x", $(…),
 // globs, $'…') and here-document bodies are kept as written, since they
-// change what the command does. So
+// change what the command does (the printer only re-spaces the commands
+// inside a substitution). So
 //
 //	sed -i 's/a/b/' f     and     sed  -i "s/a/b/"  f
 //
@@ -401,4 +402,3 @@ func safeBare(s string) bool {
 func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-

@@ -110,6 +110,20 @@ func TestCanonical(t *testing.T) {
 		{"empty quotes", `echo ''`, `echo ''`},
 		{"ansi-c", `printf $'a\tb'`, `printf $'a\tb'`},
 		{"empty", "  \n ", ""},
+		{"compound command on one line", "if grep -q x /etc/a; then\n  sed -i 's/x/y/' /etc/a\nfi", "if grep -q x /etc/a; then sed -i s/x/y/ /etc/a; fi"},
+		{"background", "sleep 1 &  wait", "sleep 1 & wait"},
+		{"statement after a heredoc on its line", "cat <<EOF; echo hi\nbody\nEOF", "cat <<EOF\nbody\nEOF\necho hi"},
+		{"double-quoted delimiter", "cat <<\"EOF\"\n$x\nEOF", "cat <<'EOF'\n$x\nEOF"},
+		{"dash heredoc body kept", "cat <<-EOF\n\tx\n\tEOF", "cat <<-EOF\n\tx\n\tEOF"},
+		{"substitution re-spaced, its quoting kept", `echo "$(cat  '/etc/a b')" $(ls "x")`, `echo "$(cat '/etc/a b')" $(ls "x")`},
+		{"quoted reserved word as a program", `'if' x`, `'if' x`},
+		{"quoted assignment as a program", `'A=1' x`, `'A=1' x`},
+		{"variable then quoted name text", `echo $x'y'`, `echo $x'y'`},
+		{"quoted tilde", `echo '~'/x ~/y`, `echo '~/x' ~/y`},
+		{"empty quotes keep a word", `echo ""$x`, `echo ''$x`},
+		{"empty quotes dropped next to text", `echo ""abc`, `echo abc`},
+		{"syntax error collapsed", "echo  'unterminated\n\n  x", "echo 'unterminated\nx"},
+		{"control character kept", "echo  a\r", "echo a\r"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
