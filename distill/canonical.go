@@ -29,24 +29,30 @@ import (
 // error, a control character bash and the parser would read differently)
 // is keyed by its text with runs of blanks collapsed and blank lines
 // dropped, or by its text unchanged when that collapsed text would parse.
-// A command whose printed form would not be stable under another pass is
-// its own key. Canonical never fails and is idempotent:
+// A command whose printed form would not be stable under another pass or
+// would not parse is its own key. Canonical never fails and is idempotent:
 // Canonical(Canonical(c)) == Canonical(c).
 func Canonical(command string) string {
-	// A form that is not stable under another pass (the printer misplaces
-	// text in rare input: an empty or unterminated here-document
-	// delimiter) is not used: such a command is its own key.
-	c := canonicalPass(command)
-	if c != command && canonicalPass(c) != c {
+	// A form that is not stable under another pass, or that bash would
+	// not parse when the command parses (the printer mishandles rare
+	// input: an empty or unterminated here-document delimiter, a
+	// backquoted subshell), is not used: such a command is its own key.
+	c, parsed := canonicalPass(command)
+	if c == command {
+		return c
+	}
+	if again, ok := canonicalPass(c); again != c || ok != parsed {
 		return command
 	}
 	return c
 }
 
-func canonicalPass(command string) string {
+// canonicalPass prints command in canonical form; parsed says whether bash
+// would parse it.
+func canonicalPass(command string) (form string, parsed bool) {
 	f, err := shell.Parse(command)
 	if err != nil {
-		return unparsed(command)
+		return unparsed(command), false
 	}
 	requoteFile(f)
 	var b strings.Builder
@@ -64,7 +70,7 @@ func canonicalPass(command string) string {
 		}
 		b.WriteString(printStmt(s))
 	}
-	return b.String()
+	return b.String(), true
 }
 
 // unparsed is the key of a command the parser rejects. It must not parse
