@@ -36,6 +36,7 @@ func oneLine(command string) string {
 		}
 		return true
 	})
+	p := newPrinter()
 	var b strings.Builder
 	for i, s := range f.Stmts {
 		if i > 0 {
@@ -45,7 +46,7 @@ func oneLine(command string) string {
 				b.WriteString("; ")
 			}
 		}
-		b.WriteString(printStmt(s))
+		b.WriteString(printStmt(p, s))
 	}
 	return b.String()
 }

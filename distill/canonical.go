@@ -55,6 +55,7 @@ func canonicalPass(command string) (form string, parsed bool) {
 		return unparsed(command), false
 	}
 	requoteFile(f)
+	p := newPrinter()
 	var b strings.Builder
 	for i, s := range f.Stmts {
 		if i > 0 {
@@ -68,7 +69,7 @@ func canonicalPass(command string) (form string, parsed bool) {
 				b.WriteString("; ")
 			}
 		}
-		b.WriteString(printStmt(s))
+		b.WriteString(printStmt(p, s))
 	}
 	return b.String(), true
 }
@@ -89,12 +90,15 @@ func unparsed(command string) string {
 	return c
 }
 
-// printStmt prints one statement on one line (here-document bodies follow
-// on their own lines).
-func printStmt(s *syntax.Stmt) string {
+// newPrinter returns the printer of statements: one line per statement
+// (here-document bodies follow on their own lines), indented with spaces
+// (with tabs the printer re-indents <<- bodies).
+func newPrinter() *syntax.Printer { return syntax.NewPrinter(syntax.SingleLine(true), syntax.Indent(2)) }
+
+// printStmt prints one statement with p.
+func printStmt(p *syntax.Printer, s *syntax.Stmt) string {
 	var b strings.Builder
-	// Indent with spaces: with tabs the printer re-indents <<- bodies.
-	if err := syntax.NewPrinter(syntax.SingleLine(true), syntax.Indent(2)).Print(&b, s); err != nil {
+	if err := p.Print(&b, s); err != nil {
 		return "?"
 	}
 	return b.String()
