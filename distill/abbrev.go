@@ -61,15 +61,16 @@ var subcommands = map[string]bool{
 // (with its subcommand) and that program followed by the command's
 // targets: names inline ("apt-get install aide"), paths after "on" ("sed
 // on /etc/aide.conf"). That command is the first that touches something
-// (tee, not the echo feeding it), else the first; a wrapper (sudo, env,
+// (tee, not the echo feeding it), else the first written (lead, see
+// leadProgram: kill, not the cat of its $(cat …)); a wrapper (sudo, env,
 // timeout, sh -c, …) stands for the program it runs.
-func gist(an *shell.Analysis) (prog, g string) {
+func gist(an *shell.Analysis, lead string) (prog, g string) {
 	cmds := an.Commands
 	var ts targetSet
 	if len(cmds) == 0 {
 		ts.analysis(an, 0)
 	} else {
-		first := 0
+		first := -1
 		for i, c := range cmds {
 			var t targetSet
 			t.command(c, 0)
@@ -78,6 +79,12 @@ func gist(an *shell.Analysis) (prog, g string) {
 				break
 			}
 		}
+		for i := 0; first < 0 && i < len(cmds); i++ {
+			if len(cmds[i].Via) == 0 && cmds[i].Args[0].Value == lead {
+				first = i
+			}
+		}
+		first = max(first, 0)
 		c := cmds[innermost(cmds, first)]
 		var args []shell.Word
 		prog, args = program(c)
@@ -107,6 +114,32 @@ func gist(an *shell.Analysis) (prog, g string) {
 		g += " on " + strings.Join(capList(paths, 2), " and ")
 	}
 	return prog, g
+}
+
+// leadProgram returns the first word of the first simple command written
+// in command, outside command and process substitutions (shell.Analyze
+// lists the commands of a word's substitutions before the command).
+func leadProgram(command string) string {
+	f, err := shell.Parse(command)
+	if err != nil {
+		return ""
+	}
+	lead := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.CallExpr:
+			if lead == "" && len(n.Args) > 0 {
+				lead = n.Args[0].Lit()
+				if lead == "" {
+					lead = "\x00" // not a literal: no match
+				}
+			}
+		}
+		return lead == ""
+	})
+	return lead
 }
 
 // headWords is how many words of a command's one-line form abbreviation

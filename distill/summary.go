@@ -116,7 +116,7 @@ func (d *Distiller) step(st Step) StepSummary {
 		var ts targetSet
 		ts.analysis(an, 0)
 		ss.Targets = ts.list
-		ss.Program, ss.Gist = gist(an)
+		ss.Program, ss.Gist = gist(an, leadProgram(st.Command))
 		ss.head = headWords(an)
 		ss.Command = d.abbreviate(ss.Full, ss.Targets, ss.head, d.commandTokens)
 	}
