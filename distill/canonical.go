@@ -93,7 +93,9 @@ func unparsed(command string) string {
 // newPrinter returns the printer of statements: one line per statement
 // (here-document bodies follow on their own lines), indented with spaces
 // (with tabs the printer re-indents <<- bodies).
-func newPrinter() *syntax.Printer { return syntax.NewPrinter(syntax.SingleLine(true), syntax.Indent(2)) }
+func newPrinter() *syntax.Printer {
+	return syntax.NewPrinter(syntax.SingleLine(true), syntax.Indent(2))
+}
 
 // printStmt prints one statement with p.
 func printStmt(p *syntax.Printer, s *syntax.Stmt) string {
