@@ -20,6 +20,7 @@ func oneLine(command string) string {
 		return oneLineText(command)
 	}
 	requoteFile(f)
+	fixProcSubst(f)
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if r, ok := n.(*syntax.Redirect); ok && (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Word != nil {
 			// Printed as "<" followed by "<DELIM …": the body is left out.

@@ -55,6 +55,7 @@ func canonicalPass(command string) (form string, parsed bool) {
 		return unparsed(command), false
 	}
 	requoteFile(f)
+	fixProcSubst(f)
 	p := newPrinter()
 	var b strings.Builder
 	for i, s := range f.Stmts {
@@ -115,6 +116,31 @@ func hasHeredoc(n syntax.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// fixProcSubst writes every process substitution that does not start its
+// word as literal text: the printer puts a space before it, which would
+// split the word. Words are fixed innermost first, so that a printed
+// substitution holds fixed words.
+func fixProcSubst(f *syntax.File) {
+	var words []*syntax.Word
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if w, ok := n.(*syntax.Word); ok {
+			words = append(words, w)
+		}
+		return true
+	})
+	for k := len(words) - 1; k >= 0; k-- {
+		w := words[k]
+		for i, p := range w.Parts {
+			if ps, ok := p.(*syntax.ProcSubst); ok && i > 0 {
+				var b strings.Builder
+				if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, ps); err == nil {
+					w.Parts[i] = &syntax.Lit{Value: b.String()}
+				}
+			}
+		}
+	}
 }
 
 // requoteFile rewrites in canonical quoting the words whose quoting does
@@ -276,15 +302,6 @@ func requote(w *syntax.Word, first bool) {
 	}
 	var parts []syntax.WordPart
 	for i, s := range segs {
-		if ps, ok := s.part.(*syntax.ProcSubst); ok && i > 0 {
-			// The printer puts a space before a process substitution
-			// inside a word, which would split it.
-			var b strings.Builder
-			if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, ps); err == nil {
-				parts = append(parts, &syntax.Lit{Value: b.String()})
-				continue
-			}
-		}
 		if !s.lit {
 			parts = append(parts, s.part)
 			continue
