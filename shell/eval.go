@@ -352,6 +352,9 @@ func (a *analyzer) param(p *syntax.ParamExp, sc *scope, quoted bool) []segment {
 		return []segment{{text: sc.arg0, quoted: true, expanded: true, unknown: sc.arg0 == ""}}
 	}
 	if n, err := strconv.Atoi(name); err == nil {
+		if n == 0 { // ${00}
+			return []segment{{text: sc.arg0, quoted: true, expanded: true, unknown: sc.arg0 == ""}}
+		}
 		if !sc.posKnown {
 			return unknown
 		}
