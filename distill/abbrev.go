@@ -4,101 +4,98 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/nightshift-dev/nightshift/shell"
 )
 
-// oneLine renders lexed tokens on one line in canonical quoting: newlines
-// become "; ", here-document bodies are left out (the operator and its
-// delimiter stay, followed by "…").
-func oneLine(toks []token) string {
-	var b strings.Builder
-	for i := range toks {
-		t := &toks[i]
-		switch t.kind {
-		case tokWord:
-			if b.Len() > 0 && (i == 0 || toks[i-1].kind != tokRedir || isHeredoc(toks[i-1].op)) {
-				b.WriteByte(' ')
-			}
-			writeWord(&b, t.word)
-		case tokRedir:
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(t.op)
-			if isHeredoc(t.op) && t.hasDelim {
-				writeDelim(&b, t)
-				b.WriteString(" …")
-			}
-		case tokOp:
-			op := t.op
-			if op == "\n" {
-				op = ";"
-			}
-			s := b.String()
-			if s == "" || strings.HasSuffix(s, ";") || strings.HasSuffix(s, "&&") || strings.HasSuffix(s, "||") ||
-				strings.HasSuffix(s, "|") || strings.HasSuffix(s, "(") {
-				if op == ";" {
-					continue
-				}
-			}
-			if op == ";" || op == ";;" {
-				b.WriteString(op)
-				continue
-			}
-			b.WriteByte(' ')
-			b.WriteString(op)
-		}
+// oneLine renders a command on one line in canonical quoting (see
+// Canonical): statements joined by "; ", here-document bodies left out
+// (the operator and its delimiter stay, followed by "…"). A command the
+// parser rejects is shown with its whitespace collapsed.
+func oneLine(command string) string {
+	f, err := shell.Parse(command)
+	if err != nil {
+		return oneLineText(command)
 	}
-	return strings.TrimSuffix(b.String(), ";")
+	requoteFile(f)
+	fixProcSubst(f)
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok && (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Word != nil {
+			// Printed as "<" followed by "<DELIM …": the body is left out.
+			var b strings.Builder
+			if err := syntax.NewPrinter().Print(&b, r.Word); err != nil {
+				b.Reset()
+			}
+			op := "<"
+			if r.Op == syntax.DashHdoc {
+				op = "<-"
+			}
+			r.Op, r.Hdoc = syntax.RdrIn, nil
+			r.Word = &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: op + b.String() + " …"}}}
+		}
+		return true
+	})
+	p := newPrinter()
+	var b strings.Builder
+	for i, s := range f.Stmts {
+		if i > 0 {
+			if prev := f.Stmts[i-1]; prev.Background || prev.Coprocess {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(printStmt(p, s))
+	}
+	return b.String()
 }
-
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true}
 
 // subcommands: programs whose first operand is part of what they do.
 var subcommands = map[string]bool{
 	"apt": true, "apt-get": true, "aptitude": true, "dnf": true, "yum": true, "microdnf": true,
-	"zypper": true, "systemctl": true, "firewall-cmd": false, "augtool": true,
+	"zypper": true, "systemctl": true, "augtool": true,
 }
 
-// gist returns the program of the first simple command (with its
-// subcommand) and the program followed by that command's targets:
-// names inline ("apt-get install aide"), paths after "on" ("sed on
-// /etc/aide.conf").
-func gist(toks []token) (prog, g string) {
-	return gistDepth(toks, 0)
-}
-
-func gistDepth(toks []token, depth int) (prog, g string) {
-	cmds := commands(toks)
+// gist returns the program of the command that tells what the line did
+// (with its subcommand) and that program followed by the command's
+// targets: names inline ("apt-get install aide"), paths after "on" ("sed
+// on /etc/aide.conf"). That command is the first that touches something
+// (tee, not the echo feeding it), else the first written (lead, see
+// leadProgram: kill, not the cat of its $(cat …)); a wrapper (sudo, env,
+// timeout, sh -c, …) stands for the program it runs.
+func gist(an *shell.Analysis, lead string) (prog, g string) {
+	cmds := an.Commands
+	var ts targetSet
 	if len(cmds) == 0 {
-		return "", ""
-	}
-	// The first command that touches something tells what the line did
-	// (tee, not the echo feeding it); a shell's -c script is looked into.
-	first := cmds[0]
-	for _, c := range cmds {
-		var ts targetSet
-		ts.simple(c, 0)
-		if len(ts.list) > 0 {
-			first = c
-			break
-		}
-	}
-	name, args := program(first.words)
-	if shells[name] && depth < maxDepth {
-		if script, _ := shellArgs(args); script != "" {
-			if p, g := gistDepth(lex(script), depth+1); p != "" {
-				return p, g
+		ts.analysis(an, 0)
+	} else {
+		first := -1
+		for i, c := range cmds {
+			var t targetSet
+			t.command(c, 0)
+			if len(t.list) > 0 {
+				first = i
+				break
 			}
 		}
-	}
-	prog = name
-	if subcommands[name] {
-		if _, ops := operands(args, "ocCtSxdeRirIlf", nil); len(ops) > 0 && isWordy(ops[0]) {
-			prog += " " + ops[0]
+		for i := 0; first < 0 && i < len(cmds); i++ {
+			if len(cmds[i].Via) == 0 && cmds[i].Args[0].Value == lead {
+				first = i
+			}
 		}
+		first = max(first, 0)
+		c := cmds[innermost(cmds, first)]
+		var args []shell.Word
+		prog, args = program(c)
+		if subcommands[prog] {
+			if _, ops := operands(args, shell.Options{Args: "ocCtSxdeRirIlf"}); len(ops) > 0 && isWordy(ops[0].Value) {
+				prog += " " + ops[0].Value
+			}
+		}
+		ts.command(c, 0)
 	}
-	var ts targetSet
-	ts.simple(first, 0)
 	var inline, paths []string
 	for _, t := range ts.list {
 		if strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") || strings.HasPrefix(t, ".") || strings.HasPrefix(t, "$") {
@@ -118,6 +115,42 @@ func gistDepth(toks []token, depth int) (prog, g string) {
 		g += " on " + strings.Join(capList(paths, 2), " and ")
 	}
 	return prog, g
+}
+
+// leadProgram returns the first word of the first simple command written
+// in command, outside command and process substitutions (shell.Analyze
+// lists the commands of a word's substitutions before the command).
+func leadProgram(command string) string {
+	f, err := shell.Parse(command)
+	if err != nil {
+		return ""
+	}
+	lead := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.CallExpr:
+			if lead == "" && len(n.Args) > 0 {
+				lead = n.Args[0].Lit()
+				if lead == "" {
+					lead = "\x00" // not a literal: no match
+				}
+			}
+		}
+		return lead == ""
+	})
+	return lead
+}
+
+// headWords is how many words of a command's one-line form abbreviation
+// always keeps: the program and its first argument, and the program after
+// a wrapper (sudo apt-get install).
+func headWords(an *shell.Analysis) int {
+	if c := an.Commands; len(c) > 1 && runs(c[0], c[1]) {
+		return 3
+	}
+	return 2
 }
 
 func isWordy(s string) bool {
@@ -145,7 +178,7 @@ func capList(list []string, n int) []string {
 // abbreviate shortens a one-line command to budget tokens, keeping its head
 // (the program and its first arguments) and its targets, and marking each
 // cut with "…".
-func (d *Distiller) abbreviate(full string, targets []string, budget int) string {
+func (d *Distiller) abbreviate(full string, targets []string, head, budget int) string {
 	if full == "" || d.count(full) <= budget {
 		return full
 	}
@@ -154,10 +187,7 @@ func (d *Distiller) abbreviate(full string, targets []string, budget int) string
 		w = w[:256]
 	}
 	keep := make([]bool, len(w))
-	head := 2
-	if _, ok := wrappers[w[0]]; ok {
-		head = 3
-	}
+	head = max(head, 2)
 	for i := 0; i < head && i < len(w); i++ {
 		keep[i] = true
 	}

@@ -3,204 +3,130 @@ package distill
 import (
 	"path"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/nightshift-dev/nightshift/shell"
 )
 
-// simpleCmd is one simple command of a command line: its words and its
-// redirections, as lexed.
-type simpleCmd struct {
-	words  []word
-	redirs []redir
-}
+// This file reads commands through package shell, the module's one shell
+// parser (mvdan.cc/sh/v3/syntax, bash dialect): shell.Analyze lists every
+// simple command that may run, wrappers (sudo, env, timeout, setsid, flock,
+// su -c, chroot, bash -c, find -exec, xargs, …) peeled, with its words
+// expanded as far as they are known and its redirections.
 
-type redir struct {
-	op     string // as written, e.g. ">>", "2>", "<<"
-	target string // the target's value; empty for here-documents
-	body   string // here-document body
-}
+// analyzeConfig is what the distiller assumes of the shell: the session
+// starts in the home directory, and both stay symbolic ("~"), so that
+// paths are reported as written rather than resolved against a guessed
+// home.
+func analyzeConfig() shell.Config { return shell.Config{Dir: "~", Home: "~"} }
 
-// commands splits tokens into simple commands at control operators.
-func commands(toks []token) []simpleCmd {
-	var out []simpleCmd
-	var cur simpleCmd
-	end := func() {
-		if len(cur.words) > 0 || len(cur.redirs) > 0 {
-			out = append(out, cur)
-		}
-		cur = simpleCmd{}
-	}
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		switch t.kind {
-		case tokOp:
-			end()
-		case tokWord:
-			cur.words = append(cur.words, t.word)
-		case tokRedir:
-			r := redir{op: t.op, body: t.body}
-			if !isHeredoc(t.op) && i+1 < len(toks) && toks[i+1].kind == tokWord {
-				r.target = toks[i+1].word.value()
-				i++
-			}
-			cur.redirs = append(cur.redirs, r)
-		}
-	}
-	end()
-	return out
-}
+// analyze analyses a command line; a command the parser rejects yields an
+// analysis with no commands.
+func analyze(command string) *shell.Analysis { return shell.Analyze(command, analyzeConfig()) }
 
-// values returns the values of words.
-func values(ws []word) []string {
+// wordValues returns the values of words.
+func wordValues(ws []shell.Word) []string {
 	out := make([]string, len(ws))
 	for i, w := range ws {
-		out[i] = w.value()
+		out[i] = w.Value
 	}
 	return out
 }
 
-// reserved words that may precede a command on the same line.
-var reserved = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "do": true, "while": true,
-	"until": true, "!": true, "{": true, "}": true, "time": true, "fi": true, "done": true,
-}
-
-// wrappers run their operands as a command. The value is the set of their
-// options that take an argument (as separate words).
-var wrappers = map[string]string{
-	"sudo":    "ugCDhpUrtT",
-	"doas":    "uC",
-	"env":     "uSC",
-	"nohup":   "",
-	"nice":    "n",
-	"ionice":  "cnp",
-	"timeout": "sk",
-	"stdbuf":  "ioe",
-	"command": "",
-	"exec":    "a",
-	"builtin": "",
-	"xargs":   "aEdILnPs",
-	"chronic": "",
-	"time":    "fo",
-}
-
-// program strips reserved words, assignments and wrappers (sudo, env,
-// timeout, …) from a command's words and returns the program name (its base
-// name) and its arguments' values.
-func program(ws []word) (string, []string) {
-	args := values(ws)
+// operands parses a program's arguments with o, GNU style (options may
+// follow operands, long options may be abbreviated, "--" ends options), and
+// returns its options and operands. Unknown options are kept as options
+// without a value.
+//
+// shell.Options.Parse with Permute drops the operands read before an
+// unknown option, so options are parsed here one stretch at a time,
+// without Permute, between operands.
+func operands(args []shell.Word, o shell.Options) (opts []shell.Option, ops []shell.Word) {
+	o.Permute = false
 	for len(args) > 0 {
-		a := args[0]
-		switch {
-		case reserved[a]:
-			args = args[1:]
-			continue
-		case isAssignment(a):
-			args = args[1:]
+		got, rest, unknown := o.Parse(args)
+		opts = append(opts, got...)
+		if len(unknown) > 0 { // rest follows the unknown option
+			args = rest
 			continue
 		}
-		name := path.Base(a)
-		argOpts, ok := wrappers[name]
-		if !ok {
-			return name, args[1:]
+		if n := len(args) - len(rest); n > 0 && args[n-1].Value == "--" {
+			return opts, append(ops, rest...)
 		}
-		args = skipOptions(args[1:], argOpts)
-		if name == "timeout" && len(args) > 0 {
-			args = args[1:] // the duration
+		if len(rest) == 0 {
+			break
 		}
-	}
-	return "", nil
-}
-
-func isAssignment(a string) bool {
-	eq := strings.IndexByte(a, '=')
-	if eq <= 0 {
-		return false
-	}
-	for i := 0; i < eq; i++ {
-		c := a[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// skipOptions skips leading options (and assignments, for env) and returns
-// the rest. argOpts lists the short options that take a separate argument.
-func skipOptions(args []string, argOpts string) []string {
-	for len(args) > 0 {
-		a := args[0]
-		switch {
-		case a == "--":
-			return args[1:]
-		case strings.HasPrefix(a, "--"):
-			args = args[1:]
-		case len(a) > 1 && a[0] == '-':
-			args = args[1:]
-			if last := a[len(a)-1]; strings.IndexByte(argOpts, last) >= 0 && len(args) > 0 {
-				args = args[1:]
-			}
-		case isAssignment(a):
-			args = args[1:]
-		default:
-			return args
-		}
-	}
-	return args
-}
-
-// operands splits args into options and operands. argShort lists the short
-// options taking a separate argument, argLong the long ones (without "--")
-// when written without "="; opts receives each option with its argument.
-func operands(args []string, argShort string, argLong []string) (opts [][2]string, ops []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return opts, append(ops, args[i+1:]...)
-		case strings.HasPrefix(a, "--"):
-			name, val, hasVal := strings.Cut(a[2:], "=")
-			if !hasVal && contains(argLong, name) && i+1 < len(args) {
-				i++
-				val = args[i]
-			}
-			opts = append(opts, [2]string{"--" + name, val})
-		case len(a) > 1 && a[0] == '-':
-			for j := 1; j < len(a); j++ {
-				c := a[j]
-				if strings.IndexByte(argShort, c) >= 0 {
-					val := a[j+1:]
-					if val == "" && i+1 < len(args) {
-						i++
-						val = args[i]
-					}
-					opts = append(opts, [2]string{"-" + string(c), val})
-					break
-				}
-				opts = append(opts, [2]string{"-" + string(c), ""})
-			}
-		default:
-			ops = append(ops, a)
-		}
+		ops = append(ops, rest[0])
+		args = rest[1:]
 	}
 	return opts, ops
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// runs reports whether next is a command that cmd runs as a wrapper (sudo,
+// env, timeout, xargs, …) or as a shell's or su's -c script.
+func runs(cmd, next *shell.Command) bool {
+	if len(next.Via) != len(cmd.Via)+1 {
+		return false
+	}
+	for i, v := range cmd.Via {
+		if next.Via[i] != v {
+			return false
 		}
 	}
-	return false
+	name, via := cmd.Name(), next.Via[len(next.Via)-1]
+	return name != "" && (via == name || strings.HasPrefix(via, name+" -c"))
 }
 
-func hasOpt(opts [][2]string, names ...string) (string, bool) {
-	for _, o := range opts {
-		for _, n := range names {
-			if o[0] == n {
-				return o[1], true
-			}
+// innermost follows cmds[i] through the wrappers it runs to the program
+// that does the work.
+func innermost(cmds []*shell.Command, i int) int {
+	for i+1 < len(cmds) && runs(cmds[i], cmds[i+1]) {
+		i++
+	}
+	return i
+}
+
+// program returns a command's program (base name) and its arguments.
+// Leading NAME=value words of a command a wrapper runs are skipped: sudo
+// and env pass them as environment (shell.Analyze reports them as the
+// program for sudo).
+func program(c *shell.Command) (string, []shell.Word) {
+	args := c.Args
+	if len(c.Via) > 0 {
+		for len(args) > 1 && args[0].Kind == shell.Literal && isAssignment(args[0].Value) {
+			args = args[1:]
 		}
 	}
-	return "", false
+	if len(args) == 0 || args[0].Kind != shell.Literal {
+		return "", nil
+	}
+	return path.Base(args[0].Value), args[1:]
+}
+
+func isAssignment(a string) bool {
+	name, _, ok := strings.Cut(a, "=")
+	return ok && syntax.ValidName(name)
+}
+
+// readsScript reports whether a shell invoked with args reads its script
+// from standard input (no -c, no script file, or -s).
+func readsScript(args []shell.Word) bool {
+	for i := 0; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "-o" || v == "+o" || v == "-O" || v == "+O":
+			i++
+		case v == "--":
+			return false
+		case v == "-s" || len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.ContainsRune(v, 's'):
+			return true
+		case len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.ContainsRune(v, 'c'):
+			return false
+		case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
+		default:
+			return false // a script file
+		}
+	}
+	return true
 }

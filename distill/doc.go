@@ -20,20 +20,25 @@
 // Merge writes one group line for many turns, counting steps and error
 // classes.
 //
-// Canonical and Targets parse shell commands (quoting, sudo and other
-// wrappers, && ; | chains, redirections, here-documents, sh -c scripts)
-// for the memory's ledger: Canonical is the key under which a command is
-// recorded, Targets the files, units, packages and keys it touches.
+// Canonical and Targets read shell commands through package shell, the
+// module's one bash parser (mvdan.cc/sh/v3/syntax): quoting, chains,
+// compound commands, redirections (a group's and a subshell's too),
+// here-documents, and every wrapper shell.Analyze peels (sudo, env,
+// timeout, setsid, flock, su -c, chroot, xargs, find -exec, sh -c, …).
+// They serve the memory's ledger: Canonical is the key under which a
+// command is recorded, Targets the files, units, packages and keys it
+// touches.
 // ClassifyError reads a command's output against a documented table of the
 // messages of the usual remediation tools (apt/dpkg, dnf/yum, sed,
 // systemctl, sshd -t, aide, augtool, coreutils).
 //
 // Everything here is deterministic: the same input gives the same bytes. No
-// function fails or panics on any input; a command that cannot be parsed
-// yields what could be found. The optional Model distiller asks an
-// OpenAI-compatible model for the line instead, and falls back to the
-// deterministic line on any failure, on an oversized line, and on a line
-// claiming success the re-check did not confirm.
+// function fails or panics on any input; a command bash would not parse
+// (or that holds a control character) has no targets, is keyed by its
+// whitespace-collapsed text and shown that way. The optional Model
+// distiller asks an OpenAI-compatible model for the line instead, and
+// falls back to the deterministic line on any failure, on an oversized
+// line, and on a line claiming success the re-check did not confirm.
 //
 // Concurrency: a Distiller is immutable and safe for concurrent use if its
 // Counter is; Summary values are immutable; Canonical, Targets,

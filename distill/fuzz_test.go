@@ -1,9 +1,13 @@
 package distill
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift/shell"
 )
 
 var fuzzSeeds = []string{
@@ -44,7 +48,48 @@ func FuzzCanonical(f *testing.F) {
 		if again := Canonical(c); again != c {
 			t.Fatalf("not idempotent:\ninput %q\nonce  %q\ntwice %q", cmd, c, again)
 		}
+		checkSameMeaning(t, cmd, c)
 	})
+}
+
+// checkSameMeaning checks that a command bash parses keeps its meaning in
+// canonical form: package shell reads the same commands, with the same
+// words, redirections and standard input, from both.
+func checkSameMeaning(t *testing.T, cmd, c string) {
+	t.Helper()
+	if _, err := shell.Parse(cmd); err != nil || strings.HasSuffix(cmd, `\`) || tildeEscape.MatchString(cmd) {
+		// A final backslash is a literal one, which Canonical quotes;
+		// a backslash in a tilde prefix stops the expansion, which
+		// Canonical writes with quotes and the analysis reads as an
+		// unknown user's home: not compared.
+		return
+	}
+	if _, err := shell.Parse(c); err != nil {
+		t.Fatalf("canonical form does not parse: %v\ninput %q\nform  %q", err, cmd, c)
+	}
+	a, b := analyze(cmd), analyze(c)
+	if got, want := describe(b), describe(a); got != want {
+		t.Fatalf("canonical form means something else:\ninput %q\nform  %q\nreads\n%s\nwant\n%s", cmd, c, got, want)
+	}
+}
+
+var tildeEscape = regexp.MustCompile(`~[^/\s]*\\`)
+
+func describe(an *shell.Analysis) string {
+	var b strings.Builder
+	// Kinds and values, not glob patterns: a final backslash reads as a
+	// literal one either way.
+	word := func(w shell.Word) string { return fmt.Sprintf("%d:%q", w.Kind, w.Value) }
+	for _, c := range an.Commands {
+		for _, w := range c.Args {
+			b.WriteString(word(w) + " ")
+		}
+		fmt.Fprintf(&b, "via %q stdin %v %q\n", c.Via, c.Stdin, c.StdinText)
+		for _, r := range c.Redirs {
+			fmt.Fprintf(&b, "  %s %s\n", r.Op, word(r.Target))
+		}
+	}
+	return b.String()
 }
 
 // FuzzSummarize checks that no command or output makes a line panic, break

@@ -81,6 +81,8 @@ type StepSummary struct {
 	// Note is the ban pattern, the rejection note or the give-up reason,
 	// abbreviated.
 	Note string
+	// head is how many words of Full abbreviation keeps (see headWords).
+	head int
 }
 
 // Summary holds the facts of one turn, from which Line and Merge write.
@@ -109,11 +111,14 @@ func (d *Distiller) step(st Step) StepSummary {
 		ss.Tool = ToolApply
 	}
 	if st.Command != "" {
-		toks := lex(st.Command)
-		ss.Full = oneLine(toks)
-		ss.Targets = Targets(st.Command)
-		ss.Program, ss.Gist = gist(toks)
-		ss.Command = d.abbreviate(ss.Full, ss.Targets, d.commandTokens)
+		an := analyze(st.Command)
+		ss.Full = oneLine(st.Command)
+		var ts targetSet
+		ts.analysis(an, 0)
+		ss.Targets = ts.list
+		ss.Program, ss.Gist = gist(an, leadProgram(st.Command))
+		ss.head = headWords(an)
+		ss.Command = d.abbreviate(ss.Full, ss.Targets, ss.head, d.commandTokens)
 	}
 	switch {
 	case st.Action == Blocked || st.Action == Rejected:
@@ -212,7 +217,7 @@ func (d *Distiller) fit(s Summary) string {
 			half := s
 			half.Steps = append([]StepSummary(nil), s.Steps...)
 			for j := range half.Steps {
-				half.Steps[j].Command = d.abbreviate(half.Steps[j].Full, half.Steps[j].Targets, max(d.commandTokens/2, 4))
+				half.Steps[j].Command = d.abbreviate(half.Steps[j].Full, half.Steps[j].Targets, half.Steps[j].head, max(d.commandTokens/2, 4))
 			}
 			if l := render(half, levels[1]); d.count(l) <= d.maxLineTokens {
 				return l

@@ -27,8 +27,8 @@ func TestAbbreviate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			full := oneLine(lex(tt.cmd))
-			got := d.abbreviate(full, Targets(tt.cmd), tt.budget)
+			full := oneLine(tt.cmd)
+			got := d.abbreviate(full, Targets(tt.cmd), headWords(analyze(tt.cmd)), tt.budget)
 			if got != tt.want {
 				t.Errorf("abbreviate(%q, %d)\n got %q\nwant %q", full, tt.budget, got, tt.want)
 			}
@@ -85,6 +85,7 @@ func TestLinePhrases(t *testing.T) {
 		{"unknown tool", Turn{Number: 6, Steps: []Step{{Tool: "read_file", ExitCode: 0}}}, "[Turn 6: called read_file — exited 0]"},
 		{"signal", Turn{Number: 7, Steps: []Step{{Command: "aideinit", Signal: "9", ExitCode: 137}}, Check: Error}, "[Turn 7: ran 'aideinit' — killed by SIGKILL; re-check errored]"},
 		{"lost", Turn{Number: 8, Steps: []Step{{Command: "dnf -y update", Action: Unknown}}}, "[Turn 8: lost the connection running 'dnf -y update' — outcome unknown]"},
+		{"program, not its substitution", Turn{Number: 11, Steps: []Step{{Command: "kill -HUP $(cat /run/sshd.pid)"}}}, "[Turn 11: ran 'kill -HUP $(cat /run/sshd.pid)' — exited 0]"},
 		{"exit 0 is not success", Turn{Number: 9, Steps: []Step{{Command: "true"}}, Check: Failed}, "[Turn 9: ran 'true' — exited 0; re-check failed]"},
 		{"hidden targets named", Turn{Number: 10, Steps: []Step{{Command: "cat > /etc/issue <<'EOF'\nAuthorized uses only.\nEOF"}}}, "[Turn 10: ran 'cat >/etc/issue <<'EOF' …' — exited 0]"},
 	}
@@ -125,5 +126,27 @@ func TestMerge(t *testing.T) {
 	rev := []Summary{ss[4], ss[3], ss[2], ss[1], ss[0]}
 	if got := Merge(rev); !strings.HasPrefix(got, "[Turns 1–5: ran sed") {
 		t.Errorf("reversed: %s", got)
+	}
+}
+
+func TestProgramAndGist(t *testing.T) {
+	d := New(Config{})
+	tests := []struct{ cmd, prog, gist string }{
+		{`kill -HUP $(cat /run/sshd.pid)`, "kill", "kill"},
+		{`sudo DEBIAN_FRONTEND=noninteractive apt-get install -y aide`, "apt-get install", "apt-get install aide"},
+		{`echo 'Banner /etc/issue.net' | sudo tee -a /etc/ssh/sshd_config`, "tee", "tee on /etc/ssh/sshd_config"},
+		{`setsid -f nice -n 5 sed -i 's/a/b/' /etc/login.defs`, "sed", "sed on /etc/login.defs"},
+		{`flock /run/l systemctl mask ctrl-alt-del.target`, "systemctl mask", "systemctl mask ctrl-alt-del.target"},
+		{`su -c 'systemctl restart auditd' root`, "systemctl restart", "systemctl restart auditd"},
+		{`chroot /mnt dnf -y remove telnet-server`, "dnf remove", "dnf remove telnet-server"},
+		{`sudo bash -c 'echo x; chmod 600 /etc/crontab'`, "chmod", "chmod on /etc/crontab"},
+		{`find /var/log -type f -exec chmod g-wx,o-rwx {} +`, "find", "find"},
+		{`> /etc/cron.deny`, "", "redirection on /etc/cron.deny"},
+	}
+	for _, tt := range tests {
+		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Tool: ToolApply, Command: tt.cmd}}}).Steps[0]
+		if s.Program != tt.prog || s.Gist != tt.gist {
+			t.Errorf("%s: program %q gist %q, want %q %q", tt.cmd, s.Program, s.Gist, tt.prog, tt.gist)
+		}
 	}
 }

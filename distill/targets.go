@@ -1,26 +1,37 @@
 package distill
 
-import "strings"
+import (
+	"strings"
 
-// maxDepth bounds recursion into sh -c scripts and here-documents fed to a
-// shell.
+	"github.com/nightshift-dev/nightshift/shell"
+)
+
+// maxDepth bounds recursion into scripts fed to a shell on its standard
+// input (a here-document, a here-string or a pipe from echo).
 const maxDepth = 4
 
 // Targets returns what the command touches, in order of first appearance
-// and without repeats: files written by redirections (>, >>, &>, >|),
-// tee, sed -i, cp/mv/install/ln destinations, chmod/chown/chgrp, touch,
-// mkdir, rm, truncate; systemd units of systemctl and service; packages of
-// apt, apt-get, aptitude, dpkg, dnf, yum, microdnf, rpm and zypper; sysctl
-// keys written with sysctl -w; augeas paths changed by augtool. It sees
-// through sudo, env, timeout, nohup and similar wrappers, assignments,
-// chains (&&, ||, ;, |, newlines), quoting, sh/bash -c scripts and
-// here-documents fed to a shell or to augtool. Paths are reported as written
-// (variables unexpanded); /dev/null and the standard streams are left out.
-// Targets never fails; for input it cannot make sense of it returns what it
-// found, possibly nothing.
+// and without repeats: files written by redirections (>, >>, &>, >|, <>,
+// on a command, a group or a subshell), tee, sed -i, cp/mv/install/ln
+// destinations, chmod/chown/chgrp, touch, mkdir, rm, truncate; systemd
+// units of systemctl and service; packages of apt, apt-get, aptitude, dpkg,
+// dnf, yum, microdnf, rpm and zypper; sysctl keys written with sysctl -w;
+// augeas paths changed by augtool; files that script and time -o write.
+//
+// The command is read by package shell: every simple command that may run
+// is looked at, including those behind wrappers (sudo, env, timeout, nice,
+// setsid, flock, su -c, runuser, chroot, nsenter, xargs, find -exec, …),
+// in sh/bash -c scripts, command substitutions, functions and chains, and
+// scripts fed to a shell or to augtool on standard input. Words are
+// expanded where their value is known (quotes removed, braces expanded,
+// loop variables over literal lists and variables assigned earlier
+// substituted); a path is otherwise reported as written ("$f", "~/.ssh",
+// relative paths as given). /dev/null and the standard streams are left
+// out. Targets never fails; a command the bash parser rejects (a syntax
+// error, a control character) yields nothing.
 func Targets(command string) []string {
 	var ts targetSet
-	ts.command(command, 0)
+	ts.analysis(analyze(command), 0)
 	return ts.list
 }
 
@@ -42,6 +53,21 @@ func (ts *targetSet) add(t string) {
 	}
 }
 
+// addWord adds a word's value, except the placeholders for what find -exec
+// and xargs substitute at run time.
+func (ts *targetSet) addWord(w shell.Word) {
+	if w.Kind == shell.Unknown && (w.Value == "{}" || strings.Contains(w.Value, "{input}")) {
+		return
+	}
+	ts.add(w.Value)
+}
+
+func (ts *targetSet) addWords(ws []shell.Word) {
+	for _, w := range ws {
+		ts.addWord(w)
+	}
+}
+
 func isStdStream(t string) bool {
 	switch t {
 	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin":
@@ -50,126 +76,130 @@ func isStdStream(t string) bool {
 	return false
 }
 
-func (ts *targetSet) command(line string, depth int) {
-	for _, c := range commands(lex(line)) {
-		ts.simple(c, depth)
-	}
-}
-
-func (ts *targetSet) simple(c simpleCmd, depth int) {
-	name, args := program(c.words)
-	for _, r := range c.redirs {
-		op := strings.TrimLeft(r.op, "0123456789")
-		switch op {
-		case ">", ">>", ">|", "&>", "&>>", "<>":
-			ts.add(r.target)
-		case "<<", "<<-":
-			if depth < maxDepth {
-				switch name {
-				case "sh", "bash", "dash", "zsh", "ksh":
-					if _, ops := shellArgs(args); len(ops) == 0 {
-						ts.command(r.body, depth+1)
-					}
-				case "augtool":
-					ts.augeasScript(r.body)
-				}
+// analysis adds the targets of every command of an analysis, then the
+// files it writes that no command's redirection accounts for (a
+// redirection with no command, script's typescript, time -o).
+func (ts *targetSet) analysis(an *shell.Analysis, depth int) {
+	accounted := map[string]bool{}
+	for _, c := range an.Commands {
+		ts.command(c, depth)
+		for _, r := range c.Redirs {
+			if r.Write {
+				accounted[shell.Abs(r.Target, c.Dir).Value] = true
 			}
 		}
 	}
-	if name == "" {
+	for _, w := range an.Writes {
+		if !accounted[w.Value] {
+			ts.addWord(w)
+		}
+	}
+}
+
+// command adds the targets of one simple command: the files its
+// redirections write, then what the program changes.
+func (ts *targetSet) command(c *shell.Command, depth int) {
+	for _, r := range c.Redirs {
+		if r.Write {
+			ts.addWord(r.Target)
+		}
+	}
+	if c.Function {
 		return
 	}
+	name, args := program(c)
+	fed := c.StdinText != "" && (c.Stdin == shell.StdinHeredoc || c.Stdin == shell.StdinHereString || c.Stdin == shell.StdinPipe)
+	switch {
+	case shell.IsShell(name):
+		if fed && depth < maxDepth && readsScript(args) {
+			ts.analysis(analyze(c.StdinText), depth+1)
+		}
+		return
+	case name == "augtool":
+		_, ops := operands(args, augtoolOpts)
+		if len(ops) == 0 && fed {
+			ts.augeasScript(c.StdinText)
+			return
+		}
+	}
 	if f := programs[name]; f != nil {
-		f(ts, args, depth)
+		f(ts, args)
 	}
 }
 
 // programs maps a program name to the function that adds its targets.
-var programs map[string]func(ts *targetSet, args []string, depth int)
-
-func init() {
-	programs = map[string]func(*targetSet, []string, int){
-		"sed": sedTargets,
-		"tee": func(ts *targetSet, a []string, _ int) { ts.operands(a, "", []string{"output-error"}) },
-		"cp":  copyTargets("tS", []string{"target-directory", "suffix"}),
-		"mv":  copyTargets("tS", []string{"target-directory", "suffix"}),
-		"ln":  copyTargets("tS", []string{"target-directory", "suffix"}),
-		"install": func(ts *targetSet, a []string, d int) {
-			opts, ops := operands(a, "mogtS", []string{"mode", "owner", "group", "target-directory", "suffix", "strip-program"})
-			if _, dir := hasOpt(opts, "-d", "--directory"); dir {
-				ts.addAll(ops)
-				return
-			}
-			copyDest(ts, opts, ops)
-		},
-		"chmod":     modeTargets,
-		"chown":     modeTargets,
-		"chgrp":     modeTargets,
-		"touch":     func(ts *targetSet, a []string, _ int) { ts.operands(a, "dtr", []string{"date", "reference"}) },
-		"mkdir":     func(ts *targetSet, a []string, _ int) { ts.operands(a, "m", []string{"mode"}) },
-		"rm":        func(ts *targetSet, a []string, _ int) { ts.operands(a, "", nil) },
-		"rmdir":     func(ts *targetSet, a []string, _ int) { ts.operands(a, "", nil) },
-		"truncate":  func(ts *targetSet, a []string, _ int) { ts.operands(a, "sr", []string{"size", "reference"}) },
-		"systemctl": systemctlTargets,
-		"service": func(ts *targetSet, a []string, _ int) {
-			if _, ops := operands(a, "", nil); len(ops) > 0 {
-				ts.add(ops[0])
-			}
-		},
-		"apt":      aptTargets,
-		"apt-get":  aptTargets,
-		"aptitude": aptTargets,
-		"dnf":      dnfTargets,
-		"yum":      dnfTargets,
-		"microdnf": dnfTargets,
-		"zypper":   dnfTargets,
-		"dpkg":     dpkgTargets,
-		"rpm":      rpmTargets,
-		"sysctl":   sysctlTargets,
-		"augtool":  augtoolTargets,
-		"sh":       shellTargets,
-		"bash":     shellTargets,
-		"dash":     shellTargets,
-		"zsh":      shellTargets,
-		"ksh":      shellTargets,
-		"dpkg-reconfigure": func(ts *targetSet, a []string, _ int) {
-			_, ops := operands(a, "fp", []string{"frontend", "priority"})
-			ts.addAll(ops)
-		},
-	}
+var programs = map[string]func(ts *targetSet, args []shell.Word){
+	"sed":     sedTargets,
+	"tee":     operandTargets(shell.Options{Flags: "aip", LongOpt: []string{"--output-error"}}),
+	"cp":      copyTargets(shell.Options{Flags: "abdfHilLnPpRrsTuvxZ", Args: "tS", LongArgs: []string{"--target-directory", "--suffix"}, LongOpt: []string{"--backup", "--preserve", "--no-preserve", "--reflink", "--sparse", "--context", "--update"}}),
+	"mv":      copyTargets(shell.Options{Flags: "bfinTuvZ", Args: "tS", LongArgs: []string{"--target-directory", "--suffix"}, LongOpt: []string{"--backup", "--update", "--context"}}),
+	"ln":      copyTargets(shell.Options{Flags: "bdfFinLPrsTv", Args: "tS", LongArgs: []string{"--target-directory", "--suffix"}, LongOpt: []string{"--backup"}}),
+	"install": installTargets,
+	"chmod":   modeTargets,
+	"chown":   modeTargets,
+	"chgrp":   modeTargets,
+	"touch":   operandTargets(shell.Options{Flags: "acfhm", Args: "dtr", LongArgs: []string{"--date", "--reference"}, LongOpt: []string{"--time"}}),
+	"mkdir":   operandTargets(shell.Options{Flags: "pvZ", Args: "m", LongArgs: []string{"--mode"}, LongOpt: []string{"--context"}}),
+	"rm":      operandTargets(shell.Options{Flags: "dfiIrRv", LongOpt: []string{"--interactive"}}),
+	"rmdir":   operandTargets(shell.Options{Flags: "pv"}),
+	"truncate": operandTargets(shell.Options{Flags: "co", Args: "sr",
+		LongArgs: []string{"--size", "--reference"}}),
+	"systemctl": systemctlTargets,
+	"service": func(ts *targetSet, a []shell.Word) {
+		if _, ops := operands(a, shell.Options{}); len(ops) > 0 {
+			ts.addWord(ops[0])
+		}
+	},
+	"apt":      aptTargets,
+	"apt-get":  aptTargets,
+	"aptitude": aptTargets,
+	"dnf":      dnfTargets,
+	"yum":      dnfTargets,
+	"microdnf": dnfTargets,
+	"zypper":   dnfTargets,
+	"dpkg":     dpkgTargets,
+	"rpm":      rpmTargets,
+	"sysctl":   sysctlTargets,
+	"augtool":  augtoolTargets,
+	"dpkg-reconfigure": operandTargets(shell.Options{Flags: "u", Args: "fp",
+		LongArgs: []string{"--frontend", "--priority"}}),
 }
 
-func (ts *targetSet) addAll(list []string) {
-	for _, t := range list {
-		ts.add(t)
+func operandTargets(o shell.Options) func(*targetSet, []shell.Word) {
+	return func(ts *targetSet, a []shell.Word) {
+		_, ops := operands(a, o)
+		ts.addWords(ops)
 	}
-}
-
-func (ts *targetSet) operands(args []string, argShort string, argLong []string) {
-	_, ops := operands(args, argShort, argLong)
-	ts.addAll(ops)
 }
 
 // sedTargets adds the files of sed -i; sed without -i writes nothing.
-func sedTargets(ts *targetSet, args []string, _ int) {
+func sedTargets(ts *targetSet, args []shell.Word) {
 	inPlace, script := false, false
-	var ops []string
+	var ops []shell.Word
 	for i := 0; i < len(args); i++ {
-		a := args[i]
+		a := args[i].Value
 		switch {
 		case a == "--":
 			ops = append(ops, args[i+1:]...)
 			i = len(args)
-		case a == "--in-place" || strings.HasPrefix(a, "--in-place="):
-			inPlace = true
-		case a == "--expression" || a == "--file":
-			script = true
-			i++
-		case strings.HasPrefix(a, "--expression=") || strings.HasPrefix(a, "--file="):
-			script = true
-		case a == "--line-length":
-			i++
 		case strings.HasPrefix(a, "--"):
+			name, _, hasVal := strings.Cut(a, "=")
+			full, _ := shell.ResolveLong(name, []string{"--in-place", "--expression", "--file", "--line-length",
+				"--quiet", "--silent", "--regexp-extended", "--separate", "--null-data", "--zero-terminated",
+				"--unbuffered", "--posix", "--sandbox", "--debug", "--follow-symlinks", "--binary", "--help", "--version"})
+			switch full {
+			case "--in-place":
+				inPlace = true
+			case "--expression", "--file":
+				script = true
+				if !hasVal {
+					i++
+				}
+			case "--line-length":
+				if !hasVal {
+					i++
+				}
+			}
 		case len(a) > 1 && a[0] == '-':
 		cluster:
 			for j := 1; j < len(a); j++ {
@@ -191,7 +221,7 @@ func sedTargets(ts *targetSet, args []string, _ int) {
 				}
 			}
 		default:
-			ops = append(ops, a)
+			ops = append(ops, args[i])
 		}
 	}
 	if !inPlace {
@@ -200,54 +230,74 @@ func sedTargets(ts *targetSet, args []string, _ int) {
 	if !script && len(ops) > 0 {
 		ops = ops[1:]
 	}
-	ts.addAll(ops)
+	ts.addWords(ops)
 }
 
-func copyTargets(argShort string, argLong []string) func(*targetSet, []string, int) {
-	return func(ts *targetSet, a []string, _ int) {
-		opts, ops := operands(a, argShort, argLong)
+func copyTargets(o shell.Options) func(*targetSet, []shell.Word) {
+	return func(ts *targetSet, a []shell.Word) {
+		opts, ops := operands(a, o)
 		copyDest(ts, opts, ops)
 	}
 }
 
-func copyDest(ts *targetSet, opts [][2]string, ops []string) {
-	if dir, ok := hasOpt(opts, "-t", "--target-directory"); ok {
-		ts.add(dir)
+func installTargets(ts *targetSet, a []shell.Word) {
+	opts, ops := operands(a, shell.Options{Flags: "bcCdDpsTvZ", Args: "mogtS", Long: []string{"--directory"},
+		LongArgs: []string{"--mode", "--owner", "--group", "--target-directory", "--suffix", "--strip-program"},
+		LongOpt:  []string{"--backup", "--context"}})
+	if _, dir := shell.Has(opts, "-d", "--directory"); dir {
+		ts.addWords(ops)
+		return
+	}
+	copyDest(ts, opts, ops)
+}
+
+func copyDest(ts *targetSet, opts []shell.Option, ops []shell.Word) {
+	if dir, ok := shell.Has(opts, "-t", "--target-directory"); ok {
+		ts.addWord(dir)
 		return
 	}
 	if len(ops) >= 2 {
-		ts.add(ops[len(ops)-1])
+		ts.addWord(ops[len(ops)-1])
 	}
 }
 
 // modeTargets adds the files of chmod, chown and chgrp: every operand after
-// the mode or owner (which --reference replaces).
-func modeTargets(ts *targetSet, args []string, _ int) {
-	var ops []string
+// the mode or owner (which --reference replaces). A symbolic mode such as
+// -w looks like an option and is read as the mode.
+func modeTargets(ts *targetSet, args []shell.Word) {
+	var ops []shell.Word
 	ref := false
 	for i := 0; i < len(args); i++ {
-		a := args[i]
+		a := args[i].Value
 		switch {
 		case a == "--":
 			ops = append(ops, args[i+1:]...)
 			i = len(args)
-		case strings.HasPrefix(a, "--reference"):
-			ref = true
-			if !strings.Contains(a, "=") {
-				i++
-			}
-		case a == "--from":
-			i++
 		case strings.HasPrefix(a, "--"):
+			name, _, hasVal := strings.Cut(a, "=")
+			full, _ := shell.ResolveLong(name, []string{"--reference", "--from", "--recursive", "--changes",
+				"--silent", "--quiet", "--verbose", "--no-dereference", "--dereference", "--preserve-root",
+				"--no-preserve-root", "--help", "--version"})
+			switch full {
+			case "--reference":
+				ref = true
+				if !hasVal {
+					i++
+				}
+			case "--from":
+				if !hasVal {
+					i++
+				}
+			}
 		case len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], "RcfvhHLP") == "":
 		default:
-			ops = append(ops, a) // includes symbolic modes such as -w
+			ops = append(ops, args[i]) // includes symbolic modes such as -w
 		}
 	}
 	if !ref && len(ops) > 0 {
 		ops = ops[1:]
 	}
-	ts.addAll(ops)
+	ts.addWords(ops)
 }
 
 // systemctl verbs whose operands are not units.
@@ -258,21 +308,24 @@ var systemctlNoUnits = map[string]bool{
 	"get-default": true, "is-system-running": true,
 }
 
-func systemctlTargets(ts *targetSet, args []string, _ int) {
-	_, ops := operands(args, "tpHMsonS", []string{"type", "property", "host", "machine", "state", "signal",
-		"output", "lines", "root", "kill-whom", "job-mode", "what", "kill-value", "timestamp", "message", "image", "when"})
+var systemctlOpts = shell.Options{Flags: "afilqr", Args: "tpHMsonP", LongArgs: []string{"--type", "--property", "--host",
+	"--machine", "--state", "--signal", "--output", "--lines", "--root", "--kill-whom", "--job-mode", "--what",
+	"--kill-value", "--timestamp", "--message", "--image", "--when"}}
+
+func systemctlTargets(ts *targetSet, args []shell.Word) {
+	_, ops := operands(args, systemctlOpts)
 	if len(ops) == 0 {
 		return
 	}
-	verb := ops[0]
+	verb := ops[0].Value
 	switch {
 	case systemctlNoUnits[verb] || strings.HasPrefix(verb, "list-"):
 	case verb == "set-property":
 		if len(ops) > 1 {
-			ts.add(ops[1])
+			ts.addWord(ops[1])
 		}
 	default:
-		ts.addAll(ops[1:])
+		ts.addWords(ops[1:])
 	}
 }
 
@@ -282,57 +335,64 @@ var pkgVerbs = map[string]bool{
 	"full-upgrade": true, "dist-upgrade": true, "build-dep": true, "in": true, "rm": true, "up": true,
 }
 
-func aptTargets(ts *targetSet, args []string, _ int) {
-	_, ops := operands(args, "octaS", []string{"option", "config-file", "target-release", "default-release"})
+var aptOpts = shell.Options{Flags: "bdfhmqsuVy", Args: "octaS", LongArgs: []string{"--option", "--config-file",
+	"--target-release", "--default-release"}}
+
+var dnfOpts = shell.Options{Flags: "bCqvyh", Args: "cxdeRi", LongArgs: []string{"--setopt", "--config", "--releasever",
+	"--installroot", "--enablerepo", "--disablerepo", "--repo", "--repoid", "--exclude", "--downloaddir", "--destdir",
+	"--from-repo", "--forcearch", "--color"}}
+
+func aptTargets(ts *targetSet, args []shell.Word) {
+	_, ops := operands(args, aptOpts)
 	pkgOperands(ts, ops, true)
 }
 
-func dnfTargets(ts *targetSet, args []string, _ int) {
-	_, ops := operands(args, "cxdeRi", []string{"setopt", "config", "releasever", "installroot", "enablerepo",
-		"disablerepo", "repo", "repoid", "exclude", "downloaddir", "destdir", "from-repo", "forcearch", "color"})
+func dnfTargets(ts *targetSet, args []shell.Word) {
+	_, ops := operands(args, dnfOpts)
 	pkgOperands(ts, ops, false)
 }
 
 // pkgOperands adds the packages of an install/remove verb. apt's update
 // refreshes indexes and touches no package.
-func pkgOperands(ts *targetSet, ops []string, apt bool) {
-	if len(ops) == 0 || !pkgVerbs[ops[0]] || apt && ops[0] == "update" {
+func pkgOperands(ts *targetSet, ops []shell.Word, apt bool) {
+	if len(ops) == 0 || !pkgVerbs[ops[0].Value] || apt && ops[0].Value == "update" {
 		return
 	}
-	ts.addAll(ops[1:])
+	ts.addWords(ops[1:])
 }
 
-func dpkgTargets(ts *targetSet, args []string, _ int) {
-	opts, ops := operands(args, "irPsLSc", []string{"root", "admindir", "instdir", "force", "configure"})
+func dpkgTargets(ts *targetSet, args []shell.Word) {
+	opts, ops := operands(args, shell.Options{Args: "irPsLSc", LongArgs: []string{"--root", "--admindir", "--instdir", "--force", "--configure"}})
 	for _, o := range opts {
-		switch o[0] {
+		switch o.Name {
 		case "-i", "--install", "-r", "--remove", "-P", "--purge", "--unpack":
-			if o[1] != "" {
-				ts.add(o[1])
-			}
-			ts.addAll(ops)
+			ts.addWord(o.Value)
+			ts.addWords(ops)
 			return
 		case "--configure":
-			if o[1] != "" && o[1] != "-a" && o[1] != "--pending" {
-				ts.add(o[1])
-				ts.addAll(ops)
+			if v := o.Value.Value; v != "" && v != "-a" && v != "--pending" {
+				ts.addWord(o.Value)
+				ts.addWords(ops)
 			}
 			return
 		}
 	}
 }
 
-func rpmTargets(ts *targetSet, args []string, _ int) {
-	for _, a := range args {
+var rpmOpts = shell.Options{LongArgs: []string{"--root", "--dbpath", "--define", "--macros"}}
+
+func rpmTargets(ts *targetSet, args []shell.Word) {
+	for _, w := range args {
+		a := w.Value
 		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "iUFe") && !strings.ContainsAny(a, "q") {
-			_, ops := operands(args, "", []string{"root", "dbpath", "define", "macros"})
-			ts.addAll(ops)
+			_, ops := operands(args, rpmOpts)
+			ts.addWords(ops)
 			return
 		}
 		switch a {
 		case "--install", "--upgrade", "--freshen", "--erase":
-			_, ops := operands(args, "", []string{"root", "dbpath", "define", "macros"})
-			ts.addAll(ops)
+			_, ops := operands(args, rpmOpts)
+			ts.addWords(ops)
 			return
 		}
 	}
@@ -340,13 +400,14 @@ func rpmTargets(ts *targetSet, args []string, _ int) {
 
 // sysctlTargets adds the keys set by sysctl -w key=value (or sysctl
 // key=value).
-func sysctlTargets(ts *targetSet, args []string, _ int) {
-	opts, ops := operands(args, "pf", []string{"load", "pattern"})
-	if _, ok := hasOpt(opts, "-p", "--load", "-f", "--system"); ok {
+func sysctlTargets(ts *targetSet, args []shell.Word) {
+	opts, ops := operands(args, shell.Options{Flags: "abeNnqwAXr", Args: "pf", Long: []string{"--system", "--all",
+		"--binary", "--ignore", "--names", "--values", "--quiet", "--write"}, LongOpt: []string{"--load", "--pattern"}})
+	if _, ok := shell.Has(opts, "-p", "--load", "-f", "--system"); ok {
 		return
 	}
 	for _, op := range ops {
-		if k, _, ok := strings.Cut(op, "="); ok {
+		if k, _, ok := strings.Cut(op.Value, "="); ok {
 			ts.add(strings.TrimSpace(k))
 		}
 	}
@@ -358,9 +419,12 @@ var augeasWriters = map[string]bool{
 	"insert": true, "mv": true, "move": true, "rename": true, "touch": true, "cp": true, "copy": true,
 }
 
-func augtoolTargets(ts *targetSet, args []string, _ int) {
-	_, ops := operands(args, "rIltf", []string{"root", "include", "load-file", "transform", "file"})
-	augeasCommand(ts, ops)
+var augtoolOpts = shell.Options{Flags: "AbceiLnQsS", Args: "rIltf", LongArgs: []string{"--root", "--include",
+	"--load-file", "--transform", "--file"}}
+
+func augtoolTargets(ts *targetSet, args []shell.Word) {
+	_, ops := operands(args, augtoolOpts)
+	augeasCommand(ts, wordValues(ops))
 }
 
 func augeasCommand(ts *targetSet, f []string) {
@@ -381,44 +445,12 @@ func augeasCommand(ts *targetSet, f []string) {
 	}
 }
 
-// augeasScript adds the targets of an augtool script, one command a line.
+// augeasScript adds the targets of an augtool script, one command a line
+// (augtool splits its lines into words much as a shell does).
 func (ts *targetSet) augeasScript(body string) {
 	for _, line := range strings.Split(body, "\n") {
-		for _, c := range commands(lex(line)) {
-			augeasCommand(ts, values(c.words))
+		for _, c := range analyze(line).Commands {
+			augeasCommand(ts, wordValues(c.Args))
 		}
-	}
-}
-
-// shellArgs splits a shell's arguments into its -c script (if any) and its
-// operands.
-func shellArgs(args []string) (script string, ops []string) {
-	hasC := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-c" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 'c')):
-			hasC = true
-		case a == "-o" || a == "+o":
-			i++
-		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
-		default:
-			if hasC && script == "" {
-				script = a
-				continue
-			}
-			ops = append(ops, args[i:]...)
-			return script, ops
-		}
-	}
-	return script, ops
-}
-
-func shellTargets(ts *targetSet, args []string, depth int) {
-	if depth >= maxDepth {
-		return
-	}
-	if script, _ := shellArgs(args); script != "" {
-		ts.command(script, depth+1)
 	}
 }

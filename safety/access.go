@@ -57,6 +57,17 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 		if harmlessSignal(sig) {
 			return verdict{}, false
 		}
+		if len(pats) == 0 && name != "killall" {
+			// pkill -u root: every process of the selection.
+			for i, a := range args {
+				switch a.Value {
+				case "-u", "-U", "--euid", "--uid", "-g", "-G", "--group", "--pgroup", "-s", "--session", "-t", "--terminal", "-P", "--parent":
+					if i+1 < len(args) && (args[i+1].Kind != shell.Literal || args[i+1].Value == "root" || args[i+1].Value == "0" || args[i+1].Value == "1") {
+						return hit(entSSH, "kill processes by name, never every process of root or of a session")
+					}
+				}
+			}
+		}
 		for _, p := range pats {
 			if p.Kind != shell.Literal {
 				return hit(entSSH, "name the process literally")
@@ -134,6 +145,14 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 			switch a.Value {
 			case "remove", "purge", "erase", "autoremove", "-r", "-P", "--remove", "--purge", "-e", "--erase", "rm", "autopurge":
 				removing = true
+			}
+		}
+		if !removing && (name == "apt" || name == "apt-get" || name == "aptitude") {
+			// apt-get install PKG- removes PKG.
+			for _, a := range args {
+				if strings.HasPrefix(a.Value, "openssh-server") && strings.HasSuffix(a.Value, "-") || a.Value == "ssh-" {
+					return hit(entSSH, "never remove the SSH server")
+				}
 			}
 		}
 		if removing {
@@ -375,7 +394,7 @@ func password(c *shell.Command) (verdict, bool) {
 		for i, a := range args {
 			v := a.Value
 			if v == "-p" || v == "--password" || v == "--pa" || v == "--pas" || v == "--pass" || strings.HasPrefix("--password", v) && len(v) > 3 {
-				if i+1 < len(args) && args[i+1].Kind == shell.Literal && args[i+1].Value == "" {
+				if i+1 < len(args) && (args[i+1].Kind != shell.Literal || args[i+1].Value == "") {
 					return hit(entPassword, hint)
 				}
 			}

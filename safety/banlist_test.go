@@ -9,6 +9,29 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	// Differences with bash found by the oracle (issue-11o) and the corpus (issue-11c).
+	`PS4='$(rm -rf /)'; set -x; :`,
+	`export PROMPT_COMMAND='reboot'`,
+	`env 'BASH_FUNC_ls%%=() { rm -rf /; }' bash -c ls`,
+	`sh -c '"$@"' sh /bin/r[m] -rf /`,
+	`sh -c '"$@"' sh sh -c '"$@"' sh rm -rf /usr/*`,
+	`false || cd /dev && dd if=/dev/zero of=sda`,
+	`for f in /*; do rm -rf "$f"; done`,
+	`usermod -p "$EMPTY" root`,
+	`find /boot -iname 'vmlinuz*' -delete`,
+	`apt-get install -y openssh-server-`,
+	`zpool destroy -f tank`,
+	`pkill -u root`,
+	`find /etc -type f -exec chown nobody {} \;`,
+	`find / -exec chmod 777 {} +`,
+	`ip netns exec ns1 rm -rf /`,
+	`prlimit --nofile=1024 rm -rf /`,
+	`capsh -- -c 'rm -rf /'`,
+	`sg root -c 'rm -rf /'`,
+	`strace -f -o /dev/null rm -rf /`,
+	`strace -o '|reboot' true`,
+	`fakeroot rm -rf /`,
+	`firejail --noprofile rm -rf /`,
 	"echo 'BEGIN{system(\"reboot\")}' > /tmp/p.awk; awk -f /tmp/p.awk",
 	"echo '1e reboot' > /tmp/s.sed; sed -f /tmp/s.sed /etc/hosts",
 	"echo 'flush ruleset' > /tmp/r.nft; nft -f /tmp/r.nft",
@@ -318,6 +341,10 @@ EOF`,
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
 var mustAllow = []string{
+	`find /var/log -type f -exec chmod g-wx,o-rwx {} +`,
+	`find /etc/audit -type f -name '*.rules' -exec chmod 0640 {} \;`,
+	`find / -xdev -type f -perm -0002 -exec chmod o-w {} \;`,
+	`strace -f -o /tmp/trace.txt sshd -t`,
 	"echo 'PermitRootLogin no' > /tmp/x.conf\nsed -i 's/no/yes/' /tmp/x.conf",
 	"printf '%s\\n' 'a' > /etc/issue; awk '{print}' /etc/issue",
 	`echo '05 4 * * * root /usr/sbin/aide --check' >> /etc/crontab`,

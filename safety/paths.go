@@ -20,7 +20,7 @@ var deleteProtected = func() []string {
 	for _, d := range topDirs {
 		out = append(out, "/"+d, "/"+d+"/"+anyEntry)
 	}
-	return append(out, strings.Fields(`/etc/ssh /etc/pam.d /etc/passwd /etc/shadow /etc/group /etc/gshadow /etc/sudoers
+	return append(out, strings.Fields(`/boot/vmlinuz /boot/initrd.img /boot/grub/grub.cfg /etc/ssh /etc/pam.d /etc/passwd /etc/shadow /etc/group /etc/gshadow /etc/sudoers
 		/etc/fstab /etc/systemd /etc/default /etc/apt /etc/security /usr/bin /usr/sbin /usr/lib /usr/lib64 /usr/libexec
 		/usr/share /usr/local /var/lib /var/lib/dpkg /var/lib/rpm /var/lib/apt /var/log /boot/grub /boot/grub2
 		/root/.ssh /lib/systemd /usr/lib/systemd /etc/init.d /etc/sysctl.d /etc/modprobe.d`)...)
@@ -100,6 +100,16 @@ func deviceAllowed(p string) bool {
 // file named by a variable is the common case of every script); patterns
 // are matched against devices and the protected files.
 func writeBan(w shell.Word, dir string, truncates bool) (entry, bool) {
+	if dir == "" && w.Kind != shell.Unknown && !strings.HasPrefix(w.Value, "/") {
+		// A relative file in a directory not known before running: it is
+		// banned if it would be in /dev, /proc or /etc.
+		for _, d := range []string{"/dev", "/proc", "/etc", "/sys/power"} {
+			if e, bad := writeBan(w, d, truncates); bad {
+				return e, true
+			}
+		}
+		return entry{}, false
+	}
 	w = procAlias(shell.Abs(w, dir))
 	if w.Kind == shell.Unknown {
 		return entry{}, false
@@ -198,4 +208,19 @@ func procAlias(w shell.Word) shell.Word {
 			return w
 		}
 	}
+}
+
+// criticalNames are base names a find filter must not match for a find
+// -delete (or -exec rm, chmod, …) over a system tree to count as selective.
+var criticalNames = strings.Fields(`vmlinuz vmlinuz-6.1.0-13-amd64 initrd.img initrd.img-6.1.0-13-amd64 grub.cfg passwd shadow
+	group gshadow sudoers fstab sshd sshd_config authorized_keys ssh_host_ed25519_key libc.so.6 ld-linux-x86-64.so.2 bash sh
+	systemd init sudo su login pam_unix.so nsswitch.conf resolv.conf hosts ` + anyEntry)
+
+func matchesCritical(pattern string) bool {
+	for _, n := range criticalNames {
+		if ok, _ := path.Match(pattern, n); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -106,7 +106,7 @@ func findDeletes(c *shell.Command) bool {
 			return findDestructive(args) && startsHit(c, starts)
 		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-samefile", "-inum":
 			if i+1 < len(args) && args[i+1].Kind == shell.Literal {
-				if ok, _ := path.Match(args[i+1].Value, anyEntry); !ok && !strings.Contains(args[i+1].Value, "*/") {
+				if v := args[i+1].Value; !matchesCritical(path.Base(v)) && !strings.Contains(v, "*/") {
 					selective = true
 				}
 			}
@@ -121,7 +121,15 @@ func findDeletes(c *shell.Command) bool {
 			}
 		}
 	}
-	if !destructive || selective {
+	if !destructive {
+		return false
+	}
+	for _, st := range starts {
+		if w := shell.Abs(st, c.Dir); w.Kind != shell.Literal || path.Clean(w.Value) == "/boot" || strings.HasPrefix(path.Clean(w.Value), "/boot/") {
+			selective = false
+		}
+	}
+	if selective {
 		return false
 	}
 	return startsHit(c, starts)
@@ -179,6 +187,10 @@ func recursivePerms(c *shell.Command) (verdict, bool) {
 		if rec {
 			return permsTargets(c, ops)
 		}
+	case "find":
+		if findPerms(c) {
+			return hit(entPerms, "change the permissions of the files the rule names; filter find by name, owner or mode")
+		}
 	case "setfacl":
 		opts, ops, _ := shell.Options{Flags: "bkndRLPtv", Args: "mMxX", Long: []string{"--remove-all", "--remove-default", "--no-mask", "--default", "--recursive", "--logical", "--physical", "--test", "--mask"}, LongArgs: []string{"--modify", "--modify-file", "--remove", "--remove-file", "--set", "--set-file", "--restore"}, Permute: true}.Parse(c.Args[1:])
 		if isRecursive(opts) {
@@ -186,6 +198,60 @@ func recursivePerms(c *shell.Command) (verdict, bool) {
 		}
 	}
 	return verdict{}, false
+}
+
+// findPerms: find over a system tree running chmod, chown, chgrp, chattr
+// or setfacl on what it finds is a recursive permission change, unless a
+// selective name filter limits it.
+func findPerms(c *shell.Command) bool {
+	if progName(c) != "find" {
+		return false
+	}
+	args := c.Args[1:]
+	var starts []shell.Word
+	for len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") && args[0].Value != "(" && args[0].Value != "!" {
+		starts = append(starts, args[0])
+		args = args[1:]
+	}
+	if len(starts) == 0 {
+		starts = []shell.Word{shell.Lit(".")}
+	}
+	changes, selective := false, false
+	for i, a := range args {
+		switch a.Value {
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-samefile", "-inum", "-perm", "-user", "-uid", "-group", "-gid", "-nouser", "-nogroup":
+			if i+1 < len(args) && args[i+1].Kind == shell.Literal && !matchesCritical(path.Base(args[i+1].Value)) {
+				selective = true
+			}
+			if a.Value == "-nouser" || a.Value == "-nogroup" {
+				selective = true
+			}
+		case "-exec", "-execdir", "-ok", "-okdir":
+			if i+1 < len(args) {
+				switch path.Base(args[i+1].Value) {
+				case "chmod", "chown", "chgrp", "chattr", "setfacl", "chcon":
+					changes = true
+				}
+				if args[i+1].Kind != shell.Literal {
+					changes = true
+				}
+			}
+		}
+	}
+	for _, a := range args {
+		if a.Value == "-o" || a.Value == "-or" || a.Value == "," || a.Value == "!" || a.Value == "-not" {
+			selective = false
+		}
+	}
+	if !changes || selective {
+		return false
+	}
+	for _, s := range starts {
+		if h, unknown := pathHit(s, c.Dir, permsProtected); h || unknown {
+			return true
+		}
+	}
+	return false
 }
 
 func permsTargets(c *shell.Command, ops []shell.Word) (verdict, bool) {
@@ -204,7 +270,7 @@ func formats(c *shell.Command) (verdict, bool) {
 	switch {
 	case strings.HasPrefix(name, "mkfs") || strings.HasPrefix(name, "mke2fs") || strings.HasPrefix(name, "mkreiserfs") ||
 		name == "mkdosfs" || name == "mkntfs" || name == "mkexfatfs" || name == "mke4fs" || name == "wipefs" || name == "blkdiscard" ||
-		name == "pvcreate" || name == "pvremove" || name == "vgremove" || name == "lvremove" || name == "sg_format" || name == "sgdisk" && !listsOnly(args, "-p", "--print", "-v", "--verify", "-i", "--info") ||
+		name == "pvcreate" || name == "pvremove" || name == "zpool" && anyOf(args, "destroy", "labelclear", "create") || name == "vgremove" || name == "lvremove" || name == "sg_format" || name == "sgdisk" && !listsOnly(args, "-p", "--print", "-v", "--verify", "-i", "--info") ||
 		name == "gdisk" || name == "cfdisk" || name == "fdisk" && !listsOnly(args, "-l", "--list") ||
 		name == "sfdisk" && !listsOnly(args, "-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V", "--verify") ||
 		name == "parted" && !listsOnly(args, "-l", "--list", "print") || name == "mkswap" && anyDeviceOperand(c):
@@ -321,9 +387,7 @@ func fileWrites(c *shell.Command) []shell.Word {
 	case "awk", "gawk":
 		for i, a := range args {
 			if a.Value == "-i" && i+1 < len(args) && args[i+1].Value == "inplace" {
-				for _, b := range args[i+2:] {
-					out = append(out, b)
-				}
+				out = append(out, args[i+2:]...)
 			}
 		}
 	case "ed", "ex", "vipw", "vigr":
@@ -498,6 +562,17 @@ func harmlessSignal(sig string) bool {
 	switch sig {
 	case "0", "HUP", "USR1", "USR2", "WINCH", "CONT":
 		return true
+	}
+	return false
+}
+
+func anyOf(args []shell.Word, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a.Value == n {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -118,6 +118,7 @@ func (a *analyzer) assign(as *syntax.Assign, sc *scope) {
 		a.arrayExpr(as.Array, sc)
 	} else if as.Value != nil {
 		w := a.word(as.Value, sc)
+		a.codeVariable(as.Name.Value, w)
 		if len(w.Value) > MaxLen {
 			a.problem(as.Name, "a variable grows too large to analyse", "assign literal values")
 			w = Word{Kind: Unknown, Value: "$" + as.Name.Value}
@@ -287,4 +288,21 @@ func (a *analyzer) innerArgv(outer *Command, argv []Word, via string, sc *scope,
 	cc := c
 	cc.via = inner.Via
 	a.emit(inner, sc.clone(), cc)
+}
+
+// codeVariables are expanded later as code: the prompts (PS4 at every
+// command under set -x), PROMPT_COMMAND, and the files a new bash sources.
+var codeVariables = map[string]bool{"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true,
+	"PROMPT_COMMAND": true, "BASH_ENV": true, "ENV": true}
+
+// codeVariable records a problem when a variable that bash later expands or
+// runs as code is given anything but plain text.
+func (a *analyzer) codeVariable(name string, w Word) {
+	if strings.HasPrefix(name, "BASH_FUNC_") {
+		a.problemText(name+"="+w.Value, "an exported function in the environment runs in every bash started later", "define no functions in the environment")
+		return
+	}
+	if codeVariables[name] && (w.Kind == Unknown || strings.ContainsAny(w.Value, "$`") || name == "PROMPT_COMMAND" || name == "BASH_ENV" || name == "ENV") {
+		a.problemText(name+"="+w.Value, name+" is run or expanded as code later, where it cannot be checked", "leave "+name+" alone")
+	}
 }

@@ -225,11 +225,18 @@ func joinSegs(segs []segment, asPattern bool) Word {
 		if s.expanded {
 			w.Expanded = true
 		}
+		if s.glob {
+			// A value bash globbed before it was bound (a loop item, a
+			// positional parameter): quoting it later does not undo that.
+			isGlob = true
+			glob.WriteString(s.text)
+			continue
+		}
 		if s.quoted {
 			glob.WriteString(escapeGlob(s.text))
 			continue
 		}
-		if s.glob || hasGlobChar(s.text) {
+		if hasGlobChar(s.text) {
 			isGlob = true
 		}
 		glob.WriteString(s.text)
@@ -345,6 +352,9 @@ func (a *analyzer) param(p *syntax.ParamExp, sc *scope, quoted bool) []segment {
 		return []segment{{text: sc.arg0, quoted: true, expanded: true, unknown: sc.arg0 == ""}}
 	}
 	if n, err := strconv.Atoi(name); err == nil {
+		if n == 0 { // ${00}
+			return []segment{{text: sc.arg0, quoted: true, expanded: true, unknown: sc.arg0 == ""}}
+		}
 		if !sc.posKnown {
 			return unknown
 		}

@@ -212,7 +212,7 @@ func (a *analyzer) redirects(rs []*syntax.Redirect, sc *scope, c ctx) ctx {
 		}
 		rd := Redir{Op: op, Target: t}
 		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
 			rd.Write = true
 		case syntax.DplOut:
 			// >&word: a file when word is not a number or "-".
@@ -495,6 +495,7 @@ func (a *analyzer) decl(x *syntax.DeclClause, sc *scope, c ctx) {
 		v := value{kind: Unknown, isSet: true}
 		if as.Value != nil && as.Array == nil && as.Index == nil && !as.Append && !nameref {
 			w := a.word(as.Value, sc)
+			a.codeVariable(as.Name.Value, w)
 			v = value{s: w.Value, kind: w.Kind, isSet: true}
 			if w.Kind == Pattern {
 				v.kind = Literal

@@ -63,6 +63,18 @@ var wrapperSpecs = map[string]optSpec{
 		"--chgexit", "--precise", "--no-rerun", "--no-title", "--no-wrap", "--exec"}, longArgs: []string{"--interval", "--equexit", "--shotsdir"},
 		longOpt: []string{"--differences"}},
 	"ssh": {flags: "46AaCfGgKkMNnqsTtVvXxYy", args: "BbcDEeFIiJLlmOoPpQRSWw"},
+	"prlimit": {flags: "orv", args: "p", optional: "ACDEFILMNPRSTUcdefilmnqrstuvxy", long: []string{"--noheadings", "--raw", "--verbose", "--help", "--version"},
+		longArgs: []string{"--pid", "--output"}, longOpt: []string{"--as", "--core", "--cpu", "--data", "--fsize", "--locks", "--memlock",
+			"--msgqueue", "--nice", "--nofile", "--nproc", "--rss", "--rtprio", "--rttime", "--sigpending", "--stack"}},
+	"strace": {flags: "cCdDfFhiqrtTvVwxyYzZ", args: "abeEIoOpPsSuUX", long: []string{"--follow-forks", "--output-separately", "--summary-only",
+		"--summary", "--quiet", "--no-abbrev", "--decode-fds", "--relative-timestamps", "--absolute-timestamps", "--syscall-times", "--instruction-pointer",
+		"--stack-trace", "--successful-only", "--failed-only", "--daemonize", "--seccomp-bpf", "--kill-on-exit"},
+		longArgs: []string{"--output", "--trace", "--signal", "--status", "--attach", "--user", "--env", "--string-limit", "--columns", "--trace-path", "--abbrev", "--verbose", "--raw", "--read", "--write", "--quiet", "--decode-fds", "--summary-sort-by", "--timestamps", "--inject", "--fault"}, permute: false},
+	"ltrace":    {flags: "bCfhiLrStTV", args: "aAeFlnopsuwx", longArgs: []string{"--output", "--library", "--config", "--indent", "--align"}},
+	"fakeroot":  {flags: "uv", args: "ilsb", long: []string{"--unknown-is-real", "--version", "--help"}, longArgs: []string{"--lib", "--faked"}},
+	"firejail":  {permute: false},
+	"catchsegv": {},
+	"sg":        {},
 	"systemd-run": {flags: "rtPqGdS", args: "upEHM", long: []string{"--user", "--system", "--scope", "--remain-after-exit",
 		"--send-sighup", "--pty", "--pipe", "--quiet", "--wait", "--collect", "--no-block", "--same-dir", "--shell",
 		"--no-ask-password", "--verbose", "--ignore-failure", "--background"}, longArgs: []string{"--unit", "--property",
@@ -113,6 +125,54 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 		return
 	case "env":
 		a.env(cmd, args, sc, c)
+		return
+	case "ip":
+		// ip [opts] netns exec NAME CMD…, ip vrf exec NAME CMD…
+		for i := 0; i+2 < len(args); i++ {
+			if (args[i].Value == "netns" || args[i].Value == "vrf") && args[i+1].Value == "exec" {
+				a.innerArgv(cmd, args[i+3:], "ip "+args[i].Value+" exec", sc, c)
+				return
+			}
+		}
+		return
+	case "capsh":
+		// capsh [opts] -- ARGS: ARGS go to /bin/bash (-c SCRIPT).
+		for i, w := range args {
+			if w.Value == "--" {
+				a.shellArgs(cmd, args[i+1:], "capsh", sc, c)
+				return
+			}
+			if strings.HasPrefix(w.Value, "--shell=") || w.Kind != Literal {
+				bad(w.Value)
+				return
+			}
+		}
+		return
+	case "sg":
+		// sg GROUP [-c] COMMAND: the command is run by /bin/sh -c.
+		if len(args) >= 2 {
+			rest := args[1:]
+			if rest[0].Value == "-c" {
+				rest = rest[1:]
+			}
+			a.innerScript(cmd, joinWords(rest), "sg", nil, true, "sh", sc, c, StdinInherited)
+		} else {
+			a.shellFromStdin(cmd, "sg")
+		}
+		return
+	case "firejail":
+		var i int
+		for i = 0; i < len(args) && strings.HasPrefix(args[i].Value, "--"); i++ {
+			if args[i].Value == "--" {
+				i++
+				break
+			}
+			if args[i].Kind != Literal {
+				bad(args[i].Value)
+				return
+			}
+		}
+		a.innerArgv(cmd, args[i:], "firejail", sc, c)
 		return
 	}
 	spec, ok := wrapperSpecs[name]
@@ -230,6 +290,21 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 		}
 		if len(rest) > 0 {
 			rest = rest[1:] // priority or mask
+		}
+	case "strace", "ltrace":
+		if f, ok := has(opts, "-o", "--output"); ok {
+			if strings.HasPrefix(f.Value, "|") || strings.HasPrefix(f.Value, "!") {
+				a.innerScript(cmd, Word{Kind: f.Kind, Value: f.Value[1:]}, name+" -o", nil, true, "sh", sc, c, StdinPipe)
+			} else {
+				a.out.Writes = append(a.out.Writes, abs(f, cmd.Dir))
+			}
+		}
+		if _, ok := has(opts, "-p", "--attach"); ok && len(rest) == 0 {
+			return
+		}
+	case "prlimit":
+		if _, ok := has(opts, "-p", "--pid"); ok && len(rest) == 0 {
+			return
 		}
 	case "time":
 		if f, ok := has(opts, "-o", "--output"); ok {
@@ -438,6 +513,8 @@ func (a *analyzer) env(cmd *Command, args []Word, sc *scope, c ctx) {
 		}
 		args = rest
 		for len(args) > 0 && args[0].Kind != Unknown && strings.Contains(args[0].Value, "=") && !strings.HasPrefix(args[0].Value, "-") && !strings.HasPrefix(args[0].Value, "=") {
+			name, val, _ := strings.Cut(args[0].Value, "=")
+			a.codeVariable(name, Word{Kind: args[0].Kind, Value: val})
 			args = args[1:]
 		}
 		if len(args) > 0 && strings.HasPrefix(args[0].Value, "-") && args[0].Value != "--" {

@@ -34,7 +34,7 @@
 //     dash and rbash are real bash, so nested shells really run. A command
 //     name that is none of these is run as a stub too (bash's
 //     command_not_found_handle, set through BASH_ENV);
-//   - the command runs as an unprivileged user (Config.UID, default 65534)
+//   - the command runs as an unprivileged user (Config.UID, by default a random id above 1,000,000)
 //     with one capability, CAP_DAC_READ_SEARCH, so it can read and list
 //     everything root can (globs under /root expand as they would for root,
 //     `cd /root` works) but can write nothing outside the private tmpfs

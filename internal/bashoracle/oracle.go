@@ -2,6 +2,8 @@ package bashoracle
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -42,10 +44,12 @@ type Config struct {
 	// MaxProcs is the RLIMIT_NPROC of the command's user. Default 128.
 	MaxProcs int
 	// UID and GID are the unprivileged user and group the command runs
-	// as. Default 65534 (nobody). The process limit counts every process
-	// of a user on the machine, so concurrent runs use UID, UID-1, UID-2,
-	// … (and GID likewise), one per run in progress: choose a range with
-	// no running processes.
+	// as. The process limit counts every process of a user on the machine,
+	// so concurrent runs use UID, UID-1, UID-2, … (and GID likewise), one
+	// per run in progress: choose a range with no running processes. The
+	// default is a random range of 64 ids above 1,000,000 per Oracle, so
+	// that test processes running at once (go test runs packages in
+	// parallel) never share a user and its process limit.
 	UID, GID int
 	// Programs are stub names added to StubNames and the host's programs.
 	Programs []string
@@ -111,11 +115,18 @@ func New(ctx context.Context, cfg Config) (*Oracle, error) {
 	if cfg.MaxProcs <= 0 {
 		cfg.MaxProcs = 128
 	}
-	if cfg.UID <= 0 {
-		cfg.UID = 65534
-	}
-	if cfg.GID <= 0 {
-		cfg.GID = 65534
+	if cfg.UID <= 0 || cfg.GID <= 0 {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("bashoracle: choosing a user id: %w", err)
+		}
+		base := 1_000_000 + int(binary.BigEndian.Uint32(b[:])%(1<<20))*64 + 63
+		if cfg.UID <= 0 {
+			cfg.UID = base
+		}
+		if cfg.GID <= 0 {
+			cfg.GID = base
+		}
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = "/root"
