@@ -46,6 +46,7 @@ func TestAnalyze(t *testing.T) {
 		{`x=/etc; rm -rf $x "$x"/ssh`, []string{"rm -rf /etc /etc/ssh"}},
 		{`SYSTEMCTL_EXEC='/usr/bin/systemctl'; "$SYSTEMCTL_EXEC" unmask auditd`, []string{"/usr/bin/systemctl unmask auditd"}},
 		{`IFS= read -r line < /etc/hosts`, []string{"read -r line"}},
+		{`if grep -q x f; then found=true; else found=false; fi; "$found" && echo y`, []string{"grep -q x f", "true", "false", "echo y"}},
 		{`~/bin/tool`, []string{"/root/bin/tool"}},
 		{`x="a b"; echo $x "$x"`, []string{"echo a b a b"}},
 		{`rm -rf /e*`, []string{"rm -rf ~/e*"}},
