@@ -1,0 +1,11 @@
+package fleet_test
+
+import (
+	"github.com/stretchr/testify/mock"
+
+	"github.com/nightshift-dev/nightshift/inventory"
+)
+
+type inventoryHost = inventory.Host
+
+var mockAny = mock.Anything
