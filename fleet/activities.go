@@ -60,7 +60,8 @@ type Activities struct {
 	Connector batch.Connector
 	// Model is the model server client (required for model calls).
 	Model worker.ChatModel
-	// HeartbeatEvery is how often long activities heartbeat; zero means 5s.
+	// HeartbeatEvery is how often long activities heartbeat (the SDK
+	// throttles them to the heartbeat timeout); zero means 1s.
 	HeartbeatEvery time.Duration
 }
 
@@ -69,7 +70,7 @@ type Activities struct {
 func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 	every := a.HeartbeatEvery
 	if every <= 0 {
-		every = 5 * time.Second
+		every = time.Second
 	}
 	done := make(chan struct{})
 	go func() {

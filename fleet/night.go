@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"sync"
 
 	"go.temporal.io/sdk/temporal"
@@ -24,6 +25,18 @@ type Workflows struct {
 
 	mu     sync.Mutex
 	models map[string]*budget.Model
+}
+
+// Preload loads the tokenizers named, so that no workflow task waits for
+// one (loading takes long enough for the SDK's deadlock detector, which
+// fails the task; it is retried, but the first night would log panics).
+func (f *Workflows) Preload(specs ...string) error {
+	for _, s := range specs {
+		if _, err := f.model(s); err != nil {
+			return fmt.Errorf("fleet: tokenizer %s: %w", s, err)
+		}
+	}
+	return nil
 }
 
 func (f *Workflows) model(spec string) (*budget.Model, error) {

@@ -38,6 +38,9 @@ type ServeConfig struct {
 	// HostSlots caps the host activities (probe, check, command) this
 	// process runs at once. Zero means 64.
 	HostSlots int
+	// Tokenizers are loaded before the workers start (nights naming
+	// another one load it on first use). Nil means "qwen3".
+	Tokenizers []string
 	// NoNight stops this process from polling the night queue.
 	NoNight bool
 	// Logger receives the SDK's logs; nil means slog's default.
@@ -70,6 +73,12 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	if cfg.Workflows == nil {
 		cfg.Workflows = &Workflows{}
+	}
+	if cfg.Tokenizers == nil {
+		cfg.Tokenizers = []string{"qwen3"}
+	}
+	if err := cfg.Workflows.Preload(cfg.Tokenizers...); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if cfg.HostSlots == 0 {
 		cfg.HostSlots = 64

@@ -34,6 +34,18 @@ if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "${STATICCHECK_VERSION#
 	GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
 fi
 
+# The fleet integration test (cmd/worker) runs a real Temporal dev server:
+# the Temporal CLI, built from the Go module proxy (5-10 minutes on 2 cores
+# the first time; a no-op once $GOPATH/bin/temporal is that version). Its
+# --version says 0.0.0-DEV when built with go install, so the module version
+# recorded in the binary is what is checked. Newer CLIs carry replace
+# directives that go install refuses.
+TEMPORAL_CLI_VERSION=v1.5.1
+if ! go version -m "$gobin/temporal" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/temporalio/cli[[:space:]]+${TEMPORAL_CLI_VERSION}([[:space:]]|$)"; then
+	echo "install-test-deps: installing the Temporal CLI ${TEMPORAL_CLI_VERSION} (takes minutes the first time)"
+	GOFLAGS= go install "github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}"
+fi
+
 if [ -x scripts/fetch-tokenizers.sh ]; then
 	scripts/fetch-tokenizers.sh
 fi

@@ -37,6 +37,7 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var zone string
 	var modelSlots, hostSlots int
 	var modelRate float64
+	var tokenizers stringList
 	fs := flag.NewFlagSet("worker fleet serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
@@ -44,6 +45,7 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&modelSlots, "model-slots", 2, "model calls this process makes at once (0: none)")
 	fs.Float64Var(&modelRate, "model-rate", 0, "fleet-wide cap on model calls started per `SECOND` (0: none)")
 	fs.IntVar(&hostSlots, "host-slots", 64, "host activities (probe, check, command) at once")
+	fs.Var(&tokenizers, "tokenizer", "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)")
 	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
 	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
 	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
@@ -79,7 +81,7 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fmt.Fprintf(stdout, "fleet serve: zone %s (queue %s), night queue %s, model slots %d, on %s namespace %s\n",
 		zone, fleet.ZoneQueue(zone), fleet.NightQueue, modelSlots, tf.addr, tf.namespace)
 	err = fleet.Serve(sctx, fleet.ServeConfig{Client: c, Zone: zone, Activities: acts, ModelSlots: modelSlots,
-		ModelRate: modelRate, HostSlots: hostSlots})
+		ModelRate: modelRate, HostSlots: hostSlots, Tokenizers: tokenizers})
 	if err != nil {
 		return &usageError{err}
 	}

@@ -45,6 +45,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var rulesPaths, ruleIDs, limit stringList
 	var name, id, schedule string
 	var wait, noLessons bool
+	var heartbeat time.Duration
 	fs := flag.NewFlagSet("worker fleet start", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
@@ -64,6 +65,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&m.MaxAttempts, "max-attempts", 0, "attempts per rule (default: the rule's max_attempts, else 20)")
 	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", fleet.DefaultCommandTimeout, "timeout of each command or check activity")
+	fs.DurationVar(&heartbeat, "heartbeat", fleet.DefaultHeartbeat, "how soon an activity whose worker died is found out (its command then reported unknown)")
 	addRunFlags(fs, m)
 	rest, err := parseFleetFlags(fs, fleetStartUsage, args)
 	if err != nil {
@@ -80,6 +82,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("fleet start: --wait and --schedule cannot be combined")
 	case !wait && (m.HTML != "" || m.JUnit != "" || m.JSONReport != ""):
 		return usagef("fleet start: --html, --junit and --json-report need --wait (or use 'worker fleet report')")
+	case heartbeat < time.Second:
+		return usagef("fleet start: --heartbeat must be at least 1s")
 	case m.ParallelHosts < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
 		return usagef("fleet start: --parallel-hosts, --max-tokens and --keep-turns must be positive, --max-attempts and --context-window not negative")
 	}
@@ -104,7 +108,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Hosts: hosts, Model: model,
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
-		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, NoLessons: noLessons}
+		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons}
 	if err := n.Validate(); err != nil {
 		return &usageError{err}
 	}

@@ -1,0 +1,485 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/nightshift-dev/nightshift/fleet"
+
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/simhost"
+	"github.com/nightshift-dev/nightshift/vllmsim"
+)
+
+// temporalCLI finds the Temporal CLI that scripts/install-test-deps.sh
+// installs. Missing, the fleet integration test skips — or fails when CI
+// is set.
+func temporalCLI(t *testing.T) string {
+	t.Helper()
+	cands := []string{}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		cands = append(cands, filepath.Join(strings.TrimSpace(string(out)), "bin", "temporal"))
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		cands = append(cands, p)
+	}
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("the Temporal CLI is missing (run scripts/install-test-deps.sh)")
+	}
+	t.Skip("the Temporal CLI is missing (run scripts/install-test-deps.sh)")
+	return ""
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startTemporal runs `temporal server start-dev --headless` on loopback
+// ports (in-memory store) and returns its frontend address once it answers.
+func startTemporal(t *testing.T) string {
+	t.Helper()
+	bin := temporalCLI(t)
+	port := freePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--http-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)), "--log-level", "error")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+			c.Close()
+		}
+		cancel()
+		if err == nil {
+			return addr
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the Temporal dev server did not answer on %s:\n%s", addr, out.String())
+	return ""
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
+
+// fleetPolicy answers as package batch's simulated night: rules rNN of five
+// kinds by index (compliant; fixed at attempt 1; a wrong try, a banned
+// command, the fix at 3; a wrong try then give_up; never fixed in 5).
+// Each remediation command is unique per rule and attempt.
+type fleetPolicy struct{}
+
+func (fleetPolicy) Name() string { return "fleet-night" }
+
+func (fleetPolicy) Next(c vllmsim.Conversation) vllmsim.Generation {
+	id, a := c.RuleID, c.Attempt
+	n, _ := strconv.Atoi(strings.TrimPrefix(id, "r"))
+	try := vllmsim.Apply(fmt.Sprintf("set %s try%d", id, a), "look around")
+	fix := vllmsim.Apply(fmt.Sprintf("set %s ok", id), "the fix")
+	switch n % 5 {
+	case 1:
+		return vllmsim.Generation{Calls: []vllmsim.Call{fix}}
+	case 2:
+		switch a {
+		case 1:
+			return vllmsim.Generation{Calls: []vllmsim.Call{try}}
+		case 2:
+			return vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply("rm -rf /", "start over")}}
+		}
+		return vllmsim.Generation{Calls: []vllmsim.Call{fix}}
+	case 3:
+		if a >= 2 {
+			return vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.GiveUpCall("cannot be fixed remotely")}}
+		}
+		return vllmsim.Generation{Calls: []vllmsim.Call{try}}
+	}
+	return vllmsim.Generation{Text: "Trying something else.", Calls: []vllmsim.Call{try}}
+}
+
+// gauge is the simulator's front: it records the chat completions in
+// flight (the most at once) and makes each take delay.
+type gauge struct {
+	inner           http.Handler
+	delay           time.Duration
+	in, most, total atomic.Int64
+}
+
+func (g *gauge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		n := g.in.Add(1)
+		g.total.Add(1)
+		defer g.in.Add(-1)
+		for {
+			m := g.most.Load()
+			if n <= m || g.most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(g.delay)
+	}
+	g.inner.ServeHTTP(w, r)
+}
+
+// fleetHosts starts n simulated hosts (state and exec log under dir), zone
+// a for even ones and b for odd ones, and writes the inventory.
+func fleetHosts(t *testing.T, dir string, n, nRules int) (inv string, hosts []*simhost.Host) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("hosts:\n")
+	for i := range n {
+		name := fmt.Sprintf("h%02d", i)
+		st := map[string]string{}
+		for r := 0; r < nRules; r += 5 {
+			st[fmt.Sprintf("r%02d", r)] = "ok"
+		}
+		h, err := simhost.Start(context.Background(), simhost.Config{Name: name, AuthorizedKey: simhost.KeyFromSeed("fleet client").PublicKey(),
+			State: st, Dir: filepath.Join(dir, "hosts", name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		hosts = append(hosts, h)
+		zone := "a"
+		if i%2 == 1 {
+			zone = "b"
+		}
+		fmt.Fprintf(&b, "  - host: %s\n    address: 127.0.0.1\n    port: %d\n    user: root\n    vars: {nightshift_zone: %s}\n", name, h.Port, zone)
+	}
+	inv = filepath.Join(dir, "hosts.yaml")
+	if err := os.WriteFile(inv, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return inv, hosts
+}
+
+// jsonSummary is the part of the JSON report the comparison reads.
+type jsonSummary struct {
+	Results []struct {
+		Rule     string `json:"rule"`
+		Host     string `json:"host"`
+		Outcome  string `json:"outcome"`
+		Reason   string `json:"reason"`
+		Attempts []struct {
+			Number       int    `json:"number"`
+			PromptTokens int    `json:"prompt_tokens"`
+			Check        string `json:"check"`
+			Commands     []struct {
+				Command  string `json:"command"`
+				Action   string `json:"action"`
+				ExitCode *int   `json:"exit_code"`
+				Check    string `json:"check"`
+			} `json:"commands"`
+		} `json:"attempt_details"`
+	} `json:"results"`
+}
+
+func readSummary(t *testing.T, path string) jsonSummary {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A night on a real Temporal dev server with three `worker fleet serve`
+// processes on two zones, one of them killed with SIGKILL mid-run: every
+// rule × host ends exactly once, no command ran twice on its host (counted
+// in the hosts' own exec logs), the model calls in flight never exceed the
+// fleet-wide cap (the sum of the processes' --model-slots), and the report
+// equals `worker run`'s on the same inputs except tasks caught mid-command.
+func TestFleetIntegration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal dev server")
+	}
+	addr := startTemporal(t)
+	const nHosts, nRules, slots = 4, 10, 1
+	dir := t.TempDir()
+	key := filepath.Join(dir, "id_ed25519")
+	if err := simhost.WriteKey(key, "fleet client"); err != nil {
+		t.Fatal(err)
+	}
+	var rulesText strings.Builder
+	rulesText.WriteString("rules:\n")
+	for i := range nRules {
+		fmt.Fprintf(&rulesText, "  - {id: r%02d, title: Simulated rule %d, check: \"test r%02d = ok\", max_attempts: 5}\n", i, i, i)
+	}
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(rulesText.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv, hosts := fleetHosts(t, filepath.Join(dir, "fleet"), nHosts, nRules)
+	var known strings.Builder
+	for _, h := range hosts {
+		known.WriteString(h.KnownHostsLine() + "\n")
+	}
+	kh := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(kh, []byte(known.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := budget.LoadModel("qwen3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := vllmsim.NewBudgetCounter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: fleetPolicy{}, Seed: 1, Created: time.Unix(1, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gauge{inner: sim.Handler(), delay: 100 * time.Millisecond}
+	hs := httptest.NewServer(g)
+	defer hs.Close()
+	baseURL := hs.URL + "/v1"
+
+	serve := func(zone string) *exec.Cmd {
+		cmd, out := startCLI(t, []string{"fleet", "serve", "--temporal", addr, "--zone", zone, "--model-slots", strconv.Itoa(slots),
+			"--base-url", baseURL, "--identity", key, "--known-hosts", kh, "--command-timeout", "30s"})
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("serve %s:\n%s", zone, out.String())
+			}
+		})
+		return cmd
+	}
+	victim := serve("a")
+	serve("a")
+	serve("b")
+
+	report := filepath.Join(dir, "fleet.json")
+	start, startOut := startCLI(t, []string{"fleet", "start", "--temporal", addr, "--rules", rulesFile, "--inventory", inv,
+		"--id", "itest", "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(nHosts), "--heartbeat", "3s",
+		"--no-lessons", "--retry-deadline", "30s", "--wait", "--json-report", report})
+	began := time.Now()
+
+	// Kill -9 one zone-a worker once a third of the commands have run.
+	ran := func() int {
+		n := 0
+		for _, h := range hosts {
+			n += len(h.Log())
+		}
+		return n
+	}
+	for ran() < 80 {
+		if time.Since(began) > 3*time.Minute {
+			t.Fatalf("the night did not get going:\n%s", startOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := victim.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Since(began)
+
+	done := make(chan error, 1)
+	go func() { done <- start.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == exitNotFixed) {
+			t.Fatalf("fleet start --wait: %v\n%s", err, startOut.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the night did not end in 5 minutes:\n%s", startOut.String())
+	}
+	t.Logf("night of %d rules × %d hosts: %s (worker killed at %s), %d model calls, at most %d in flight (cap %d)",
+		nRules, nHosts, time.Since(began).Round(time.Millisecond), killedAt.Round(time.Millisecond), g.total.Load(), g.most.Load(), 3*slots)
+
+	// Every rule × host ended exactly once.
+	got := readSummary(t, report)
+	if len(got.Results) != nRules*nHosts {
+		t.Fatalf("%d results, want %d", len(got.Results), nRules*nHosts)
+	}
+	seen := map[string]bool{}
+	caught := map[string]bool{} // tasks with a command of unknown outcome
+	for _, r := range got.Results {
+		k := r.Rule + "@" + r.Host
+		if seen[k] {
+			t.Errorf("%s reported twice", k)
+		}
+		seen[k] = true
+		if r.Outcome == "interrupted" || r.Outcome == "failed" {
+			t.Errorf("%s: %s (%s)", k, r.Outcome, r.Reason)
+		}
+		for _, a := range r.Attempts {
+			for _, c := range a.Commands {
+				if c.Action == "unknown" {
+					caught[k] = true
+				}
+			}
+		}
+	}
+	// No command ran twice on its host: each is unique per rule and attempt.
+	for _, h := range hosts {
+		count := map[string]int{}
+		for _, c := range h.Log() {
+			if strings.HasPrefix(c, "set ") {
+				count[c]++
+			}
+		}
+		for c, n := range count {
+			if n > 1 {
+				t.Errorf("a host ran %q %d times", c, n)
+			}
+		}
+	}
+	// The fleet-wide cap on model calls held.
+	if most := g.most.Load(); most > 3*slots {
+		t.Errorf("%d model calls in flight at once, above the fleet cap %d", most, 3*slots)
+	}
+
+	// Today's workflow code replays the histories just made (and, with
+	// NIGHTSHIFT_RECORD_FLEET_HISTORY=1, they become package fleet's
+	// recorded histories for its replay test).
+	ids := []string{"itest"}
+	for i := range nHosts {
+		ids = append(ids, fmt.Sprintf("itest/h%02d", i))
+	}
+	// The kill mattered: tasks the dead worker held timed out and went to
+	// the other worker of its zone.
+	if n := replayHistories(t, addr, ids...); n == 0 {
+		t.Error("no workflow or activity task timed out: the killed worker held no work")
+	} else {
+		t.Logf("%d workflow or activity tasks timed out after the kill and were taken over", n)
+	}
+
+	// The same night with `worker run` on fresh hosts (fresh ports: their
+	// keys are learned on first use into a new known_hosts).
+	inv2, _ := fleetHosts(t, filepath.Join(dir, "run"), nHosts, nRules)
+	kh2 := filepath.Join(dir, "known_hosts2")
+	want := filepath.Join(dir, "run.json")
+	code, out, errOut := cli(t, "", "run", "--rules", rulesFile, "--inventory", inv2, "--journal", filepath.Join(dir, "run.db"),
+		"--identity", key, "--known-hosts", kh2, "--accept-new-host-key", "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(nHosts),
+		"--no-lessons", "--no-progress", "--json-report", want)
+	if code != exitNotFixed && code != exitOK {
+		t.Fatalf("worker run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	wantS := readSummary(t, want)
+	byKey := map[string]int{}
+	for i, r := range wantS.Results {
+		byKey[r.Rule+"@"+r.Host] = i
+	}
+	same := 0
+	for _, r := range got.Results {
+		k := r.Rule + "@" + r.Host
+		if caught[k] {
+			continue
+		}
+		a, _ := json.Marshal(r)
+		b, _ := json.Marshal(wantS.Results[byKey[k]])
+		if string(a) != string(b) {
+			t.Errorf("%s differs from worker run's:\nfleet: %s\nrun:   %s", k, a, b)
+			continue
+		}
+		same++
+	}
+	t.Logf("%d of %d tasks equal to worker run's; %d caught mid-command", same, len(got.Results), len(caught))
+}
+
+// replayHistories replays the histories of the workflows ids with the
+// current code and counts their task timeouts. With
+// NIGHTSHIFT_RECORD_FLEET_HISTORY set it writes the first three to
+// ../../fleet/testdata/replay.
+func replayHistories(t *testing.T, addr string, ids ...string) (timeouts int) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i, id := range ids {
+		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		h := &historypb.History{}
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Events = append(h.Events, e)
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+				timeouts++
+			}
+		}
+		wf := &fleet.Workflows{}
+		if err := wf.Preload("qwen3"); err != nil {
+			t.Fatal(err)
+		}
+		if err := fleet.Replay(wf, id, h, quietLogger{}); err != nil {
+			t.Errorf("replay of %s: %v", id, err)
+		}
+		if os.Getenv("NIGHTSHIFT_RECORD_FLEET_HISTORY") == "" || i >= 3 {
+			continue
+		}
+		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		if _, err := zw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		name := url.PathEscape(id) + ".json.gz"
+		if err := os.WriteFile(filepath.Join("..", "..", "fleet", "testdata", "replay", name), z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return timeouts
+}
