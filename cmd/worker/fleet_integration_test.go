@@ -295,8 +295,10 @@ func TestFleetIntegration(t *testing.T) {
 		})
 		return cmd
 	}
+	// Zone a starts with one worker, so that it holds zone a's host
+	// workflows (sticky) and their activities; a second one joins before the
+	// first is killed and must take them over.
 	victim := serve("a")
-	serve("a")
 	serve("b")
 
 	report := filepath.Join(dir, "fleet.json")
@@ -304,8 +306,9 @@ func TestFleetIntegration(t *testing.T) {
 		"--id", "itest", "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(nHosts), "--heartbeat", "3s",
 		"--no-lessons", "--retry-deadline", "30s", "--wait", "--json-report", report})
 	began := time.Now()
+	tflag := []string{"--temporal", addr}
 
-	// Kill -9 one zone-a worker once a third of the commands have run.
+	// Kill -9 one zone-a worker once about a third of the commands have run.
 	ran := func() int {
 		n := 0
 		for _, h := range hosts {
@@ -319,6 +322,13 @@ func TestFleetIntegration(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// While it runs, status says so (exit 1) with its progress.
+	if code, out, errOut := cli(t, "", append([]string{"fleet", "status"}, append(tflag, "itest")...)...); code != exitNotFixed ||
+		!strings.Contains(out, "night itest (") || !strings.Contains(out, ": running, ") {
+		t.Errorf("fleet status while running: exit %d\n%s%s", code, out, errOut)
+	}
+	serve("a")
+	time.Sleep(500 * time.Millisecond)
 	if err := victim.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -426,6 +436,62 @@ func TestFleetIntegration(t *testing.T) {
 		same++
 	}
 	t.Logf("%d of %d tasks equal to worker run's; %d caught mid-command", same, len(got.Results), len(caught))
+
+	// status and report of the ended night; report writes what --wait did.
+	code, out, errOut = cli(t, "", append([]string{"fleet", "status"}, append(tflag, "itest")...)...)
+	if wantLine := fmt.Sprintf(": ended, %d of %d rules × hosts ended", nRules*nHosts, nRules*nHosts); code != exitOK || !strings.Contains(out, wantLine) {
+		t.Errorf("fleet status: exit %d, want 0 and %q\n%s%s", code, wantLine, out, errOut)
+	}
+	again := filepath.Join(dir, "again.json")
+	code, out, errOut = cli(t, "", append([]string{"fleet", "report", "--json-report", again}, append(tflag, "itest")...)...)
+	if code != exitNotFixed {
+		t.Errorf("fleet report: exit %d, want 1 (some rules not fixed)\n%s%s", code, out, errOut)
+	}
+	if a, b := jsonOf(readSummary(t, report)), jsonOf(readSummary(t, again)); a != b {
+		t.Error("fleet report's JSON differs from fleet start --wait's")
+	}
+
+	// A schedule is created and deleted.
+	code, out, errOut = cli(t, "", append([]string{"fleet", "start", "--rules", rulesFile, "--inventory", inv, "--id", "nightly",
+		"--base-url", baseURL, "--schedule", "0 1 * * *"}, tflag...)...)
+	if code != exitOK || !strings.Contains(out, "schedule nightly") {
+		t.Errorf("fleet start --schedule: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = cli(t, "", append([]string{"fleet", "cancel", "--schedule", "nightly"}, tflag...)...); code != exitOK {
+		t.Errorf("fleet cancel --schedule: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// A cancelled night ends with what was done, the rest interrupted.
+	code, out, errOut = cli(t, "", append([]string{"fleet", "start", "--rules", rulesFile, "--inventory", inv, "--id", "itest2",
+		"--base-url", baseURL, "--no-lessons"}, tflag...)...)
+	if code != exitOK {
+		t.Fatalf("fleet start itest2: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = cli(t, "", append([]string{"fleet", "cancel"}, append(tflag, "itest2")...)...); code != exitOK {
+		t.Fatalf("fleet cancel: exit %d\n%s%s", code, out, errOut)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		code, out, errOut = cli(t, "", append([]string{"fleet", "status"}, append(tflag, "itest2")...)...)
+		if code == exitOK || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code != exitOK || !strings.Contains(out, ": ended, ") {
+		t.Fatalf("cancelled night did not end: exit %d\n%s%s", code, out, errOut)
+	}
+	cancelled := filepath.Join(dir, "cancelled.json")
+	cli(t, "", append([]string{"fleet", "report", "--json-report", cancelled}, append(tflag, "itest2")...)...)
+	interrupted := 0
+	for _, r := range readSummary(t, cancelled).Results {
+		if r.Outcome == "interrupted" {
+			interrupted++
+		}
+	}
+	if interrupted == 0 {
+		t.Errorf("the cancelled night reports no interrupted task:\n%s", out)
+	}
 }
 
 // replayHistories replays the histories of the workflows ids with the
@@ -482,4 +548,9 @@ func replayHistories(t *testing.T, addr string, ids ...string) (timeouts int) {
 		}
 	}
 	return timeouts
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
