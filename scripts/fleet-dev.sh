@@ -13,10 +13,11 @@
 # for the serve process (keys, known_hosts) go in NIGHTSHIFT_SERVE_FLAGS.
 # Needs the Temporal CLI (scripts/install-test-deps.sh installs it).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+repo="$(cd "$(dirname "$0")/.." && pwd)"
 base_url="${NIGHTSHIFT_BASE_URL:-http://localhost:8000/v1}"
 temporal="$(command -v temporal || echo "$(go env GOPATH)/bin/temporal")"
-go build -o "${TMPDIR:-/tmp}/nightshift-worker" ./cmd/worker
+[ -x "$temporal" ] || { echo "fleet-dev: the Temporal CLI is missing; run scripts/install-test-deps.sh" >&2; exit 2; }
+(cd "$repo" && go build -o "${TMPDIR:-/tmp}/nightshift-worker" ./cmd/worker)
 worker="${TMPDIR:-/tmp}/nightshift-worker"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
