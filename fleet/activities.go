@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -63,6 +64,62 @@ type Activities struct {
 	// HeartbeatEvery is how often long activities heartbeat (the SDK
 	// throttles them to the heartbeat timeout); zero means 1s.
 	HeartbeatEvery time.Duration
+
+	mu    sync.Mutex
+	conns map[string]batch.Target // one connection per host, reused by its activities
+}
+
+// Close closes the connections kept to hosts.
+func (a *Activities) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for k, t := range a.conns {
+		errs = append(errs, t.Close())
+		delete(a.conns, k)
+	}
+	return errors.Join(errs...)
+}
+
+func connKey(h inventory.Host) string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", h.Name, h.Address, h.Port, h.User, h.Identity)
+}
+
+// conn returns the kept connection to h, connecting first if there is none.
+func (a *Activities) conn(ctx context.Context, h inventory.Host) (batch.Target, error) {
+	k := connKey(h)
+	a.mu.Lock()
+	t, ok := a.conns[k]
+	a.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := a.Connector.Connect(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old, ok := a.conns[k]; ok { // another activity connected meanwhile
+		_ = t.Close()
+		return old, nil
+	}
+	if a.conns == nil {
+		a.conns = map[string]batch.Target{}
+	}
+	a.conns[k] = t
+	return t, nil
+}
+
+// drop forgets (and closes) the kept connection t to h after a transport error.
+func (a *Activities) drop(h inventory.Host, t batch.Target) {
+	k := connKey(h)
+	a.mu.Lock()
+	if a.conns[k] == t {
+		delete(a.conns, k)
+	}
+	a.mu.Unlock()
+	_ = t.Close()
 }
 
 // heartbeat records heartbeats until the returned stop is called, so that
@@ -94,12 +151,15 @@ func (a *Activities) run(ctx context.Context, h inventory.Host, command string) 
 	if a.Connector == nil {
 		return worker.Exec{}, errors.New("fleet: this worker has no connector to hosts")
 	}
-	t, err := a.Connector.Connect(ctx, h)
+	t, err := a.conn(ctx, h)
 	if err != nil {
 		return worker.Exec{ExitCode: -1}, err
 	}
-	defer t.Close()
-	return t.Run(ctx, command)
+	ex, err := t.Run(ctx, command)
+	if err != nil && ctx.Err() == nil {
+		a.drop(h, t)
+	}
+	return ex, err
 }
 
 // Probe runs one read-only probe command. A transport error fails the

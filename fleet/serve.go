@@ -119,5 +119,6 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	for _, w := range ws {
 		w.Stop()
 	}
+	_ = a.Close()
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -28,85 +27,9 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
+	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
-
-// temporalCLI finds the Temporal CLI that scripts/install-test-deps.sh
-// installs. Missing, the fleet integration test skips — or fails when CI
-// is set.
-func temporalCLI(t *testing.T) string {
-	t.Helper()
-	cands := []string{}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		cands = append(cands, filepath.Join(strings.TrimSpace(string(out)), "bin", "temporal"))
-	}
-	if p, err := exec.LookPath("temporal"); err == nil {
-		cands = append(cands, p)
-	}
-	for _, c := range cands {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("the Temporal CLI is missing (run scripts/install-test-deps.sh)")
-	}
-	t.Skip("the Temporal CLI is missing (run scripts/install-test-deps.sh)")
-	return ""
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startTemporal runs `temporal server start-dev --headless` on loopback
-// ports (in-memory store) and returns its frontend address once it answers.
-func startTemporal(t *testing.T) string {
-	t.Helper()
-	bin := temporalCLI(t)
-	port := freePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--http-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)), "--log-level", "error")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}})
-		if err == nil {
-			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
-			c.Close()
-		}
-		cancel()
-		if err == nil {
-			return addr
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("the Temporal dev server did not answer on %s:\n%s", addr, out.String())
-	return ""
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...any) {}
-func (quietLogger) Info(string, ...any)  {}
-func (quietLogger) Warn(string, ...any)  {}
-func (quietLogger) Error(string, ...any) {}
 
 // fleetPolicy answers as package batch's simulated night: rules rNN of five
 // kinds by index (compliant; fixed at attempt 1; a wrong try, a banned
@@ -241,7 +164,7 @@ func TestFleetIntegration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal dev server")
 	}
-	addr := startTemporal(t)
+	addr := temporaltest.Start(t)
 	const nHosts, nRules, slots = 4, 10, 1
 	dir := t.TempDir()
 	key := filepath.Join(dir, "id_ed25519")
@@ -287,6 +210,13 @@ func TestFleetIntegration(t *testing.T) {
 		cmd, out := startCLI(t, []string{"fleet", "serve", "--temporal", addr, "--zone", zone, "--model-slots", strconv.Itoa(slots),
 			"--base-url", baseURL, "--identity", key, "--known-hosts", kh, "--command-timeout", "30s"})
 		t.Cleanup(func() {
+			if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+				for _, l := range strings.Split(string(st), "\n") {
+					if strings.HasPrefix(l, "VmHWM:") {
+						t.Logf("serve %s (pid %d) peak RSS %s", zone, cmd.Process.Pid, strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")))
+					}
+				}
+			}
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 			if t.Failed() {
@@ -501,7 +431,7 @@ func TestFleetIntegration(t *testing.T) {
 func replayHistories(t *testing.T, addr string, ids ...string) (timeouts int) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger{}})
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: temporaltest.Quiet{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +454,7 @@ func replayHistories(t *testing.T, addr string, ids ...string) (timeouts int) {
 		if err := wf.Preload("qwen3"); err != nil {
 			t.Fatal(err)
 		}
-		if err := fleet.Replay(wf, id, h, quietLogger{}); err != nil {
+		if err := fleet.Replay(wf, id, h, temporaltest.Quiet{}); err != nil {
 			t.Errorf("replay of %s: %v", id, err)
 		}
 		if os.Getenv("NIGHTSHIFT_RECORD_FLEET_HISTORY") == "" || i >= 3 {
