@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
@@ -234,3 +235,49 @@ func hostsN(n int) []inventoryHost {
 }
 
 var _ = worker.StatusFixed
+
+// A context-length rejection by the server reaches the attempt loop inside
+// the workflow as it does in `worker run`: the same parsing of the server's
+// message, the same retries without spending attempts, the same outcome.
+func TestContextLengthRejection(t *testing.T) {
+	// The night believes in a window twice the server's and reserves the
+	// server's whole window for the completion: vLLM rejects every request.
+	fl := startNight(t, nightOptions{rules: 2, hosts: 1})
+	fl.Night.Model.ContextWindow = 2 * fl.Sim.MaxModelLen()
+	fl.Night.Model.MaxTokens = fl.Sim.MaxModelLen()
+	res := runNight(t, fl, fl.activities(), nil)
+	got := res.HostRuns[0].Tasks[1].Outcome
+
+	bn := startNight(t, nightOptions{rules: 2, hosts: 1})
+	wc := bn.workerConfig(t)
+	b, err := budget.New(budget.Config{ContextWindow: fl.Night.Model.ContextWindow, Reserve: fl.Night.Model.MaxTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc.Budget = b
+	j, err := journal.Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), journal.Config{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: wc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.Parse("night.yaml", rulesYAML(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, err := r.Run(context.Background(), batch.Spec{Name: "simulated night", Rules: set.Rules(), Hosts: bn.Night.Hosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := batch.Report(context.Background(), j, br.Run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rep.Results[1]
+	if got.ContextRejections == 0 || string(got.Status) != string(want.Outcome) || got.Reason != want.Reason {
+		t.Fatalf("fleet: %s (%d rejections) %q\nworker run: %s %q", got.Status, got.ContextRejections, got.Reason, want.Outcome, want.Reason)
+	}
+}
