@@ -278,36 +278,6 @@ func TestOverflowError(t *testing.T) {
 	}
 }
 
-func TestFeedbackCollapsesToLatestPerKind(t *testing.T) {
-	h := newHarness(t, nil)
-	for turn := 1; turn <= 14; turn++ {
-		addScriptedTurn(t, h.m, turn)
-		if turn == 3 {
-			if err := h.m.AddFeedback(FeedbackBlocked, "Command blocked by the ban list: reboot"); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	p, err := h.m.Prompt(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !h.m.compressed {
-		t.Fatal("14 turns of long outputs did not pass the soft limit; the test needs compression")
-	}
-	var checks int
-	for _, msg := range p.Messages {
-		checks += strings.Count(msg.Content, "Re-check after turn")
-	}
-	if checks != 1 {
-		t.Errorf("%d re-check messages verbatim, want only the latest", checks)
-	}
-	block := historyBlockOf(p.Messages)
-	if !strings.Contains(block, "re-check results ×13") {
-		t.Errorf("history block does not count the older re-checks:\n%s", block)
-	}
-}
-
 func TestLedgerCountsRepeats(t *testing.T) {
 	h := newHarness(t, nil)
 	for turn := 1; turn <= 3; turn++ {
