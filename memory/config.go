@@ -48,8 +48,8 @@ const (
 	// docs/benchmarks.md for the measurements it was chosen from.
 	DefaultLowWaterPercent = 60
 	// DefaultOutputTokens is the cap, in tokens, to which compaction cuts
-	// an older verbatim turn's tool output.
-	DefaultOutputTokens = 1024
+	// an older verbatim turn's tool output; see docs/benchmarks.md.
+	DefaultOutputTokens = 512
 )
 
 // ErrConfig is wrapped by every configuration error New returns.
@@ -94,6 +94,10 @@ type Config struct {
 	// verbatim turns older than the current one (head, tail and every
 	// error line). Zero means DefaultOutputTokens.
 	OutputTokens int
+	// CurrentTokens is the cap to which a new turn's tool outputs are cut
+	// when it is first shown. Zero means twice OutputTokens; it must not
+	// be below OutputTokens.
+	CurrentTokens int
 	// Distiller writes the one-line summaries. Nil means the deterministic
 	// distiller of package distill, configured with Text.
 	Distiller LineDistiller
@@ -117,14 +121,20 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("%w: MaxGroups and GroupSpan must not be negative", ErrConfig)
 	case c.LowWaterPercent < 0 || c.LowWaterPercent > 100:
 		return fmt.Errorf("%w: LowWaterPercent is %d; it must be within 0..100", ErrConfig, c.LowWaterPercent)
-	case c.LowWaterTokens < 0 || c.OutputTokens < 0:
-		return fmt.Errorf("%w: LowWaterTokens and OutputTokens must not be negative", ErrConfig)
+	case c.LowWaterTokens < 0 || c.OutputTokens < 0 || c.CurrentTokens < 0:
+		return fmt.Errorf("%w: LowWaterTokens, OutputTokens and CurrentTokens must not be negative", ErrConfig)
 	}
 	if c.LowWaterPercent == 0 {
 		c.LowWaterPercent = DefaultLowWaterPercent
 	}
 	if c.OutputTokens == 0 {
 		c.OutputTokens = DefaultOutputTokens
+	}
+	if c.CurrentTokens == 0 {
+		c.CurrentTokens = 2 * c.OutputTokens
+	}
+	if c.CurrentTokens < c.OutputTokens {
+		return fmt.Errorf("%w: CurrentTokens %d is below OutputTokens %d", ErrConfig, c.CurrentTokens, c.OutputTokens)
 	}
 	if c.KeepTurns == 0 {
 		c.KeepTurns = DefaultKeepTurns

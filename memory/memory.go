@@ -61,6 +61,7 @@ type turn struct {
 	line      string
 	hasLine   bool
 	summary   *distill.Summary
+	admitted  bool // its outputs were cut to CurrentTokens when it was first shown
 }
 
 // Memory is one conversation's sliding window. See the package comment.

@@ -234,8 +234,8 @@ func TestHugeOutput(t *testing.T) {
 			t.Errorf("cut output lacks %q", want)
 		}
 	}
-	if e, ok := h.events.last(EventDegrade); !ok || e.CurrentCap == 0 {
-		t.Errorf("no degradation event cutting the current turn: %+v", e)
+	if e, ok := h.events.last(EventPrompt); !ok || e.Cut != 1 {
+		t.Errorf("the prompt event does not report the current turn's output cut: %+v", e)
 	}
 	if got, want := p.Assessment.Prompt, exactCount(t, h, p.Messages); got != want {
 		t.Fatalf("assessed %d, uncached %d", got, want)

@@ -29,8 +29,8 @@ type Prompt struct {
 }
 
 // currentCaps are the token caps tried, largest first, on the current
-// turn's tool outputs when the prompt cannot fit otherwise: the current turn
-// keeps up to eight times the room of an older verbatim turn's output.
+// turn's tool outputs when the prompt cannot fit otherwise (those below
+// Config.CurrentTokens).
 var currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
 
 // Prompt prepares the messages for the next model call, keeping them within
@@ -43,6 +43,13 @@ var currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
 // that would pass the soft limit is compacted once, down to the low-water
 // mark, so that the following prompts can append again.
 func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
+	// A new turn's outputs are shown cut to CurrentTokens, once: the
+	// current turn has twice the room of an older one, and keeps the bytes
+	// it is first shown with until a compaction.
+	if n := len(m.turns); n > 0 && !m.turns[n-1].admitted {
+		m.turns[n-1].admitted = true
+		m.cutTurn(n-1, m.cfg.CurrentTokens)
+	}
 	p, err := m.build(ctx)
 	if err != nil {
 		return Prompt{}, err
@@ -102,6 +109,9 @@ func (m *Memory) compactPrompt(ctx context.Context, p Prompt) (Prompt, error) {
 	}
 	// 3. The current turn's outputs, down to twice an older turn's cap.
 	curCaps := currentCaps
+	for len(curCaps) > 0 && curCaps[0] >= m.cfg.CurrentTokens {
+		curCaps = curCaps[1:]
+	}
 	for len(curCaps) > 0 && p.Assessment.Over() && curCaps[0] >= 2*m.cfg.OutputTokens {
 		if p, err = m.cutCurrent(ctx, p, curCaps[0]); err != nil {
 			return Prompt{}, err

@@ -59,7 +59,8 @@
 // # Policies
 //
 // A Policy reads a Conversation — the rule id from the first line of the
-// first system message ("Rule: <id>"), the attempt number (the last
+// first system message ("Rule: <id>") or else from the first "Rule: <id>"
+// line of the first user message, the attempt number (the last
 // "Attempt: N" line of a system or user message, else 1 + the number of
 // assistant messages), the last ssh_apply command and the last tool result —
 // and returns a Generation. Built-ins: Stubborn (large-output commands and
