@@ -46,7 +46,7 @@ const (
 	// DefaultLowWaterPercent is where compaction brings the prompt, as a
 	// share of the soft limit's prompt tokens (soft limit − reserve); see
 	// docs/benchmarks.md for the measurements it was chosen from.
-	DefaultLowWaterPercent = 60
+	DefaultLowWaterPercent = 50
 	// DefaultOutputTokens is the cap, in tokens, to which compaction cuts
 	// an older verbatim turn's tool output; see docs/benchmarks.md.
 	DefaultOutputTokens = 512
