@@ -90,8 +90,7 @@ func (w *Worker) instruction(r rules.Rule, bans *rules.BanList, f *HostFacts, le
 // the worker's instructions and the global ban list.
 func renderSystem(global *rules.BanList) string {
 	var b strings.Builder
-	b.WriteString("You bring Linux hosts into compliance with security rules, one rule at a time; the user message names the rule, " +
-		"its check and the host. Call ssh_apply with one shell command at a time; " +
+	b.WriteString("You bring a host into compliance with the rule in the user message. Call ssh_apply with one shell command at a time; " +
 		"it runs as root, non-interactively, with a timeout. After every command the worker re-runs the check and tells you the result. " +
 		"Do not repeat a command that already failed; read the errors and change the approach. " +
 		"When the rule cannot be fixed on this host, call give_up with the reason.\n")
@@ -121,7 +120,7 @@ func renderTask(r rules.Rule, global, bans *rules.BanList, f *HostFacts, desc, h
 		fmt.Fprintf(&b, "Hints: %s\n", strings.TrimSpace(hints))
 	}
 	if own := bans.Patterns()[len(global.Patterns()):]; len(own) > 0 {
-		b.WriteString("\nBanned commands for this rule, besides the list in the system message — the worker refuses them before they run too:\n")
+		b.WriteString("\nBanned commands for this rule too (refused before they run):\n")
 		for _, p := range own {
 			fmt.Fprintf(&b, "- %s\n", p)
 		}
