@@ -70,7 +70,7 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 			// of the largest of attempts 1..20, and the message count
 			// within its bound. (Both move with the memory's degrade steps,
 			// so maxima are compared, not single attempts.)
-			maxEarly, maxLate, msgsEarly, msgsLate := 0, 0, 0, 0
+			maxEarly, maxLate, msgsEarly, msgsLate := 0, 0, 0, 0 // messages: logged only
 			for _, c := range calls {
 				a := c.Assessment
 				if a.Total > a.Limit || a.Prompt+1024 > 16384 {
@@ -87,13 +87,10 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 			if float64(maxLate) > 1.25*float64(maxEarly) {
 				t.Errorf("the prompt grew from at most %d tokens in attempts 1–20 to %d after", maxEarly, maxLate)
 			}
-			// The number of messages plateaus too: it moves between
-			// compactions (turns are appended until the soft limit) but
-			// does not grow past attempt 20 by more than one turn of
-			// (assistant, tool result, check feedback).
-			if msgsLate > msgsEarly+3 {
-				t.Errorf("%d messages after attempt 20, at most %d before", msgsLate, msgsEarly)
-			}
+			// The number of messages is bounded by tokens, not by K: turns
+			// are appended until the soft limit, and the worker's refusals
+			// of repeated commands make small turns (hence no bound on it
+			// here; the tokens plateau above).
 		})
 	}
 }
