@@ -133,6 +133,7 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 		}
 	}
 	t.Logf("%d attempts, %d commands blocked, %d ran", out.Attempts, blocked, out.Commands)
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
 }
 
 // TestEventualFixes: wrong tries, then the fix; the rule ends fixed.
@@ -154,6 +155,7 @@ func TestEventualFixes(t *testing.T) {
 	if err != nil || out.Status != worker.StatusFixed || out.Attempts != 4 {
 		t.Fatalf("outcome %+v, err %v; want fixed at attempt 4", out, err)
 	}
+	assertPromptContents(t, e2, "", qwen3(t).Tokenizer)
 	// Checking again costs no model call.
 	calls := len(e2.requests())
 	out, err = e2.worker(workerOptions{}).Fix(context.Background(), r)
@@ -193,6 +195,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 	if rej := e.sim.Stats().Rejections(); len(rej) != 0 {
 		t.Fatalf("the server rejected %d requests: %s", len(rej), rej[0].Error)
 	}
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
 }
 
 // TestRetriesAreNotAttempts: 503s, 429s and a dropped connection are retried
