@@ -2,12 +2,12 @@ package worker_test
 
 import (
 	"encoding/json"
+	"github.com/nightshift-dev/nightshift/safety"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -32,7 +32,7 @@ var groupRE = regexp.MustCompile(`\[Turns? (\d+)(?:–(\d+))?:`)
 func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ Count(string) int }) int {
 	t.Helper()
 	reqs := e.requests()
-	global := rules.DefaultBanList().Patterns()
+	global := safety.DefaultBanList().Patterns()
 	// The command and real output of each attempt's ran command.
 	type attemptRun struct {
 		command string
