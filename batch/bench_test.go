@@ -28,8 +28,9 @@ var (
 //
 //	go test ./batch -run '^$' -bench BenchmarkNight -benchtime 1x
 //
-// It reports tasks/s, model calls/s, journal steps/s and the process's peak
-// RSS (VmHWM).
+// It reports tasks/s, model calls/s, journal steps/s, the process's peak
+// RSS (VmHWM) and the share of prompt tokens the simulator's prefix cache
+// served.
 func BenchmarkNight(b *testing.B) {
 	for range b.N {
 		n := startNight(b, nightOptions{rules: *benchRules, hosts: *benchHosts})
@@ -67,6 +68,9 @@ func BenchmarkNight(b *testing.B) {
 		b.ReportMetric(float64(steps)/took.Seconds(), "steps/s")
 		b.ReportMetric(took.Seconds(), "run-s")
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+		prompt, cached := n.Sim.Stats().PromptTokens()
+		b.ReportMetric(100*float64(cached)/float64(max(prompt, 1)), "%prompt-cached")
+		b.ReportMetric(float64(prompt)/float64(max(len(n.Sim.Stats().Completions()), 1)), "prompt-tokens/call")
 	}
 }
 

@@ -243,6 +243,12 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 	if h.call != nil && h.call.Assessment != nil {
 		mc.Assessment, mc.MaxTokens = *h.call.Assessment, h.call.MaxTokens
 	}
+	if err == nil {
+		mc.UsagePrompt = resp.Usage.PromptTokens
+		if d := resp.Usage.PromptTokensDetails; d != nil {
+			mc.CachedTokens = d.CachedTokens
+		}
+	}
 	h.record(func(ctx context.Context) error { return h.j().RecordModelCall(ctx, h.task, mc) })
 	if err == nil {
 		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}

@@ -81,6 +81,10 @@ func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t
 			flush("")
 		}
 		switch {
+		case st.ModelCall != nil:
+			if m := st.ModelCall; m.UsagePrompt > 0 {
+				c.Usage(t.Rule, t.Host, m.UsagePrompt, m.CachedTokens)
+			}
 		case st.Command != nil:
 			attempt = max(st.Attempt, 1)
 			pending = append(pending, reportCommand(*st.Command, outputCap))

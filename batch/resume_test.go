@@ -26,13 +26,16 @@ import (
 )
 
 // normalized returns the report without what legitimately differs between
-// two runs of the same night: times and durations.
+// two runs of the same night: times and durations, and the model server's
+// usage (a killed process's model calls count too, and the prefix cache
+// depends on what ran before).
 func normalized(r *report.Run) *report.Run {
 	c := *r
 	c.Started, c.Finished = time.Time{}, time.Time{}
 	c.Results = append([]report.Result(nil), r.Results...)
 	for i := range c.Results {
 		c.Results[i].Duration = 0
+		c.Results[i].UsagePromptTokens, c.Results[i].CachedTokens = 0, 0
 	}
 	return &c
 }

@@ -41,7 +41,8 @@
 //
 //	run_summary      one row per run: status, tasks, finished, fixed
 //	task_summary     one row per rule × host: status, attempts, model calls,
-//	                 commands, largest prompt, duration
+//	                 commands, largest prompt, prompt tokens and cached
+//	                 prompt tokens (the server's usage), duration
 //	command_log      every command with its state and result
 //	pending_commands commands started without a result (outcome unknown)
 //

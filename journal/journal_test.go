@@ -565,3 +565,38 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Errorf("config = %s, want %s", r.Config, cfg)
 	}
 }
+
+// TestMigrateUsage opens a journal written at schema version 1 (with a
+// model call recorded) and records the server's usage after the migration:
+// the old call reads as 0 cached tokens, the new one as recorded, and
+// task_summary sums them.
+func TestMigrateUsage(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db := must(sql.Open("sqlite", path))(t)
+	must(db.Exec(migrations[0]))(t)
+	must(db.Exec(fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = 1", applicationID)))(t)
+	must(db.Exec(`INSERT INTO runs(id, started_ns) VALUES (1, 1); INSERT INTO tasks(id, run_id, rule, host, started_ns) VALUES (1, 1, 'r1', 'h1', 1);
+		INSERT INTO steps(id, run_id, task_id, attempt, kind, at_ns) VALUES (1, 1, 1, 1, 'model_call', 2);
+		INSERT INTO model_calls VALUES (1, 900, 0, 400, 1300, 1024, 2324, 16000, 12000, 16384, 2, 1024, 5, 0, 0, '')`))(t)
+	ok(t, db.Close())
+
+	j := must(Open(ctx, path, Config{}))(t)
+	defer j.Close()
+	ok(t, j.RecordModelCall(ctx, 1, ModelCall{Attempt: 2, Assessment: assessment, UsagePrompt: 4300, CachedTokens: 4096}))
+	steps := must(j.Steps(ctx, 1))(t)
+	if len(steps) != 2 || steps[0].ModelCall == nil || steps[1].ModelCall == nil {
+		t.Fatalf("steps after the migration: %+v", steps)
+	}
+	if m := steps[0].ModelCall; m.Assessment.Prompt != 1300 || m.CachedTokens != 0 || m.UsagePrompt != 0 {
+		t.Errorf("the version-1 call reads %+v", m)
+	}
+	if m := steps[1].ModelCall; m.UsagePrompt != 4300 || m.CachedTokens != 4096 {
+		t.Errorf("the new call reads %+v", m)
+	}
+	var prompt, cached int
+	ok(t, j.r.QueryRow("SELECT prompt_tokens, cached_tokens FROM task_summary WHERE task = 1").Scan(&prompt, &cached))
+	if prompt != 4300 || cached != 4096 {
+		t.Errorf("task_summary: %d prompt tokens, %d cached", prompt, cached)
+	}
+}

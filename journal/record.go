@@ -205,9 +205,10 @@ func (j *Journal) RecordModelCall(ctx context.Context, task TaskID, m ModelCall)
 		}
 		a := m.Assessment
 		_, err = tx.ExecContext(ctx, `INSERT INTO model_calls(step_id, system, history, current, prompt, reserve, total, limit_tokens,
-			soft, window, messages, max_tokens, duration_ns, rejected, server_tokens, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			soft, window, messages, max_tokens, duration_ns, rejected, server_tokens, error, usage_prompt, cached_tokens)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			id, a.System, a.History, a.Current, a.Prompt, a.Reserve, a.Total, a.Limit, a.Soft, a.Window, a.Messages,
-			m.MaxTokens, int64(m.Duration), m.Rejected, m.ServerTokens, m.Error)
+			m.MaxTokens, int64(m.Duration), m.Rejected, m.ServerTokens, m.Error, m.UsagePrompt, m.CachedTokens)
 		return err
 	})
 }

@@ -143,7 +143,26 @@ FROM commands c JOIN steps s ON s.id = c.step_id JOIN tasks t ON t.id = c.task_i
 CREATE VIEW pending_commands AS
 SELECT * FROM command_log WHERE state = 'started';
 `,
+	// 2: the server's usage of each model call — prompt tokens and how many
+	// of them its prefix cache served (vLLM's
+	// usage.prompt_tokens_details.cached_tokens) — and their sums per task.
+	`
+ALTER TABLE model_calls ADD COLUMN usage_prompt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE model_calls ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+DROP VIEW task_summary;
+CREATE VIEW task_summary AS
+SELECT t.run_id AS run, t.id AS task, t.rule, t.host, t.status, t.attempts,
+	(SELECT count(*) FROM steps s WHERE s.task_id = t.id AND s.kind = 'model_call') AS model_calls,
+	(SELECT count(*) FROM commands c WHERE c.task_id = t.id AND c.state <> 'skipped') AS commands,
+	(SELECT count(*) FROM commands c WHERE c.task_id = t.id AND c.state IN ('started', 'unknown')) AS unknown_commands,
+	(SELECT max(m.prompt) FROM model_calls m JOIN steps s ON s.id = m.step_id WHERE s.task_id = t.id) AS max_prompt_tokens,
+	(SELECT sum(m.usage_prompt) FROM model_calls m JOIN steps s ON s.id = m.step_id WHERE s.task_id = t.id) AS prompt_tokens,
+	(SELECT sum(m.cached_tokens) FROM model_calls m JOIN steps s ON s.id = m.step_id WHERE s.task_id = t.id) AS cached_tokens,
+	round((coalesce(t.ended_ns, (SELECT max(s.at_ns) FROM steps s WHERE s.task_id = t.id), t.started_ns) - t.started_ns) / 1e9, 3) AS seconds,
+	t.reason
+FROM tasks t;
+`,
 }
 
 // SchemaVersion is the journal schema this package writes (len(migrations)).
-const SchemaVersion = 1
+const SchemaVersion = 2

@@ -13,7 +13,7 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 	what := fmt.Sprintf("read steps of task %d", task)
 	rows, err := j.r.QueryContext(ctx, `SELECT s.id, s.kind, s.attempt, s.at_ns,
 		m.system, m.history, m.current, m.prompt, m.reserve, m.total, m.limit_tokens, m.soft, m.window, m.messages,
-		m.max_tokens, m.duration_ns, m.rejected, m.server_tokens, m.error,
+		m.max_tokens, m.duration_ns, m.rejected, m.server_tokens, m.error, m.usage_prompt, m.cached_tokens,
 		k.status, k.exit_code, k.output, k.detail, k.duration_ns,
 		a.check_status, a.prompt_tokens, a.limit_tokens,
 		d.turn, d.from_turn, d.to_turn, d.tokens_before, d.tokens_after, d.n_lines, d.messages,
@@ -33,13 +33,13 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 		var s Step
 		var at int64
 		var m ModelCall
-		var mc [15]sql.NullInt64
+		var mc [16]sql.NullInt64
 		var mErr, kStatus, kOutput, kDetail, aCheck, dMsgs, eName, ePayload sql.NullString
 		var kc [2]sql.NullInt64
 		var ac [2]sql.NullInt64
 		var dc [6]sql.NullInt64
 		if err := rows.Scan(&s.ID, &s.Kind, &s.Attempt, &at,
-			&mc[0], &mc[1], &mc[2], &mc[3], &mc[4], &mc[5], &mc[6], &mc[7], &mc[8], &mc[9], &mc[10], &mc[11], &mc[12], &mc[13], &mErr,
+			&mc[0], &mc[1], &mc[2], &mc[3], &mc[4], &mc[5], &mc[6], &mc[7], &mc[8], &mc[9], &mc[10], &mc[11], &mc[12], &mc[13], &mErr, &mc[14], &mc[15],
 			&kStatus, &kc[0], &kOutput, &kDetail, &kc[1],
 			&aCheck, &ac[0], &ac[1],
 			&dc[0], &dc[1], &dc[2], &dc[3], &dc[4], &dc[5], &dMsgs,
@@ -56,6 +56,7 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 			a.Total, a.Limit, a.Soft, a.Window, a.Messages = i(mc[5]), i(mc[6]), i(mc[7]), i(mc[8]), i(mc[9])
 			m.Attempt, m.MaxTokens, m.Duration = s.Attempt, i(mc[10]), time.Duration(mc[11].Int64)
 			m.Rejected, m.ServerTokens, m.Error = mc[12].Int64 != 0, i(mc[13]), mErr.String
+			m.UsagePrompt, m.CachedTokens = i(mc[14]), i(mc[15])
 			s.ModelCall = &m
 		case StepCheck:
 			s.Check = &Check{Attempt: s.Attempt, Status: kStatus.String, ExitCode: i(kc[0]), Output: kOutput.String,

@@ -79,6 +79,11 @@ type ModelCall struct {
 	Rejected     bool
 	ServerTokens int
 	Error        string
+	// UsagePrompt and CachedTokens are the server's usage of an answered
+	// call: usage.prompt_tokens and usage.prompt_tokens_details.cached_tokens
+	// (0 when the server does not report it).
+	UsagePrompt  int
+	CachedTokens int
 }
 
 // Command states.

@@ -43,6 +43,13 @@ const (
 	DefaultHistoryPercent = 6
 	DefaultMaxGroups      = 4
 	DefaultGroupSpan      = 25
+	// DefaultLowWaterPercent is where compaction brings the prompt, as a
+	// share of the soft limit's prompt tokens (soft limit − reserve); see
+	// docs/benchmarks.md for the measurements it was chosen from.
+	DefaultLowWaterPercent = 50
+	// DefaultOutputTokens is the cap, in tokens, to which compaction cuts
+	// an older verbatim turn's tool output; see docs/benchmarks.md.
+	DefaultOutputTokens = 512
 )
 
 // ErrConfig is wrapped by every configuration error New returns.
@@ -75,6 +82,22 @@ type Config struct {
 	// GroupSpan is the number of turns a group line covers before a new
 	// group is started. Zero means DefaultGroupSpan (25).
 	GroupSpan int
+	// LowWaterPercent is where a compaction brings the prompt, as a share
+	// of the soft limit's prompt tokens: the lower, the more calls append
+	// to a cached prefix before the next compaction, the less the model
+	// sees. Zero means DefaultLowWaterPercent; at most 100.
+	LowWaterPercent int
+	// LowWaterTokens, when positive, sets the low-water mark in prompt
+	// tokens instead of LowWaterPercent.
+	LowWaterTokens int
+	// OutputTokens is the cap to which compaction cuts the tool outputs of
+	// verbatim turns older than the current one (head, tail and every
+	// error line). Zero means DefaultOutputTokens.
+	OutputTokens int
+	// CurrentTokens is the cap to which a new turn's tool outputs are cut
+	// when it is first shown. Zero means twice OutputTokens; it must not
+	// be below OutputTokens.
+	CurrentTokens int
 	// Distiller writes the one-line summaries. Nil means the deterministic
 	// distiller of package distill, configured with Text.
 	Distiller LineDistiller
@@ -96,6 +119,22 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("%w: HistoryTokens is %d; it must not be negative", ErrConfig, c.HistoryTokens)
 	case c.MaxGroups < 0 || c.GroupSpan < 0:
 		return fmt.Errorf("%w: MaxGroups and GroupSpan must not be negative", ErrConfig)
+	case c.LowWaterPercent < 0 || c.LowWaterPercent > 100:
+		return fmt.Errorf("%w: LowWaterPercent is %d; it must be within 0..100", ErrConfig, c.LowWaterPercent)
+	case c.LowWaterTokens < 0 || c.OutputTokens < 0 || c.CurrentTokens < 0:
+		return fmt.Errorf("%w: LowWaterTokens, OutputTokens and CurrentTokens must not be negative", ErrConfig)
+	}
+	if c.LowWaterPercent == 0 {
+		c.LowWaterPercent = DefaultLowWaterPercent
+	}
+	if c.OutputTokens == 0 {
+		c.OutputTokens = DefaultOutputTokens
+	}
+	if c.CurrentTokens == 0 {
+		c.CurrentTokens = 2 * c.OutputTokens
+	}
+	if c.CurrentTokens < c.OutputTokens {
+		return fmt.Errorf("%w: CurrentTokens %d is below OutputTokens %d", ErrConfig, c.CurrentTokens, c.OutputTokens)
 	}
 	if c.KeepTurns == 0 {
 		c.KeepTurns = DefaultKeepTurns

@@ -11,15 +11,23 @@
 //
 // Before each model call, Prompt assesses system + history + current turn +
 // the completion reserve with package budget. Under the soft limit the
-// conversation is sent as is. Over it, the last K turns stay verbatim and
-// every older turn is replaced, for good, by one deterministic past-tense line
-// from package distill, gathered into one history block after the task
-// message; when the block passes its share of the budget its oldest lines are
-// merged into group lines, so the prompt stays bounded at any length. If the
-// prompt is still over the hard limit (window − reserve − margin), Prompt
-// degrades step by step — K shrinks towards 1, long tool outputs are cut to
-// head and tail keeping every error line, and the current turn's own outputs
-// are cut last — and if even that fails it returns an *OverflowError with the
+// conversation is sent as is — and between compactions it only grows at its
+// end: the history block and every turn already shown render to the same
+// bytes as in the previous prompt (every feedback message of a verbatim turn
+// stays shown), so a server's prefix cache (vLLM's automatic prefix caching)
+// serves everything but the new turn. A prompt that would pass the soft
+// limit is compacted once, with hysteresis, down to a low-water mark
+// (Config.LowWaterPercent of the soft limit): older turns are replaced, for
+// good and oldest first, by one deterministic past-tense line from package
+// distill, appended to one history block after the task message, keeping at
+// least the last K (3) turns verbatim; when the block passes its share of the
+// budget its oldest lines are merged into group lines, so the prompt stays
+// bounded at any length. If the last K turns alone are too large, their
+// older outputs are cut — once, for good, deterministically — to head, tail
+// and every error line (Config.OutputTokens); past the hard limit (window −
+// reserve − margin) the current turn's outputs are cut to no less than twice
+// that, then fewer than K turns are kept, then the current turn is cut
+// further; if even that fails Prompt returns an *OverflowError with the
 // breakdown, before any model is called.
 //
 // Rendered prompts never contain a tool result without its tool call or a

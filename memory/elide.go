@@ -10,9 +10,12 @@ import (
 var errorLine = regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|fatal|denied|refused|cannot|can't|could not|couldn't|unable|invalid|not found|no such|missing|timed out|timeout|killed|abort|aborted|panic|bad|unknown|unrecognized|permission|locked|lock)\b|^E: |^W: |^dpkg: |^sed: |^aide: |^sshd: `)
 
 // elide cuts text to about maxTokens tokens: it keeps the head and the tail
-// and, from the middle, every line that names an error (each shortened to 240
-// bytes), and marks the cut with "[… N lines, M tokens elided …]". count
-// counts tokens; total is count(text).
+// and, from the middle, every line that names an error (each shortened to
+// 240 bytes; a line equal to one already kept is elided), and marks each cut
+// with "[… N lines, M tokens elided …]". Only when the middle's error lines
+// alone would take more than maxTokens are the later ones elided too. count
+// counts tokens; total is count(text). The result depends only on its
+// arguments.
 func elide(text string, maxTokens, total int, count func(string) int) string {
 	if total <= maxTokens {
 		return text
@@ -25,7 +28,7 @@ func elide(text string, maxTokens, total int, count func(string) int) string {
 	// Estimate bytes per token from the whole text to pick lines cheaply.
 	bpt := float64(len(text)) / float64(max(total, 1))
 	budgetBytes := int(float64(maxTokens) * bpt)
-	headBytes, tailBytes, errBytes := budgetBytes*2/5, budgetBytes*2/5, budgetBytes/5
+	headBytes, tailBytes, errBytes := budgetBytes*2/5, budgetBytes*2/5, budgetBytes
 
 	h, size := 0, 0
 	for h < len(lines) && size+len(lines[h]) <= headBytes {
@@ -42,11 +45,13 @@ func elide(text string, maxTokens, total int, count func(string) int) string {
 	}
 	var kept []string
 	var elided strings.Builder
+	seen := map[string]bool{}
 	n, size := 0, 0
 	for _, l := range lines[h:t] {
-		if size < errBytes && errorLine.MatchString(l) {
+		if size < errBytes && errorLine.MatchString(l) && !seen[l] {
+			seen[l] = true
 			if len(l) > 240 {
-				l = l[:240] + "…\n"
+				l = validPrefix(l[:240]) + "…\n"
 			}
 			if n > 0 {
 				kept = append(kept, marker(n, count(elided.String())))

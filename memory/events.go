@@ -17,8 +17,8 @@ const (
 	EventDistill EventKind = "distill"
 	// EventMerge: summary lines were merged into group lines.
 	EventMerge EventKind = "merge"
-	// EventDegrade: the prompt was over the hard limit after distillation
-	// and was degraded (fewer verbatim turns, cut tool outputs).
+	// EventDegrade: compaction cut tool outputs, or kept fewer than K
+	// turns verbatim because the last K could not fit.
 	EventDegrade EventKind = "degrade"
 )
 
@@ -42,6 +42,9 @@ type Event struct {
 	KeepTurns  int `json:"keep_turns,omitempty"`
 	OutputCap  int `json:"output_cap,omitempty"`
 	CurrentCap int `json:"current_cap,omitempty"`
+	// Cut counts the verbatim turns' tool outputs shown cut to head, tail
+	// and error lines (EventPrompt, EventDegrade).
+	Cut int `json:"cut,omitempty"`
 	// TokensBefore and TokensAfter measure a distillation (prompt tokens) or
 	// a merge (history block tokens).
 	TokensBefore int `json:"tokens_before,omitempty"`

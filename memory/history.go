@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -70,10 +69,11 @@ func (m *Memory) groupLine(from, to int) string {
 }
 
 // historyBlock renders the history message for turns[:upTo] distilled: group
-// lines, one line per remaining distilled turn, the ledger's repeats and the
-// counts of feedback no longer shown verbatim. It returns "" when there is
-// nothing to say.
-func (m *Memory) historyBlock(ctx context.Context, upTo int, hidden map[FeedbackKind]int) (string, error) {
+// lines, one line per remaining distilled turn, then the ledger's failed
+// commands that were repeated. Lines are only ever added at the end, except
+// when lines are merged into groups. It returns "" when there is nothing to
+// say.
+func (m *Memory) historyBlock(ctx context.Context, upTo int) (string, error) {
 	var b strings.Builder
 	for _, g := range m.groups {
 		if g.to > upTo {
@@ -96,10 +96,6 @@ func (m *Memory) historyBlock(ctx context.Context, upTo int, hidden map[Feedback
 			b.WriteByte('\n')
 		}
 	}
-	if fb := feedbackCounts(hidden); fb != "" {
-		b.WriteString(fb)
-		b.WriteByte('\n')
-	}
 	if b.Len() == 0 {
 		return "", nil
 	}
@@ -109,26 +105,6 @@ func (m *Memory) historyBlock(ctx context.Context, upTo int, hidden map[Feedback
 // historyHeader introduces the history block; the lines below it are facts
 // from the worker's records, written in the past tense.
 const historyHeader = "Summary of earlier attempts, from the worker's records (oldest first):\n"
-
-func feedbackCounts(hidden map[FeedbackKind]int) string {
-	if len(hidden) == 0 {
-		return ""
-	}
-	kinds := make([]string, 0, len(hidden))
-	for k := range hidden {
-		kinds = append(kinds, string(k))
-	}
-	sort.Strings(kinds)
-	parts := make([]string, 0, len(kinds))
-	for _, k := range kinds {
-		name := feedbackNames[FeedbackKind(k)]
-		if name == "" {
-			name = k + " messages"
-		}
-		parts = append(parts, fmt.Sprintf("%s ×%d", name, hidden[FeedbackKind(k)]))
-	}
-	return "[Earlier feedback not repeated here: " + strings.Join(parts, ", ") + "]"
-}
 
 // abbreviate shortens a command for the repeats line.
 func (m *Memory) abbreviate(cmd string) string {
@@ -144,7 +120,7 @@ func (m *Memory) abbreviate(cmd string) string {
 // history block fits its share, and reports the merges it made.
 func (m *Memory) compact(ctx context.Context) error {
 	for {
-		block, err := m.historyBlock(ctx, m.distilled, nil)
+		block, err := m.historyBlock(ctx, m.distilled)
 		if err != nil {
 			return err
 		}
@@ -171,7 +147,7 @@ func (m *Memory) compact(ctx context.Context) error {
 			merged := &group{from: g0.from, to: g1.to, line: m.groupLine(g0.from, g1.to)}
 			m.groups = append([]*group{merged}, m.groups[2:]...)
 		}
-		after, err := m.historyBlock(ctx, m.distilled, nil)
+		after, err := m.historyBlock(ctx, m.distilled)
 		if err != nil {
 			return err
 		}

@@ -11,9 +11,9 @@ import (
 	"github.com/nightshift-dev/nightshift/distill"
 )
 
-// FeedbackKind says what a worker feedback message is about. Only the latest
-// feedback of each kind stays verbatim once the conversation is compressed;
-// older ones become counts in the history block.
+// FeedbackKind says what a worker feedback message is about. Every feedback
+// message of a verbatim turn is shown; a distilled turn's feedback is part of
+// its summary line.
 type FeedbackKind string
 
 // The feedback kinds the worker adds.
@@ -23,13 +23,6 @@ const (
 	FeedbackRepeat    FeedbackKind = "repeat"    // an exact repeat of a failed command
 	FeedbackMalformed FeedbackKind = "malformed" // a malformed tool call
 )
-
-var feedbackNames = map[FeedbackKind]string{
-	FeedbackCheck:     "re-check results",
-	FeedbackBlocked:   "blocked-command notices",
-	FeedbackRepeat:    "repetition warnings",
-	FeedbackMalformed: "malformed-call errors",
-}
 
 // ErrInstructionTooLarge is returned by New when the pinned instruction and
 // task alone do not fit the prompt limit: a configuration error.
@@ -51,7 +44,11 @@ type feedback struct {
 type result struct {
 	msg    openai.ChatCompletionMessage
 	tokens int // token count of msg.Content, -1 until counted
-	elided map[int]string
+	// shown is what the model is shown once compaction cut the output to
+	// shownCap tokens (0: not cut, msg.Content is shown). A cut is made
+	// once and kept, so the turn renders to the same bytes from then on.
+	shown    string
+	shownCap int
 }
 
 type turn struct {
@@ -64,6 +61,7 @@ type turn struct {
 	line      string
 	hasLine   bool
 	summary   *distill.Summary
+	admitted  bool // its outputs were cut to CurrentTokens when it was first shown
 }
 
 // Memory is one conversation's sliding window. See the package comment.
@@ -75,9 +73,9 @@ type Memory struct {
 	ledger *Ledger
 	seq    int
 
-	compressed bool     // the conversation has passed the soft limit once
 	distilled  int      // turns[:distilled] are replaced by lines, for good
 	groups     []*group // group lines covering turns[:grouped()]
+	block      string   // the history block, rendered at the last compaction
 	lineTokens map[string]int
 	maxPrompt  int // prompt cap set by LimitPrompt; 0: none
 }

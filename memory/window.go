@@ -28,165 +28,240 @@ type Prompt struct {
 	Assessment budget.Assessment
 }
 
-// plan says how to build one candidate prompt.
-type plan struct {
-	keep       int // turns kept verbatim (older ones shown as lines)
-	outputCap  int // token cap for tool outputs of non-current verbatim turns (0: none)
-	currentCap int // token cap for the current turn's tool outputs (0: none)
-}
-
-// outputCaps are the per-result token caps tried on older verbatim turns,
-// largest first; currentCaps those tried on the current turn.
-var (
-	outputCaps  = []int{2048, 1024, 512, 256, 128, 64}
-	currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
-)
+// currentCaps are the token caps tried, largest first, on the current
+// turn's tool outputs when the prompt cannot fit otherwise (those below
+// Config.CurrentTokens).
+var currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
 
 // Prompt prepares the messages for the next model call, keeping them within
 // the budget as the package comment describes. It never returns a prompt
 // over the hard limit: it returns an *OverflowError instead.
+//
+// Between compactions the prompt only grows at its end: the history block
+// and every turn already shown are rendered to the same bytes as in the
+// previous prompt, so a server's prefix cache serves all of it. A prompt
+// that would pass the soft limit is compacted once, down to the low-water
+// mark, so that the following prompts can append again.
 func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
-	if !m.compressed {
-		p, err := m.build(ctx, plan{keep: len(m.turns)})
-		if err != nil {
+	// A new turn's outputs are shown cut to CurrentTokens, once: the
+	// current turn has twice the room of an older one, and keeps the bytes
+	// it is first shown with until a compaction.
+	if n := len(m.turns); n > 0 && !m.turns[n-1].admitted {
+		m.turns[n-1].admitted = true
+		m.cutTurn(n-1, m.cfg.CurrentTokens)
+	}
+	p, err := m.build(ctx)
+	if err != nil {
+		return Prompt{}, err
+	}
+	if !p.Assessment.OverSoft() && !p.Assessment.Over() {
+		m.emitPrompt(p)
+		return p, nil
+	}
+	p, err = m.compactPrompt(ctx, p)
+	if err != nil {
+		return Prompt{}, err
+	}
+	m.emitPrompt(p)
+	return p, nil
+}
+
+// compactPrompt compacts the conversation of prompt p, which is over the
+// soft limit, towards the low-water mark, in this order:
+//  1. turns older than the last K become summary lines, oldest first,
+//     until the prompt is at the mark;
+//  2. the tool outputs of the older verbatim turns (not the current one)
+//     are cut, once and for good, to head, tail and every error line,
+//     oldest turn first, until the prompt is at the mark;
+//  3. while the prompt is over the hard limit, the current turn's outputs
+//     are cut, but to no less than twice the older turns' cap;
+//  4. only then, and only while the prompt is over the hard limit, fewer
+//     than K turns stay verbatim (down to the current turn alone);
+//  5. last, the current turn's outputs are cut further, to the largest cap
+//     that fits.
+//
+// It returns an *OverflowError when even that does not fit.
+func (m *Memory) compactPrompt(ctx context.Context, p Prompt) (Prompt, error) {
+	n := len(m.turns)
+	target := min(m.lowWater(), p.Assessment.Limit-p.Assessment.Reserve)
+	fits := func(q Prompt) bool { return q.Assessment.Prompt <= target && !q.Assessment.Over() }
+	var err error
+
+	// 1. Distil everything older than the last K turns, as far as needed.
+	before, from := p, m.distilled
+	for m.distilled < n-m.cfg.KeepTurns && !fits(p) {
+		if p, err = m.distilOne(ctx); err != nil {
 			return Prompt{}, err
 		}
-		if !p.Assessment.OverSoft() {
-			m.emitPrompt(p, plan{keep: len(m.turns)})
-			return p, nil
-		}
-		m.compressed = true
 	}
-	// Over the soft limit: everything but the last K turns becomes lines, for good.
-	if target := len(m.turns) - m.cfg.KeepTurns; target > m.distilled {
-		if err := m.distillUpTo(ctx, target); err != nil {
+	if m.distilled > from {
+		m.emitDistill(ctx, before, from)
+	}
+	// 2. Cut the older verbatim turns' outputs, once each.
+	for i := m.distilled; i < n-1 && !fits(p); i++ {
+		if !m.cutTurn(i, m.cfg.OutputTokens) {
+			continue
+		}
+		if p, err = m.build(ctx); err != nil {
+			return Prompt{}, err
+		}
+		m.emitDegrade(p, 0)
+	}
+	// 3. The current turn's outputs, down to twice an older turn's cap.
+	curCaps := currentCaps
+	for len(curCaps) > 0 && curCaps[0] >= m.cfg.CurrentTokens {
+		curCaps = curCaps[1:]
+	}
+	for len(curCaps) > 0 && p.Assessment.Over() && curCaps[0] >= 2*m.cfg.OutputTokens {
+		if p, err = m.cutCurrent(ctx, p, curCaps[0]); err != nil {
+			return Prompt{}, err
+		}
+		curCaps = curCaps[1:]
+	}
+	// 4. Fewer than K verbatim turns, only if they cannot fit at all.
+	before, from = p, m.distilled
+	for m.distilled < n-1 && p.Assessment.Over() {
+		if p, err = m.distilOne(ctx); err != nil {
+			return Prompt{}, err
+		}
+		m.emitDegrade(p, 0)
+	}
+	if m.distilled > from {
+		m.emitDistill(ctx, before, from)
+	}
+	// 5. The current turn's outputs, as far as needed.
+	for ; len(curCaps) > 0 && p.Assessment.Over(); curCaps = curCaps[1:] {
+		if p, err = m.cutCurrent(ctx, p, curCaps[0]); err != nil {
 			return Prompt{}, err
 		}
 	}
+	if p.Assessment.Over() {
+		return Prompt{}, &OverflowError{Assessment: p.Assessment}
+	}
+	return p, nil
+}
+
+// cutCurrent cuts the current turn's outputs to capTokens and returns the
+// new prompt (p when nothing was cut).
+func (m *Memory) cutCurrent(ctx context.Context, p Prompt, capTokens int) (Prompt, error) {
+	if !m.cutTurn(len(m.turns)-1, capTokens) {
+		return p, nil
+	}
+	q, err := m.build(ctx)
+	if err != nil {
+		return Prompt{}, err
+	}
+	m.emitDegrade(q, capTokens)
+	return q, nil
+}
+
+// lowWater returns the prompt tokens compaction aims for.
+func (m *Memory) lowWater() int {
+	if m.cfg.LowWaterTokens > 0 {
+		return m.cfg.LowWaterTokens
+	}
+	soft := m.cfg.Budget.SoftLimit() - m.cfg.Budget.Reserve()
+	if m.maxPrompt > 0 {
+		soft = min(soft, m.maxPrompt)
+	}
+	return soft * m.cfg.LowWaterPercent / 100
+}
+
+// distilOne replaces the oldest verbatim turn by its line, for good,
+// renders the history block anew (merging lines into groups when it passes
+// its share) and returns the new prompt.
+func (m *Memory) distilOne(ctx context.Context) (Prompt, error) {
+	if _, err := m.line(ctx, m.distilled); err != nil {
+		return Prompt{}, err
+	}
+	m.distilled++
 	if err := m.compact(ctx); err != nil {
 		return Prompt{}, err
 	}
-	verbatim := len(m.turns) - m.distilled
-	p, err := m.build(ctx, plan{keep: verbatim})
+	block, err := m.historyBlock(ctx, m.distilled)
 	if err != nil {
 		return Prompt{}, err
 	}
-	if !p.Assessment.Over() {
-		m.emitPrompt(p, plan{keep: verbatim})
-		return p, nil
-	}
-	// Still over the hard limit: degrade step by step. First fewer
-	// verbatim turns; then older turns' tool outputs are cut; then the
-	// current turn's too, always leaving it twice the room of the others,
-	// since it is what the model must answer.
-	var plans []plan
-	for k := verbatim - 1; k >= 1; k-- {
-		plans = append(plans, plan{keep: k})
-	}
-	one := min(verbatim, 1)
-	for _, c := range outputCaps {
-		plans = append(plans, plan{keep: one, outputCap: c})
-	}
-	for _, c := range currentCaps {
-		plans = append(plans, plan{keep: one, outputCap: max(c/2, outputCaps[len(outputCaps)-1]), currentCap: c})
-	}
-	best := p
-	for _, pl := range plans {
-		q, err := m.build(ctx, pl)
-		if err != nil {
-			return Prompt{}, err
-		}
-		a := q.Assessment
-		m.emit(Event{Kind: EventDegrade, Turn: len(m.turns), Assessment: &a, Distilled: len(m.turns) - pl.keep,
-			Verbatim: pl.keep, KeepTurns: pl.keep, OutputCap: pl.outputCap, CurrentCap: pl.currentCap})
-		if q.Assessment.Total < best.Assessment.Total {
-			best = q
-		}
-		if !q.Assessment.Over() {
-			m.emitPrompt(q, pl)
-			return q, nil
-		}
-	}
-	return Prompt{}, &OverflowError{Assessment: best.Assessment}
+	m.block = block
+	return m.build(ctx)
 }
 
-func (m *Memory) emitPrompt(p Prompt, pl plan) {
+// cutTurn cuts turn i's tool outputs longer than capTokens to capTokens,
+// for good. It reports whether anything changed.
+func (m *Memory) cutTurn(i, capTokens int) bool {
+	changed := false
+	for _, r := range m.turns[i].results {
+		if r.shownCap != 0 && r.shownCap <= capTokens {
+			continue
+		}
+		if r.tokens < 0 {
+			r.tokens = m.cfg.Text.Count(r.msg.Content)
+		}
+		if r.tokens <= capTokens {
+			continue
+		}
+		r.shown = elide(r.msg.Content, capTokens, r.tokens, m.cfg.Text.Count)
+		r.shownCap = capTokens
+		changed = true
+	}
+	return changed
+}
+
+func (m *Memory) emitPrompt(p Prompt) {
 	a := p.Assessment
+	verbatim := len(m.turns) - m.distilled
 	m.emit(Event{Kind: EventPrompt, Turn: len(m.turns), Assessment: &a, Messages: len(p.Messages),
-		Distilled: len(m.turns) - pl.keep, Verbatim: pl.keep, Groups: len(m.groups), KeepTurns: pl.keep,
-		OutputCap: pl.outputCap, CurrentCap: pl.currentCap})
+		Distilled: m.distilled, Verbatim: verbatim, Groups: len(m.groups), KeepTurns: verbatim, Cut: m.cutResults()})
 }
 
-// distillUpTo replaces turns[m.distilled:target] by lines, for good.
-func (m *Memory) distillUpTo(ctx context.Context, target int) error {
-	before, err := m.build(ctx, plan{keep: len(m.turns) - m.distilled})
-	if err != nil {
-		return err
-	}
-	from := m.distilled
-	lines := make([]string, 0, target-from)
-	for i := from; i < target; i++ {
-		l, err := m.line(ctx, i)
-		if err != nil {
-			return err
+func (m *Memory) emitDegrade(p Prompt, currentCap int) {
+	a := p.Assessment
+	verbatim := len(m.turns) - m.distilled
+	m.emit(Event{Kind: EventDegrade, Turn: len(m.turns), Assessment: &a, Distilled: m.distilled, Verbatim: verbatim,
+		KeepTurns: verbatim, OutputCap: m.cfg.OutputTokens, CurrentCap: currentCap, Cut: m.cutResults()})
+}
+
+// cutResults counts the tool outputs shown cut.
+func (m *Memory) cutResults() int {
+	n := 0
+	for _, t := range m.turns[m.distilled:] {
+		for _, r := range t.results {
+			if r.shownCap > 0 {
+				n++
+			}
 		}
+	}
+	return n
+}
+
+// emitDistill reports the turns distilled since from, with the prompt they
+// were part of.
+func (m *Memory) emitDistill(ctx context.Context, before Prompt, from int) {
+	lines := make([]string, 0, m.distilled-from)
+	for i := from; i < m.distilled; i++ {
+		l, _ := m.line(ctx, i) // cached by distilOne
 		lines = append(lines, l)
 	}
-	m.distilled = target
-	after, err := m.build(ctx, plan{keep: len(m.turns) - m.distilled})
-	if err != nil {
-		return err
-	}
-	m.emit(Event{Kind: EventDistill, Turn: len(m.turns), FromTurn: from + 1, ToTurn: target,
-		TokensBefore: before.Assessment.Prompt, TokensAfter: after.Assessment.Prompt, Lines: lines, Before: before.Messages,
+	m.emit(Event{Kind: EventDistill, Turn: len(m.turns), FromTurn: from + 1, ToTurn: m.distilled,
+		TokensBefore: before.Assessment.Prompt, Lines: lines, Before: before.Messages,
 		Distilled: m.distilled, Verbatim: len(m.turns) - m.distilled})
-	return nil
 }
 
-// build renders a candidate prompt for pl and assesses it.
-func (m *Memory) build(ctx context.Context, pl plan) (Prompt, error) {
-	first := len(m.turns) - pl.keep // first verbatim turn
-	msgs := make([]openai.ChatCompletionMessage, 0, 3+pl.keep*4)
+// build renders the prompt of the current state — the frozen history block,
+// then every turn not distilled, each output as shown since it was cut (if
+// it was) — and assesses it.
+func (m *Memory) build(ctx context.Context) (Prompt, error) {
+	msgs := make([]openai.ChatCompletionMessage, 0, 3+(len(m.turns)-m.distilled)*4)
 	msgs = append(msgs, m.system, m.task)
-
-	// Once compressed, only the latest feedback of each kind stays verbatim.
-	latest := map[FeedbackKind]int{}
-	hidden := map[FeedbackKind]int{}
-	if m.compressed {
-		for _, t := range m.turns {
-			for _, f := range t.feedback {
-				if f.seq > latest[f.kind] {
-					latest[f.kind] = f.seq
-				}
-			}
-		}
-		for _, t := range m.turns {
-			for _, f := range t.feedback {
-				if f.seq != latest[f.kind] {
-					hidden[f.kind]++
-				}
-			}
-		}
-	}
-	if first > 0 || len(hidden) > 0 {
-		block, err := m.historyBlock(ctx, first, hidden)
-		if err != nil {
-			return Prompt{}, err
-		}
-		if block != "" {
-			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: block})
-		}
+	if m.block != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.block})
 	}
 	currentStart := len(msgs)
-	for i := first; i < len(m.turns); i++ {
+	for i := m.distilled; i < len(m.turns); i++ {
 		if i == len(m.turns)-1 {
 			currentStart = len(msgs)
 		}
-		capTokens := pl.outputCap
-		if i == len(m.turns)-1 {
-			capTokens = pl.currentCap
-		}
-		msgs = m.appendTurn(msgs, m.turns[i], capTokens, latest)
+		msgs = appendTurn(msgs, m.turns[i])
 	}
 	pc, err := m.cfg.Prompt.Count(msgs, m.cfg.Tools)
 	if err != nil {
@@ -202,8 +277,10 @@ func (m *Memory) build(ctx context.Context, pl plan) (Prompt, error) {
 
 // appendTurn renders one verbatim turn: the assistant message, one tool
 // message per tool call (a placeholder where no result was recorded, so no
-// call is ever left without its result) and the turn's visible feedback.
-func (m *Memory) appendTurn(msgs []openai.ChatCompletionMessage, t *turn, capTokens int, latest map[FeedbackKind]int) []openai.ChatCompletionMessage {
+// call is ever left without its result) and every feedback message of the
+// turn, joined in one user message. The same turn always renders to the
+// same bytes, until compaction cuts its outputs.
+func appendTurn(msgs []openai.ChatCompletionMessage, t *turn) []openai.ChatCompletionMessage {
 	msgs = append(msgs, t.assistant)
 	for _, c := range t.assistant.ToolCalls {
 		r, ok := t.results[c.ID]
@@ -213,18 +290,13 @@ func (m *Memory) appendTurn(msgs []openai.ChatCompletionMessage, t *turn, capTok
 			continue
 		}
 		msg := r.msg
-		if capTokens > 0 {
-			msg.Content = m.elided(r, capTokens)
+		if r.shownCap > 0 {
+			msg.Content = r.shown
 		}
 		msgs = append(msgs, msg)
 	}
-	var fb []feedback
-	for _, f := range t.feedback {
-		if !m.compressed || f.seq == latest[f.kind] {
-			fb = append(fb, f)
-		}
-	}
-	if len(fb) > 0 {
+	if len(t.feedback) > 0 {
+		fb := append([]feedback(nil), t.feedback...)
 		sort.SliceStable(fb, func(i, j int) bool { return fb[i].seq < fb[j].seq })
 		text := fb[0].text
 		for _, f := range fb[1:] {
@@ -235,27 +307,9 @@ func (m *Memory) appendTurn(msgs []openai.ChatCompletionMessage, t *turn, capTok
 	return msgs
 }
 
-// elided returns r's content cut to capTokens, cached per cap.
-func (m *Memory) elided(r *result, capTokens int) string {
-	if r.tokens < 0 {
-		r.tokens = m.cfg.Text.Count(r.msg.Content)
-	}
-	if r.tokens <= capTokens {
-		return r.msg.Content
-	}
-	if s, ok := r.elided[capTokens]; ok {
-		return s
-	}
-	if r.elided == nil {
-		r.elided = map[int]string{}
-	}
-	s := elide(r.msg.Content, capTokens, r.tokens, m.cfg.Text.Count)
-	r.elided[capTokens] = s
-	return s
-}
-
 // LimitPrompt makes every later prompt hold at most maxPromptTokens prompt
-// tokens (besides the budget's own limit) and compresses from now on. The
+// tokens (besides the budget's own limit), compacting the next prompt if it
+// is larger. The
 // worker calls it when the server rejected a prompt this memory counted as
 // fitting — a smaller context window than configured, or a count that
 // disagrees — so the memory distils harder rather than send it again.
@@ -267,5 +321,4 @@ func (m *Memory) LimitPrompt(maxPromptTokens int) {
 	if m.maxPrompt == 0 || maxPromptTokens < m.maxPrompt {
 		m.maxPrompt = maxPromptTokens
 	}
-	m.compressed = true
 }

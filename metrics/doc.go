@@ -21,6 +21,9 @@
 //	model_retries_total                    model calls retried after a failure
 //	commands_total{action}                 tool calls by action (ran, blocked, refused, malformed, ...)
 //	prompt_tokens                          histogram of each model call's prompt tokens
+//	usage_prompt_tokens_total              prompt tokens of the calls answered (the server's usage)
+//	usage_cached_prompt_tokens_total       of those, tokens the server's prefix cache served; the
+//	                                       cache share is the ratio of the two
 //	model_call_duration_seconds{result}    histogram of model server calls (each try), ok or error
 //	host_command_duration_seconds{result}  histogram of commands run on hosts — remediations, checks
 //	                                       and probes — ok, or error when the outcome is unknown

@@ -66,16 +66,18 @@ type Metrics struct {
 	reg *prometheus.Registry
 	now func() time.Time
 
-	attempts   *prometheus.CounterVec
-	rules      *prometheus.CounterVec
-	fixes      prometheus.Counter
-	rejections prometheus.Counter
-	retries    prometheus.Counter
-	commands   *prometheus.CounterVec
-	inProgress prometheus.Gauge
-	promptToks prometheus.Histogram
-	modelLat   *prometheus.HistogramVec
-	commandLat *prometheus.HistogramVec
+	attempts    *prometheus.CounterVec
+	rules       *prometheus.CounterVec
+	fixes       prometheus.Counter
+	rejections  prometheus.Counter
+	retries     prometheus.Counter
+	commands    *prometheus.CounterVec
+	inProgress  prometheus.Gauge
+	promptToks  prometheus.Histogram
+	usagePrompt prometheus.Counter
+	usageCached prometheus.Counter
+	modelLat    *prometheus.HistogramVec
+	commandLat  *prometheus.HistogramVec
 }
 
 // New returns Metrics registered in a new registry.
@@ -119,13 +121,17 @@ func New(cfg Config) (*Metrics, error) {
 			Help: "Rules being worked on now."}),
 		promptToks: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "prompt_tokens", ConstLabels: cl,
 			Help: "Prompt tokens of each model call, counted as the server counts them.", Buckets: cfg.PromptTokenBuckets}),
+		usagePrompt: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "usage_prompt_tokens_total", ConstLabels: cl,
+			Help: "Prompt tokens of the model calls answered, as the server's usage reports them."}),
+		usageCached: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "usage_cached_prompt_tokens_total", ConstLabels: cl,
+			Help: "Prompt tokens the server's prefix cache served (usage.prompt_tokens_details.cached_tokens; vLLM reports it with --enable-prompt-tokens-details)."}),
 		modelLat: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "model_call_duration_seconds", ConstLabels: cl,
 			Help: "Latency of model server calls (each try), by result (ok, error).", Buckets: cfg.LatencyBuckets}, []string{"result"}),
 		commandLat: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "host_command_duration_seconds", ConstLabels: cl,
 			Help:    "Latency of commands run on hosts (remediations, checks and probes), by result (ok: an exit status came back; error: outcome unknown).",
 			Buckets: cfg.LatencyBuckets}, []string{"result"}),
 	}
-	cs := []prometheus.Collector{m.attempts, m.rules, m.fixes, m.rejections, m.retries, m.commands, m.inProgress, m.promptToks, m.modelLat, m.commandLat}
+	cs := []prometheus.Collector{m.attempts, m.rules, m.fixes, m.rejections, m.retries, m.commands, m.inProgress, m.promptToks, m.usagePrompt, m.usageCached, m.modelLat, m.commandLat}
 	if !cfg.NoRuntime {
 		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -200,6 +206,9 @@ func (m *Metrics) Observe(e worker.Event) {
 		if e.Assessment != nil {
 			m.promptToks.Observe(float64(e.Assessment.Prompt))
 		}
+	case worker.EventModelUsage:
+		m.usagePrompt.Add(float64(e.UsagePrompt))
+		m.usageCached.Add(float64(e.CachedTokens))
 	case worker.EventRejected:
 		m.rejections.Inc()
 	case worker.EventRetry:

@@ -37,11 +37,13 @@ func fixedRule(rule string, prompts ...int) []worker.Event {
 		worker.Event{Kind: worker.EventRetry, Rule: rule, Attempt: 1, Error: "503"},
 		worker.Event{Kind: worker.EventRejected, Rule: rule, Attempt: 1, ServerTokens: 16000, LocalTokens: prompts[0]},
 		call(1, prompts[1]),
+		worker.Event{Kind: worker.EventModelUsage, Rule: rule, Attempt: 1, UsagePrompt: prompts[1], CachedTokens: prompts[1] / 2},
 		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "rm -rf /", Action: "blocked"},
 		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "true", Action: "ran", ExitCode: code(0)},
 		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 1, Check: "fail"},
 		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 1, Check: "fail"},
 		call(2, prompts[2]),
+		worker.Event{Kind: worker.EventModelUsage, Rule: rule, Attempt: 2, UsagePrompt: prompts[2], CachedTokens: prompts[1] / 16 * 16},
 		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 2, Command: "fix", Action: "ran", ExitCode: code(0)},
 		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 2, Check: "pass"},
 		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 2, Check: "pass"},
@@ -240,6 +242,14 @@ func TestGolden(t *testing.T) {
 	}
 	if s := fams["nightshift_host_command_duration_seconds"].Metric[0].Histogram.GetSampleSum(); s != 1.5 {
 		t.Errorf("error commands' latency sum %v, want 1.5", s)
+	}
+	// fixedRule("a", 1000, 900, 3000): 900 + 3000 prompt tokens answered,
+	// 450 + 896 of them cached.
+	if p, _ := value(fams, "nightshift_usage_prompt_tokens_total", nil); p != 3900 {
+		t.Errorf("usage_prompt_tokens_total %v, want 3900", p)
+	}
+	if c, _ := value(fams, "nightshift_usage_cached_prompt_tokens_total", nil); c != 1346 {
+		t.Errorf("usage_cached_prompt_tokens_total %v, want 1346", c)
 	}
 	golden(t, "scrape.golden.txt", body)
 }

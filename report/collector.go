@@ -85,6 +85,16 @@ func (c *Collector) Attempt(rule, host string, n, promptTokens, limit int, check
 	a.PromptTokens, a.Limit, a.Check = promptTokens, limit, check
 }
 
+// Usage adds a model call's usage to rule on host: its prompt tokens, as
+// the server counted them, and how many its prefix cache served.
+func (c *Collector) Usage(rule, host string, promptTokens, cachedTokens int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.result(rule, host)
+	r.UsagePromptTokens += promptTokens
+	r.CachedTokens += cachedTokens
+}
+
 // End records how rule ended on host.
 func (c *Collector) End(rule, host string, outcome Outcome, reason string, d time.Duration) {
 	c.mu.Lock()

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,5 +88,40 @@ func TestCollectorConcurrent(t *testing.T) {
 	}
 	if s := NewSummary(run); s.Totals.Results != 160 || s.Totals.Attempts != 480 || s.Totals.Commands != 480 {
 		t.Errorf("totals = %+v", s.Totals)
+	}
+}
+
+// TestCacheShare: the usage the collector adds up reaches the JSON totals
+// and the HTML report as the run's share of prompt tokens served from the
+// server's prefix cache; a run without usage has neither.
+func TestCacheShare(t *testing.T) {
+	c := NewCollector("n", "m", time.Time{})
+	c.Attempt("r1", "h1", 1, 5000, 14336, "fail")
+	c.Usage("r1", "h1", 5000, 0)
+	c.Usage("r1", "h1", 5200, 4992)
+	c.Usage("r2", "h1", 3000, 2000)
+	c.End("r1", "h1", NotFixed, "", 0)
+	c.End("r2", "h1", Fixed, "", 0)
+	run := c.Run(time.Time{})
+	s := NewSummary(run)
+	if s.Totals.PromptTokens != 13200 || s.Totals.CachedPromptTokens != 6992 || s.Totals.CacheShare != 0.53 {
+		t.Fatalf("totals %+v, want 6992 of 13200 cached, share 0.53", s.Totals)
+	}
+	var b strings.Builder
+	if err := WriteHTML(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "53.0%") || !strings.Contains(b.String(), "13,200 prompt tokens from the server") {
+		t.Log(b.String()[:min(3000, b.Len())])
+		t.Errorf("the HTML report lacks the cache share")
+	}
+	run.Results[0].CachedTokens = 99999
+	if err := run.Validate(); err == nil {
+		t.Error("more cached tokens than prompt tokens was accepted")
+	}
+	empty := NewCollector("n", "m", time.Time{})
+	empty.End("r1", "h1", Fixed, "", 0)
+	if s := NewSummary(empty.Run(time.Time{})); s.Totals.PromptTokens != 0 || s.Totals.CacheShare != 0 {
+		t.Errorf("a run without usage has totals %+v", s.Totals)
 	}
 }

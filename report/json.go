@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -59,6 +60,12 @@ type Totals struct {
 	Commands int             `json:"commands"`
 	Passed   int             `json:"passed"` // fixed or compliant
 	Outcomes map[Outcome]int `json:"outcomes"`
+	// PromptTokens and CachedPromptTokens sum the model server's usage
+	// over the run; CacheShare is their ratio, the share of prompt tokens
+	// its prefix cache served. Absent when the server reported no usage.
+	PromptTokens       int     `json:"prompt_tokens,omitempty"`
+	CachedPromptTokens int     `json:"cached_prompt_tokens,omitempty"`
+	CacheShare         float64 `json:"cache_share,omitempty"`
 }
 
 // HostSummary counts one host's results.
@@ -124,6 +131,8 @@ func NewSummary(run *Run) Summary {
 		s.Totals.Attempts += rs.Attempts
 		s.Totals.Commands += rs.Commands
 		s.Totals.Outcomes[r.Outcome]++
+		s.Totals.PromptTokens += r.UsagePromptTokens
+		s.Totals.CachedPromptTokens += r.CachedTokens
 		h := &s.Hosts[hostIndex[r.Host]]
 		h.Results++
 		h.Outcomes[r.Outcome]++
@@ -131,6 +140,9 @@ func NewSummary(run *Run) Summary {
 			s.Totals.Passed++
 			h.Passed++
 		}
+	}
+	if s.Totals.PromptTokens > 0 {
+		s.Totals.CacheShare = math.Round(float64(s.Totals.CachedPromptTokens)/float64(s.Totals.PromptTokens)*1000) / 1000
 	}
 	return s
 }

@@ -73,6 +73,11 @@ type Result struct {
 	Reason   string        `json:"reason,omitempty"` // why it ended so (worker Outcome.Reason)
 	Duration time.Duration `json:"duration_ns"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
+	// UsagePromptTokens and CachedTokens sum the model server's usage over
+	// the result's model calls: prompt tokens and those its prefix cache
+	// served (0 when the server does not report them).
+	UsagePromptTokens int `json:"usage_prompt_tokens,omitempty"`
+	CachedTokens      int `json:"cached_tokens,omitempty"`
 }
 
 // Attempt is one model call and what came of it.
@@ -114,8 +119,8 @@ func (r *Run) Validate() error {
 		}
 		seen[key] = i
 		for _, a := range res.Attempts {
-			if a.PromptTokens < 0 || a.Limit < 0 {
-				return fmt.Errorf("%w: %s on %s attempt %d: negative tokens or limit", ErrInvalid, res.Rule, res.Host, a.Number)
+			if a.PromptTokens < 0 || a.Limit < 0 || res.UsagePromptTokens < 0 || res.CachedTokens < 0 || res.CachedTokens > res.UsagePromptTokens {
+				return fmt.Errorf("%w: %s on %s attempt %d: negative tokens or limit, or more cached tokens than prompt tokens", ErrInvalid, res.Rule, res.Host, a.Number)
 			}
 		}
 	}

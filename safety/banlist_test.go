@@ -9,6 +9,8 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	`sudo FOO=1 rm -rf /etc`,
+	`sudo PS4='$(reboot)' bash -xc :`,
 	// Differences with bash found by the oracle (issue-11o) and the corpus (issue-11c).
 	`PS4='$(rm -rf /)'; set -x; :`,
 	`export PROMPT_COMMAND='reboot'`,
@@ -341,6 +343,8 @@ EOF`,
 
 // mustAllow are ordinary hardening and diagnostic commands that must run.
 var mustAllow = []string{
+	`flock /tmp/l apt-get install -y aide`,
+	`sudo DEBIAN_FRONTEND=noninteractive apt-get install -y aide`,
 	`find /var/log -type f -exec chmod g-wx,o-rwx {} +`,
 	`find /etc/audit -type f -name '*.rules' -exec chmod 0640 {} \;`,
 	`find / -xdev -type f -perm -0002 -exec chmod o-w {} \;`,

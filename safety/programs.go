@@ -219,13 +219,15 @@ func findPerms(c *shell.Command) bool {
 	changes, selective := false, false
 	for i, a := range args {
 		switch a.Value {
-		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-samefile", "-inum", "-perm", "-user", "-uid", "-group", "-gid", "-nouser", "-nogroup":
-			if i+1 < len(args) && args[i+1].Kind == shell.Literal && !matchesCritical(path.Base(args[i+1].Value)) {
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-samefile", "-inum", "-perm", "-user", "-uid",
+			"-group", "-gid", "-regex", "-iregex", "-newer", "-links":
+			// A filter on name, mode or owner (negated too: "! -user root
+			// -exec chown root" fixes exactly what it selects).
+			if i+1 < len(args) && !(a.Value == "-name" || a.Value == "-iname") || i+1 < len(args) && !matchesCritical(path.Base(args[i+1].Value)) {
 				selective = true
 			}
-			if a.Value == "-nouser" || a.Value == "-nogroup" {
-				selective = true
-			}
+		case "-nouser", "-nogroup":
+			selective = true
 		case "-exec", "-execdir", "-ok", "-okdir":
 			if i+1 < len(args) {
 				switch path.Base(args[i+1].Value) {
@@ -238,16 +240,13 @@ func findPerms(c *shell.Command) bool {
 			}
 		}
 	}
-	for _, a := range args {
-		if a.Value == "-o" || a.Value == "-or" || a.Value == "," || a.Value == "!" || a.Value == "-not" {
-			selective = false
-		}
-	}
 	if !changes || selective {
 		return false
 	}
 	for _, s := range starts {
-		if h, unknown := pathHit(s, c.Dir, permsProtected); h || unknown {
+		// A start point known only when it runs is judged like chmod's
+		// operand of an unknown file: allowed.
+		if h, _ := pathHit(s, c.Dir, permsProtected); h {
 			return true
 		}
 	}

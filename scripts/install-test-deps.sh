@@ -38,6 +38,32 @@ if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "${STATICCHECK_VERSION#
 	GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
 fi
 
+# The fleet integration test (cmd/worker) and benchmark (fleet) run a real
+# Temporal dev server: the Temporal CLI, built from the Go module proxy
+# (about 18 minutes on a shared 2-core machine, so the binary is kept in
+# $NIGHTSHIFT_CACHE, default /var/cache/nightshift, as the SCAP root is, and
+# restored from there). Its --version says 0.0.0-DEV when built with go
+# install, so the module version recorded in the binary is what is checked.
+# Newer CLIs carry replace directives that go install refuses.
+TEMPORAL_CLI_VERSION=v1.5.1
+temporal_cache="${NIGHTSHIFT_CACHE:-/var/cache/nightshift}/temporal-cli-${TEMPORAL_CLI_VERSION}"
+temporal_ok() {
+	go version -m "$1" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/temporalio/cli[[:space:]]+${TEMPORAL_CLI_VERSION}([[:space:]]|$)"
+}
+if ! temporal_ok "$gobin/temporal"; then
+	if temporal_ok "$temporal_cache"; then
+		echo "install-test-deps: restoring the Temporal CLI ${TEMPORAL_CLI_VERSION} from $temporal_cache"
+		mkdir -p "$gobin"
+		install -m 0755 "$temporal_cache" "$gobin/temporal"
+	else
+		echo "install-test-deps: building the Temporal CLI ${TEMPORAL_CLI_VERSION} (takes many minutes the first time)"
+		GOFLAGS= go install "github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}"
+	fi
+fi
+if ! temporal_ok "$temporal_cache" && mkdir -p "$(dirname "$temporal_cache")" 2>/dev/null; then
+	install -m 0755 "$gobin/temporal" "$temporal_cache.tmp" 2>/dev/null && mv "$temporal_cache.tmp" "$temporal_cache" || true
+fi
+
 if [ -x scripts/fetch-tokenizers.sh ]; then
 	scripts/fetch-tokenizers.sh
 fi

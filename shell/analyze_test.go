@@ -46,6 +46,7 @@ func TestAnalyze(t *testing.T) {
 		{`x=/etc; rm -rf $x "$x"/ssh`, []string{"rm -rf /etc /etc/ssh"}},
 		{`SYSTEMCTL_EXEC='/usr/bin/systemctl'; "$SYSTEMCTL_EXEC" unmask auditd`, []string{"/usr/bin/systemctl unmask auditd"}},
 		{`IFS= read -r line < /etc/hosts`, []string{"read -r line"}},
+		{`if grep -q x f; then found=true; else found=false; fi; "$found" && echo y`, []string{"grep -q x f", "true", "false", "echo y"}},
 		{`~/bin/tool`, []string{"/root/bin/tool"}},
 		{`x="a b"; echo $x "$x"`, []string{"echo a b a b"}},
 		{`rm -rf /e*`, []string{"rm -rf ~/e*"}},
@@ -205,4 +206,30 @@ func FuzzAnalyze(f *testing.F) {
 			t.Fatalf("%d commands", len(an.Commands))
 		}
 	})
+}
+
+func TestOptionsParse(t *testing.T) {
+	o := Options{Flags: "fR", Args: "m", Long: []string{"--recursive"}, Permute: true}
+	words := func(ss ...string) []Word {
+		var out []Word
+		for _, s := range ss {
+			out = append(out, Lit(s))
+		}
+		return out
+	}
+	opts, ops, unknown := o.Parse(words("000", "/etc", "--bogus", "-R", "x", "-m", "644", "--", "-f"))
+	var names, vals []string
+	for _, op := range opts {
+		names = append(names, op.Name+"="+op.Value.Value)
+	}
+	for _, w := range ops {
+		vals = append(vals, w.Value)
+	}
+	if strings.Join(names, ",") != "--bogus=,-R=,-m=644" || strings.Join(vals, ",") != "000,/etc,x,-f" || strings.Join(unknown, ",") != "--bogus" {
+		t.Errorf("opts %v operands %v unknown %v", names, vals, unknown)
+	}
+	_, ops, _ = Options{Flags: "f"}.Parse(words("-f", "a", "-f"))
+	if len(ops) != 2 || ops[1].Value != "-f" {
+		t.Errorf("without Permute, options end at the first operand: %v", ops)
+	}
 }

@@ -20,13 +20,25 @@ func (a *analyzer) call(x *syntax.CallExpr, sc *scope, c ctx) {
 		a.assign(as, sc.clone())
 	}
 	var args []Word
+	var alts []string
 	for i, w := range x.Args {
 		fs := a.fields(w, sc)
 		if i == 0 && !knownName(w, fs) {
-			a.problem(w, "the program name is produced by an expansion, so what runs cannot be known before it runs",
-				"write the program name literally")
+			if alts = nameAlternatives(w, sc); alts == nil {
+				a.problem(w, "the program name is produced by an expansion, so what runs cannot be known before it runs",
+					"write the program name literally")
+			}
 		}
 		args = append(args, fs...)
+	}
+	if alts != nil {
+		// $found where found was set to true or false in branches: one
+		// command per value it may hold.
+		for _, alt := range alts {
+			argv := append([]Word{{Value: alt, Expanded: true}}, args[1:]...)
+			a.emit(&Command{Args: argv, Redirs: c.redirs, Dir: sc.dir, Stdin: c.stdin, StdinText: c.stdinText, StdinKnown: c.known, Via: c.via}, sc.clone(), c)
+		}
+		return
 	}
 	if len(args) == 0 {
 		return
@@ -305,4 +317,29 @@ func (a *analyzer) codeVariable(name string, w Word) {
 	if codeVariables[name] && (w.Kind == Unknown || strings.ContainsAny(w.Value, "$`") || name == "PROMPT_COMMAND" || name == "BASH_ENV" || name == "ENV") {
 		a.problemText(name+"="+w.Value, name+" is run or expanded as code later, where it cannot be checked", "leave "+name+" alone")
 	}
+}
+
+// nameAlternatives returns the values a program name written as one
+// variable ($v or "$v") may hold when they are a few known single words.
+func nameAlternatives(w *syntax.Word, sc *scope) []string {
+	parts := w.Parts
+	if len(parts) == 1 {
+		if dq, ok := parts[0].(*syntax.DblQuoted); ok {
+			parts = dq.Parts
+		}
+	}
+	if len(parts) != 1 {
+		return nil
+	}
+	p, ok := parts[0].(*syntax.ParamExp)
+	if !ok || p.Param == nil || p.Exp != nil || p.Repl != nil || p.Slice != nil || p.Index != nil || p.Excl || p.Length {
+		return nil
+	}
+	alts := sc.alternatives(p.Param.Value)
+	for _, a := range alts {
+		if a == "" || strings.ContainsAny(a, " \t\n*?[{~$`") {
+			return nil
+		}
+	}
+	return alts
 }

@@ -16,6 +16,9 @@ type value struct {
 	s     string
 	kind  WordKind // Literal, Pattern (bound by a for loop over a glob), Unknown
 	isSet bool
+	// alts are the literal values an Unknown variable may hold after
+	// branches that assigned different literals (found=true / found=false).
+	alts string // NUL-separated, so that value stays comparable
 }
 
 // segment is a piece of a word being expanded.

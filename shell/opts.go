@@ -162,30 +162,42 @@ type Option struct {
 // and is dropped. An unknown option is kept as an Option with no value and
 // reported in unknown.
 func (o Options) Parse(args []Word) (opts []Option, operands []Word, unknown []string) {
-	s := optSpec{flags: o.Flags, args: o.Args, optional: o.Optional, long: o.Long, longArgs: o.LongArgs, longOpt: o.LongOpt, permute: o.Permute}
-	for {
-		got, rest, bad := s.parse(args)
+	s := optSpec{flags: o.Flags, args: o.Args, optional: o.Optional, long: o.Long, longArgs: o.LongArgs, longOpt: o.LongOpt}
+	for i := 0; i < len(args); {
+		w := args[i]
+		if w.Value == "--" {
+			return opts, append(operands, args[i+1:]...), unknown
+		}
+		if !strings.HasPrefix(w.Value, "-") || w.Value == "-" || w.Kind == Unknown {
+			if !o.Permute {
+				return opts, append(operands, args[i:]...), unknown
+			}
+			operands = append(operands, w)
+			i++
+			continue
+		}
+		// One option word (and the argument it takes from the next word).
+		end := i + 1
+		if s.takesNext(w.Value) && i+1 < len(args) {
+			end = i + 2
+		}
+		window := args[i:end]
+		got, rest, bad := s.parse(window)
 		for _, g := range got {
 			opts = append(opts, Option{Name: g.name, Value: g.val})
 		}
-		if bad == "" {
-			return opts, append(operands, rest...), unknown
+		consumed := len(window) - len(rest)
+		if bad != "" && len(rest) > 0 && rest[0].Value == bad {
+			unknown = append(unknown, bad)
+			opts = append(opts, Option{Name: bad})
+			consumed++
 		}
-		// rest starts at the unknown option word.
-		if len(rest) == 0 {
-			return opts, operands, unknown
+		if consumed == 0 {
+			consumed = 1
 		}
-		if !strings.HasPrefix(rest[0].Value, "-") { // a non-literal operand under permute
-			operands = append(operands, rest[0])
-		} else {
-			unknown = append(unknown, rest[0].Value)
-			opts = append(opts, Option{Name: rest[0].Value})
-		}
-		args = rest[1:]
-		if !s.permute {
-			return opts, append(operands, args...), unknown
-		}
+		i += consumed
 	}
+	return opts, operands, unknown
 }
 
 // Has returns the value of the first option named one of names.
@@ -198,4 +210,26 @@ func Has(opts []Option, names ...string) (Word, bool) {
 		}
 	}
 	return Word{}, false
+}
+
+// takesNext reports whether an option word takes the next word as its
+// argument ("-m" with m in args, "-Rm", "--mode" without "=").
+func (s optSpec) takesNext(v string) bool {
+	if strings.HasPrefix(v, "--") {
+		name, _, hasVal := strings.Cut(v, "=")
+		_, kind := s.resolveLong(name)
+		return kind == 2 && !hasVal
+	}
+	for j := 1; j < len(v); j++ {
+		c := v[j]
+		switch {
+		case strings.IndexByte(s.args, c) >= 0:
+			return j == len(v)-1
+		case strings.IndexByte(s.optional, c) >= 0:
+			return false
+		case strings.IndexByte(s.flags, c) < 0:
+			return false
+		}
+	}
+	return false
 }

@@ -1,6 +1,9 @@
 package shell
 
-import "maps"
+import (
+	"maps"
+	"strings"
+)
 
 // Config sets what Analyze assumes of the shell that runs the command.
 type Config struct {
@@ -92,7 +95,7 @@ var debianHomes = map[string]string{"root": "/root", "daemon": "/usr/sbin", "bin
 func (s *scope) mergeFrom(branch *scope) {
 	for k, v := range branch.vars {
 		if old, ok := s.vars[k]; !ok || old != v {
-			s.vars[k] = value{kind: Unknown, isSet: true}
+			s.vars[k] = value{kind: Unknown, isSet: true, alts: mergeAlts(old, ok, v)}
 		}
 	}
 	if branch.dir != s.dir {
@@ -104,4 +107,49 @@ func (s *scope) mergeFrom(branch *scope) {
 	if !branch.posKnown || len(branch.pos) != len(s.pos) {
 		s.posKnown = false
 	}
+}
+
+// maxAlts bounds the literal values remembered for one variable.
+const maxAlts = 8
+
+// mergeAlts returns the literal values a variable may hold after a branch:
+// "" when one side is not a known literal.
+func mergeAlts(old value, had bool, v value) string {
+	lits := func(x value) []string {
+		if x.kind == Literal && x.isSet {
+			return []string{x.s}
+		}
+		if x.alts != "" {
+			return strings.Split(x.alts, "\x00")
+		}
+		return nil
+	}
+	if !had {
+		return ""
+	}
+	a, b := lits(old), lits(v)
+	if a == nil || b == nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range append(a, b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	if len(out) > maxAlts {
+		return ""
+	}
+	return strings.Join(out, "\x00")
+}
+
+// alternatives returns the literal values a variable may hold.
+func (s *scope) alternatives(name string) []string {
+	v, ok := s.vars[name]
+	if !ok || v.alts == "" {
+		return nil
+	}
+	return strings.Split(v.alts, "\x00")
 }

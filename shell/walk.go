@@ -302,12 +302,30 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 			sc.mergeFrom(branch)
 		}
 	case *syntax.IfClause:
+		var branches []*scope
+		hasElse := false
 		for cl := x; cl != nil; cl = cl.Else {
+			if len(cl.Cond) == 0 && cl != x {
+				hasElse = true
+			}
 			a.stmts(cl.Cond, sc, c)
 			branch := sc.clone()
 			a.stmts(cl.Then, branch, c)
-			sc.mergeFrom(branch)
+			branches = append(branches, branch)
 		}
+		if !hasElse {
+			for _, b := range branches {
+				sc.mergeFrom(b)
+			}
+			break
+		}
+		// One of the branches runs: what they all agree on is known, a
+		// variable each sets to a literal may hold any of those.
+		joined := branches[0].clone()
+		for _, b := range branches[1:] {
+			joined.mergeFrom(b)
+		}
+		sc.vars, sc.dir, sc.funcs, sc.pos, sc.posKnown = joined.vars, joined.dir, joined.funcs, joined.pos, joined.posKnown
 	case *syntax.WhileClause:
 		a.forgetAssigned(x, sc)
 		a.stmts(x.Cond, sc, c)

@@ -2,6 +2,8 @@ package shell
 
 import (
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Shells are the programs that run a script: their -c string, their script
@@ -192,6 +194,12 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 		}
 		if d, ok := has(opts, "-D", "--chdir"); ok {
 			inner.Dir = dirOf(d, cmd.Dir)
+		}
+		// sudo VAR=value CMD: the assignments go to CMD's environment.
+		for len(rest) > 0 && rest[0].Kind != Unknown && strings.Contains(rest[0].Value, "=") && syntaxName(rest[0].Value) {
+			name, val, _ := strings.Cut(rest[0].Value, "=")
+			a.codeVariable(name, Word{Kind: rest[0].Kind, Value: val})
+			rest = rest[1:]
 		}
 		if _, ok := has(opts, "-s", "--shell", "-i", "--login"); ok && len(rest) == 0 {
 			a.shellFromStdin(cmd, "sudo -s")
@@ -630,4 +638,10 @@ func (a *analyzer) parallel(cmd *Command, args []Word, sc *scope, c ctx) {
 		}
 		a.innerArgv(cmd, argv, "parallel", sc, c)
 	}
+}
+
+// syntaxName reports whether s starts with NAME= (a valid variable name).
+func syntaxName(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	return ok && syntax.ValidName(name)
 }

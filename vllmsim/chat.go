@@ -119,7 +119,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		rec.MaxTokens = *m
 	}
 
-	p, err := s.cfg.Counter.CountChat(req)
+	var promptIDs []int
+	var p int
+	var err error
+	if s.cache != nil {
+		promptIDs, err = s.cfg.Counter.EncodeChat(req, true)
+		p = len(promptIDs)
+	} else {
+		p, err = s.cfg.Counter.CountChat(req)
+	}
 	if err != nil {
 		// A chat template error is a 400 in vLLM.
 		fail(badRequest(fmt.Sprintf("could not render the chat template: %v", err)))
@@ -149,6 +157,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		text = s.truncate(text, budget)
 		finish, completion = "length", budget
 	}
+	var cached int
+	if s.cache != nil {
+		// The KV of every token but the last generated one was computed.
+		out := s.cfg.Counter.Encode(text)
+		computed := append(promptIDs[:len(promptIDs):len(promptIDs)], out[:max(0, min(len(out), completion-1))]...)
+		cached = s.cache.serve(promptIDs, computed)
+	}
+	rec.CachedTokens = cached
 	// vLLM runs the tool parser only when the request offers tools and
 	// tool_choice is absent or "auto" ("required" and named choices use
 	// guided decoding, which the simulator treats like "auto"); otherwise a
@@ -176,6 +192,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		ID: "chatcmpl-" + s.randomHex(), Object: "chat.completion", Created: s.created(), Model: s.cfg.Model,
 		Choices: []responseChoice{{Index: 0, Message: msg, FinishReason: finish}},
 		Usage:   responseUsage{PromptTokens: p, TotalTokens: p + completion, CompletionTokens: completion},
+	}
+	if s.cfg.PromptTokensDetails && cached > 0 {
+		// vLLM: if self.enable_prompt_tokens_details and num_cached_tokens.
+		resp.Usage.PromptTokensDetails = &promptTokensDetails{CachedTokens: cached}
 	}
 	b, err := marshalNoEscape(resp)
 	if err != nil {
@@ -275,10 +295,15 @@ type responseFunction struct {
 }
 
 type responseUsage struct {
-	PromptTokens        int       `json:"prompt_tokens"`
-	TotalTokens         int       `json:"total_tokens"`
-	CompletionTokens    int       `json:"completion_tokens"`
-	PromptTokensDetails *struct{} `json:"prompt_tokens_details"`
+	PromptTokens        int                  `json:"prompt_tokens"`
+	TotalTokens         int                  `json:"total_tokens"`
+	CompletionTokens    int                  `json:"completion_tokens"`
+	PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details"`
+}
+
+// promptTokensDetails is vLLM's PromptTokenUsageInfo.
+type promptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // handleTokenize answers POST /tokenize in both of vLLM's forms: completion

@@ -35,6 +35,19 @@
 //     usage.prompt_tokens is the exact count; completion_tokens counts the
 //     generated text plus the end-of-turn token (or equals the budget when
 //     cut).
+//   - Automatic prefix caching, as vLLM's V1 engine does it (on by
+//     default): the rendered prompt's token IDs are cut into blocks of
+//     Config.BlockSize (16) tokens; each full block is identified by a hash
+//     chained over every token before it; a request is served from the
+//     cache for its longest run of cached leading blocks, never for its
+//     last token (at most floor((prompt−1)/16) blocks); the full blocks of
+//     its prompt and of its generation (but the last generated token) are
+//     cached afterwards, in a pool of Config.CacheBlocks blocks shared by
+//     all requests, evicted least recently used first (a sequence's last
+//     blocks before its first). With Config.PromptTokensDetails (vLLM's
+//     --enable-prompt-tokens-details) the answer carries
+//     usage.prompt_tokens_details.cached_tokens, only when it is not zero
+//     (null otherwise, as in vLLM); Record.CachedTokens always has it.
 //   - With Config.APIKey, /v1 paths require "Authorization: Bearer KEY" and
 //     answer 401 {"error":"Unauthorized"} otherwise, like vLLM's --api-key;
 //     /tokenize, /health and /version stay open, as in vLLM.
@@ -46,7 +59,8 @@
 // # Policies
 //
 // A Policy reads a Conversation — the rule id from the first line of the
-// first system message ("Rule: <id>"), the attempt number (the last
+// first system message ("Rule: <id>") or else from the first "Rule: <id>"
+// line of the first user message, the attempt number (the last
 // "Attempt: N" line of a system or user message, else 1 + the number of
 // assistant messages), the last ssh_apply command and the last tool result —
 // and returns a Generation. Built-ins: Stubborn (large-output commands and

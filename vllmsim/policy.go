@@ -30,7 +30,10 @@ type Policy interface {
 // How the fields are taken from the messages (the worker's instruction must
 // match this):
 //   - RuleID is the text after "Rule:" on the first line of the first system
-//     message ("Rule: sshd_disable_root_login"); empty when absent.
+//     message ("Rule: sshd_disable_root_login"), else on the first line of
+//     the first user message that starts with "Rule:" (a system message
+//     shared by every rule leaves the rule to the task message); empty when
+//     absent.
 //   - Attempt is the number in the last line of the form "Attempt: N" found
 //     in any system or user message, so a worker whose memory distils old
 //     turns can state it; without such a line it is 1 + the number of
@@ -113,7 +116,7 @@ func conversationOf(req openai.ChatCompletionRequest) Conversation {
 	}
 	assistants := 0
 	attempt := 0
-	sawSystem := false
+	sawSystem, sawUser := false, false
 	for _, m := range req.Messages {
 		text := messageText(m)
 		switch m.Role {
@@ -123,6 +126,16 @@ func conversationOf(req openai.ChatCompletionRequest) Conversation {
 				first, _, _ := strings.Cut(text, "\n")
 				if id, ok := strings.CutPrefix(strings.TrimSpace(first), "Rule:"); ok {
 					c.RuleID = strings.TrimSpace(id)
+				}
+			}
+		case openai.ChatMessageRoleUser:
+			if !sawUser {
+				sawUser = true
+				for _, line := range strings.Split(text, "\n") {
+					if id, ok := strings.CutPrefix(strings.TrimSpace(line), "Rule:"); ok && c.RuleID == "" {
+						c.RuleID = strings.TrimSpace(id)
+						break
+					}
 				}
 			}
 		case openai.ChatMessageRoleAssistant:

@@ -58,6 +58,20 @@ type Config struct {
 	// Faults are injected into the first chat completion requests, in order
 	// (see Fault). More can be queued with InjectFaults.
 	Faults []Fault
+	// BlockSize is the KV cache block size in tokens (vLLM's --block-size);
+	// 0 means DefaultBlockSize (16).
+	BlockSize int
+	// CacheBlocks is the KV cache's capacity in blocks, shared by all
+	// requests; 0 means DefaultCacheBlocks. It must hold one request of
+	// MaxModelLen tokens, as vLLM requires at startup. A negative value
+	// disables automatic prefix caching (--no-enable-prefix-caching).
+	CacheBlocks int
+	// PromptTokensDetails makes responses carry
+	// usage.prompt_tokens_details.cached_tokens, as vLLM does when started
+	// with --enable-prompt-tokens-details: only when some prompt tokens came
+	// from the cache (the field is null otherwise). Records always hold
+	// CachedTokens.
+	PromptTokensDetails bool
 	// Seed makes response IDs reproducible.
 	Seed uint64
 	// Created is the "created" timestamp of responses; zero means the time
@@ -76,6 +90,7 @@ type Server struct {
 	rng    *rand.Rand
 	faults []Fault
 	stats  Stats
+	cache  *prefixCache // nil: prefix caching disabled
 }
 
 // New validates cfg and returns a server.
@@ -101,6 +116,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ErrorShape < ShapeAuto || cfg.ErrorShape > ShapeNested {
 		return nil, fmt.Errorf("%w: unknown ErrorShape %d", ErrConfig, int(cfg.ErrorShape))
 	}
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = DefaultBlockSize
+	}
+	if cfg.BlockSize < 1 {
+		return nil, fmt.Errorf("%w: BlockSize %d must be at least 1", ErrConfig, cfg.BlockSize)
+	}
+	if cfg.CacheBlocks == 0 {
+		cfg.CacheBlocks = DefaultCacheBlocks
+	}
+	if need := (cfg.MaxModelLen + cfg.BlockSize - 1) / cfg.BlockSize; cfg.CacheBlocks > 0 && cfg.CacheBlocks < need {
+		return nil, fmt.Errorf("%w: CacheBlocks %d of %d tokens cannot hold one request of MaxModelLen %d tokens (%d blocks)",
+			ErrConfig, cfg.CacheBlocks, cfg.BlockSize, cfg.MaxModelLen, need)
+	}
 	for i, f := range cfg.Faults {
 		if err := f.validate(); err != nil {
 			return nil, fmt.Errorf("%w: fault %d: %w", ErrConfig, i, err)
@@ -111,6 +139,9 @@ func New(cfg Config) (*Server, error) {
 		shape:  cfg.ErrorShape.resolve(cfg.ErrorStyle),
 		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x766c6c6d)),
 		faults: expandFaults(cfg.Faults),
+	}
+	if cfg.CacheBlocks > 0 {
+		s.cache = newPrefixCache(cfg.BlockSize, cfg.CacheBlocks)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -128,6 +159,22 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 // Model returns the served model name.
 func (s *Server) Model() string { return s.cfg.Model }
+
+// ResetPrefixCache empties the prefix cache, as vLLM's POST
+// /reset_prefix_cache does.
+func (s *Server) ResetPrefixCache() {
+	if s.cache != nil {
+		s.cache.reset()
+	}
+}
+
+// CachedBlocks returns the number of blocks the prefix cache holds.
+func (s *Server) CachedBlocks() int {
+	if s.cache == nil {
+		return 0
+	}
+	return s.cache.len()
+}
 
 // MaxModelLen returns the context window.
 func (s *Server) MaxModelLen() int { return s.cfg.MaxModelLen }

@@ -298,6 +298,18 @@ func TestConversationParsing(t *testing.T) {
 	if recs := ts.sim.Stats().Completions(); recs[0].RuleID != "sshd_disable_root_login" || recs[1].Attempt != 7 {
 		t.Errorf("records %+v", recs)
 	}
+	// A system message shared by every rule: the rule is in the task.
+	shared := []openai.ChatCompletionMessage{
+		{Role: "system", Content: "You bring Linux hosts into compliance.\nRule: not_this_one"},
+		{Role: "user", Content: "Rule: audit_rules_immutable\nTitle: Make the auditd configuration immutable"},
+		{Role: "user", Content: "Rule: nor_this_one"},
+	}
+	if _, err := ts.chat(t, openai.ChatCompletionRequest{Messages: shared}); err != nil {
+		t.Fatal(err)
+	}
+	if got[2].RuleID != "audit_rules_immutable" {
+		t.Errorf("rule id from the task message: %q", got[2].RuleID)
+	}
 }
 
 type recorder struct{ f func(vllmsim.Conversation) }

@@ -19,6 +19,9 @@ type Record struct {
 	MaxTokens int
 	// CompletionTokens is the generation's token count.
 	CompletionTokens int
+	// CachedTokens is the number of prompt tokens served from the prefix
+	// cache (chat completions answered 200).
+	CachedTokens int
 	// FinishReason is "stop", "tool_calls" or "length".
 	FinishReason string
 	// ToolCalls are the names of the tool calls returned.
@@ -69,6 +72,18 @@ func (st Stats) MaxPromptTokens() int {
 		m = max(m, r.PromptTokens)
 	}
 	return m
+}
+
+// PromptTokens returns the prompt tokens of the chat completions answered
+// and how many of them came from the prefix cache.
+func (st Stats) PromptTokens() (prompt, cached int) {
+	for _, r := range st.Completions() {
+		if r.Status == http.StatusOK {
+			prompt += r.PromptTokens
+			cached += r.CachedTokens
+		}
+	}
+	return prompt, cached
 }
 
 // Stats returns a copy of the request records.

@@ -3,8 +3,13 @@
 //
 // Fix checks the rule first (a compliant rule costs no model call), probes the
 // host once (os-release, package manager, init system), assembles the
-// instruction — the rule, the ban list, the host facts and hints — and then
-// makes attempts. Each attempt asks the model for tool calls: ssh_apply runs a
+// instruction and then makes attempts. The instruction is two messages: a
+// system message the same for every rule and host of a run — the worker's
+// instructions and the global ban list, followed in the chat template by
+// the tools — so that all of a night's requests share one prefix in the
+// model server's prefix cache; and a task message with everything rule- or
+// host-specific: the rule, its text and check, the host facts, hints, the
+// rule's own bans (presented as bans) and lessons. Each attempt asks the model for tool calls: ssh_apply runs a
 // command on the target, give_up ends the rule. A command the ban list matches
 // is never run; the model is told it was blocked. An exact repeat of a failed
 // command gets a warning, and is refused after RefuseRepeats tries. After
@@ -18,7 +23,10 @@
 // rule's own text fits.
 //
 // Every prompt goes through package memory, which keeps it inside the context
-// window; each model call's budget event is logged. Server errors are retried
+// window; each model call's budget event is logged. The server's usage of each
+// answered call — prompt tokens and those its prefix cache served
+// (usage.prompt_tokens_details.cached_tokens) — is reported in an
+// EventModelUsage and summed in the Outcome. Server errors are retried
 // with capped, jittered backoff and are not attempts; if the server stays
 // down past the retry deadline Fix returns an *UnreachableError. vLLM's
 // context-length rejections (both JSON shapes, every message form) are

@@ -12,11 +12,14 @@ const (
 	EventRuleStart EventKind = "rule_start" // a rule begins
 	EventCheck     EventKind = "check"      // the rule's check ran (before the first attempt, or after a command)
 	EventModelCall EventKind = "model_call" // a model call with its budget breakdown
-	EventRetry     EventKind = "retry"      // a model call failed and will be retried (not an attempt)
-	EventRejected  EventKind = "context_rejected"
-	EventCommand   EventKind = "command"  // a command ran, was blocked, or its call was malformed
-	EventAttempt   EventKind = "attempt"  // an attempt ended
-	EventRuleEnd   EventKind = "rule_end" // a rule ended, with its Outcome
+	// EventModelUsage follows each answered model call with the server's
+	// usage: its prompt tokens and how many of them its prefix cache served.
+	EventModelUsage EventKind = "model_usage"
+	EventRetry      EventKind = "retry" // a model call failed and will be retried (not an attempt)
+	EventRejected   EventKind = "context_rejected"
+	EventCommand    EventKind = "command"  // a command ran, was blocked, or its call was malformed
+	EventAttempt    EventKind = "attempt"  // an attempt ended
+	EventRuleEnd    EventKind = "rule_end" // a rule ended, with its Outcome
 )
 
 // Event is one worker event; which fields are set depends on Kind.
@@ -28,6 +31,14 @@ type Event struct {
 	// EventModelCall
 	Assessment *budget.Assessment `json:"budget,omitempty"`
 	MaxTokens  int                `json:"max_tokens,omitempty"`
+
+	// EventModelUsage: usage.prompt_tokens and
+	// usage.prompt_tokens_details.cached_tokens of the answer (0 when the
+	// server does not report it: vLLM does with --enable-prompt-tokens-details,
+	// and only when some tokens were cached). Also set on EventAttempt, for
+	// the attempt's answered call.
+	UsagePrompt  int `json:"usage_prompt_tokens,omitempty"`
+	CachedTokens int `json:"cached_tokens,omitempty"`
 
 	// EventCommand
 	Command  string `json:"command,omitempty"`

@@ -76,14 +76,11 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 			return out, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 	}
-	instr, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	system, taskMsg, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
 	if err != nil {
 		return out, err
 	}
-	mem, err := memory.New(memory.Config{
-		Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools(),
-		KeepTurns: w.cfg.KeepTurns, Distiller: w.cfg.Distiller, Observer: memLogger{w.log(), r.ID, w.cfg.MemoryObserver},
-	}, instr, task(r))
+	mem, err := memory.New(w.memoryConfig(memLogger{w.log(), r.ID, w.cfg.MemoryObserver}), system, taskMsg)
 	if err != nil {
 		return out, fmt.Errorf("rule %s: %w", r.ID, err)
 	}
@@ -102,12 +99,13 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 			return out, nil
 		}
 		out.Attempts = attempt
-		msg, prompt, err := w.ask(ctx, r.ID, attempt, mem, &maxTokens, &out)
+		msg, prompt, usage, err := w.ask(ctx, r.ID, attempt, mem, &maxTokens, &out)
 		if err != nil {
 			return out, err
 		}
 		status, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
-		w.emit(Event{Kind: EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit()})
+		w.emit(Event{Kind: EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit(),
+			UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
 		if err != nil {
 			return out, err
 		}
@@ -125,13 +123,17 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	return out, nil
 }
 
-func task(r rules.Rule) string {
-	return fmt.Sprintf("Make the host compliant with rule %s (%s). Its check currently fails. Propose the next command with ssh_apply.", r.ID, r.Title)
+// memoryConfig is the memory configuration of one rule.
+func (w *Worker) memoryConfig(obs memory.Observer) memory.Config {
+	return memory.Config{
+		Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools(),
+		KeepTurns: w.cfg.KeepTurns, LowWaterPercent: w.cfg.LowWaterPercent, OutputTokens: w.cfg.OutputTokens, Distiller: w.cfg.Distiller, Observer: obs,
+	}
 }
 
 // ask prepares the prompt and calls the model, handling context-length
 // rejections without spending an attempt.
-func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *Outcome) (openai.ChatCompletionMessage, int, error) {
+func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *Outcome) (msg openai.ChatCompletionMessage, prompt int, usage openai.Usage, err error) {
 	rt := &retrier{
 		model: w.cfg.Model, deadline: w.cfg.RetryDeadline, baseDelay: 500 * time.Millisecond, maxDelay: 30 * time.Second,
 		requestTimeout: w.cfg.RequestTimeout, sleep: w.cfg.sleep,
@@ -144,7 +146,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 	for tries := 0; ; tries++ {
 		p, err := mem.Prompt(ctx)
 		if err != nil {
-			return openai.ChatCompletionMessage{}, 0, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, err)
+			return openai.ChatCompletionMessage{}, 0, usage, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, err)
 		}
 		a := p.Assessment
 		if a.Prompt > out.MaxPromptTokens {
@@ -169,7 +171,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 				"local_prompt_tokens", a.Prompt, "max_tokens", mt, "max_model_len", cl.MaxModelLen, "message", cl.Message)
 			w.emit(Event{Kind: EventRejected, Rule: rule, Attempt: attempt, ServerTokens: cl.PromptTokens, LocalTokens: a.Prompt, Error: cl.Message})
 			if tries >= maxContextRetries {
-				return openai.ChatCompletionMessage{}, a.Prompt, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, cl)
+				return openai.ChatCompletionMessage{}, a.Prompt, usage, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, cl)
 			}
 			if cl.Kind == ContextOutput {
 				prompt := max(cl.PromptTokens, a.Prompt) // the server may not say
@@ -188,15 +190,28 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			continue
 		}
 		if err != nil {
-			return openai.ChatCompletionMessage{}, a.Prompt, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, err)
+			return openai.ChatCompletionMessage{}, a.Prompt, usage, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, err)
 		}
+		usage = resp.Usage
+		out.PromptTokens += usage.PromptTokens
+		out.CachedTokens += cachedTokens(usage)
+		w.emit(Event{Kind: EventModelUsage, Rule: rule, Attempt: attempt, UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
 		if len(resp.Choices) == 0 {
-			return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}, a.Prompt, nil
+			return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}, a.Prompt, usage, nil
 		}
-		msg := resp.Choices[0].Message
+		msg = resp.Choices[0].Message
 		msg.Role = openai.ChatMessageRoleAssistant
-		return msg, a.Prompt, nil
+		return msg, a.Prompt, usage, nil
 	}
+}
+
+// cachedTokens returns usage.prompt_tokens_details.cached_tokens, 0 when
+// absent.
+func cachedTokens(u openai.Usage) int {
+	if u.PromptTokensDetails == nil {
+		return 0
+	}
+	return u.PromptTokensDetails.CachedTokens
 }
 
 // act records the model's message, carries out its tool calls and runs the
@@ -361,7 +376,8 @@ type Plan struct {
 	Check        string
 	PromptTokens int
 	Limit        int
-	Instruction  string
+	// Instruction is the system message followed by the task message.
+	Instruction string
 }
 
 // Plan checks r and assembles its instruction and first prompt without
@@ -381,11 +397,11 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 			return Plan{}, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 	}
-	instr, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	system, taskMsg, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
 	if err != nil {
 		return Plan{}, err
 	}
-	mem, err := memory.New(memory.Config{Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools()}, instr, task(r))
+	mem, err := memory.New(w.memoryConfig(nil), system, taskMsg)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -393,7 +409,7 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	return Plan{Check: res.Status.String(), PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Budget.PromptLimit(), Instruction: instr}, nil
+	return Plan{Check: res.Status.String(), PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Budget.PromptLimit(), Instruction: system + taskMsg}, nil
 }
 
 // nextAttempt is the line that tells the model (and the simulator) which

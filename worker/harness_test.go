@@ -50,6 +50,7 @@ type env struct {
 	url     string
 	mu      sync.Mutex
 	bodies  []openai.ChatCompletionRequest // every chat request the server received
+	runs    []ran                          // every command the worker ran on the target, in order
 	events  []worker.Event
 	dir     string
 	counter *budget.ChatCounter
@@ -94,7 +95,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if window == 0 {
 		window = 16384
 	}
-	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: window, Counter: sc, Policy: o.policy(e.dir), Faults: o.faults, ErrorStyle: o.errorStyle})
+	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: window, Counter: sc, Policy: o.policy(e.dir), Faults: o.faults, ErrorStyle: o.errorStyle,
+		PromptTokensDetails: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, sshAdapter{e.ssh}},
 		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
 	})
@@ -158,6 +160,27 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 		e.t.Fatal(err)
 	}
 	return w
+}
+
+// ran is one command run on the target and its result.
+type ran struct {
+	command string
+	exec    worker.Exec
+}
+
+// recordingTarget records every command and result on their way back to
+// the worker: what the target really printed, to compare prompts with.
+type recordingTarget struct {
+	e     *env
+	inner worker.Target
+}
+
+func (r recordingTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+	ex, err := r.inner.Run(ctx, command)
+	r.e.mu.Lock()
+	r.e.runs = append(r.e.runs, ran{command, ex})
+	r.e.mu.Unlock()
+	return ex, err
 }
 
 type sshAdapter struct{ c *sshexec.Client }

@@ -51,16 +51,27 @@ func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
 	return f, nil
 }
 
-// instruction assembles the system message for a rule within maxTokens: the
-// rule and the ban list always, the description and hints shortened if they
-// do not fit, then as many whole lessons as still fit (see withLessons). The
-// first line is "Rule: <id>".
-func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *HostFacts, lessons []string, maxTokens int) (string, error) {
+// instruction assembles the two pinned messages for a rule within maxTokens
+// (counted together):
+//
+//   - the system message, the same for every rule and host of a run (so
+//     that all their requests share one cached prefix on the model server;
+//     the chat template renders the tools right after it): the worker's
+//     instructions and the global ban list, never shortened;
+//   - the task message, everything rule- or host-specific: the rule, its
+//     text and check, the host facts, the hints, the rule's own bans —
+//     presented as bans, like the global list — and the task, then as many
+//     whole lessons as still fit (see withLessons). Its first line is
+//     "Rule: <id>". The description and hints are shortened if they do not
+//     fit.
+func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *HostFacts, lessons []string, maxTokens int) (system, task string, err error) {
+	system = renderSystem(w.cfg.Bans)
+	sysTokens := w.cfg.Tokenizer.Count(system)
 	desc, hints := r.Description, r.Hints
 	for cut := 0; ; cut++ {
-		s := renderInstruction(r, bans, f, desc, hints)
-		if w.cfg.Tokenizer.Count(s) <= maxTokens {
-			return w.withLessons(s, lessons, maxTokens), nil
+		s := renderTask(r, w.cfg.Bans, bans, f, desc, hints)
+		if sysTokens+w.cfg.Tokenizer.Count(s) <= maxTokens {
+			return system, w.withLessons(s, lessons, maxTokens-sysTokens), nil
 		}
 		switch {
 		case len(desc) > 200:
@@ -70,13 +81,30 @@ func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *HostFacts, l
 		case desc != "" || hints != "":
 			desc, hints = "", ""
 		default:
-			return "", fmt.Errorf("%w: the instruction for rule %s takes %d tokens with the ban list alone, over its share of %d",
-				ErrConfig, r.ID, w.cfg.Tokenizer.Count(s), maxTokens)
+			return "", "", fmt.Errorf("%w: the instruction for rule %s takes %d tokens with the ban lists alone, over its share of %d",
+				ErrConfig, r.ID, sysTokens+w.cfg.Tokenizer.Count(s), maxTokens)
 		}
 	}
 }
 
-func renderInstruction(r rules.Rule, bans *safety.BanList, f *HostFacts, desc, hints string) string {
+// renderSystem renders the system message shared by every rule and host:
+// the worker's instructions and the global ban list.
+func renderSystem(global *safety.BanList) string {
+	var b strings.Builder
+	b.WriteString("You bring a host into compliance with the rule in the user message. Call ssh_apply with one shell command at a time; " +
+		"it runs as root, non-interactively, with a timeout. After every command the worker re-runs the check and tells you the result. " +
+		"Do not repeat a command that already failed; read the errors and change the approach. " +
+		"When the rule cannot be fixed on this host, call give_up with the reason.\n")
+	b.WriteString("\nBanned commands — the worker refuses them before they run, and they waste an attempt:\n")
+	for _, p := range global.Patterns() {
+		fmt.Fprintf(&b, "- %s\n", p)
+	}
+	return b.String()
+}
+
+// renderTask renders the task message: the rule, the host and the rule's
+// own bans (those of bans beyond the global list).
+func renderTask(r rules.Rule, global, bans *safety.BanList, f *HostFacts, desc, hints string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Rule: %s\n", r.ID)
 	if r.Title != "" {
@@ -92,13 +120,12 @@ func renderInstruction(r rules.Rule, bans *safety.BanList, f *HostFacts, desc, h
 	if hints != "" {
 		fmt.Fprintf(&b, "Hints: %s\n", strings.TrimSpace(hints))
 	}
-	b.WriteString("\nYou bring this host into compliance with the rule above. Call ssh_apply with one shell command at a time; " +
-		"it runs as root, non-interactively, with a timeout. After every command the worker re-runs the check and tells you the result. " +
-		"Do not repeat a command that already failed; read the errors and change the approach. " +
-		"When the rule cannot be fixed on this host, call give_up with the reason.\n")
-	b.WriteString("\nBanned commands — the worker refuses them before they run, and they waste an attempt:\n")
-	for _, p := range bans.Patterns() {
-		fmt.Fprintf(&b, "- %s\n", p)
+	if own := bans.Patterns()[len(global.Patterns()):]; len(own) > 0 {
+		b.WriteString("\nBanned commands for this rule too (refused before they run):\n")
+		for _, p := range own {
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
 	}
+	fmt.Fprintf(&b, "\nMake the host compliant with rule %s (%s). Its check currently fails. Propose the next command with ssh_apply.\n", r.ID, r.Title)
 	return b.String()
 }

@@ -59,7 +59,7 @@ func (lessonFollower) Name() string { return "lesson-follower" }
 
 func (p lessonFollower) Next(c vllmsim.Conversation) vllmsim.Generation {
 	if len(c.Messages) > 0 {
-		for _, line := range strings.Split(c.Messages[0].Content, "\n") {
+		for _, line := range strings.Split(c.Messages[min(1, len(c.Messages)-1)].Content, "\n") {
 			if strings.HasPrefix(line, "- worked") && strings.Contains(line, p.fix) {
 				return vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply(p.fix, "a lesson says this worked")}}
 			}
@@ -105,7 +105,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 	if err != nil || second.Status != worker.StatusFixed {
 		t.Fatalf("second host: %+v, %v", second, err)
 	}
-	sys := e.requests()[n].Messages[0].Content
+	sys := e.requests()[n].Messages[1].Content
 	if !contains(sys, "Lessons from earlier attempts", "- worked on ", "fixed in attempt 3: ran '"+fix+"' — exited 0; re-check passed", "- failed on ") {
 		t.Fatalf("the lessons are not in the second host's instruction:\n%s", sys)
 	}

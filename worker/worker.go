@@ -70,13 +70,20 @@ type Config struct {
 	MaxAttempts int
 	// KeepTurns is the memory's K. Zero means memory.DefaultKeepTurns (3).
 	KeepTurns int
+	// LowWaterPercent is the memory's low-water mark (see
+	// memory.Config.LowWaterPercent). Zero means its default.
+	LowWaterPercent int
+	// OutputTokens is the memory's cap on older turns' tool outputs (see
+	// memory.Config.OutputTokens); the current turn gets twice as much.
+	// Zero means its default.
+	OutputTokens int
 	// RefuseRepeats refuses an exact repeat of a failed command once it was
 	// tried this many times (it is warned about before). Zero means
 	// DefaultRefuseRepeats (3); negative means never refuse.
 	RefuseRepeats int
-	// InstructionPercent is the share of the prompt limit the instruction
-	// may take; descriptions and hints are shortened to fit, the ban list
-	// never. Zero means DefaultInstructionPct (25).
+	// InstructionPercent is the share of the prompt limit the system and
+	// task messages may take together; descriptions and hints are
+	// shortened to fit, the ban lists never. Zero means DefaultInstructionPct (25).
 	InstructionPercent int
 	// RetryDeadline is how long the model server may stay unreachable
 	// before Fix gives up with *UnreachableError. Zero means 10 minutes.
@@ -185,6 +192,20 @@ type Outcome struct {
 	Reason            string        `json:"reason,omitempty"`
 	Duration          time.Duration `json:"duration_ns"`
 	MaxPromptTokens   int           `json:"max_prompt_tokens"`
+	// PromptTokens and CachedTokens sum the server's usage over the rule's
+	// answered model calls: prompt tokens, and those its prefix cache
+	// served.
+	PromptTokens int `json:"prompt_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// CacheShare returns the share of prompt tokens the server's prefix cache
+// served, 0 without any.
+func (o Outcome) CacheShare() float64 {
+	if o.PromptTokens == 0 {
+		return 0
+	}
+	return float64(o.CachedTokens) / float64(o.PromptTokens)
 }
 
 // Fixed reports whether the rule is compliant at the end.

@@ -122,7 +122,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	srv, err := vllmsim.New(vllmsim.Config{MaxModelLen: 16384, Counter: simCounter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{
+	srv, err := vllmsim.New(vllmsim.Config{MaxModelLen: 16384, Counter: simCounter, PromptTokensDetails: true, Policy: vllmsim.Eventual(vllmsim.EventualConfig{
 		FixAt: 3,
 		Fixes: map[string]string{rule.ID: fmt.Sprintf(`sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no/' %s`, q)},
 		WrongFixes: []string{

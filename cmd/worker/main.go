@@ -74,6 +74,7 @@ Usage:
   worker run --rules FILE|DIR --inventory FILE --journal FILE [flags]
   worker resume JOURNAL
   worker history JOURNAL [--run ID] [--prune AGE]
+  worker fleet serve|start|status|report|cancel [flags]
   worker demo
   worker simulate-server [--policy NAME] [--fix RULE=COMMAND …]
   worker tokens [--tokenizer qwen3|qwen2.5|FILE] [--ids] < text
@@ -86,6 +87,7 @@ Subcommands:
   run              many rules on many hosts, every step in a journal; reports (JSON, JUnit, HTML)
   resume           continue a run after a crash, a kill or a stop
   history          list the runs and tasks of a journal; prune old runs
+  fleet            run nights on Temporal: zone workers, schedules, one model cap across machines
   demo             fix a sample rule end to end on this machine (simulated vLLM, disposable local sshd)
   simulate-server  serve a vLLM-faithful OpenAI-compatible API with scripted answers (no GPU)
   tokens           count tokens of text, or the prompt tokens vLLM computes for a chat request
@@ -118,6 +120,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHistory(ctx, args[1:], stdout, stderr)
 	case "check-command":
 		return runCheckCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "fleet":
+		return runFleet(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return errHelp

@@ -23,7 +23,9 @@ import (
 )
 
 // promptLog is the simulator's policy wrapped so that every request's rule,
-// attempt and first system message are kept, in arrival order.
+// attempt and pinned messages (the system message, shared by every rule,
+// then the task message with the rule, its bans and lessons) are kept, in
+// arrival order.
 type promptLog struct {
 	vllmsim.Policy
 	mu   sync.Mutex
@@ -37,13 +39,16 @@ type prompt struct {
 }
 
 func (p *promptLog) Next(c vllmsim.Conversation) vllmsim.Generation {
-	sys := ""
+	sys, task := "", ""
 	for _, m := range c.Messages {
-		if m.Role == openai.ChatMessageRoleSystem {
+		if m.Role == openai.ChatMessageRoleSystem && sys == "" {
 			sys = m.Content
-			break
+		}
+		if m.Role == openai.ChatMessageRoleUser && task == "" {
+			task = m.Content
 		}
 	}
+	sys += "\n" + task
 	p.mu.Lock()
 	p.reqs = append(p.reqs, prompt{c.RuleID, c.Attempt, sys})
 	p.mu.Unlock()

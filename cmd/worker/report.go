@@ -90,10 +90,16 @@ func (r *reporter) summary(outs []worker.Outcome) {
 	}
 	fmt.Fprintln(r.w)
 	tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULE\tSTATUS\tATTEMPTS\tCOMMANDS\tBLOCKED\tMAX PROMPT\tREJECTIONS\tTIME")
+	fmt.Fprintln(tw, "RULE\tSTATUS\tATTEMPTS\tCOMMANDS\tBLOCKED\tMAX PROMPT\tCACHED\tREJECTIONS\tTIME")
+	var prompt, cached int
 	for _, o := range outs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", o.Rule, o.Status, o.Attempts, o.Commands, o.Blocked,
-			o.MaxPromptTokens, o.ContextRejections, o.Duration.Round(1e7))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.0f%%\t%d\t%s\n", o.Rule, o.Status, o.Attempts, o.Commands, o.Blocked,
+			o.MaxPromptTokens, 100*o.CacheShare(), o.ContextRejections, o.Duration.Round(1e7))
+		prompt, cached = prompt+o.PromptTokens, cached+o.CachedTokens
 	}
 	tw.Flush()
+	if prompt > 0 {
+		fmt.Fprintf(r.w, "%d of %d prompt tokens (%.1f%%) came from the model server's prefix cache.\n",
+			cached, prompt, 100*float64(cached)/float64(prompt))
+	}
 }

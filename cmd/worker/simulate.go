@@ -47,6 +47,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	tokenizer := fs.String("tokenizer", "qwen3", "tokenizer and chat template: qwen3, qwen2.5 or a `FILE`")
 	style := fs.String("error-style", "", "vLLM release whose length errors are reproduced (default: the newest)")
 	apiKeyEnv := fs.String("api-key-env", "", "require the API key in this environment `VARIABLE` (like vllm --api-key)")
+	details := fs.Bool("enable-prompt-tokens-details", true, "report usage.prompt_tokens_details.cached_tokens (like vllm --enable-prompt-tokens-details)")
+	blocks := fs.Int("num-gpu-blocks", 0, "prefix cache capacity in 16-token `BLOCKS` (0: the simulator's default; -1: no prefix caching)")
 	seed := fs.Uint64("seed", 0, "policy seed")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), simulateUsage)
@@ -81,7 +83,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return &usageError{err}
 	}
-	cfg := vllmsim.Config{Model: *model, MaxModelLen: *maxLen, Counter: counter, Policy: pol, Seed: *seed}
+	cfg := vllmsim.Config{Model: *model, MaxModelLen: *maxLen, Counter: counter, Policy: pol, Seed: *seed,
+		PromptTokensDetails: *details, CacheBlocks: *blocks}
 	if *style != "" {
 		if cfg.ErrorStyle, err = vllmsim.ParseErrorStyle(*style); err != nil {
 			return &usageError{err}

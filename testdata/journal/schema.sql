@@ -1,4 +1,4 @@
--- schema version 1, application_id 0x4e534a4c
+-- schema version 2, application_id 0x4e534a4c
 
 -- index commands_one_started
 CREATE UNIQUE INDEX commands_one_started ON commands(task_id) WHERE state = 'started';
@@ -93,7 +93,7 @@ CREATE TABLE model_calls (
 	rejected      INTEGER NOT NULL,
 	server_tokens INTEGER NOT NULL,
 	error         TEXT    NOT NULL
-);
+, usage_prompt INTEGER NOT NULL DEFAULT 0, cached_tokens INTEGER NOT NULL DEFAULT 0);
 
 -- table runs
 CREATE TABLE runs (
@@ -160,6 +160,8 @@ SELECT t.run_id AS run, t.id AS task, t.rule, t.host, t.status, t.attempts,
 	(SELECT count(*) FROM commands c WHERE c.task_id = t.id AND c.state <> 'skipped') AS commands,
 	(SELECT count(*) FROM commands c WHERE c.task_id = t.id AND c.state IN ('started', 'unknown')) AS unknown_commands,
 	(SELECT max(m.prompt) FROM model_calls m JOIN steps s ON s.id = m.step_id WHERE s.task_id = t.id) AS max_prompt_tokens,
+	(SELECT sum(m.usage_prompt) FROM model_calls m JOIN steps s ON s.id = m.step_id WHERE s.task_id = t.id) AS prompt_tokens,
+	(SELECT sum(m.cached_tokens) FROM model_calls m JOIN steps s ON s.id = m.step_id WHERE s.task_id = t.id) AS cached_tokens,
 	round((coalesce(t.ended_ns, (SELECT max(s.at_ns) FROM steps s WHERE s.task_id = t.id), t.started_ns) - t.started_ns) / 1e9, 3) AS seconds,
 	t.reason
 FROM tasks t;

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+)
+
+const fleetUsage = `Usage:
+  worker fleet serve  --temporal ADDR [--namespace NS] --zone ZONE [flags]
+  worker fleet start  --temporal ADDR --rules FILE|DIR --inventory FILE [--schedule CRON] [flags]
+  worker fleet status --temporal ADDR RUN
+  worker fleet report --temporal ADDR RUN [--html FILE] [--junit FILE] [--json-report FILE]
+  worker fleet cancel --temporal ADDR RUN | --schedule ID
+
+Runs nights on Temporal (https://temporal.io) instead of one 'worker run'
+process: a night workflow per run, a host workflow per host on the task queue
+of the host's zone (inventory variable nightshift_zone; default one zone), the
+same rules, attempt loop, memory, lessons and reports. 'serve' is a worker
+process for one zone (run several per zone for fail-over); every serve process
+also runs night workflows and, with --model-slots, model calls, whose sum over
+the processes is the fleet-wide cap on model calls in flight.
+
+A command whose worker process dies while it runs is reported 'unknown' and
+never run again; probes, checks and model calls are retried.
+
+Try it with the Temporal dev server:
+  temporal server start-dev --headless &
+  worker fleet serve --zone default --base-url http://gpu1:8000/v1 &
+  worker fleet start --rules rules/ --inventory hosts.yaml --id tonight --wait --html night.html
+
+Run 'worker fleet SUBCOMMAND --help' for a subcommand's flags.
+`
+
+func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, fleetUsage)
+		return usagef("fleet: no subcommand given")
+	}
+	switch args[0] {
+	case "serve":
+		return runFleetServe(ctx, args[1:], stdout, stderr)
+	case "start":
+		return runFleetStart(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runFleetStatus(ctx, args[1:], stdout, stderr)
+	case "report":
+		return runFleetReport(ctx, args[1:], stdout, stderr)
+	case "cancel":
+		return runFleetCancel(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, fleetUsage)
+		return errHelp
+	}
+	fmt.Fprint(stderr, fleetUsage)
+	return usagef("fleet: unknown subcommand %q", args[0])
+}
+
+// temporalFlags say which Temporal frontend and namespace to use.
+type temporalFlags struct {
+	addr, namespace string
+	verbose         bool
+}
+
+func addTemporalFlags(fs *flag.FlagSet, t *temporalFlags) {
+	fs.StringVar(&t.addr, "temporal", client.DefaultHostPort, "Temporal frontend `ADDR` (host:port)")
+	fs.StringVar(&t.namespace, "namespace", client.DefaultNamespace, "Temporal `NAMESPACE`")
+	fs.BoolVar(&t.verbose, "v", false, "log the Temporal SDK's messages to stderr")
+}
+
+// dial connects to the Temporal frontend.
+func (t temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Client, error) {
+	level := slog.LevelError
+	if t.verbose {
+		level = slog.LevelDebug
+	}
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	c, err := client.DialContext(ctx, client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: logger})
+	if err != nil {
+		return nil, &unreachable{fmt.Errorf("temporal at %s: %w", t.addr, err)}
+	}
+	return c, nil
+}
+
+// parseFleetFlags parses args, mapping -h to errHelp and bad flags to
+// usage errors, and returns the positional arguments.
+func parseFleetFlags(fs *flag.FlagSet, usage string, args []string) ([]string, error) {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, &usageError{err}
+	}
+	return fs.Args(), nil
+}

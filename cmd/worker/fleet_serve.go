@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/fleet"
+)
+
+const fleetServeUsage = `Usage:
+  worker fleet serve --temporal ADDR [--namespace NS] --zone ZONE [flags]
+
+A worker process of a fleet: works on the hosts of ZONE (their SSH keys and
+known_hosts are this machine's), runs night workflows, and with
+--model-slots N makes at most N model calls at once for the whole fleet (the
+fleet-wide cap is the sum of the slots of the processes serving them;
+--model-rate caps the calls started per second across the fleet, enforced by
+the Temporal server). Runs until SIGINT or SIGTERM.
+
+Flags:
+`
+
+func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var tf temporalFlags
+	m := &runMeta{}
+	var zone string
+	var modelSlots, hostSlots int
+	var modelRate float64
+	var tokenizers stringList
+	fs := flag.NewFlagSet("worker fleet serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addTemporalFlags(fs, &tf)
+	fs.StringVar(&zone, "zone", fleet.DefaultZone, "the `ZONE` whose hosts this process works on")
+	fs.IntVar(&modelSlots, "model-slots", 2, "model calls this process makes at once (0: none)")
+	fs.Float64Var(&modelRate, "model-rate", 0, "fleet-wide cap on model calls started per `SECOND` (0: none)")
+	fs.IntVar(&hostSlots, "host-slots", 64, "host activities (probe, check, command) at once")
+	fs.Var(&tokenizers, "tokenizer", "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)")
+	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
+	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
+	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
+	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
+	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
+	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host")
+	rest, err := parseFleetFlags(fs, fleetServeUsage, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) > 0:
+		return usagef("fleet serve: unexpected argument %q", rest[0])
+	case zone == "":
+		return usagef("fleet serve: --zone must not be empty")
+	case modelSlots < 0 || modelRate < 0 || hostSlots < 1:
+		return usagef("fleet serve: --model-slots and --model-rate must not be negative, --host-slots must be positive")
+	}
+	c, err := tf.dial(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: sshBase(m, nil)}}
+	if modelSlots > 0 {
+		oc := openai.DefaultConfig(os.Getenv(m.APIKeyEnv))
+		oc.BaseURL = strings.TrimRight(m.BaseURL, "/")
+		oc.HTTPClient = &http.Client{}
+		acts.Model = openai.NewClientWithConfig(oc)
+	}
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(stdout, "fleet serve: zone %s (queue %s), night queue %s, model slots %d, on %s namespace %s\n",
+		zone, fleet.ZoneQueue(zone), fleet.NightQueue, modelSlots, tf.addr, tf.namespace)
+	err = fleet.Serve(sctx, fleet.ServeConfig{Client: c, Zone: zone, Activities: acts, ModelSlots: modelSlots,
+		ModelRate: modelRate, HostSlots: hostSlots, Tokenizers: tokenizers})
+	if err != nil {
+		return &usageError{err}
+	}
+	return nil
+}

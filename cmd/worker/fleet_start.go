@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+const fleetStartUsage = `Usage:
+  worker fleet start --temporal ADDR --rules FILE|DIR [--rule ID …] --inventory FILE [--limit PATTERN …]
+                     [--id RUN] [--schedule CRON] [--wait [--html FILE] [--junit FILE] [--json-report FILE]] [flags]
+
+Starts a night on the fleet (or, with --schedule, creates a Temporal schedule
+that starts one each time CRON matches, in UTC): the rules of the files, in
+file order, on every selected host of the inventory, one rule at a time per
+host and --parallel-hosts hosts at once. The rules' text travels with the
+night, so workers need no copy. A host's zone is its nightshift_zone
+inventory variable ("default" when unset); some 'worker fleet serve --zone Z'
+must run for each zone.
+
+The served model's name and context window are read from --base-url unless
+--model and --context-window give them. RUN (--id, default nightshift-NAME-TIME)
+is the workflow id that status, report and cancel take.
+
+--datastream is not supported in fleet mode yet.
+
+Flags:
+`
+
+func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var tf temporalFlags
+	m := &runMeta{}
+	var rulesPaths, ruleIDs, limit stringList
+	var name, id, schedule string
+	var wait, noLessons bool
+	var heartbeat time.Duration
+	fs := flag.NewFlagSet("worker fleet start", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addTemporalFlags(fs, &tf)
+	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; required)")
+	fs.StringVar(&m.Datastream, "datastream", "", "not supported in fleet mode yet")
+	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files)")
+	fs.StringVar(&m.Inventory, "inventory", "", "inventory `FILE`: YAML list or Ansible INI (required)")
+	fs.Var(&limit, "limit", "host or group `PATTERN` to select, !PATTERN to exclude (repeatable; default: all)")
+	fs.StringVar(&name, "name", "", "night `NAME` for people (default: the rules files)")
+	fs.StringVar(&id, "id", "", "workflow `ID` of the night, or of the schedule (default nightshift-NAME-TIME)")
+	fs.StringVar(&schedule, "schedule", "", "create a schedule starting the night on `CRON` (5 fields, UTC) instead of starting it now")
+	fs.BoolVar(&wait, "wait", false, "wait for the night to end, print its summary and write the reports")
+	fs.BoolVar(&noLessons, "no-lessons", false, "do not carry lessons from host to host")
+	fs.StringVar(&m.Tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE` present on every worker")
+	fs.IntVar(&m.ContextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
+	fs.IntVar(&m.MaxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
+	fs.IntVar(&m.MaxAttempts, "max-attempts", 0, "attempts per rule (default: the rule's max_attempts, else 20)")
+	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
+	fs.DurationVar(&m.CommandTimeout, "command-timeout", fleet.DefaultCommandTimeout, "timeout of each command or check activity")
+	fs.DurationVar(&heartbeat, "heartbeat", fleet.DefaultHeartbeat, "how soon an activity whose worker died is found out (its command then reported unknown)")
+	addRunFlags(fs, m)
+	rest, err := parseFleetFlags(fs, fleetStartUsage, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) > 0:
+		return usagef("fleet start: unexpected argument %q", rest[0])
+	case m.Datastream != "":
+		return usagef("fleet start: --datastream is not supported in fleet mode yet; use 'worker run'")
+	case len(rulesPaths) == 0 || m.Inventory == "":
+		return usagef("fleet start: --rules and --inventory are required")
+	case wait && schedule != "":
+		return usagef("fleet start: --wait and --schedule cannot be combined")
+	case !wait && (m.HTML != "" || m.JUnit != "" || m.JSONReport != ""):
+		return usagef("fleet start: --html, --junit and --json-report need --wait (or use 'worker fleet report')")
+	case heartbeat < time.Second:
+		return usagef("fleet start: --heartbeat must be at least 1s")
+	case m.ParallelHosts < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
+		return usagef("fleet start: --parallel-hosts, --max-tokens and --keep-turns must be positive, --max-attempts and --context-window not negative")
+	}
+	files, err := readRuleFiles(rulesPaths)
+	if err != nil {
+		return err
+	}
+	inv, err := inventory.Load(m.Inventory)
+	if err != nil {
+		return &usageError{err}
+	}
+	hosts, err := inv.Select(limit...)
+	if err != nil {
+		return &usageError{err}
+	}
+	model, err := fleetModel(ctx, m)
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		name = strings.Join(rulesPaths, " ")
+	}
+	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Hosts: hosts, Model: model,
+		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
+		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons}
+	if err := n.Validate(); err != nil {
+		return &usageError{err}
+	}
+	if id == "" {
+		id = "nightshift-" + slug(name) + "-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	c, err := tf.dial(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if schedule != "" {
+		if err := fleet.Schedule(ctx, c, id, schedule, n); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "schedule %s: a night of %d rules × %d hosts on %q (UTC); each night's id starts with %s\n",
+			id, len(mustRules(n)), len(hosts), schedule, id)
+		return nil
+	}
+	run, err := fleet.Start(ctx, c, id, n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "night %s started: %d rules × %d hosts (run id %s)\n", id, len(mustRules(n)), len(hosts), run.GetRunID())
+	if !wait {
+		return nil
+	}
+	var res fleet.Result
+	if err := run.Get(ctx, &res); err != nil {
+		return fmt.Errorf("night %s: %w", id, err)
+	}
+	return finishFleetReport(id, m, res, stdout)
+}
+
+func mustRules(n fleet.Night) []rules.Rule {
+	rs, _ := n.Rules()
+	return rs
+}
+
+// fleetModel fixes the served model and its window for the night: from the
+// flags, else from the server.
+func fleetModel(ctx context.Context, m *runMeta) (fleet.Model, error) {
+	if _, err := budget.LoadModel(m.Tokenizer); err != nil {
+		return fleet.Model{}, &usageError{err}
+	}
+	fm := fleet.Model{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
+	if fm.Name != "" && fm.ContextWindow > 0 {
+		return fm, nil
+	}
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv)})
+	if err != nil {
+		return fm, &usageError{err}
+	}
+	served, err := serverModel(ctx, vllm, m.Model, min(m.RetryDeadline, 30*time.Second))
+	if err != nil {
+		return fm, err
+	}
+	fm.Name = served.ID
+	if fm.ContextWindow == 0 {
+		fm.ContextWindow = served.MaxModelLen
+	}
+	if fm.ContextWindow == 0 {
+		return fm, usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
+	}
+	return fm, nil
+}
+
+// readRuleFiles reads the rules files (a directory: its *.yaml and *.yml
+// files in name order), checking that they parse.
+func readRuleFiles(paths []string) ([]fleet.RuleFile, error) {
+	var out []fleet.RuleFile
+	for _, p := range paths {
+		if _, err := rules.Load(p); err != nil {
+			return nil, &usageError{err}
+		}
+		files := []string{p}
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			files = files[:0]
+			entries, err := os.ReadDir(p)
+			if err != nil {
+				return nil, &usageError{err}
+			}
+			for _, e := range entries {
+				ext := strings.ToLower(filepath.Ext(e.Name()))
+				if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && (ext == ".yaml" || ext == ".yml") {
+					files = append(files, filepath.Join(p, e.Name()))
+				}
+			}
+			sort.Strings(files)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, &usageError{err}
+			}
+			out = append(out, fleet.RuleFile{Name: f, Data: data})
+		}
+	}
+	return out, nil
+}
+
+// slug keeps letters, digits and dashes of s, for workflow ids.
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+var _ = worker.DefaultRetryDeadline

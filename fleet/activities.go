@@ -1,0 +1,216 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/nightshift-dev/nightshift/safety"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// Error types of activity failures the workflows match on.
+const (
+	errTypeModelRejected = "ModelRejected" // a model answer that retrying cannot change (4xx, context length)
+	errTypeBanned        = "Banned"        // a check command the ban list refuses
+	errTypeNoModel       = "NoModel"       // this worker serves no model calls
+)
+
+// ProbeInput is a read-only command of the host probe.
+type ProbeInput struct {
+	Host    inventory.Host `json:"host"`
+	Command string         `json:"command"`
+}
+
+// CheckInput is a rule's shell check on a host.
+type CheckInput struct {
+	Host    inventory.Host `json:"host"`
+	Rule    string         `json:"rule"`
+	Command string         `json:"command"`
+}
+
+// CommandInput is one remediation command.
+type CommandInput struct {
+	Host    inventory.Host `json:"host"`
+	Rule    string         `json:"rule"`
+	Attempt int            `json:"attempt"`
+	Command string         `json:"command"`
+}
+
+// CommandResult is what a remediation command did. Err is set when the
+// transport failed while it ran: its outcome is unknown.
+type CommandResult struct {
+	Exec worker.Exec `json:"exec"`
+	Err  string      `json:"err,omitempty"`
+}
+
+// Activities are everything a night does to the world: host commands over
+// the Connector and model calls to Model. They run on the workers of a
+// zone (host activities) or of the model queue (model calls). Safe for
+// concurrent use if the Connector and Model are.
+type Activities struct {
+	// Connector reaches the zone's hosts (required for host activities).
+	Connector batch.Connector
+	// Model is the model server client (required for model calls).
+	Model worker.ChatModel
+	// HeartbeatEvery is how often long activities heartbeat (the SDK
+	// throttles them to the heartbeat timeout); zero means 1s.
+	HeartbeatEvery time.Duration
+
+	mu    sync.Mutex
+	conns map[string]batch.Target // one connection per host, reused by its activities
+}
+
+// Close closes the connections kept to hosts.
+func (a *Activities) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for k, t := range a.conns {
+		errs = append(errs, t.Close())
+		delete(a.conns, k)
+	}
+	return errors.Join(errs...)
+}
+
+func connKey(h inventory.Host) string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", h.Name, h.Address, h.Port, h.User, h.Identity)
+}
+
+// conn returns the kept connection to h, connecting first if there is none.
+func (a *Activities) conn(ctx context.Context, h inventory.Host) (batch.Target, error) {
+	k := connKey(h)
+	a.mu.Lock()
+	t, ok := a.conns[k]
+	a.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := a.Connector.Connect(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old, ok := a.conns[k]; ok { // another activity connected meanwhile
+		_ = t.Close()
+		return old, nil
+	}
+	if a.conns == nil {
+		a.conns = map[string]batch.Target{}
+	}
+	a.conns[k] = t
+	return t, nil
+}
+
+// drop forgets (and closes) the kept connection t to h after a transport error.
+func (a *Activities) drop(h inventory.Host, t batch.Target) {
+	k := connKey(h)
+	a.mu.Lock()
+	if a.conns[k] == t {
+		delete(a.conns, k)
+	}
+	a.mu.Unlock()
+	_ = t.Close()
+}
+
+// heartbeat records heartbeats until the returned stop is called, so that
+// the server learns within the heartbeat timeout that a worker died.
+func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
+	every := a.HeartbeatEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func (a *Activities) run(ctx context.Context, h inventory.Host, command string) (worker.Exec, error) {
+	if a.Connector == nil {
+		return worker.Exec{}, errors.New("fleet: this worker has no connector to hosts")
+	}
+	t, err := a.conn(ctx, h)
+	if err != nil {
+		return worker.Exec{ExitCode: -1}, err
+	}
+	ex, err := t.Run(ctx, command)
+	if err != nil && ctx.Err() == nil {
+		a.drop(h, t)
+	}
+	return ex, err
+}
+
+// Probe runs one read-only probe command. A transport error fails the
+// activity (retried by its policy).
+func (a *Activities) Probe(ctx context.Context, in ProbeInput) (worker.Exec, error) {
+	defer a.heartbeat(ctx)()
+	return a.run(ctx, in.Host, in.Command)
+}
+
+// Check evaluates a rule's shell check. A transport error fails the
+// activity (retried by its policy); a banned check command is not retried.
+func (a *Activities) Check(ctx context.Context, in CheckInput) (rules.CheckResult, error) {
+	defer a.heartbeat(ctx)()
+	res, err := rules.ShellCheck{Command: in.Command}.Evaluate(ctx, rules.RunnerFunc(func(ctx context.Context, c string) (rules.ExecResult, error) {
+		ex, err := a.run(ctx, in.Host, c)
+		return rules.ExecResult{ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut, Stdout: ex.Stdout, Stderr: ex.Stderr}, err
+	}))
+	if errors.Is(err, safety.ErrBanned) {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), errTypeBanned, err)
+	}
+	return res, err
+}
+
+// Command runs one remediation command. It is scheduled with a single
+// attempt: a transport error is a result (outcome unknown), never a retry.
+func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResult, error) {
+	defer a.heartbeat(ctx)()
+	ex, err := a.run(ctx, in.Host, in.Command)
+	res := CommandResult{Exec: ex}
+	if err != nil {
+		res.Err = err.Error()
+	}
+	return res, nil
+}
+
+// ModelCall makes one model call. Errors the worker's policy retries (5xx,
+// 429, dropped connections, timeouts) fail the attempt, and Temporal retries
+// it with the policy's backoff; any other answer (context-length rejections
+// included) fails it for good with the server's message.
+func (a *Activities) ModelCall(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	if a.Model == nil {
+		return openai.ChatCompletionResponse{}, temporal.NewNonRetryableApplicationError("fleet: this worker serves no model calls", errTypeNoModel, nil)
+	}
+	defer a.heartbeat(ctx)()
+	resp, err := a.Model.CreateChatCompletion(ctx, req)
+	if err == nil {
+		return resp, nil
+	}
+	if worker.Retryable(err) {
+		return resp, fmt.Errorf("model call: %w", err)
+	}
+	return resp, temporal.NewNonRetryableApplicationError(worker.ServerMessage(err), errTypeModelRejected, nil)
+}

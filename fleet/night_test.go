@@ -1,0 +1,283 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// The fleet's report of a night equals the report `worker run` (package
+// batch) gives of the same night on fresh hosts, times aside, and every
+// command ran once on its host.
+func TestNightEqualsBatchRun(t *testing.T) {
+	const nRules, nHosts = 5, 3
+	fl := startNight(t, nightOptions{rules: nRules, hosts: nHosts})
+	res := runNight(t, fl, fl.activities(), nil)
+	got := fleet.Report(res)
+
+	bn := startNight(t, nightOptions{rules: nRules, hosts: nHosts})
+	j, err := journal.Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), journal.Config{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: bn.workerConfig(t), ParallelHosts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.Parse("night.yaml", rulesYAML(nRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, err := r.Run(context.Background(), batch.Spec{Name: "simulated night", Rules: set.Rules(), Hosts: bn.Night.Hosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := batch.Report(context.Background(), j, br.Run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := comparable(t, got), comparable(t, want); g != w {
+		t.Fatalf("fleet report differs from worker run's:\n--- fleet\n%s\n--- worker run\n%s", g, w)
+	}
+
+	wantStatus := map[int]report.Outcome{kindCompliant: report.Compliant, kindFix1: report.Fixed, kindFix3: report.Fixed,
+		kindGiveUp: report.GaveUp, kindNever: report.NotFixed}
+	for _, x := range got.Results {
+		if w := wantStatus[ruleKind(x.Rule)]; x.Outcome != w {
+			t.Errorf("%s on %s: %s, want %s", x.Rule, x.Host, x.Outcome, w)
+		}
+	}
+	if len(got.Results) != nRules*nHosts {
+		t.Fatalf("%d results, want %d", len(got.Results), nRules*nHosts)
+	}
+	for i, h := range fl.Hosts {
+		seen := map[string]int{}
+		for _, c := range h.Log() {
+			if strings.HasPrefix(c, "set ") {
+				seen[c]++
+			}
+		}
+		for c, k := range seen {
+			if k != 1 {
+				t.Errorf("host %d ran %q %d times", i, c, k)
+			}
+		}
+		if len(seen) == 0 {
+			t.Errorf("host %d ran no remediation command", i)
+		}
+	}
+}
+
+// A command whose worker died (the activity timed out) is recorded as of
+// unknown outcome and never run again; the check that follows tells.
+func TestCommandOfDeadWorkerIsNotRetried(t *testing.T) {
+	fl := startNight(t, nightOptions{rules: 2, hosts: 1})
+	a := fl.activities()
+	calls := 0
+	res := runNight(t, fl, a, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnActivity(fleet.CommandActivity, mockAny, mockAny).Return(
+			func(ctx context.Context, in fleet.CommandInput) (fleet.CommandResult, error) {
+				calls++
+				if in.Command == "set r001 ok" && calls == 1 {
+					// The worker running it dies: the server times it out.
+					return fleet.CommandResult{}, temporal.NewHeartbeatTimeoutError(nil)
+				}
+				return a.Command(ctx, in)
+			})
+	})
+	rep := fleet.Report(res)
+	var r1 report.Result
+	for _, x := range rep.Results {
+		if x.Rule == "r001" {
+			r1 = x
+		}
+	}
+	if len(r1.Attempts) < 2 {
+		t.Fatalf("r001: %+v, want a second attempt after the unknown outcome", r1)
+	}
+	first := r1.Attempts[0].Commands[0]
+	if first.Command != "set r001 ok" || first.Action != "unknown" || first.ExitCode != nil || !strings.Contains(first.Detail, "outcome unknown") {
+		t.Fatalf("r001 attempt 1: %+v", first)
+	}
+	if !strings.Contains(first.Output, batch.ErrOutcomeUnknown.Error()) {
+		t.Fatalf("r001 attempt 1 output %q does not say the outcome is unknown", first.Output)
+	}
+	// The model proposes the same fix again at attempt 2; the host ran it
+	// once only, because the first never reached it.
+	if n := fl.Hosts[0].Count("set r001 ok"); n != 1 {
+		t.Fatalf("host ran the fix %d times, want 1", n)
+	}
+	if r1.Outcome != report.Fixed {
+		t.Fatalf("r001: %s, want fixed", r1.Outcome)
+	}
+}
+
+// Lessons of a host that finished reach hosts started after it.
+func TestLessonsReachLaterHosts(t *testing.T) {
+	fl := startNight(t, nightOptions{rules: 3, hosts: 2})
+	fl.Night.NoLessons, fl.Night.ParallelHosts = false, 1
+	res := runNight(t, fl, fl.activities(), nil)
+	if len(res.HostRuns) != 2 || len(res.HostRuns[0].Lessons) == 0 {
+		t.Fatalf("first host taught no lessons: %+v", res.HostRuns)
+	}
+	var first, second bool
+	fl.Client.mu.Lock()
+	defer fl.Client.mu.Unlock()
+	for _, req := range fl.Client.reqs {
+		sys := req.Messages[0].Content
+		if !strings.Contains(sys, "r002") {
+			continue
+		}
+		if strings.Contains(sys, "Lessons from earlier attempts") {
+			second = true
+		} else {
+			first = true
+		}
+	}
+	if !first || !second {
+		t.Fatalf("r002: a prompt without lessons %v, a prompt with lessons %v; want both (host h00 then h01)", first, second)
+	}
+}
+
+// A host that stops answering ends its remaining rules as unreachable; the
+// other hosts go on.
+func TestHostDownIsUnreachable(t *testing.T) {
+	fl := startNight(t, nightOptions{rules: 5, hosts: 2, dieAfter: map[string]int{"h01": 3}})
+	res := runNight(t, fl, fl.activities(), nil)
+	rep := fleet.Report(res)
+	down, fixed := 0, 0
+	for _, x := range rep.Results {
+		switch {
+		case x.Host == "h01" && x.Outcome == report.Unreachable:
+			down++
+		case x.Host == "h00" && x.Outcome.Passed():
+			fixed++
+		}
+	}
+	if down == 0 || fixed != 3 {
+		t.Fatalf("h01 unreachable rules %d (want > 0), h00 passed %d (want 3):\n%s", down, fixed, comparable(t, rep))
+	}
+	if res.HostRuns[1].Unreachable == "" {
+		t.Fatalf("h01 not marked unreachable: %+v", res.HostRuns[1])
+	}
+}
+
+// A model server that stays down past the retry deadline stops the host's
+// work; its unfinished tasks are reported interrupted.
+func TestModelUnreachableStopsHost(t *testing.T) {
+	fl := startNight(t, nightOptions{rules: 2, hosts: 1})
+	a := fl.activities()
+	res := runNight(t, fl, a, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnActivity(fleet.ModelActivity, mockAny, mockAny).Return(openai.ChatCompletionResponse{}, errors.New("dial tcp 127.0.0.1:1: connect: connection refused"))
+	})
+	hr := res.HostRuns[0]
+	if !strings.Contains(hr.Stopped, batch.ErrModelUnreachable.Error()) {
+		t.Fatalf("host stopped %q, want the model server unreachable", hr.Stopped)
+	}
+	rep := fleet.Report(res)
+	if rep.Results[0].Outcome != report.Compliant || rep.Results[1].Outcome != report.Interrupted {
+		t.Fatalf("outcomes %s, %s; want compliant, interrupted", rep.Results[0].Outcome, rep.Results[1].Outcome)
+	}
+}
+
+// Bad input is refused with a clear error before anything runs.
+func TestNightValidate(t *testing.T) {
+	good := fleet.Night{RuleFiles: []fleet.RuleFile{{Name: "r.yaml", Data: rulesYAML(1)}},
+		Hosts: nil, Model: fleet.Model{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
+	for _, tc := range []struct {
+		name string
+		edit func(n *fleet.Night)
+		want string
+	}{
+		{"no hosts", func(n *fleet.Night) {}, "no rules or no hosts"},
+		{"bad rules", func(n *fleet.Night) { n.RuleFiles[0].Data = []byte("rules: [{id: X}]") }, "r.yaml"},
+		{"unknown rule", func(n *fleet.Night) { n.RuleIDs = []string{"nope"} }, `rule "nope"`},
+		{"duplicate host", func(n *fleet.Night) { n.Hosts = append(n.Hosts, n.Hosts[0]) }, "listed twice"},
+		{"no model", func(n *fleet.Night) { n.Model = fleet.Model{} }, "model"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := good
+			n.RuleFiles = []fleet.RuleFile{{Name: "r.yaml", Data: rulesYAML(1)}}
+			if tc.name != "no hosts" {
+				n.Hosts = hostsN(1)
+			}
+			tc.edit(&n)
+			err := n.Validate()
+			if !errors.Is(err, fleet.ErrSpec) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate: %v, want ErrSpec naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func hostsN(n int) []inventoryHost {
+	var hs []inventoryHost
+	for i := range n {
+		hs = append(hs, inventoryHost{Name: fmt.Sprintf("h%d", i)})
+	}
+	return hs
+}
+
+var _ = worker.StatusFixed
+
+// A context-length rejection by the server reaches the attempt loop inside
+// the workflow as it does in `worker run`: the same parsing of the server's
+// message, the same retries without spending attempts, the same outcome.
+func TestContextLengthRejection(t *testing.T) {
+	// The night believes in a window twice the server's and reserves the
+	// server's whole window for the completion: vLLM rejects every request.
+	fl := startNight(t, nightOptions{rules: 2, hosts: 1})
+	fl.Night.Model.ContextWindow = 2 * fl.Sim.MaxModelLen()
+	fl.Night.Model.MaxTokens = fl.Sim.MaxModelLen()
+	res := runNight(t, fl, fl.activities(), nil)
+	got := res.HostRuns[0].Tasks[1].Outcome
+
+	bn := startNight(t, nightOptions{rules: 2, hosts: 1})
+	wc := bn.workerConfig(t)
+	b, err := budget.New(budget.Config{ContextWindow: fl.Night.Model.ContextWindow, Reserve: fl.Night.Model.MaxTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc.Budget = b
+	j, err := journal.Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), journal.Config{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: wc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.Parse("night.yaml", rulesYAML(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, err := r.Run(context.Background(), batch.Spec{Name: "simulated night", Rules: set.Rules(), Hosts: bn.Night.Hosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := batch.Report(context.Background(), j, br.Run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rep.Results[1]
+	if got.ContextRejections == 0 || string(got.Status) != string(want.Outcome) || got.Reason != want.Reason {
+		t.Fatalf("fleet: %s (%d rejections) %q\nworker run: %s %q", got.Status, got.ContextRejections, got.Reason, want.Outcome, want.Reason)
+	}
+}

@@ -1,0 +1,79 @@
+package fleet
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nightshift-dev/nightshift/report"
+)
+
+// outputCap bounds each command's output in tasks and reports, in bytes,
+// as batch.Report does by default.
+const outputCap = 2000
+
+// Report builds the report of a night from its result, through a
+// report.Collector, in the order of the night's rules then hosts, exactly
+// as batch.Report orders a journal's run: the same report a `worker run` of
+// the same inputs gives. A rule × host without a finished task is reported
+// as interrupted. A night still running ends now in the report.
+func Report(r Result) *report.Run {
+	c := report.NewCollector(r.Name, r.Model, r.Started)
+	tasks := map[[2]string]Task{}
+	for _, hr := range r.HostRuns {
+		for _, t := range hr.Tasks {
+			tasks[[2]string{t.Rule, t.Host}] = t
+		}
+	}
+	for _, rule := range r.Rules {
+		for _, host := range r.Hosts {
+			c.Start(rule.ID, rule.Title, host)
+			t, ok := tasks[[2]string{rule.ID, host}]
+			if !ok {
+				c.End(rule.ID, host, report.Interrupted, "not started", 0)
+				continue
+			}
+			collect(c, t)
+		}
+	}
+	end := r.Ended
+	if end.IsZero() {
+		end = time.Now()
+	}
+	return c.Run(end)
+}
+
+func collect(c *report.Collector, t Task) {
+	used := 0
+	for _, a := range t.Attempts {
+		for used < len(t.Commands) && t.Commands[used].Attempt <= a.N {
+			c.Command(t.Rule, t.Host, t.Commands[used].Attempt, t.Commands[used].Command)
+			used++
+		}
+		c.Attempt(t.Rule, t.Host, a.N, a.PromptTokens, a.Limit, a.Check)
+	}
+	for ; used < len(t.Commands); used++ {
+		c.Command(t.Rule, t.Host, t.Commands[used].Attempt, t.Commands[used].Command)
+	}
+	if !t.Finished {
+		c.End(t.Rule, t.Host, report.Interrupted, "not finished", 0)
+		return
+	}
+	o := report.Outcome(t.Outcome.Status)
+	if !o.Valid() {
+		o = report.Failed
+	}
+	c.End(t.Rule, t.Host, o, t.Outcome.Reason, t.Outcome.Duration)
+}
+
+// cutOutput keeps the first n bytes of s (at a rune boundary), marking the
+// cut the way batch's reports do.
+func cutOutput(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && i < len(s) && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("\n[… %d bytes cut]", len(s)-i)
+}

@@ -1,0 +1,124 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	tworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// ErrConfig is wrapped by every configuration error of Serve.
+var ErrConfig = errors.New("invalid fleet configuration")
+
+// ServeConfig configures one worker process of a fleet.
+type ServeConfig struct {
+	// Client is connected to the Temporal frontend (required).
+	Client client.Client
+	// Zone is the zone whose hosts this process works on; "" is DefaultZone.
+	Zone string
+	// Activities reach the zone's hosts and the model server (required;
+	// Model may be nil when ModelSlots is 0).
+	Activities *Activities
+	// Workflows runs the night and host workflows; nil means a new one.
+	Workflows *Workflows
+	// ModelSlots is how many model calls this process makes at once (its
+	// share of the fleet-wide cap: the cap is the sum over the processes
+	// serving the model queue). Zero means this process serves no model
+	// calls.
+	ModelSlots int
+	// ModelRate, when positive, is the fleet-wide cap on model calls started
+	// per second, enforced by the Temporal server for the model queue
+	// (TaskQueueActivitiesPerSecond; the last worker to poll sets it).
+	ModelRate float64
+	// HostSlots caps the host activities (probe, check, command) this
+	// process runs at once. Zero means 64.
+	HostSlots int
+	// Tokenizers are loaded before the workers start (nights naming
+	// another one load it on first use). Nil means "qwen3".
+	Tokenizers []string
+	// NoNight stops this process from polling the night queue.
+	NoNight bool
+	// Logger receives the SDK's logs; nil means slog's default.
+	Logger *slog.Logger
+}
+
+// Register registers the workflows and host activities on w, under the
+// names the fleet's histories use.
+func Register(w tworker.Registry, wf *Workflows, a *Activities) {
+	w.RegisterWorkflowWithOptions(wf.Night, workflow.RegisterOptions{Name: NightWorkflowName})
+	w.RegisterWorkflowWithOptions(wf.Host, workflow.RegisterOptions{Name: HostWorkflowName})
+	w.RegisterActivityWithOptions(a.Probe, activity.RegisterOptions{Name: ProbeActivity})
+	w.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
+	w.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
+	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})
+}
+
+// Serve runs the process's Temporal workers until ctx ends: the zone's
+// queue (host workflows, host activities), the night queue (night
+// workflows) unless NoNight, and the model queue when ModelSlots > 0.
+// Activities in flight when ctx ends are given a few seconds to finish.
+func Serve(ctx context.Context, cfg ServeConfig) error {
+	switch {
+	case cfg.Client == nil || cfg.Activities == nil:
+		return fmt.Errorf("%w: Client and Activities are required", ErrConfig)
+	case cfg.ModelSlots < 0 || cfg.ModelRate < 0 || cfg.HostSlots < 0:
+		return fmt.Errorf("%w: ModelSlots, ModelRate and HostSlots must not be negative", ErrConfig)
+	case cfg.ModelSlots > 0 && cfg.Activities.Model == nil:
+		return fmt.Errorf("%w: ModelSlots needs Activities.Model", ErrConfig)
+	}
+	if cfg.Workflows == nil {
+		cfg.Workflows = &Workflows{}
+	}
+	if cfg.Tokenizers == nil {
+		cfg.Tokenizers = []string{"qwen3"}
+	}
+	if err := cfg.Workflows.Preload(cfg.Tokenizers...); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.HostSlots == 0 {
+		cfg.HostSlots = 64
+	}
+	a := cfg.Activities
+	var ws []tworker.Worker
+	zone := tworker.New(cfg.Client, ZoneQueue(cfg.Zone), tworker.Options{MaxConcurrentActivityExecutionSize: cfg.HostSlots})
+	zone.RegisterWorkflowWithOptions(cfg.Workflows.Host, workflow.RegisterOptions{Name: HostWorkflowName})
+	zone.RegisterActivityWithOptions(a.Probe, activity.RegisterOptions{Name: ProbeActivity})
+	zone.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
+	zone.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
+	ws = append(ws, zone)
+	if !cfg.NoNight {
+		night := tworker.New(cfg.Client, NightQueue, tworker.Options{})
+		night.RegisterWorkflowWithOptions(cfg.Workflows.Night, workflow.RegisterOptions{Name: NightWorkflowName})
+		ws = append(ws, night)
+	}
+	if cfg.ModelSlots > 0 {
+		model := tworker.New(cfg.Client, ModelQueue, tworker.Options{
+			MaxConcurrentActivityExecutionSize: cfg.ModelSlots,
+			TaskQueueActivitiesPerSecond:       cfg.ModelRate,
+			// One poller per slot at most: a poll holds no slot but an
+			// extra poller would fetch a task it cannot start yet.
+			MaxConcurrentActivityTaskPollers: max(2, min(cfg.ModelSlots, 4)),
+		})
+		model.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})
+		ws = append(ws, model)
+	}
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			for _, s := range ws[:i] {
+				s.Stop()
+			}
+			return fmt.Errorf("fleet: start worker: %w", err)
+		}
+	}
+	<-ctx.Done()
+	for _, w := range ws {
+		w.Stop()
+	}
+	_ = a.Close()
+	return nil
+}

@@ -1,0 +1,257 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/lessons"
+	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// Names registered with Temporal. They are part of the fleet's contract
+// with running nights: renaming one breaks every history that uses it.
+const (
+	NightWorkflowName = "nightshift.Night"
+	HostWorkflowName  = "nightshift.Host"
+	ProbeActivity     = "nightshift.Probe"
+	CheckActivity     = "nightshift.Check"
+	CommandActivity   = "nightshift.Command"
+	ModelActivity     = "nightshift.ModelCall"
+
+	// StatusQuery is answered by the night workflow with a Status.
+	StatusQuery = "status"
+	// ResultQuery is answered by the night workflow with the Result so far.
+	ResultQuery = "result"
+)
+
+// Task queues. A zone's hosts are worked on by the workers of the queue
+// ZoneQueue(zone); every `worker fleet serve` also polls NightQueue (night
+// workflows only schedule children) and, with model slots, ModelQueue.
+const (
+	NightQueue  = "nightshift-night"
+	ModelQueue  = "nightshift-model"
+	DefaultZone = "default"
+	// ZoneVar is the inventory variable naming a host's zone.
+	ZoneVar = "nightshift_zone"
+)
+
+// Defaults for Night's zero values.
+const (
+	DefaultParallelHosts  = 4
+	DefaultCommandTimeout = 5 * time.Minute
+	DefaultHeartbeat      = 20 * time.Second
+)
+
+// ErrSpec is wrapped by every error about a night's input: no rules or
+// hosts, a duplicate, a rule file that does not parse, an unknown rule id.
+var ErrSpec = errors.New("invalid fleet night")
+
+// ZoneQueue is the task queue of zone ("" is DefaultZone).
+func ZoneQueue(zone string) string {
+	if zone == "" {
+		zone = DefaultZone
+	}
+	return "nightshift-zone-" + zone
+}
+
+// ZoneOf is the zone of an inventory host: its nightshift_zone variable, or
+// DefaultZone.
+func ZoneOf(h inventory.Host) string {
+	if z := h.Vars[ZoneVar]; z != "" {
+		return z
+	}
+	return DefaultZone
+}
+
+// RuleFile is a rules file shipped inside the night's input, so every
+// worker parses the same rules whatever its own disk holds.
+type RuleFile struct {
+	Name string `json:"name"`
+	Data []byte `json:"data"`
+}
+
+// Model is the served model and the budget of its window, fixed when the
+// night starts so that every replay of a host workflow counts the same.
+type Model struct {
+	Name          string `json:"name"`           // the served model's id
+	Tokenizer     string `json:"tokenizer"`      // built-in name or tokenizer.json path present on every worker
+	ContextWindow int    `json:"context_window"` // tokens
+	MaxTokens     int    `json:"max_tokens"`     // completion reserve
+}
+
+// Night is the input of the night workflow: what `worker run` takes, with
+// the rules' text in place of their paths.
+type Night struct {
+	Name      string           `json:"name"`
+	RuleFiles []RuleFile       `json:"rule_files"`
+	RuleIDs   []string         `json:"rule_ids,omitempty"` // empty: every rule, in file order
+	Hosts     []inventory.Host `json:"hosts"`
+	Model     Model            `json:"model"`
+	// MaxAttempts caps the attempts per rule when the rule sets none (0:
+	// the worker's default, 20); KeepTurns is the memory's K (0: 3).
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	KeepTurns   int `json:"keep_turns,omitempty"`
+	// ParallelHosts is how many host workflows run at once (0: 4).
+	ParallelHosts int `json:"parallel_hosts,omitempty"`
+	// RetryDeadline is how long model calls are retried (0: 10 minutes).
+	RetryDeadline time.Duration `json:"retry_deadline_ns,omitempty"`
+	// CommandTimeout bounds one command or check activity (0: 5 minutes);
+	// Heartbeat is how soon a command whose worker died is found out (0: 20s).
+	CommandTimeout time.Duration `json:"command_timeout_ns,omitempty"`
+	Heartbeat      time.Duration `json:"heartbeat_ns,omitempty"`
+	// NoLessons turns off lessons between hosts.
+	NoLessons bool `json:"no_lessons,omitempty"`
+	// Lessons seed the night (from earlier runs); may be empty.
+	Lessons []lessons.Lesson `json:"lessons,omitempty"`
+}
+
+// withDefaults fills zero fields.
+func (n Night) withDefaults() Night {
+	if n.ParallelHosts <= 0 {
+		n.ParallelHosts = DefaultParallelHosts
+	}
+	if n.RetryDeadline <= 0 {
+		n.RetryDeadline = worker.DefaultRetryDeadline
+	}
+	if n.CommandTimeout <= 0 {
+		n.CommandTimeout = DefaultCommandTimeout
+	}
+	if n.Heartbeat <= 0 {
+		n.Heartbeat = DefaultHeartbeat
+	}
+	if n.Name == "" {
+		n.Name = "fleet night"
+	}
+	return n
+}
+
+// Rules parses the night's rule files and selects RuleIDs, in order. It is
+// deterministic and runs inside workflows.
+func (n Night) Rules() ([]rules.Rule, error) {
+	var all []rules.Rule
+	byID := map[string]rules.Rule{}
+	for _, f := range n.RuleFiles {
+		set, err := rules.Parse(f.Name, f.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
+		}
+		for _, r := range set.Rules() {
+			if _, dup := byID[r.ID]; dup {
+				return nil, fmt.Errorf("%w: rule %s is defined twice", ErrSpec, r.ID)
+			}
+			byID[r.ID] = r
+			all = append(all, r)
+		}
+	}
+	if len(n.RuleIDs) > 0 {
+		all = all[:0:0]
+		for _, id := range n.RuleIDs {
+			r, ok := byID[id]
+			if !ok {
+				return nil, fmt.Errorf("%w: rule %q is in none of the rule files", ErrSpec, id)
+			}
+			all = append(all, r)
+		}
+	}
+	return all, nil
+}
+
+// Validate checks the night's input: rules that parse, at least one rule
+// and one host, no duplicate host, a model.
+func (n Night) Validate() error {
+	rs, err := n.Rules()
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rs) == 0 || len(n.Hosts) == 0:
+		return fmt.Errorf("%w: no rules or no hosts", ErrSpec)
+	case n.Model.Name == "" || n.Model.Tokenizer == "" || n.Model.ContextWindow <= 0 || n.Model.MaxTokens <= 0:
+		return fmt.Errorf("%w: the model's name, tokenizer, context window and max tokens are required", ErrSpec)
+	}
+	seen := map[string]bool{}
+	for _, h := range n.Hosts {
+		if h.Name == "" || seen[h.Name] {
+			return fmt.Errorf("%w: host %q is empty or listed twice", ErrSpec, h.Name)
+		}
+		seen[h.Name] = true
+	}
+	return nil
+}
+
+// HostInput is the input of one host workflow.
+type HostInput struct {
+	Night   Night            `json:"night"` // Hosts holds only this host
+	Host    inventory.Host   `json:"host"`
+	Lessons []lessons.Lesson `json:"lessons,omitempty"` // learned before this host started
+}
+
+// Command is one command of a task as the report shows it.
+type Command struct {
+	Attempt int            `json:"attempt"`
+	Command report.Command `json:"command"`
+}
+
+// Attempt is the end of one attempt.
+type Attempt struct {
+	N            int    `json:"n"`
+	PromptTokens int    `json:"prompt_tokens"`
+	Limit        int    `json:"limit"`
+	Check        string `json:"check"`
+}
+
+// Task is how one rule went on one host.
+type Task struct {
+	Rule     string         `json:"rule"`
+	Title    string         `json:"title,omitempty"`
+	Host     string         `json:"host"`
+	Finished bool           `json:"finished"`
+	Outcome  worker.Outcome `json:"outcome"`
+	Commands []Command      `json:"commands,omitempty"`
+	Attempts []Attempt      `json:"attempts,omitempty"`
+}
+
+// HostResult is what a host workflow returns.
+type HostResult struct {
+	Host  string `json:"host"`
+	Zone  string `json:"zone"`
+	Tasks []Task `json:"tasks"`
+	// Lessons are those this host's rules taught (not the ones it got).
+	Lessons []lessons.Lesson `json:"lessons,omitempty"`
+	// Unreachable is why the host stopped answering, if it did.
+	Unreachable string `json:"unreachable,omitempty"`
+	// Stopped is why the host's work ended early (the model server stayed
+	// down, the night was cancelled); its unfinished tasks say where.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// RuleRef names a rule of the night.
+type RuleRef struct {
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+}
+
+// Result is what the night workflow returns (and its ResultQuery answers
+// while it runs): every finished host's tasks.
+type Result struct {
+	Name     string       `json:"name"`
+	Model    string       `json:"model"`
+	Started  time.Time    `json:"started"`
+	Ended    time.Time    `json:"ended,omitzero"`
+	Rules    []RuleRef    `json:"rules"`
+	Hosts    []string     `json:"hosts"`
+	HostRuns []HostResult `json:"host_runs"`
+}
+
+// Status is what StatusQuery answers.
+type Status struct {
+	Name     string            `json:"name"`
+	Total    int               `json:"total"`    // rules × hosts
+	Finished int               `json:"finished"` // tasks ended
+	Hosts    map[string]string `json:"hosts"`    // host → waiting, running, done, unreachable, stopped
+	Outcomes map[string]int    `json:"outcomes"` // worker status → tasks
+}
