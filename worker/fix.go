@@ -136,7 +136,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		requestTimeout: w.cfg.RequestTimeout, sleep: w.cfg.sleep,
 		onRetry: func(try int, d time.Duration, err error, giveUpAt time.Time) {
 			out.Retries++
-			w.log().Warn("model call failed; retrying", "rule", rule, "attempt", attempt, "try", try, "delay", d, "err", err)
+			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", try, "delay", d, "err", err)
 			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: err.Error(), Try: try, RetryIn: d, GiveUpAt: giveUpAt})
 		},
 	}

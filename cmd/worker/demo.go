@@ -53,8 +53,6 @@ given. --sshd uses a disposable OpenSSH server on 127.0.0.1 in place of the
 in-process one (needs openssh-server installed).
 
 Exit status: 0 the demo ran as scripted; 1 it did not; 2 usage error.
-
-Flags:
 `
 
 const demoExamples = `
@@ -71,11 +69,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	keep := fs.Bool("keep", false, "keep the temporary directory")
 	jsonOut := fs.Bool("json", false, "print one JSON object per event")
 	useSSHD := fs.Bool("sshd", false, "use a disposable local OpenSSH server (needs openssh-server) in place of the in-process one")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), demoUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), demoExamples)
-	}
+	setUsage(fs, demoUsage, demoExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

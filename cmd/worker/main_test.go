@@ -60,9 +60,9 @@ func TestHelpExitsZero(t *testing.T) {
 			t.Errorf("%v: exit %d, output %q", args, code, out+errOut)
 		}
 	}
-	_, _, errOut := cli(t, "", "--rules", "x", "--help")
-	if !strings.Contains(errOut, "Examples:") || !strings.Contains(errOut, "-accept-new-host-key") {
-		t.Errorf("run help lacks examples or flags:\n%s", errOut)
+	_, out, _ := cli(t, "", "--rules", "x", "--help")
+	if !strings.Contains(out, "Examples:") || !strings.Contains(out, "--accept-new-host-key") {
+		t.Errorf("run help lacks examples or flags:\n%s", out)
 	}
 }
 

@@ -26,12 +26,12 @@ max_model_len), POST /tokenize, and POST /v1/chat/completions that counts every
 prompt exactly as vLLM would and rejects over-long requests with vLLM's error
 bodies. Answers come from a scripted policy: stubborn, eventual, repeater,
 banned-proposer, malformed or give-up.
+`
 
+const simulateExamples = `
 Examples:
   worker simulate-server --policy eventual --fix sshd_disable_root_login="sed -i 's/^#*PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config"
   worker simulate-server --policy stubborn --max-model-len 16384 --error-style requested
-
-Flags:
 `
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -48,10 +48,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	style := fs.String("error-style", "", "vLLM release whose length errors are reproduced (default: the newest)")
 	apiKeyEnv := fs.String("api-key-env", "", "require the API key in this environment `VARIABLE` (like vllm --api-key)")
 	seed := fs.Uint64("seed", 0, "policy seed")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), simulateUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, simulateUsage, simulateExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

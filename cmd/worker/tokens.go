@@ -23,14 +23,14 @@ tokens added; special-token strings in the text count as those tokens). With
 --chat, standard input is an OpenAI chat request with "messages" and optional
 "tools", and the count is the prompt token count vLLM computes for it: the
 chat template rendered with the generation prompt, then tokenized.
+`
 
+const tokensExamples = `
 Examples:
   echo 'sshd -t && systemctl reload ssh' | worker tokens
   worker tokens --ids --tokenizer qwen2.5 < /var/log/dpkg.log
   worker tokens --chat < request.json
   worker tokens --tokenizer ./Llama-3.1-8B/tokenizer.json < notes.txt
-
-Flags:
 `
 
 func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -39,10 +39,7 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	tokenizer := fs.String("tokenizer", "qwen3", "built-in tokenizer (qwen3, qwen2.5) or a tokenizer.json FILE or directory")
 	ids := fs.Bool("ids", false, "print the token IDs as a JSON array instead of the count")
 	chat := fs.Bool("chat", false, "read an OpenAI chat request and print its prompt token count as vLLM computes it")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), tokensUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, tokensUsage, tokensExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
