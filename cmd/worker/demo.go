@@ -309,8 +309,14 @@ func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *las
 		refused = host.Refused()
 	}
 	if jsonOut {
-		b, err := json.Marshal(map[string]any{"event": "demo_end", "sshd_config": fixedLine, "history": hist,
-			"budget": a, "refused": refused, "duration_ns": took})
+		b, err := json.Marshal(struct {
+			Event      string             `json:"event"`
+			SSHDConfig string             `json:"sshd_config"`
+			History    string             `json:"history"`
+			Budget     *budget.Assessment `json:"budget"`
+			Refused    []string           `json:"refused"`
+			Duration   time.Duration      `json:"duration_ns"`
+		}{"demo_end", fixedLine, hist, a, refused, took})
 		if err != nil {
 			return err
 		}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -30,6 +32,8 @@ func TestMain(m *testing.M) {
 //	pathonly TOOL…          set PATH to a directory holding only TOOLs
 //	                        (and worker), so a script proves what it does
 //	                        not need (sshd, ssh, bwrap)
+//	freeport VAR            set VAR to a free 127.0.0.1:PORT
+//	waitport ADDR           wait (up to a minute) until ADDR accepts TCP
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
@@ -37,6 +41,8 @@ func TestScripts(t *testing.T) {
 			"status":   cmdStatus,
 			"mkfifo":   cmdMkfifo,
 			"pathonly": cmdPathOnly,
+			"freeport": cmdFreePort,
+			"waitport": cmdWaitPort,
 		},
 		RequireExplicitExec: true,
 	})
@@ -96,4 +102,33 @@ func cmdPathOnly(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.Symlink(p, filepath.Join(bin, tool)))
 	}
 	ts.Setenv("PATH", bin)
+}
+
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	addr := ln.Addr().String()
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], addr)
+}
+
+func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitport ADDR")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.DialTimeout("tcp", args[0], time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitport: %s: %v", args[0], err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
