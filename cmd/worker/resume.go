@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
 )
 
@@ -137,6 +138,9 @@ func splitPath(args []string) (string, []string) {
 func openExisting(ctx context.Context, path string, readOnly bool) (*journal.Journal, error) {
 	if _, err := statFile(path); err != nil {
 		return nil, usagef("journal %s: %v", path, err)
+	}
+	if err := readfile.Check(path); err != nil {
+		return nil, usagef("journal %v", err)
 	}
 	j, err := journal.Open(ctx, path, journal.Config{ReadOnly: readOnly})
 	if err != nil {
