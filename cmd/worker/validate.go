@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -55,6 +56,9 @@ func checkInput(flagName, path string, dirOK bool) error {
 		}
 	}
 	if err := readfile.Check(path); err != nil {
+		if flagName == "--known-hosts" && errors.Is(err, os.ErrNotExist) {
+			return usagef("%s: %v (--accept-new-host-key creates it on first use)", flagName, err)
+		}
 		return usagef("%s: %v", flagName, err)
 	}
 	return nil
