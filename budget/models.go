@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/budget/bpe"
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 )
 
 //go:embed models/qwen3/tokenizer.json.gz models/qwen3/tokenizer_config.json
@@ -57,6 +58,10 @@ func Builtins() []string {
 	return names
 }
 
+// maxConfigSize bounds a tokenizer_config.json (chat templates are a few
+// tens of KB; the file with its added tokens rarely more than 1 MB).
+const maxConfigSize = 16 << 20
+
 // Model is a loaded tokenizer together with the chat template that goes with
 // it (empty when the tokenizer came without a tokenizer_config.json).
 type Model struct {
@@ -93,7 +98,9 @@ func LoadModel(spec string) (*Model, error) {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
 	m := &Model{Name: spec, Tokenizer: tok}
-	if data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+	if data, err := readfile.Read(filepath.Join(dir, "tokenizer_config.json"), maxConfigSize); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("load tokenizer config: %w", err)
+	} else if err == nil {
 		tmpl, err := chatTemplateOf(data)
 		if err != nil {
 			return nil, fmt.Errorf("load tokenizer config %q: %w", filepath.Join(dir, "tokenizer_config.json"), err)

@@ -177,6 +177,9 @@ func (b *builder) iniHostLine(text, group string, line int) error {
 	if err != nil {
 		return b.errf(line, ErrRange, "%v", unwrapSentinel(err, ErrRange))
 	}
+	if b.entries+len(names) > MaxHosts {
+		return b.errf(line, ErrRange, "%q: the inventory would hold more than %d host entries", pattern, MaxHosts)
+	}
 	for _, n := range names {
 		if !validHost(n) {
 			return b.errf(line, ErrSyntax, "invalid host name %q", n)

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 )
 
 // Errors wrapped by the parsers and Select.
@@ -22,8 +23,17 @@ var (
 	ErrNoMatch    = errors.New("no host matches")
 )
 
-// MaxExpansion caps the hosts one range pattern may expand to.
-const MaxExpansion = 100000
+// Caps on what one inventory may hold.
+const (
+	// MaxExpansion caps the hosts one range pattern may expand to.
+	MaxExpansion = 100000
+	// MaxHosts caps the host entries of a whole inventory, range
+	// expansions included: ten lines of hN-[0:99999] are refused at the
+	// second, not expanded to a million hosts.
+	MaxHosts = 100000
+	// MaxFileSize caps an inventory file.
+	MaxFileSize = 16 << 20
+)
 
 // ParseError is a parse failure at a line of an inventory file.
 type ParseError struct {
@@ -163,7 +173,7 @@ func (inv *Inventory) Select(patterns ...string) ([]Host, error) {
 // Load reads an inventory file: YAML when its name ends in .yaml or .yml,
 // Ansible INI otherwise.
 func Load(path string) (*Inventory, error) {
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("read inventory: %w", err)
 	}
@@ -188,6 +198,7 @@ type builder struct {
 	// (INI only), for cycle errors.
 	childLine map[string]int
 	member    map[[2]string]bool // {group, host} listed directly
+	entries   int                // host entries added, for MaxHosts
 }
 
 func newBuilder(file string) *builder {
@@ -214,6 +225,7 @@ func (b *builder) addGroup(g string) {
 }
 
 func (b *builder) addHost(name, group string, vars map[string]string, line int) {
+	b.entries++
 	if _, ok := b.hostVars[name]; !ok {
 		b.order = append(b.order, name)
 		b.hostVars[name] = map[string]string{}

@@ -3,13 +3,16 @@ package inventory
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 )
 
 // golden compares got with testdata/inventory/name, rewriting it with -update.
@@ -265,5 +268,45 @@ func TestLoadErrors(t *testing.T) {
 	inv, err := ParseYAML("empty.yaml", nil)
 	if err != nil || len(inv.Hosts()) != 0 {
 		t.Errorf("empty YAML: %v, %d hosts", err, len(inv.Hosts()))
+	}
+}
+
+// TestBoundedInputs: duplicate YAML keys are refused (yaml.v3 would keep
+// the last), the host entries of a whole inventory are capped (not only
+// each range), and a FIFO or a device is refused by name, without hanging.
+func TestBoundedInputs(t *testing.T) {
+	dir := t.TempDir()
+	var ten strings.Builder
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&ten, "h%d-[0:99999]\n", i)
+	}
+	fifo := filepath.Join(dir, "hosts.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file, data string
+		want             error
+		msg              string
+	}{
+		{"two hosts lists", "dup.yaml", "hosts:\n  - web1\nhosts:\n  - web2\n", ErrSyntax, `dup.yaml:3: syntax error: key "hosts" appears twice (first at line 1)`},
+		{"two keys in a host", "dup2.yaml", "hosts:\n  - host: web1\n    port: 22\n    port: 2222\n", ErrSyntax, `key "port" appears twice (first at line 3)`},
+		{"total expansion", "ten.ini", ten.String(), ErrRange, `ten.ini:2: invalid host range: "h1-[0:99999]": the inventory would hold more than 100000 host entries`},
+		{"fifo", "", "", readfile.ErrNotRegular, "hosts.yaml: not a regular file (a FIFO)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := fifo
+			if tt.file != "" {
+				path = filepath.Join(dir, tt.file)
+				if err := os.WriteFile(path, []byte(tt.data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(path)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Load: %v; want %v saying %q", err, tt.want, tt.msg)
+			}
+		})
 	}
 }

@@ -18,6 +18,9 @@ func ParseYAML(name string, data []byte) (inv *Inventory, err error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return b.build() // empty file: no hosts
 	}
+	if err := b.duplicateKeys(&doc); err != nil {
+		return nil, err
+	}
 	root := doc.Content[0]
 	list := root
 	if root.Kind == yaml.MappingNode {
@@ -142,6 +145,27 @@ func (b *builder) yamlHost(n *yaml.Node) error {
 	}
 	for _, g := range groups {
 		b.addHost(name, g, vars, n.Line)
+	}
+	return nil
+}
+
+// duplicateKeys refuses a mapping that has a key twice (yaml.v3 keeps the
+// last when decoding into a Node, silently dropping the first).
+func (b *builder) duplicateKeys(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if first, dup := seen[k.Value]; dup {
+				return b.errf(k.Line, ErrSyntax, "key %q appears twice (first at line %d)", k.Value, first)
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if err := b.duplicateKeys(c); err != nil {
+			return err
+		}
 	}
 	return nil
 }

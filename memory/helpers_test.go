@@ -222,7 +222,7 @@ func exactCount(tb testing.TB, h *harness, msgs []openai.ChatCompletionMessage) 
 }
 
 func historyBlockOf(msgs []openai.ChatCompletionMessage) string {
-	if len(msgs) > 2 && strings.HasPrefix(msgs[2].Content, historyHeader) {
+	if len(msgs) > 2 && strings.HasPrefix(msgs[2].Content, HistoryHeader) {
 		return msgs[2].Content
 	}
 	return ""

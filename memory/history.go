@@ -99,12 +99,13 @@ func (m *Memory) historyBlock(ctx context.Context, upTo int) (string, error) {
 	if b.Len() == 0 {
 		return "", nil
 	}
-	return historyHeader + strings.TrimRight(b.String(), "\n"), nil
+	return HistoryHeader + strings.TrimRight(b.String(), "\n"), nil
 }
 
-// historyHeader introduces the history block; the lines below it are facts
+// HistoryHeader begins the history block (the message holding the distilled
+// turns' one-line summaries); the lines below it are facts
 // from the worker's records, written in the past tense.
-const historyHeader = "Summary of earlier attempts, from the worker's records (oldest first):\n"
+const HistoryHeader = "Summary of earlier attempts, from the worker's records (oldest first):\n"
 
 // abbreviate shortens a command for the repeats line.
 func (m *Memory) abbreviate(cmd string) string {

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 )
 
 // Limits applied while loading rules.
@@ -100,8 +102,10 @@ func tooLarge(name string) *ValidationError {
 	return &ValidationError{File: name, Msg: fmt.Sprintf("file is larger than %d MiB", MaxFileSize>>20), Err: ErrTooLarge}
 }
 
+// readBounded reads a rules file of at most MaxFileSize bytes; anything
+// but a regular file (a FIFO, a device) is refused by name, unopened.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := readfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("rules: load: %w", err)
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 )
 
 // XCCDF12Namespace is the XML namespace of XCCDF 1.2, the rule language of
@@ -117,7 +118,7 @@ func ShortID(id string) string {
 // path. Errors match ErrDatastream, or ErrTooLarge beyond MaxDatastreamSize,
 // and name the file.
 func LoadDatastream(path string) (*Datastream, error) {
-	f, err := os.Open(path)
+	f, err := readfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("rules: load datastream: %w", err)
 	}

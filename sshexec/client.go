@@ -220,10 +220,16 @@ func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time
 		if err == nil {
 			return cn, nil
 		}
-		c.cfg.Logger.Warn("sshexec: dial failed", "host", c.addr, "attempt", attempt+1, "err", err)
 		var op *OpError
 		if ctx.Err() != nil || (errors.As(err, &op) && (op.Op == OpHostKey || op.Op == OpAuth || op.Op == OpConfig)) {
+			c.cfg.Logger.Warn("sshexec: dial failed", "host", c.addr, "attempt", attempt+1, "err", err)
 			return nil, err
+		}
+		if attempt+1 < b.Attempts {
+			c.cfg.Logger.Warn("sshexec: dial failed; retrying", "host", c.addr, "attempt", attempt+1, "of", b.Attempts,
+				"retry_in", b.delay(failures+attempt+1), "err", err)
+		} else {
+			c.cfg.Logger.Warn("sshexec: dial failed; giving up", "host", c.addr, "attempt", attempt+1, "of", b.Attempts, "err", err)
 		}
 	}
 	return nil, err

@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"time"
+
 	"github.com/nightshift-dev/nightshift/budget"
 )
 
@@ -55,6 +57,13 @@ type Event struct {
 	// EventAttempt: the prompt's tokens and the limit
 	PromptTokens int `json:"prompt_tokens,omitempty"`
 	Limit        int `json:"limit,omitempty"`
+
+	// EventRetry: the failed try's number, the wait before the next one
+	// and when the worker gives up if the server stays down (the retry
+	// deadline after the first failure).
+	Try      int           `json:"try,omitempty"`
+	RetryIn  time.Duration `json:"retry_in_ns,omitempty"`
+	GiveUpAt time.Time     `json:"give_up_at,omitzero"`
 
 	// EventRejected: the server's count and ours
 	ServerTokens int `json:"server_tokens,omitempty"`

@@ -137,10 +137,10 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 	rt := &retrier{
 		model: w.cfg.Model, deadline: w.cfg.RetryDeadline, baseDelay: 500 * time.Millisecond, maxDelay: 30 * time.Second,
 		requestTimeout: w.cfg.RequestTimeout, sleep: w.cfg.sleep,
-		onRetry: func(try int, d time.Duration, err error) {
+		onRetry: func(try int, d time.Duration, err error, giveUpAt time.Time) {
 			out.Retries++
-			w.log().Warn("model call failed; retrying", "rule", rule, "attempt", attempt, "try", try, "delay", d, "err", err)
-			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: err.Error()})
+			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", try, "delay", d, "err", err)
+			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: err.Error(), Try: try, RetryIn: d, GiveUpAt: giveUpAt})
 		},
 	}
 	for tries := 0; ; tries++ {

@@ -17,8 +17,10 @@ type HostFacts struct {
 	Init           string `json:"init"`            // the name of PID 1 (systemd, init, sshd, …)
 }
 
-// probeCommand prints key=value lines; it changes nothing on the host.
-const probeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; ` +
+// ProbeCommand is the command the worker runs once per host before its
+// first attempt to learn the host facts: it prints key=value lines and
+// changes nothing on the host.
+const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; ` +
 	`for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then echo "pkg=$p"; break; fi; done; ` +
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
@@ -27,7 +29,7 @@ func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
 	if w.facts != nil {
 		return w.facts, nil
 	}
-	ex, err := w.cfg.Target.Run(ctx, probeCommand)
+	ex, err := w.cfg.Target.Run(ctx, ProbeCommand)
 	if err != nil {
 		return nil, fmt.Errorf("probe host: %w", err)
 	}

@@ -42,7 +42,7 @@ type retrier struct {
 	baseDelay      time.Duration
 	maxDelay       time.Duration
 	requestTimeout time.Duration
-	onRetry        func(try int, delay time.Duration, err error)
+	onRetry        func(try int, delay time.Duration, err error, giveUpAt time.Time)
 	sleep          func(ctx context.Context, d time.Duration) error
 }
 
@@ -71,7 +71,7 @@ func (r *retrier) complete(ctx context.Context, req openai.ChatCompletionRequest
 		}
 		d := delay/2 + rand.N(delay/2+1) // jitter in [delay/2, delay]
 		if r.onRetry != nil {
-			r.onRetry(try, d, err)
+			r.onRetry(try, d, err, start.Add(r.deadline))
 		}
 		if err := r.sleep(ctx, d); err != nil {
 			return resp, err

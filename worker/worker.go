@@ -86,7 +86,8 @@ type Config struct {
 	// shortened to fit, the ban lists never. Zero means DefaultInstructionPct (25).
 	InstructionPercent int
 	// RetryDeadline is how long the model server may stay unreachable
-	// before Fix gives up with *UnreachableError. Zero means 10 minutes.
+	// before Fix gives up with *UnreachableError. Zero means 10 minutes;
+	// a negative value means no retries (Fix gives up at the first failure).
 	RetryDeadline time.Duration
 	// RequestTimeout bounds one model call. Zero means 5 minutes.
 	RequestTimeout time.Duration

@@ -57,6 +57,8 @@ func TestLoadErrors(t *testing.T) {
 		{"truncated json", tiny("", "", "", "", "")[:60], false, "tokenizer.json"},
 		{"not json", "tokenizer", false, "tokenizer.json"},
 		{"no model", `{"version": "1.0", "added_tokens": []}`, false, "no model"},
+		{"duplicate ids", tiny(`{"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}`, "", "", "", ""), false, `vocab: tokens "a" and "b" have the same id 0`},
+		{"duplicate token", tiny(`{"type": "BPE", "vocab": {"a": 0, "a": 1}, "merges": []}`, "", "", "", ""), false, `vocab: token "a" appears twice`},
 		{"null model", `{"version": "1.0", "model": null}`, false, "no model"},
 		{"merge token not in vocab", tiny(`{"type": "BPE", "vocab": {"a": 0}, "merges": ["a c"]}`, "", "", "", ""), false, `"c"`},
 		{"merge result not in vocab", tiny(`{"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}`, "", "", "", ""), false, `"ab"`},

@@ -5,16 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
+
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 )
 
 // maxID bounds token IDs so the decode table stays small.
 const maxID = 1 << 24
 
-// LoadFile loads a HuggingFace tokenizer.json from path.
+// MaxFileSize bounds a tokenizer.json (the largest common ones are about
+// 35 MB); Load refuses more with an error wrapping ErrMalformed.
+const MaxFileSize = 128 << 20
+
+// LoadFile loads a HuggingFace tokenizer.json from path, which must be a
+// regular file (a FIFO or a device such as /dev/zero is refused by name).
 func LoadFile(path string) (*Tokenizer, error) {
-	f, err := os.Open(path)
+	f, err := readfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("bpe: open tokenizer: %w", err)
 	}
@@ -31,9 +37,12 @@ func LoadFile(path string) (*Tokenizer, error) {
 // *UnsupportedError (errors.Is(err, ErrUnsupported)) naming the feature
 // when it needs something this package does not reproduce exactly.
 func Load(r io.Reader) (*Tokenizer, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("bpe: read tokenizer: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, malformed("tokenizer.json is larger than %d MiB", MaxFileSize>>20)
 	}
 	f, m, mergesRaw, err := parseFile(data)
 	if err != nil {
@@ -145,6 +154,9 @@ func parseModel(s *jscan) (*modelJSON, json.RawMessage, error) {
 				if err != nil {
 					return fmt.Errorf("vocab %q: %w", tok, err)
 				}
+				if _, dup := m.Vocab[string(tok)]; dup {
+					return fmt.Errorf("vocab: token %q appears twice", tok)
+				}
 				m.Vocab[string(tok)] = id
 				return nil
 			})
@@ -194,7 +206,13 @@ func (t *Tokenizer) buildModel(m *modelJSON, merges json.RawMessage) error {
 	}
 	t.tokens = make([]string, top+1)
 	t.modelSize = len(m.Vocab)
+	taken := make([]bool, top+1)
 	for tok, id := range m.Vocab {
+		if taken[id] {
+			a, b := min(tok, t.tokens[id]), max(tok, t.tokens[id])
+			return malformed("vocab: tokens %q and %q have the same id %d", a, b, id)
+		}
+		taken[id] = true
 		t.tokens[id] = tok
 	}
 	t.ignoreMerges = m.IgnoreMerges

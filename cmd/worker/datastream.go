@@ -54,7 +54,10 @@ func datastreamRules(ctx context.Context, c hostRunner, host, path, profile stri
 // asked twice). A file that changes size while it is read is an error.
 func readHostFile(ctx context.Context, c hostRunner, path string, limit int) ([]byte, error) {
 	q := shellQuote(path)
-	r, err := c.Run(ctx, "wc -c < "+q)
+	// A FIFO or a device would make wc wait or read forever: only a
+	// regular file is measured.
+	r, err := c.Run(ctx, "if [ ! -e "+q+" ]; then echo 'no such file' >&2; exit 1; elif [ ! -f "+q+" ]; then "+
+		"echo 'not a regular file' >&2; exit 1; fi; wc -c < "+q)
 	if err != nil {
 		return nil, &unreachable{fmt.Errorf("read %s on the host: %w", path, err)}
 	}

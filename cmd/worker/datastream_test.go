@@ -41,9 +41,9 @@ func TestDatastreamUsageErrors(t *testing.T) {
 			}
 		})
 	}
-	_, _, stderr := cli(t, "", "--datastream", "x", "--help")
-	if !strings.Contains(stderr, "-datastream PATH") || !strings.Contains(stderr, "-profile ID") || !strings.Contains(stderr, "never as\nfixed") {
-		t.Errorf("help lacks --datastream, --profile or the notapplicable note:\n%s", stderr)
+	_, stdout, _ := cli(t, "", "--datastream", "x", "--help")
+	if !strings.Contains(stdout, "--datastream PATH") || !strings.Contains(stdout, "--profile ID") || !strings.Contains(stdout, "never as\nfixed") {
+		t.Errorf("help lacks --datastream, --profile or the notapplicable note:\n%s", stdout)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -24,29 +27,40 @@ import (
 )
 
 const demoUsage = `Usage:
-  worker demo [--keep] [--json]
+  worker demo [--sshd] [--keep] [--json]
 
-Runs the whole loop on this machine with no GPU and no remote host: it starts
-the vLLM simulator (policy "eventual": two wrong tries, then the fix) and a
-disposable OpenSSH server on 127.0.0.1 (needs openssh-server installed), and
-fixes a sample rule, sshd_disable_root_login, on a copy of an sshd_config that
-lives in a temporary directory. Nothing outside that directory is changed; it
-is removed at the end unless --keep is given.
+Runs the whole loop on this machine with nothing but this program: no GPU, no
+remote host, no root, no sshd. It starts the vLLM simulator with a scripted
+model and an in-process SSH server on 127.0.0.1 whose "host" is a temporary
+directory, then works on two rules there:
 
-Flags:
+  sshd_disable_root_login             fixed at the third attempt, after two
+                                      wrong tries
+  auditd_data_retention_max_log_file  a stubborn rule: 25 attempts whose
+                                      commands print large outputs and never
+                                      fix it, so the memory must keep every
+                                      prompt inside the 16,384-token window
+
+The table shows each attempt's prompt against the limit and how many turns
+the memory has distilled into one-line summaries; the end shows the last
+history block the model saw and the last prompt's token breakdown.
+
+The SSH server runs only the demo's own scripted commands (the simulated
+model's proposals, the rules' checks and the worker's host probe), with
+/bin/sh in the temporary directory; it refuses any other command. Nothing
+outside that directory is changed; it is removed at the end unless --keep is
+given. --sshd uses a disposable OpenSSH server on 127.0.0.1 in place of the
+in-process one (needs openssh-server installed).
+
+Exit status: 0 the demo ran as scripted; 1 it did not; 2 usage error.
 `
 
-const demoSSHDConfig = `# sshd_config of the demo target (a copy in a temporary directory)
-Include /etc/ssh/sshd_config.d/*.conf
-#PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM yes
-X11Forwarding yes
-PrintMotd no
-AcceptEnv LANG LC_*
-Subsystem sftp /usr/lib/openssh/sftp-server
+const demoExamples = `
+Examples:
+  worker demo
+  worker demo --keep
+  worker demo --json | grep '"event":"attempt"'
+  worker demo --sshd
 `
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -54,66 +68,73 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	keep := fs.Bool("keep", false, "keep the temporary directory")
 	jsonOut := fs.Bool("json", false, "print one JSON object per event")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), demoUsage)
-		fs.PrintDefaults()
-	}
+	useSSHD := fs.Bool("sshd", false, "use a disposable local OpenSSH server (needs openssh-server) in place of the in-process one")
+	setUsage(fs, demoUsage, demoExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
 		return &usageError{err}
 	}
+	if fs.NArg() > 0 {
+		return usagef("demo: unexpected argument %q", fs.Arg(0))
+	}
+	start := time.Now()
 	dir, err := os.MkdirTemp("", "nightshift-demo-")
 	if err != nil {
 		return err
 	}
 	if *keep {
-		fmt.Fprintf(stdout, "demo directory: %s\n", dir)
+		fmt.Fprintf(stderr, "worker: demo directory: %s\n", dir)
 	} else {
 		defer os.RemoveAll(dir)
 	}
 	root := filepath.Join(dir, "host")
-	conf := filepath.Join(root, "etc", "ssh", "sshd_config")
-	if err := os.MkdirAll(filepath.Join(root, "etc", "ssh", "sshd_config.d"), 0o755); err != nil {
+	at := func(rel string) string { return rel }
+	if *useSSHD {
+		at = func(rel string) string { return shellQuote(filepath.Join(root, rel)) }
+	}
+	if err := writeDemoHost(root); err != nil {
 		return err
 	}
-	if err := os.WriteFile(conf, []byte(demoSSHDConfig), 0o644); err != nil {
-		return err
-	}
-
-	// The rule, its check and fix all point into the temporary directory.
-	q := shellQuote(conf)
-	ruleYAML := fmt.Sprintf(`rules:
-  - id: sshd_disable_root_login
-    title: Disable SSH root login
-    description: Root must not log in over SSH (the demo's copy of sshd_config).
-    check: "grep -Eq '^[[:space:]]*PermitRootLogin[[:space:]]+no' %s"
-    banned: ['systemctl (restart|stop) ssh']
-    hints: Edit %s; SSG checks the main file, not sshd_config.d.
-    max_attempts: 10
-`, q, conf)
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(ruleYAML), 0o644); err != nil {
-		return err
-	}
-	set, err := rules.Load(rulesFile)
+	script := newDemoScript(at)
+	set, rulesFile, err := writeDemoRules(dir, script, at)
 	if err != nil {
 		return err
 	}
-	rule, _ := set.Get("sshd_disable_root_login")
 
-	// The disposable SSH target.
-	if err := os.Mkdir(filepath.Join(dir, "sshd"), 0o700); err != nil {
-		return err
+	// The target: the in-process SSH server, or a disposable real sshd.
+	var ssh *sshexec.Client
+	var where string
+	var host *demoHost
+	if *useSSHD {
+		if err := os.Mkdir(filepath.Join(dir, "sshd"), 0o700); err != nil {
+			return err
+		}
+		target, err := sshtarget.Start(ctx, sshtarget.Options{Dir: filepath.Join(dir, "sshd")})
+		if err != nil {
+			return fmt.Errorf("demo: start the local SSH target: %w", err)
+		}
+		defer target.Close()
+		ssh, err = sshexec.New(sshexec.Config{Host: target.Host, Port: target.Port, User: target.User,
+			IdentityFiles: []string{target.IdentityFile}, KnownHostsFiles: []string{target.KnownHostsFile}, NoAgent: true,
+			CommandTimeout: time.Minute})
+		if err != nil {
+			return err
+		}
+		defer ssh.Close()
+		where = "disposable sshd at " + target.Addr
+	} else {
+		host, err = startDemoHost(ctx, root, script.allowed(), time.Minute)
+		if err != nil {
+			return fmt.Errorf("demo: start the in-process SSH server: %w", err)
+		}
+		defer host.Close()
+		ssh = host.client
+		where = "in-process SSH server at " + host.Addr() + " (runs only the demo's scripted commands)"
 	}
-	target, err := sshtarget.Start(ctx, sshtarget.Options{Dir: filepath.Join(dir, "sshd")})
-	if err != nil {
-		return fmt.Errorf("demo: start the local SSH target: %w", err)
-	}
-	defer target.Close()
 
-	// The simulated vLLM server: two harmless wrong tries, then the fix.
+	// The simulated vLLM server and the worker.
 	model, err := budget.LoadModel("qwen3")
 	if err != nil {
 		return err
@@ -122,14 +143,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	srv, err := vllmsim.New(vllmsim.Config{MaxModelLen: 16384, Counter: simCounter, PromptTokensDetails: true, Policy: vllmsim.Eventual(vllmsim.EventualConfig{
-		FixAt: 3,
-		Fixes: map[string]string{rule.ID: fmt.Sprintf(`sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no/' %s`, q)},
-		WrongFixes: []string{
-			fmt.Sprintf("echo 'PermitRootLogin no' > %s", shellQuote(filepath.Join(root, "etc", "ssh", "sshd_config.d", "50-root.conf"))),
-			fmt.Sprintf("grep -n PermitRootLogin %s", q),
-		},
-	})})
+	srv, err := vllmsim.New(vllmsim.Config{MaxModelLen: 16384, Counter: simCounter, PromptTokensDetails: true, Policy: script})
 	if err != nil {
 		return err
 	}
@@ -138,8 +152,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stopSim()
-	fmt.Fprintf(stdout, "simulated vLLM at %s; disposable sshd at %s; sample rule in %s\n\n", baseURL, target.Addr, rulesFile)
-
+	if !*jsonOut {
+		fmt.Fprintf(stdout, "simulated vLLM at %s (%s, max_model_len %d)\n%s\nhost: %s\nrules: %s\n\n",
+			baseURL, srv.Model(), srv.MaxModelLen(), where, root, rulesFile)
+	}
 	counter, err := budget.NewModelChatCounter(model)
 	if err != nil {
 		return err
@@ -148,38 +164,178 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	ssh, err := sshexec.New(sshexec.Config{Host: target.Host, Port: target.Port, User: target.User,
-		IdentityFiles: []string{target.IdentityFile}, KnownHostsFiles: []string{target.KnownHostsFile}, NoAgent: true,
-		CommandTimeout: time.Minute})
-	if err != nil {
-		return err
-	}
-	defer ssh.Close()
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = strings.TrimRight(baseURL, "/") + "/v1"
 	oc.HTTPClient = &http.Client{}
+	rec := &lastRequest{model: openai.NewClientWithConfig(oc)}
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
+	last := &lastCall{}
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: srv.Model(), Target: sshTarget{ssh},
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: rep,
+		Model: rec, ModelName: srv.Model(), Target: sshTarget{ssh},
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: fanOut{rep, last}, MemoryObserver: rep.memory(),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err
 	}
-	out, err := w.Fix(ctx, rule)
-	rep.summary([]worker.Outcome{out})
+	var outs []worker.Outcome
+	for _, id := range []string{demoQuickRule, demoStubbornRule} {
+		r, _ := set.Get(id)
+		out, err := w.Fix(ctx, r)
+		outs = append(outs, out)
+		if err != nil {
+			rep.summary(outs)
+			return err
+		}
+	}
+	rep.summary(outs)
+	if err := demoEnd(stdout, *jsonOut, root, rec, last, host, time.Since(start)); err != nil {
+		return err
+	}
+	if outs[0].Status != worker.StatusFixed || outs[1].Status != worker.StatusNotFixed || outs[1].Attempts != demoStubbornMax {
+		return fmt.Errorf("demo: did not run as scripted: %s %s after %d attempts (want fixed), %s %s after %d (want not_fixed after %d)",
+			outs[0].Rule, outs[0].Status, outs[0].Attempts, outs[1].Rule, outs[1].Status, outs[1].Attempts, demoStubbornMax)
+	}
+	return nil
+}
+
+// writeDemoHost writes the demo host's files under root.
+func writeDemoHost(root string) error {
+	files := map[string][]byte{
+		"etc/ssh/sshd_config":   []byte(demoSSHDConfig),
+		"etc/audit/auditd.conf": []byte(demoAuditdConf),
+		"var/log/auth.log":      demoAuthLog(),
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc", "ssh", "sshd_config.d"), 0o755); err != nil {
+		return err
+	}
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeDemoRules writes the two rules to dir/rules.yaml and loads them.
+func writeDemoRules(dir string, s *demoScript, at func(string) string) (*rules.Set, string, error) {
+	y := fmt.Sprintf(`rules:
+  - id: %s
+    title: Disable SSH root login
+    description: Root must not log in over SSH (the demo's copy of sshd_config).
+    check: %q
+    banned: ['systemctl (restart|stop) ssh']
+    hints: Edit %s; SSG checks the main file, not sshd_config.d.
+    max_attempts: 10
+  - id: %s
+    title: Configure auditd max_log_file
+    description: auditd must keep log files of 32 MB (max_log_file = 32 in the demo's copy of auditd.conf).
+    check: %q
+    max_attempts: %d
+`, demoQuickRule, s.checks[demoQuickRule], at("etc/ssh/sshd_config"), demoStubbornRule, s.checks[demoStubbornRule], demoStubbornMax)
+	path := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		return nil, "", err
+	}
+	set, err := rules.Load(path)
+	return set, path, err
+}
+
+// lastRequest passes chat requests to the model and keeps the last one.
+type lastRequest struct {
+	model worker.ChatModel
+	mu    sync.Mutex
+	req   openai.ChatCompletionRequest
+}
+
+func (l *lastRequest) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	l.mu.Lock()
+	l.req = req
+	l.mu.Unlock()
+	return l.model.CreateChatCompletion(ctx, req)
+}
+
+// history returns the history block of the last request ("" if none).
+func (l *lastRequest) history() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.req.Messages {
+		if strings.HasPrefix(m.Content, memory.HistoryHeader) {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+// lastCall keeps the budget of the last model call.
+type lastCall struct {
+	mu sync.Mutex
+	a  *budget.Assessment
+}
+
+func (l *lastCall) Observe(e worker.Event) {
+	if e.Kind == worker.EventModelCall && e.Assessment != nil {
+		l.mu.Lock()
+		a := *e.Assessment
+		l.a = &a
+		l.mu.Unlock()
+	}
+}
+
+// demoEnd prints what the demo shows at its end: the fixed line, the last
+// history block the model saw, the last prompt's breakdown and what the
+// in-process host ran and refused.
+func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *lastCall, host *demoHost, took time.Duration) error {
+	var fixedLine string
+	data, err := os.ReadFile(filepath.Join(root, "etc", "ssh", "sshd_config"))
 	if err != nil {
 		return err
 	}
-	if !out.Fixed() {
-		return &notFixed{1, 1}
-	}
-	fixed, _ := os.ReadFile(conf)
-	for _, l := range strings.Split(string(fixed), "\n") {
+	for _, l := range strings.Split(string(data), "\n") {
 		if strings.HasPrefix(l, "PermitRootLogin") {
-			fmt.Fprintf(stdout, "\n%s now says: %s\n", conf, l)
+			fixedLine = l
 		}
+	}
+	hist := rec.history()
+	last.mu.Lock()
+	a := last.a
+	last.mu.Unlock()
+	var refused []string
+	if host != nil {
+		refused = host.Refused()
+	}
+	if jsonOut {
+		b, err := json.Marshal(struct {
+			Event      string             `json:"event"`
+			SSHDConfig string             `json:"sshd_config"`
+			History    string             `json:"history"`
+			Budget     *budget.Assessment `json:"budget"`
+			Refused    []string           `json:"refused"`
+			Duration   time.Duration      `json:"duration_ns"`
+		}{"demo_end", fixedLine, hist, a, refused, took})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	fmt.Fprintf(w, "\n%s now says: %s\n", filepath.Join(root, "etc", "ssh", "sshd_config"), fixedLine)
+	if hist != "" {
+		fmt.Fprintf(w, "\nThe last history block the model saw (turns older than the last %d, one line each):\n", memory.DefaultKeepTurns)
+		for _, l := range strings.Split(hist, "\n") {
+			fmt.Fprintf(w, "  │ %s\n", l)
+		}
+	}
+	if a != nil {
+		fmt.Fprintf(w, "\nThe last prompt: system %d + history %d + current turn %d = %d prompt tokens; + %d reserved for the reply = %d of %d (limit %d, distillation starts at %d)\n",
+			a.System, a.History, a.Current, a.Prompt, a.Reserve, a.Total, a.Window, a.Limit, a.Soft)
+	}
+	if host != nil {
+		fmt.Fprintf(w, "\nThe in-process host refused %d commands (it runs only the demo's own). Demo time: %s.\n", len(refused), took.Round(10*time.Millisecond))
 	}
 	return nil
 }

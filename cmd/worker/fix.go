@@ -40,7 +40,10 @@ fixed.
 Exit status: 0 every rule compliant; 1 some rule not fixed (or not
 applicable, or its check failed); 2 usage or configuration error; 3 the
 model server or the host unreachable.
+`
 
+// fixExamples end the main mode's help.
+const fixExamples = `
 Examples:
   worker --rules rules.yaml --rule sshd_disable_root_login --host root@db1
   worker --rules rules/ --rule aide_build_database --rule accounts_tmout \
@@ -49,8 +52,6 @@ Examples:
   worker --rules rules.yaml --rule sshd_disable_root_login --host root@db1 --dry-run
   worker --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml \
          --profile anssi_bp28_high --rule sshd_disable_root_login --rule accounts_tmout --host root@db1
-
-Flags:
 `
 
 // stringList is a repeatable string flag.
@@ -81,12 +82,28 @@ type fixFlags struct {
 	retryDeadline  time.Duration
 	commandTimeout time.Duration
 	verbose        bool
+	dest           sshexec.Destination // host, parsed by validate
 }
 
 func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
 	f := &fixFlags{}
+	fs := newFixFlagSet(f, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, &usageError{err}
+	}
+	if err := f.validate(fs); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// newFixFlagSet declares the main mode's flags into f.
+func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(out)
 	fs.StringVar(&f.rulesPath, "rules", "", "rules YAML `FILE` or directory of YAML files (this or --datastream is required)")
 	fs.StringVar(&f.datastream, "datastream", "", "SCAP source datastream `PATH` on the host, in place of --rules (needs --profile and oscap on the host)")
 	fs.StringVar(&f.profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
@@ -105,38 +122,62 @@ func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
 	fs.StringVar(&f.tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE`")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "check the rules and show the first prompt's budget; run no command and call no model")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per event on stdout")
-	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable")
-	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host")
+	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run gives up (0: no retries)")
+	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
 	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), fixUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, &usageError{err}
-	}
+	setUsage(fs, fixUsage, fixExamples, fixGroups)
+	return fs
+}
+
+// validate checks the flags before anything is read or dialled: what is
+// required and exclusive, numbers and durations, the host's syntax and
+// port, and that the files named exist and are readable regular files.
+func (f *fixFlags) validate(fs *flag.FlagSet) error {
 	switch {
 	case fs.NArg() > 0:
-		return nil, usagef("unexpected argument %q", fs.Arg(0))
+		return usagef("unexpected argument %q", fs.Arg(0))
 	case f.rulesPath == "" && f.datastream == "":
-		return nil, usagef("--rules is required (or --datastream with --profile)")
+		return usagef("--rules is required (or --datastream with --profile)")
 	case f.rulesPath != "" && f.datastream != "":
-		return nil, usagef("--rules and --datastream cannot be combined")
+		return usagef("--rules and --datastream cannot be combined")
 	case f.datastream != "" && f.profile == "":
-		return nil, usagef("--datastream needs --profile")
+		return usagef("--datastream needs --profile")
 	case f.profile != "" && f.datastream == "":
-		return nil, usagef("--profile applies only to --datastream")
+		return usagef("--profile applies only to --datastream")
 	case len(f.ruleIDs) == 0:
-		return nil, usagef("at least one --rule is required")
+		return usagef("at least one --rule is required")
 	case f.host == "":
-		return nil, usagef("--host is required")
+		return usagef("--host is required")
 	case f.maxAttempts < 0 || f.contextWindow < 0 || f.maxTokens <= 0 || f.keepTurns < 1:
-		return nil, usagef("--max-attempts and --context-window must not be negative, --max-tokens and --keep-turns must be positive")
+		return usagef("--max-attempts and --context-window must not be negative, --max-tokens and --keep-turns must be positive")
 	}
-	return f, nil
+	if err := nonNegative(map[string]time.Duration{"--retry-deadline": f.retryDeadline, "--command-timeout": f.commandTimeout}); err != nil {
+		return err
+	}
+	dest, err := sshexec.ParseDestination(f.host)
+	if err != nil {
+		return usagef("--host: %v", err)
+	}
+	f.dest = dest
+	if err := checkBaseURL(f.baseURL); err != nil {
+		return err
+	}
+	if f.rulesPath != "" {
+		if err := checkInput("--rules", f.rulesPath, true); err != nil {
+			return err
+		}
+	}
+	if f.identity != "" {
+		if err := checkInput("--identity", f.identity, false); err != nil {
+			return err
+		}
+	}
+	if f.knownHosts != "" && !f.acceptNew {
+		if err := checkInput("--known-hosts", f.knownHosts, false); err != nil {
+			return err
+		}
+	}
+	return checkTokenizerArg(f.tokenizer)
 }
 
 // unreachable marks errors that exit with code 3.
@@ -179,16 +220,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// The model server: its model and context window.
 	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
-		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline})
+		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, notices: stderr})
 	if err != nil {
 		return err
 	}
 
 	// The host.
-	dest, err := sshexec.ParseDestination(f.host)
-	if err != nil {
-		return &usageError{err}
-	}
+	dest := f.dest
 	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew,
 		CommandTimeout: f.commandTimeout, Logger: logger, Passphrase: sshexec.TerminalPassphrase()}
 	if f.identity != "" {
@@ -226,7 +264,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	w, err := worker.New(worker.Config{
 		Model: ms.client, ModelName: ms.served.ID, Target: sshTarget{ssh},
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: f.retryDeadline, Logger: logger, Observer: rep, Stop: stop,
+		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: fanOut{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 	})
 	if err != nil {
 		return &usageError{err}

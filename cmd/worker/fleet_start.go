@@ -162,7 +162,7 @@ func fleetModel(ctx context.Context, m *runMeta) (fleet.Model, error) {
 	if err != nil {
 		return fm, &usageError{err}
 	}
-	served, err := serverModel(ctx, vllm, m.Model, min(m.RetryDeadline, 30*time.Second))
+	served, err := serverModel(ctx, vllm, m.BaseURL, m.Model, min(m.RetryDeadline, 30*time.Second), io.Discard)
 	if err != nil {
 		return fm, err
 	}

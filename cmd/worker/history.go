@@ -24,10 +24,16 @@ the runs that ended more than AGE ago (e.g. 720h) with all their steps; runs
 that have not ended are kept.
 
 The journal is an SQLite file with plain-SQL views (run_summary, task_summary,
-command_log, pending_commands), e.g.
-  sqlite3 night.db 'select * from task_summary'
+command_log, pending_commands); see the examples.
+`
 
-Flags:
+const historyExamples = `
+Examples:
+  worker history night.db
+  worker history night.db --run 3
+  worker history night.db --run 3 --json > tasks.json
+  worker history night.db --prune 720h
+  sqlite3 night.db 'select * from task_summary'
 `
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -39,10 +45,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Int64Var(&runID, "run", 0, "list the tasks of run `ID`")
 	fs.BoolVar(&jsonOut, "json", false, "print JSON")
 	fs.DurationVar(&prune, "prune", 0, "delete runs that ended more than `AGE` ago")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), historyUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, historyUsage, historyExamples, nil)
 	path, rest := splitPath(args)
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -75,25 +75,24 @@ Usage:
   worker resume JOURNAL
   worker history JOURNAL [--run ID] [--prune AGE]
   worker fleet serve|start|status|report|cancel [flags]
-  worker demo
+  worker demo [--sshd]
   worker simulate-server [--policy NAME] [--fix RULE=COMMAND …]
   worker tokens [--tokenizer qwen3|qwen2.5|FILE] [--ids] < text
   worker tokens --chat [--tokenizer qwen3|qwen2.5|FILE] < request.json
   worker check-command [--rules FILE|DIR --rule ID] [--json] < command
-
-Run 'worker --rules x --help' for the flags of a run.
 
 Subcommands:
   run              many rules on many hosts, every step in a journal; reports (JSON, JUnit, HTML)
   resume           continue a run after a crash, a kill or a stop
   history          list the runs and tasks of a journal; prune old runs
   fleet            run nights on Temporal: zone workers, schedules, one model cap across machines
-  demo             fix a sample rule end to end on this machine (simulated vLLM, disposable local sshd)
+  demo             two sample rules end to end on this machine, nothing to install (simulated vLLM and host)
   simulate-server  serve a vLLM-faithful OpenAI-compatible API with scripted answers (no GPU)
   tokens           count tokens of text, or the prompt tokens vLLM computes for a chat request
   check-command    say whether the worker would run a command (allowed / blocked: REASON)
 
-Run 'worker SUBCOMMAND --help' for a subcommand's flags and examples.
+Run 'worker help SUBCOMMAND' (or 'worker SUBCOMMAND --help') for a
+subcommand's flags and examples, 'worker help fix' for the main mode's.
 `
 
 // run is the whole program: main only maps its error to an exit code.
@@ -102,6 +101,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, mainUsage)
 		return usagef("no subcommand or flags given")
 	}
+	stderr = helpOutput(args, stdout, stderr)
 	if strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" {
 		return runFix(ctx, args, stdout, stderr)
 	}
@@ -123,8 +123,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "fleet":
 		return runFleet(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, mainUsage)
-		return errHelp
+		return runHelp(ctx, args[1:], stdout)
 	default:
 		fmt.Fprint(stderr, mainUsage)
 		return usagef("unknown subcommand %q", args[0])

@@ -60,9 +60,9 @@ func TestHelpExitsZero(t *testing.T) {
 			t.Errorf("%v: exit %d, output %q", args, code, out+errOut)
 		}
 	}
-	_, _, errOut := cli(t, "", "--rules", "x", "--help")
-	if !strings.Contains(errOut, "Examples:") || !strings.Contains(errOut, "-accept-new-host-key") {
-		t.Errorf("run help lacks examples or flags:\n%s", errOut)
+	_, out, _ := cli(t, "", "--rules", "x", "--help")
+	if !strings.Contains(out, "Examples:") || !strings.Contains(out, "--accept-new-host-key") {
+		t.Errorf("run help lacks examples or flags:\n%s", out)
 	}
 }
 
@@ -226,6 +226,9 @@ func TestFixEndToEnd(t *testing.T) {
 	}
 
 	// An unknown host key is refused (exit 2) and named.
+	if err := os.WriteFile(filepath.Join(dir, "empty_known_hosts"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, _, errOut = cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host,
 		"--identity", target.IdentityFile, "--known-hosts", filepath.Join(dir, "empty_known_hosts"), "--base-url", url+"/v1")
 	if code != exitUsage || !strings.Contains(strings.ToLower(errOut), "host key") {

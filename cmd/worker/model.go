@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // modelFlags choose the model server, its tokenizer and the budget.
@@ -19,6 +21,9 @@ type modelFlags struct {
 	tokenizer, baseURL, model, apiKeyEnv string
 	contextWindow, maxTokens             int
 	retryDeadline                        time.Duration
+	// notices receives one line per failed try while the server is
+	// waited for (nil: none).
+	notices io.Writer
 }
 
 // modelServer is the served model a run talks to: its tokenizer, the
@@ -49,7 +54,7 @@ func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	served, err := serverModel(ctx, vllm, f.model, f.retryDeadline)
+	served, err := serverModel(ctx, vllm, f.baseURL, f.model, f.retryDeadline, f.notices)
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +76,9 @@ func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
 }
 
 // serverModel reads the served model from /v1/models, retrying while the
-// server is unreachable, up to the deadline.
-func serverModel(ctx context.Context, c *budget.VLLMClient, name string, deadline time.Duration) (budget.ServedModel, error) {
+// server is unreachable, up to the deadline (0: no retries), with one line
+// on notices per failed try.
+func serverModel(ctx context.Context, c *budget.VLLMClient, baseURL, name string, deadline time.Duration, notices io.Writer) (budget.ServedModel, error) {
 	start := time.Now()
 	delay := 500 * time.Millisecond
 	for {
@@ -85,8 +91,9 @@ func serverModel(ctx context.Context, c *budget.VLLMClient, name string, deadlin
 			return m, &usageError{err}
 		}
 		if time.Since(start)+delay > deadline || ctx.Err() != nil {
-			return m, &unreachable{fmt.Errorf("model server: %w", err)}
+			return m, &unreachable{fmt.Errorf("model server %s: %w", baseURL, err)}
 		}
+		waitNotice(notices, "model server "+baseURL, err.Error(), delay, start.Add(deadline))
 		select {
 		case <-ctx.Done():
 			return m, ctx.Err()
@@ -94,4 +101,47 @@ func serverModel(ctx context.Context, c *budget.VLLMClient, name string, deadlin
 		}
 		delay = min(delay*2, 15*time.Second)
 	}
+}
+
+// waitNotice prints what the worker waits for: "worker: WHAT: CAUSE;
+// retrying in 8s, giving up at 02:14:07".
+func waitNotice(w io.Writer, what, cause string, retryIn time.Duration, giveUpAt time.Time) {
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "worker: %s: %s; retrying in %s, giving up at %s\n", what, shortCause(cause),
+		retryIn.Round(100*time.Millisecond), giveUpAt.Format(time.TimeOnly))
+}
+
+// shortCause names the common network failures plainly; other errors are
+// kept whole.
+func shortCause(err string) string {
+	for _, c := range []string{"connection refused", "connection reset by peer", "no such host", "network is unreachable",
+		"no route to host", "i/o timeout", "context deadline exceeded", "EOF"} {
+		if strings.Contains(err, c) {
+			if c == "context deadline exceeded" || c == "i/o timeout" {
+				return "no answer in time (" + c + ")"
+			}
+			return c
+		}
+	}
+	return err
+}
+
+// retryNotices prints a waitNotice for each model call the worker retries.
+type retryNotices struct {
+	w       io.Writer
+	baseURL string
+	host    string // "" for the single-host mode
+}
+
+func (r retryNotices) Observe(e worker.Event) {
+	if e.Kind != worker.EventRetry {
+		return
+	}
+	what := fmt.Sprintf("rule %s attempt %d: model server %s", e.Rule, e.Attempt, r.baseURL)
+	if r.host != "" {
+		what = "host " + r.host + ": " + what
+	}
+	waitNotice(r.w, what, e.Error, e.RetryIn, e.GiveUpAt)
 }

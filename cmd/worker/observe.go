@@ -44,6 +44,7 @@ type observers struct {
 	logger   *slog.Logger
 	jctx     context.Context // for lessons' writes: they outlive a hard stop
 	stops    []func() error  // run by close, in reverse order
+	notices  retryNotices    // a line per retried model call (w nil: none)
 }
 
 // startObservers sets up what o asks for. The lessons store shares the
@@ -111,6 +112,11 @@ func (obs *observers) configure(cfg *batch.Config) {
 // line and its lessons recorder.
 func (obs *observers) hostObserver(host string) worker.Observer {
 	var out fanOut
+	if obs.notices.w != nil {
+		n := obs.notices
+		n.host = host
+		out = append(out, n)
+	}
 	if obs.progress != nil {
 		out = append(out, obs.progress.Observer(host))
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -21,6 +22,24 @@ type reporter struct {
 	cmds    []string
 	exit    string
 	started bool
+	// mem is the memory's last prompt event (set when memory() was wired
+	// into the worker): how many turns the prompt showed distilled.
+	mem *memory.Event
+}
+
+// memory returns the observer of the worker's memory that feeds the
+// table's MEMORY column.
+func (r *reporter) memory() memory.Observer { return memObserver{r} }
+
+type memObserver struct{ r *reporter }
+
+func (o memObserver) Observe(e memory.Event) {
+	if e.Kind != memory.EventPrompt {
+		return
+	}
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	o.r.mem = &e
 }
 
 func newReporter(w io.Writer, jsonOut bool, limit int) *reporter {
@@ -38,13 +57,13 @@ func (r *reporter) Observe(e worker.Event) {
 		return
 	}
 	if !r.started {
-		fmt.Fprintf(r.w, "%-32s %4s  %-44s %5s  %-6s %s\n", "RULE", "TRY", "COMMAND", "EXIT", "CHECK", "PROMPT/LIMIT")
+		fmt.Fprintf(r.w, "%-34s %4s  %-44s %5s  %-6s %-13s %s\n", "RULE", "TRY", "COMMAND", "EXIT", "CHECK", "PROMPT/LIMIT", "MEMORY")
 		r.started = true
 	}
 	switch e.Kind {
 	case worker.EventCheck:
 		if e.Attempt == 0 {
-			fmt.Fprintf(r.w, "%-32s %4s  %-44s %5s  %-6s\n", e.Rule, "-", "(initial check)", "", e.Check)
+			fmt.Fprintf(r.w, "%-34s %4s  %-44s %5s  %-6s\n", e.Rule, "-", "(initial check)", "", e.Check)
 		}
 	case worker.EventCommand:
 		c := e.Command
@@ -72,10 +91,20 @@ func (r *reporter) Observe(e worker.Event) {
 		if check == "" {
 			check = "-"
 		}
-		fmt.Fprintf(r.w, "%-32s %4d  %-44s %5s  %-6s %d/%d\n", e.Rule, e.Attempt, cmd, r.exit, check, e.PromptTokens, e.Limit)
-		r.cmds, r.exit = nil, ""
+		mem := ""
+		if r.mem != nil {
+			mem = fmt.Sprintf("%d verbatim", r.mem.Verbatim)
+			if r.mem.Distilled > 0 {
+				mem += fmt.Sprintf(", %d distilled", r.mem.Distilled)
+			}
+			if r.mem.Groups > 0 {
+				mem += fmt.Sprintf(" (%d merged lines)", r.mem.Groups)
+			}
+		}
+		fmt.Fprintf(r.w, "%-34s %4d  %-44s %5s  %-6s %-13s %s\n", e.Rule, e.Attempt, cmd, r.exit, check, fmt.Sprintf("%d/%d", e.PromptTokens, e.Limit), mem)
+		r.cmds, r.exit, r.mem = nil, "", nil
 	case worker.EventRejected:
-		fmt.Fprintf(r.w, "%-32s %4d  context-length rejection: server counted %d, we counted %d\n", e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens)
+		fmt.Fprintf(r.w, "%-34s %4d  context-length rejection: server counted %d, we counted %d\n", e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens)
 	}
 }
 

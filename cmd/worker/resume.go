@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
 )
 
@@ -24,12 +26,12 @@ unknown outcome: it is recorded as such, the rule's check is re-run, and that
 command is never run again.
 
 By default the last run of the journal that did not finish is resumed.
+`
 
+const resumeExamples = `
 Examples:
   worker resume night.db
   worker resume night.db --run 3 --base-url http://gpu2:8000/v1 --parallel-hosts 8
-
-Flags:
 `
 
 func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -43,10 +45,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addRunFlags(fs, o)
 	addObserveFlags(fs, &of)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), resumeUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, resumeUsage, resumeExamples, nil)
 	path, rest := splitPath(args)
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,6 +111,12 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if m.ParallelHosts < 1 || m.ModelConcurrency < 1 {
 		return usagef("--parallel-hosts and --model-concurrency must be positive")
 	}
+	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline}); err != nil {
+		return err
+	}
+	if err := checkBaseURL(m.BaseURL); err != nil {
+		return err
+	}
 	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
 	if err != nil {
 		return err
@@ -133,6 +138,9 @@ func splitPath(args []string) (string, []string) {
 func openExisting(ctx context.Context, path string, readOnly bool) (*journal.Journal, error) {
 	if _, err := statFile(path); err != nil {
 		return nil, usagef("journal %s: %v", path, err)
+	}
+	if err := readfile.Check(path); err != nil {
+		return nil, usagef("journal %v", err)
 	}
 	j, err := journal.Open(ctx, path, journal.Config{ReadOnly: readOnly})
 	if err != nil {

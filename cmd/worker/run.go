@@ -62,15 +62,15 @@ Inventories: a YAML list of hosts, or Ansible's INI format.
 Exit status: 0 every rule compliant; 1 some rule not fixed, or the run was
 stopped before its end; 2 usage or configuration error; 3 the model server
 unreachable, or (--datastream) no host answered to read the datastream.
+`
 
+const runExamples = `
 Examples:
   worker run --rules rules/ --inventory hosts.ini --limit webservers --journal night.db \
              --html night.html --junit night.xml --base-url http://gpu1:8000/v1
   worker run --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml \
              --profile anssi_bp28_high --inventory hosts.yaml --journal night.db
   worker resume night.db
-
-Flags:
 `
 
 // runMeta is what a batch run records to be resumed: flags, never secrets.
@@ -112,7 +112,7 @@ func addRunFlags(fs *flag.FlagSet, m *runMeta) {
 	fs.StringVar(&m.JSONReport, "json-report", "", "write the JSON summary to `FILE`")
 	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
 	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
-	fs.DurationVar(&m.RetryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable")
+	fs.DurationVar(&m.RetryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run stops (0: no retries)")
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -139,14 +139,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
 	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
 	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
-	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host")
+	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addRunFlags(fs, m)
 	addObserveFlags(fs, &of)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, runUsage, runExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
@@ -168,6 +165,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("--inventory and --journal are required")
 	case m.ParallelHosts < 1 || m.ModelConcurrency < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
 		return usagef("--parallel-hosts, --model-concurrency, --max-tokens and --keep-turns must be positive, --max-attempts and --context-window not negative")
+	}
+	if err := validateRun(m, rulesPaths, journalPath); err != nil {
+		return err
 	}
 	m.Rules, m.RuleIDs, m.Limit = abs(rulesPaths), ruleIDs, limit
 	m.Inventory, m.Identity, m.KnownHosts = absPath(m.Inventory), absPath(m.Identity), absPath(m.KnownHosts)
@@ -232,13 +232,16 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
-		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline})
+		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, notices: stderr})
 	if err != nil {
 		return err
 	}
 	scfg := sshBase(m, logger)
 
 	obs, err := startObservers(ctx, j, of, ms.model.Tokenizer, logger, stderr)
+	if err == nil {
+		obs.notices = retryNotices{w: stderr, baseURL: m.BaseURL}
+	}
 	if err != nil {
 		return &usageError{err}
 	}
@@ -251,7 +254,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		Journal: j, Connector: batch.SSHConnector{Base: scfg},
 		Worker: worker.Config{Model: ms.client, ModelName: ms.served.ID, Counter: ms.counter,
 			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
-			RetryDeadline: m.RetryDeadline, Logger: logger},
+			RetryDeadline: workerDeadline(m.RetryDeadline), Logger: logger},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 	}
 	obs.configure(&bcfg)
@@ -364,4 +367,40 @@ func decodeMeta(raw json.RawMessage) (*runMeta, error) {
 		return nil, usagef("the run was not started by 'worker run' (no rules files or datastream, or no inventory recorded)")
 	}
 	return m, nil
+}
+
+// validateRun checks run's flags before anything is read or dialled:
+// durations, the model server's URL, and that the files named exist and
+// are readable regular files (the journal may not exist yet).
+func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
+	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--command-timeout": m.CommandTimeout}); err != nil {
+		return err
+	}
+	if err := checkBaseURL(m.BaseURL); err != nil {
+		return err
+	}
+	for _, p := range rulesPaths {
+		if err := checkInput("--rules", p, true); err != nil {
+			return err
+		}
+	}
+	if err := checkInput("--inventory", m.Inventory, false); err != nil {
+		return err
+	}
+	if m.Identity != "" {
+		if err := checkInput("--identity", m.Identity, false); err != nil {
+			return err
+		}
+	}
+	if m.KnownHosts != "" && !m.AcceptNew {
+		if err := checkInput("--known-hosts", m.KnownHosts, false); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(journalPath); err == nil {
+		if err := checkInput("--journal", journalPath, false); err != nil {
+			return err
+		}
+	}
+	return checkTokenizerArg(m.Tokenizer)
 }

@@ -26,12 +26,12 @@ max_model_len), POST /tokenize, and POST /v1/chat/completions that counts every
 prompt exactly as vLLM would and rejects over-long requests with vLLM's error
 bodies. Answers come from a scripted policy: stubborn, eventual, repeater,
 banned-proposer, malformed or give-up.
+`
 
+const simulateExamples = `
 Examples:
   worker simulate-server --policy eventual --fix sshd_disable_root_login="sed -i 's/^#*PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config"
   worker simulate-server --policy stubborn --max-model-len 16384 --error-style requested
-
-Flags:
 `
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,10 +50,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	details := fs.Bool("enable-prompt-tokens-details", true, "report usage.prompt_tokens_details.cached_tokens (like vllm --enable-prompt-tokens-details)")
 	blocks := fs.Int("num-gpu-blocks", 0, "prefix cache capacity in 16-token `BLOCKS` (0: the simulator's default; -1: no prefix caching)")
 	seed := fs.Uint64("seed", 0, "policy seed")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), simulateUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, simulateUsage, simulateExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

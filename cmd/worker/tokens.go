@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 )
 
 const tokensUsage = `Usage:
@@ -23,14 +25,14 @@ tokens added; special-token strings in the text count as those tokens). With
 --chat, standard input is an OpenAI chat request with "messages" and optional
 "tools", and the count is the prompt token count vLLM computes for it: the
 chat template rendered with the generation prompt, then tokenized.
+`
 
+const tokensExamples = `
 Examples:
   echo 'sshd -t && systemctl reload ssh' | worker tokens
   worker tokens --ids --tokenizer qwen2.5 < /var/log/dpkg.log
   worker tokens --chat < request.json
   worker tokens --tokenizer ./Llama-3.1-8B/tokenizer.json < notes.txt
-
-Flags:
 `
 
 func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -39,10 +41,7 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	tokenizer := fs.String("tokenizer", "qwen3", "built-in tokenizer (qwen3, qwen2.5) or a tokenizer.json FILE or directory")
 	ids := fs.Bool("ids", false, "print the token IDs as a JSON array instead of the count")
 	chat := fs.Bool("chat", false, "read an OpenAI chat request and print its prompt token count as vLLM computes it")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), tokensUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, tokensUsage, tokensExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
@@ -59,9 +58,12 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return &usageError{fmt.Errorf("tokens: %w", err)}
 	}
-	input, err := io.ReadAll(stdin)
+	input, err := readfile.ReadAll(stdin, "standard input", maxStdin)
 	if err != nil {
-		return fmt.Errorf("tokens: read standard input: %w", err)
+		if errors.Is(err, readfile.ErrTooLarge) {
+			return &usageError{fmt.Errorf("tokens: %w", err)}
+		}
+		return fmt.Errorf("tokens: %w", err)
 	}
 	if *chat {
 		return countChat(m, input, stdout)
@@ -107,9 +109,17 @@ func decodeChatRequest(input []byte) (openai.ChatCompletionRequest, error) {
 	if err := dec.Decode(&req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return req, fmt.Errorf("request: field %q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+			field := fieldPath(input, te.Field)
+			hint := ""
+			if strings.HasSuffix(field, "function.arguments") {
+				hint = ` (OpenAI tool-call arguments are a JSON-encoded string: "{\"command\": …}")`
+			}
+			return req, fmt.Errorf("request: field %q: expected %s, got JSON %s%s", field, jsonKind(te.Type.String()), te.Value, hint)
 		}
 		return req, fmt.Errorf("request is not a JSON chat request: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return req, fmt.Errorf("request: unexpected data after the JSON document at byte %d", dec.InputOffset())
 	}
 	if req.Messages == nil {
 		return req, fmt.Errorf("request: field \"messages\" is missing")
@@ -131,4 +141,62 @@ func decodeChatRequest(input []byte) (openai.ChatCompletionRequest, error) {
 		}
 	}
 	return req, nil
+}
+
+// maxStdin caps what tokens reads from standard input.
+const maxStdin = 64 << 20
+
+// jsonKind says what a Go type expects in JSON terms.
+func jsonKind(goType string) string {
+	switch goType {
+	case "string":
+		return "a string"
+	case "[]openai.ChatMessagePart":
+		return "a string or an array of content parts"
+	}
+	if strings.HasPrefix(goType, "[]") {
+		return "an array"
+	}
+	if strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "float") {
+		return "a number"
+	}
+	if goType == "bool" {
+		return "true or false"
+	}
+	return "an object"
+}
+
+// fieldPath turns encoding/json's dotted path of a field inside the
+// messages ("messages.tool_calls.function.arguments") into one with the
+// indices that locate it ("messages[1].tool_calls[0].function.arguments"),
+// found by decoding each message and tool call on its own.
+func fieldPath(input []byte, field string) string {
+	var doc struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if !strings.HasPrefix(field, "messages.") || json.Unmarshal(input, &doc) != nil {
+		return field
+	}
+	rest := strings.TrimPrefix(field, "messages.")
+	for i, raw := range doc.Messages {
+		var m openai.ChatCompletionMessage
+		if json.Unmarshal(raw, &m) == nil {
+			continue
+		}
+		if tail, ok := strings.CutPrefix(rest, "tool_calls."); ok {
+			var calls struct {
+				ToolCalls []json.RawMessage `json:"tool_calls"`
+			}
+			if json.Unmarshal(raw, &calls) == nil {
+				for j, c := range calls.ToolCalls {
+					var tc openai.ToolCall
+					if json.Unmarshal(c, &tc) != nil {
+						return fmt.Sprintf("messages[%d].tool_calls[%d].%s", i, j, tail)
+					}
+				}
+			}
+		}
+		return fmt.Sprintf("messages[%d].%s", i, rest)
+	}
+	return field
 }

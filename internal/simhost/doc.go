@@ -13,6 +13,13 @@
 // anything else exits 127 ("not found"). sshexec's preamble announcing the
 // process group is understood and answered with a fake group.
 //
+// # Custom execution
+//
+// Config.Exec replaces that language with the caller's own: worker demo
+// uses it to run the few commands its scripted model can propose, and
+// refuse every other, in a temporary directory. sshexec's kill of the
+// fake process group then cancels the context of the commands running.
+//
 // # Durability
 //
 // With Config.Dir set, the state is kept in Dir/state.json (rewritten by

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,6 +43,14 @@ type Config struct {
 	// after DieAfter commands arrives; that command does not run. Zero
 	// means never.
 	DieAfter int
+	// Exec, when set, runs each command in place of the built-in language
+	// (after sshexec's preamble was answered and the command logged): it
+	// writes the command's output and returns its exit status. It is
+	// called without the host's lock, concurrently for concurrent
+	// sessions. Its ctx is cancelled when sshexec kills the command's
+	// process group (a timeout or a cancelled Run) and when the host
+	// closes. Nil means the built-in language, which executes nothing.
+	Exec func(ctx context.Context, command string, stdout, stderr io.Writer) int
 }
 
 // Host is a running simulated host.
@@ -62,6 +71,10 @@ type Host struct {
 	conns  map[net.Conn]bool
 	logf   *os.File
 	wg     sync.WaitGroup
+	// running cancels the Exec calls in progress (Config.Exec only).
+	running map[*context.CancelFunc]bool
+	ctx     context.Context // cancelled by Close
+	cancel  context.CancelFunc
 }
 
 // KeyFromSeed returns an ed25519 key derived from seed (tests only: the key
@@ -84,7 +97,9 @@ func Start(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.HostKey == nil {
 		cfg.HostKey = KeyFromSeed("host " + cfg.Name)
 	}
-	h := &Host{cfg: cfg, hostKey: cfg.HostKey, state: map[string]string{}, conns: map[net.Conn]bool{}}
+	h := &Host{cfg: cfg, hostKey: cfg.HostKey, state: map[string]string{}, conns: map[net.Conn]bool{},
+		running: map[*context.CancelFunc]bool{}}
+	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for k, v := range cfg.State {
 		h.state[k] = v
 	}
@@ -204,6 +219,7 @@ func (h *Host) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.cancel()
 	for c := range h.conns {
 		c.Close()
 	}
@@ -302,21 +318,30 @@ func (h *Host) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 	}
 }
 
-var preamble = regexp.MustCompile(`^printf '(sshexec-pgid:)%s:%s\\n' ([0-9a-f]+) \$\$ >&2; `)
+var (
+	preamble = regexp.MustCompile(`^printf '(sshexec-pgid:)%s:%s\\n' ([0-9a-f]+) \$\$ >&2; `)
+	// groupKill is sshexec's kill of the fake process group the preamble
+	// announced.
+	groupKill = regexp.MustCompile(`^kill -[A-Z0-9]+ -- -` + strconv.Itoa(fakeGroup) + ` 2>/dev/null$`)
+)
 
-// exec interprets one command. ok is false when the host died instead.
+// fakeGroup is the process group announced to sshexec.
+const fakeGroup = 4242
+
+// exec runs one command. ok is false when the host died instead.
 func (h *Host) exec(command string, stdout, stderr io.Writer) (code int, ok bool) {
 	if m := preamble.FindStringSubmatch(command); m != nil {
-		fmt.Fprintf(stderr, "%s%s:%d\n", m[1], m[2], 4242)
+		fmt.Fprintf(stderr, "%s%s:%d\n", m[1], m[2], fakeGroup)
 		command = command[len(m[0]):]
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return 0, false
 	}
 	h.execs++
 	if h.cfg.DieAfter > 0 && h.execs > h.cfg.DieAfter {
+		h.mu.Unlock()
 		go h.Close()
 		return 0, false
 	}
@@ -325,7 +350,27 @@ func (h *Host) exec(command string, stdout, stderr io.Writer) (code int, ok bool
 		b, _ := json.Marshal(command)
 		h.logf.Write(append(b, '\n'))
 	}
-	return h.interpret(command, stdout, stderr), true
+	if h.cfg.Exec == nil {
+		defer h.mu.Unlock()
+		return h.interpret(command, stdout, stderr), true
+	}
+	if groupKill.MatchString(command) {
+		for c := range h.running {
+			(*c)()
+		}
+		h.mu.Unlock()
+		return 0, true
+	}
+	ctx, cancel := context.WithCancel(h.ctx)
+	h.running[&cancel] = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.running, &cancel)
+		h.mu.Unlock()
+		cancel()
+	}()
+	return h.cfg.Exec(ctx, command, stdout, stderr), true
 }
 
 // interpret runs command against the state; h.mu is held.

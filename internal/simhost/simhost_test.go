@@ -3,7 +3,17 @@ package simhost
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
 func TestInterpret(t *testing.T) {
@@ -84,5 +94,59 @@ func TestDieAfter(t *testing.T) {
 	}
 	if _, err := Start(context.Background(), Config{}); err == nil {
 		t.Error("Start without AuthorizedKey succeeded")
+	}
+}
+
+// TestExec: Config.Exec runs the commands (the preamble answered and
+// stripped, the command logged), and sshexec's kill of the announced
+// process group, sent when a command times out, cancels the running one.
+func TestExec(t *testing.T) {
+	ctx := context.Background()
+	client := KeyFromSeed("client")
+	started := make(chan struct{}, 1)
+	exec := func(ctx context.Context, command string, stdout, stderr io.Writer) int {
+		switch command {
+		case "hang":
+			started <- struct{}{}
+			<-ctx.Done()
+			return 143
+		case "hello":
+			fmt.Fprintln(stdout, "hello from exec")
+			return 0
+		}
+		fmt.Fprintln(stderr, "refused")
+		return 126
+	}
+	h, err := Start(ctx, Config{AuthorizedKey: client.PublicKey(), Exec: exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(kh, []byte(h.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := sshexec.New(sshexec.Config{Host: "127.0.0.1", Port: h.Port, User: "root", Signers: []ssh.Signer{client},
+		NoAgent: true, KnownHostsFiles: []string{kh}, CommandTimeout: 300 * time.Millisecond, KillGrace: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r, err := c.Run(ctx, "hello")
+	if err != nil || r.ExitCode != 0 || r.Stdout != "hello from exec\n" || r.Stderr != "" {
+		t.Fatalf("hello: %+v, %v", r, err)
+	}
+	r, err = c.Run(ctx, "set x 1")
+	if err != nil || r.ExitCode != 126 || r.Stderr != "refused\n" || h.Get("x") != "" {
+		t.Fatalf("set under Exec: %+v, %v (state x=%q)", r, err, h.Get("x"))
+	}
+	r, err = c.Run(ctx, "hang")
+	if err != nil || !r.TimedOut {
+		t.Fatalf("hang: %+v, %v; want a timeout", r, err)
+	}
+	<-started
+	log := h.Log()
+	if len(log) != 4 || log[0] != "hello" || log[2] != "hang" || !strings.HasPrefix(log[3], "kill -") {
+		t.Fatalf("log %q: want hello, set x 1, hang and the kill", log)
 	}
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes the test binary also the worker command the scripts run
+// (testscript runs it as a separate process: real exit codes, stdin and
+// stdout).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"worker": main})
+}
+
+// TestScripts runs the CLI scripts in testdata/script: every subcommand,
+// its help, and each bad input with its exact message and exit status.
+//
+// Besides testscript's own commands they have:
+//
+//	status N PROG [ARGS…]   run PROG, which must exit with status N (its
+//	                        stdout and stderr are kept for stdout/stderr)
+//	mkfifo NAME             make a FIFO (nothing ever writes to it)
+//	pathonly TOOL…          set PATH to a directory holding only TOOLs
+//	                        (and worker), so a script proves what it does
+//	                        not need (sshd, ssh, bwrap)
+//	freeport VAR            set VAR to a free 127.0.0.1:PORT
+//	waitport ADDR           wait (up to a minute) until ADDR accepts TCP
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status":   cmdStatus,
+			"mkfifo":   cmdMkfifo,
+			"pathonly": cmdPathOnly,
+			"freeport": cmdFreePort,
+			"waitport": cmdWaitPort,
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status N PROG [ARGS…]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo NAME")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+}
+
+func cmdPathOnly(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: pathonly TOOL…")
+	}
+	bin := ts.MkAbs("pathonly-bin")
+	ts.Check(os.MkdirAll(bin, 0o755))
+	worker, err := exec.LookPath("worker")
+	if err != nil {
+		// testscript puts its commands on the script's PATH, not the test's.
+		for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+			if _, err := os.Stat(filepath.Join(dir, "worker")); err == nil {
+				worker = filepath.Join(dir, "worker")
+				break
+			}
+		}
+	}
+	if worker == "" {
+		ts.Fatalf("pathonly: no worker command on PATH")
+	}
+	ts.Check(os.Symlink(worker, filepath.Join(bin, "worker")))
+	for _, tool := range args {
+		p, err := exec.LookPath(tool)
+		ts.Check(err)
+		ts.Check(os.Symlink(p, filepath.Join(bin, tool)))
+	}
+	ts.Setenv("PATH", bin)
+}
+
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	addr := ln.Addr().String()
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], addr)
+}
+
+func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitport ADDR")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.DialTimeout("tcp", args[0], time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitport: %s: %v", args[0], err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
