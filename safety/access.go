@@ -199,6 +199,27 @@ func network(c *shell.Command) (verdict, bool) {
 	const hint = "never take interfaces, addresses or routes down"
 	switch name {
 	case "ip":
+		for i, a := range args {
+			if a.Value == "-b" || a.Value == "-batch" || a.Value == "--batch" || strings.HasPrefix(a.Value, "-ba") {
+				if i+1 >= len(args) {
+					break
+				}
+				f := args[i+1].Value
+				if (f == "-" || f == "/dev/stdin") && c.StdinKnown {
+					for _, line := range strings.Split(c.StdinText, "\n") {
+						sub := &shell.Command{Args: []shell.Word{shell.Lit("ip")}, Dir: c.Dir}
+						for _, w := range strings.Fields(line) {
+							sub.Args = append(sub.Args, shell.Lit(w))
+						}
+						if v, bad := network(sub); bad {
+							return v, true
+						}
+					}
+					break
+				}
+				return hit(entNetwork, "run ip commands directly, not from a batch file or input")
+			}
+		}
 		var ws []string
 		for _, a := range args {
 			if strings.HasPrefix(a.Value, "-") && len(ws) == 0 {

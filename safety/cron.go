@@ -43,6 +43,12 @@ func (b *BanList) cronWrites(c *shell.Command) (Ban, bool) {
 		if t.Kind != shell.Literal {
 			continue
 		}
+		if unitFile(t.Value) {
+			if ban, bad := b.unitWrite(c, t.Value); bad {
+				return ban, true
+			}
+			continue
+		}
 		withUser, isCron := cronFile(t.Value)
 		if !isCron {
 			continue
@@ -81,6 +87,18 @@ func written(c *shell.Command) (string, bool) {
 				return "", false
 			}
 			words = append(words, a.Value)
+		}
+		if progName(c) == "printf" {
+			return printfText(words)
+		}
+		for len(words) > 0 && (words[0] == "-e" || words[0] == "-n" || words[0] == "-en" || words[0] == "-ne" || words[0] == "-E") {
+			if strings.Contains(words[0], "e") {
+				words[len(words)-1] = escapes.Replace(words[len(words)-1])
+				for i := range words[1:] {
+					words[i+1] = escapes.Replace(words[i+1])
+				}
+			}
+			words = words[1:]
 		}
 		return strings.Join(words, " ") + "\n", true
 	case "cat", "tee":
@@ -126,4 +144,86 @@ func cronCommand(line string, withUser bool) string {
 		rest = rest[:i]
 	}
 	return strings.TrimSpace(rest)
+}
+
+// unitFile reports a systemd unit or drop-in file: its Exec lines run
+// commands when the unit starts, later, unchecked.
+func unitFile(p string) bool {
+	p = path.Clean(p)
+	for _, d := range []string{"/etc/systemd/", "/run/systemd/", "/lib/systemd/", "/usr/lib/systemd/", "/usr/local/lib/systemd/"} {
+		if strings.HasPrefix(p, d) {
+			ext := path.Ext(p)
+			return ext == ".service" || ext == ".conf" || ext == ".socket" || ext == ".timer" || ext == ".path" || ext == ".mount"
+		}
+	}
+	return false
+}
+
+// unitWrite checks the Exec lines a command writes into a unit file.
+func (b *BanList) unitWrite(c *shell.Command, file string) (Ban, bool) {
+	e := entries[entDeferred]
+	text, known := written(c)
+	if !known {
+		return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0] + " > " + file,
+			Hint: "write unit files as literal text (a quoted here-document)"}, true
+	}
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || !strings.HasPrefix(strings.TrimSpace(key), "Exec") {
+			continue
+		}
+		cmd := strings.TrimLeft(strings.TrimSpace(val), "@-:+!|")
+		if cmd == "" {
+			continue
+		}
+		if ban, bad := b.Match(cmd); bad {
+			ban.Reason = e.reason + " (a systemd unit's " + strings.TrimSpace(key) + "): " + ban.Reason
+			return ban, true
+		}
+	}
+	return Ban{}, false
+}
+
+var escapes = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`, `\"`, `"`, `\'`, "'")
+
+// printfText renders printf FORMAT ARGS… for %s, %b and %d conversions,
+// reusing the format while arguments remain, as printf does; other
+// conversions make the output unknown.
+func printfText(words []string) (string, bool) {
+	if len(words) == 0 {
+		return "", false
+	}
+	if words[0] == "-v" {
+		return "", true // assigns a variable, writes nothing
+	}
+	format, args := escapes.Replace(words[0]), words[1:]
+	var b strings.Builder
+	for first := true; first || len(args) > 0; first = false {
+		for i := 0; i < len(format); i++ {
+			if format[i] != '%' || i+1 >= len(format) {
+				b.WriteByte(format[i])
+				continue
+			}
+			i++
+			switch format[i] {
+			case '%':
+				b.WriteByte('%')
+			case 's', 'b', 'd':
+				if len(args) > 0 {
+					v := args[0]
+					if format[i] == 'b' {
+						v = escapes.Replace(v)
+					}
+					b.WriteString(v)
+					args = args[1:]
+				}
+			default:
+				return "", false
+			}
+		}
+		if !strings.Contains(format, "%") {
+			break
+		}
+	}
+	return b.String(), true
 }

@@ -62,6 +62,15 @@ func inlineCode(c *shell.Command) (verdict, bool) {
 			return hit(entInterpreter, "do not pipe programs into interpreters")
 		}
 	}
+	for _, f := range scriptFiles(c) {
+		if name == "nft" {
+			break // nft -f - is checked on its input (firewall)
+		}
+		switch f.Value {
+		case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+			return hit(entInterpreter, "do not feed programs to "+name+" from its input")
+		}
+	}
 	switch name {
 	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
 		if prog, ok := awkProgram(args); ok {
@@ -153,7 +162,14 @@ var (
 )
 
 // awkBad reports whether an awk program runs commands or writes devices.
+var awkOutput = regexp.MustCompile(`>>?\s*"([^"]*)"`)
+
 func awkBad(prog string) bool {
+	for _, m := range awkOutput.FindAllStringSubmatch(prog, -1) {
+		if _, bad := writeBan(shell.Lit(m[1]), "/", true); bad {
+			return true
+		}
+	}
 	if strings.Contains(prog, "/dev/") && regexp.MustCompile(`>\s*"/dev/`).MatchString(prog) && !regexp.MustCompile(`>\s*"/dev/(stdout|stderr|null)"`).MatchString(prog) {
 		return true
 	}

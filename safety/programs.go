@@ -336,6 +336,21 @@ func anyDeviceOperand(c *shell.Command) bool {
 }
 
 // fileWrites returns the files a program writes through its operands.
+// linksDevice: a symbolic link to a disk device (or /proc/sysrq-trigger,
+// the shadow files) turns any later write to the link into a write to it.
+func linksDevice(c *shell.Command) (verdict, bool) {
+	if progName(c) != "ln" {
+		return verdict{}, false
+	}
+	_, ops, _ := shell.Options{Flags: "bdfFiLnPrsTv", Args: "St", Long: []string{"--directory", "--force", "--interactive", "--logical", "--no-dereference", "--physical", "--relative", "--symbolic", "--no-target-directory", "--verbose"}, LongArgs: []string{"--suffix", "--target-directory"}, LongOpt: []string{"--backup"}, Permute: true}.Parse(c.Args[1:])
+	for _, o := range ops {
+		if e, bad := writeBan(o, c.Dir, true); bad {
+			return hit(e.idOf(), "do not link to devices or the password files")
+		}
+	}
+	return verdict{}, false
+}
+
 // shredsUnknown: shred of a file not known before running could be a disk.
 func shredsUnknown(c *shell.Command) (verdict, bool) {
 	if progName(c) != "shred" && progName(c) != "wipe" {

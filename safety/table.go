@@ -73,7 +73,7 @@ var entries = [...]entry{
 		"cannot be checked before it runs"},
 	entInterpreter: {"inline-code", "inline code of interpreters (python -c, perl -e, ruby -e, node -e, php -r, lua -e, tclsh, gdb -ex, expect -c …) or an interpreter reading its program from a pipe or here-document; awk programs that call system(), pipe to a command or write to a device; GNU sed's e command or s///e flag, or sed writing to a device",
 		"runs code that cannot be checked"},
-	entDeferred: {"deferred", "commands deferred past the check: at, batch, crontab from a file or standard input, tmux and screen sessions; cron files (/etc/crontab, /etc/cron.d, /etc/cron.{hourly,daily,weekly,monthly}, /var/spool/cron) written with content not known before running, or with an entry whose command is banned",
+	entDeferred: {"deferred", "commands deferred past the check: at, batch, crontab from a file or standard input, tmux and screen sessions; cron files (/etc/crontab, /etc/cron.d, /etc/cron.{hourly,daily,weekly,monthly}, /var/spool/cron) written with content not known before running, or with an entry whose command is banned; systemd unit files written with content not known, or whose Exec lines are banned",
 		"runs commands later, where they cannot be checked"},
 	entPattern: {"pattern", "an added ban pattern", "matches an added ban pattern"},
 }
@@ -90,4 +90,14 @@ func Entries() []string {
 		out = append(out, e.id+": "+e.covers)
 	}
 	return out
+}
+
+// idOf returns the entry's index in the table.
+func (e entry) idOf() entryID {
+	for i, x := range entries {
+		if x.id == e.id {
+			return entryID(i)
+		}
+	}
+	return entUnanalysable
 }

@@ -40,6 +40,11 @@ func CheckText(src string) error {
 	if len(src) > MaxLen {
 		return &TextError{Offset: MaxLen, What: fmt.Sprintf("too long to analyse (over %d KiB)", MaxLen>>10)}
 	}
+	if i := strings.Index(src, "$\\\n"); i >= 0 {
+		// bash removes the line continuation and reads $( or ${ (inside
+		// double quotes too); the parser reads a literal $.
+		return &TextError{Offset: i, What: "a line continuation right after $ (bash joins it into an expansion)"}
+	}
 	for i := 0; i < len(src); {
 		c := src[i]
 		if c < 0x20 && c != '\t' && c != '\n' || c == 0x7f {

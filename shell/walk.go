@@ -379,32 +379,110 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 // forgetAssigned makes every variable a loop or function body assigns (and
 // the directory, if it changes it) unknown before the body is analysed.
 func (a *analyzer) forgetAssigned(n syntax.Node, sc *scope) {
+	// A variable assigned only plain literals in the body holds, anywhere
+	// in and after it, its value before or one of those literals.
+	lits := map[string][]string{}
+	other := map[string]bool{}
+	unknown := func(name string) { other[name] = true }
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Assign:
-			if n.Name != nil {
-				sc.set(n.Name.Value, value{kind: Unknown, isSet: true})
+			if n.Name == nil {
+				return true
+			}
+			if v, ok := plainLiteral(n); ok {
+				lits[n.Name.Value] = append(lits[n.Name.Value], v)
+			} else {
+				unknown(n.Name.Value)
+			}
+		case *syntax.DeclClause:
+			for _, as := range n.Args {
+				if as.Name != nil {
+					unknown(as.Name.Value)
+				}
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) > 0 {
 				switch n.Args[0].Lit() {
 				case "cd", "pushd", "popd":
 					sc.dir = ""
-				case "read", "readarray", "mapfile", "getopts", "printf":
+				case "read", "readarray", "mapfile", "getopts", "printf", "unset":
 					for _, w := range n.Args[1:] {
 						if l := w.Lit(); syntax.ValidName(l) {
-							sc.set(l, value{kind: Unknown, isSet: true})
+							unknown(l)
 						}
 					}
+					unknown("REPLY")
 				case "set", "shift":
 					sc.posKnown = false
 				}
 			}
 		case *syntax.WordIter:
-			sc.set(n.Name.Value, value{kind: Unknown, isSet: true})
+			unknown(n.Name.Value)
 		}
 		return true
 	})
+	for name := range other {
+		sc.set(name, value{kind: Unknown, isSet: true})
+	}
+	for name, vs := range lits {
+		if other[name] {
+			continue
+		}
+		alts := ""
+		if old, ok := sc.vars[name]; ok {
+			alts = old.alts
+			if old.kind == Literal && old.isSet {
+				alts = old.s
+			}
+			if alts != "" {
+				for _, v := range vs {
+					alts = mergeAlts(value{kind: Unknown, isSet: true, alts: alts}, true, value{s: v, isSet: true})
+					if alts == "" {
+						break
+					}
+				}
+			}
+		}
+		sc.set(name, value{kind: Unknown, isSet: true, alts: alts})
+	}
+}
+
+// plainLiteral returns the value of an assignment written as plain text
+// (no expansion of any kind).
+func plainLiteral(as *syntax.Assign) (string, bool) {
+	if as.Append || as.Index != nil || as.Array != nil || as.Naked {
+		return "", false
+	}
+	if as.Value == nil {
+		return "", true
+	}
+	var b strings.Builder
+	for _, p := range as.Value.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "\\~") {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok || strings.Contains(l.Value, "\\") {
+					return "", false
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }
 
 func (a *analyzer) forClause(x *syntax.ForClause, sc *scope, c ctx) {

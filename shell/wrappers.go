@@ -137,6 +137,39 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 			}
 		}
 		return
+	case "socat":
+		// socat ADDRESS ADDRESS: EXEC:argv and SYSTEM:script run commands.
+		for _, w := range args {
+			v := w.Value
+			if strings.HasPrefix(v, "-") && len(v) > 1 {
+				continue
+			}
+			kind, rest, ok := strings.Cut(v, ":")
+			if !ok {
+				continue
+			}
+			k := strings.ToUpper(kind)
+			if k != "EXEC" && k != "SYSTEM" {
+				continue
+			}
+			if w.Kind == Unknown {
+				bad(v)
+				return
+			}
+			if i := strings.IndexByte(rest, ','); i >= 0 {
+				rest = rest[:i] // address options
+			}
+			if k == "SYSTEM" {
+				a.innerScript(cmd, Word{Value: rest}, "socat SYSTEM:", nil, true, "sh", sc, c, StdinPipe)
+				continue
+			}
+			var argv []Word
+			for _, f := range strings.Fields(rest) {
+				argv = append(argv, Lit(f))
+			}
+			a.innerArgv(cmd, argv, "socat EXEC:", sc, c)
+		}
+		return
 	case "capsh":
 		// capsh [opts] -- ARGS: ARGS go to /bin/bash (-c SCRIPT).
 		for i, w := range args {
