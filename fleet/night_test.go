@@ -140,7 +140,12 @@ func TestLessonsReachLaterHosts(t *testing.T) {
 	fl.Client.mu.Lock()
 	defer fl.Client.mu.Unlock()
 	for _, req := range fl.Client.reqs {
-		sys := req.Messages[0].Content
+		// The rule and its lessons are in the task message, after the
+		// system message every rule shares.
+		var sys string
+		for _, m := range req.Messages[:min(2, len(req.Messages))] {
+			sys += m.Content
+		}
 		if !strings.Contains(sys, "r002") {
 			continue
 		}

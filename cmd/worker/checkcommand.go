@@ -21,15 +21,13 @@ whether the worker would run it: "allowed", or "blocked: REASON" naming the
 construct and the ban-table entry that matched. With --rules and --rule, the
 rule's own banned patterns are added to the built-in bans. Exit status: 0
 allowed, 1 blocked, 2 usage error. Nothing is run.
+`
 
+const checkCommandExamples = `
 Examples:
   echo 'rm -rf /etc' | worker check-command
   printf 'true\r#; reboot' | worker check-command --json
-  worker check-command --rules rules/ --rule sshd_disable_root_login <<'EOF'
-  systemctl -q restart ss[h]
-  EOF
-
-Flags:
+  worker check-command --rules rules/ --rule sshd_disable_root_login < fix.sh
 `
 
 // maxCommandInput bounds standard input: a command longer than the checker
@@ -44,14 +42,11 @@ func (q quietExit) ExitCode() int { return int(q) }
 
 func runCheckCommand(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker check-command", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(helpOutput(args, stdout, stderr))
 	rulesPath := fs.String("rules", "", "rules `FILE` or directory whose rule's banned patterns are added")
 	ruleID := fs.String("rule", "", "the rule `ID` (with --rules)")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), checkCommandUsage)
-		fs.PrintDefaults()
-	}
+	setUsage(fs, checkCommandUsage, checkCommandExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

@@ -90,6 +90,8 @@ var helpTopics = map[string][]string{
 	"demo":            {"demo", "--help"},
 	"simulate-server": {"simulate-server", "--help"},
 	"tokens":          {"tokens", "--help"},
+	"check-command":   {"check-command", "--help"},
+	"fleet":           {"fleet", "--help"},
 }
 
 // runHelp is 'worker help [SUBCOMMAND]' and 'worker --help': the overview
@@ -108,7 +110,7 @@ func runHelp(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	topic, ok := helpTopics[args[0]]
 	if !ok {
-		return usagef("help: unknown subcommand %q (want one of run, resume, history, demo, simulate-server, tokens, or fix for the main mode)", args[0])
+		return usagef("help: unknown subcommand %q (want one of run, resume, history, demo, simulate-server, tokens, check-command, fleet, or fix for the main mode)", args[0])
 	}
 	if args[0] == "fix" {
 		fs := newFixFlagSet(&fixFlags{}, stdout)
