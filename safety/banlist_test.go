@@ -9,6 +9,8 @@ import (
 
 // mustBan are real-world commands the built-in list must refuse.
 var mustBan = []string{
+	`find -L /etc -exec chown nobody {} +`,
+	`find -O3 / -delete`,
 	`sudo FOO=1 rm -rf /etc`,
 	`sudo PS4='$(reboot)' bash -xc :`,
 	// Differences with bash found by the oracle (issue-11o) and the corpus (issue-11c).

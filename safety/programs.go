@@ -86,12 +86,16 @@ func deletes(c *shell.Command) (verdict, bool) {
 
 var destructiveExec = map[string]bool{"rm": true, "shred": true, "unlink": true, "rmdir": true, "mv": true, "truncate": true, "dd": true, "wipefs": true}
 
-func findDeletes(c *shell.Command) bool {
+// findStarts splits find's arguments into its starting points ("." when
+// none) and its expression, after the options -H, -L, -P, -D and -O.
+func findStarts(c *shell.Command) (starts, expr []shell.Word) {
 	args := c.Args[1:]
 	for len(args) > 0 && (args[0].Value == "-H" || args[0].Value == "-L" || args[0].Value == "-P" || strings.HasPrefix(args[0].Value, "-D") || strings.HasPrefix(args[0].Value, "-O")) {
+		if (args[0].Value == "-D" || args[0].Value == "-O") && len(args) > 1 {
+			args = args[1:] // -D debugopts
+		}
 		args = args[1:]
 	}
-	var starts []shell.Word
 	for len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") && args[0].Value != "(" && args[0].Value != "!" {
 		starts = append(starts, args[0])
 		args = args[1:]
@@ -99,6 +103,11 @@ func findDeletes(c *shell.Command) bool {
 	if len(starts) == 0 {
 		starts = []shell.Word{shell.Lit(".")}
 	}
+	return starts, args
+}
+
+func findDeletes(c *shell.Command) bool {
+	starts, args := findStarts(c)
 	destructive, selective := false, false
 	for i, a := range args {
 		switch a.Value {
@@ -207,15 +216,7 @@ func findPerms(c *shell.Command) bool {
 	if progName(c) != "find" {
 		return false
 	}
-	args := c.Args[1:]
-	var starts []shell.Word
-	for len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") && args[0].Value != "(" && args[0].Value != "!" {
-		starts = append(starts, args[0])
-		args = args[1:]
-	}
-	if len(starts) == 0 {
-		starts = []shell.Word{shell.Lit(".")}
-	}
+	starts, args := findStarts(c)
 	changes, selective := false, false
 	for i, a := range args {
 		switch a.Value {
