@@ -1,0 +1,25 @@
+// Package nightshift holds Nightshift's domain vocabulary: the values every
+// other package of the module passes to the others, defined once.
+//
+//   - [Exec] is what running one shell command on a host produced (both
+//     streams, what the output cap cut from each, exit code, signal, timeout,
+//     cancellation, duration), and [Runner] is what runs one: sshexec's
+//     client, the simulated hosts of the tests and the demo, and the worker's
+//     target all satisfy it.
+//   - [Action] says what became of one proposed command (ran, blocked,
+//     refused, malformed, timed out, unknown, give-up).
+//   - [CheckStatus] is the result of evaluating a rule's check.
+//   - [RuleStatus] is how a rule ended on a host.
+//   - [RunStatus] is the state of a whole run.
+//
+// Each enumeration is a small integer type whose zero value means "none"
+// (written as the empty string), with String, MarshalText and UnmarshalText:
+// text is the stable form used in events, the journal, JSON output, metrics
+// labels and reports. UnmarshalText refuses a value it does not know with an
+// error wrapping [ErrUnknownValue]; a value read back is never replaced by a
+// silent default. CI runs the exhaustive linter, so a switch over one of them
+// that forgets a value fails the build.
+//
+// The package is a leaf: it imports only the standard library, and holds no
+// state; its values are safe to copy and to share between goroutines.
+package nightshift
