@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
@@ -65,9 +66,7 @@ func run(t *testing.T, c *sshexec.Client, cmd string) sshexec.Result {
 // breaking /etc/ssh/sshd_config does not lock the control connection out,
 // and Close leaves no mounts and no files.
 func TestTargetIsolation(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, chroot, mounts); the test command runs as root in CI: sudo make test")
-	}
+	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
 	hostname, _ := os.Hostname()
 	tg := start(t)
 	c := dial(t, tg)
@@ -144,9 +143,7 @@ func TestTargetIsolation(t *testing.T) {
 // its mounts), Start returns ErrStart, kills what it started and removes
 // the directory it made, leaving no mount behind.
 func TestStartFailureTearsDown(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, chroot, mounts); the test command runs as root in CI: sudo make test")
-	}
+	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
