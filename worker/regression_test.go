@@ -356,7 +356,10 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	if err != nil || out.Status != worker.StatusInterrupted || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, err %v; want interrupted after attempt 2", out, err)
 	}
-	log, _ := os.ReadFile(filepath.Join(e.dir, "log"))
+	log, err := os.ReadFile(filepath.Join(e.dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := strings.Count(string(log), "attempt"); got != 2 {
 		t.Fatalf("%d commands ran, want the 2 of the finished attempts", got)
 	}

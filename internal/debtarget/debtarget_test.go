@@ -67,7 +67,10 @@ func run(t *testing.T, c *sshexec.Client, cmd string) sshexec.Result {
 // and Close leaves no mounts and no files.
 func TestTargetIsolation(t *testing.T) {
 	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
-	hostname, _ := os.Hostname()
+	hostname, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tg := start(t)
 	c := dial(t, tg)
 	tests := []struct {
@@ -109,8 +112,8 @@ func TestTargetIsolation(t *testing.T) {
 			t.Errorf("CAP_%s is in the bounding set %s", strings.ToUpper(name), bnd)
 		}
 	}
-	if h, _ := os.Hostname(); h != hostname {
-		t.Errorf("the host's hostname changed from %q to %q", hostname, h)
+	if h, err := os.Hostname(); err != nil || h != hostname {
+		t.Errorf("the host's hostname changed from %q to %q (%v)", hostname, h, err)
 	}
 
 	// A remediation gone wrong on the target's own sshd configuration does
@@ -159,8 +162,8 @@ func TestStartFailureTearsDown(t *testing.T) {
 	if m := mountsUnder(tmp); len(m) != 0 {
 		t.Errorf("mounts left: %q", m)
 	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Errorf("files left in %s after a failed Start: %v", tmp, left)
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("files left in %s after a failed Start: %v (%v)", tmp, left, err)
 	}
 }
 
