@@ -52,15 +52,15 @@ func TestPromptsReplaceTheCounter(t *testing.T) {
 			fp := &fixedPrompts{n: 1000}
 			ts := start(t, vllmsim.Config{MaxModelLen: 2048, Prompts: fp, CacheBlocks: cache})
 			msgs := []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}
-			resp, err := ts.chat(t, openai.ChatCompletionRequest{Model: ts.sim.Model(), Messages: msgs, MaxTokens: 1048})
+			resp, err := ts.chat(t, openai.ChatCompletionRequest{Model: ts.sim.Model(), Messages: msgs, MaxCompletionTokens: 1048})
 			require.NoError(t, err)
 			assert.Equal(t, 1000, resp.Usage.PromptTokens)
 			require.Len(t, fp.bodies, 1)
-			assert.Contains(t, fp.bodies[0], `"max_tokens":1048`, "the body as sent")
+			assert.Contains(t, fp.bodies[0], `"max_completion_tokens":1048`, "the body as sent")
 			assert.True(t, fp.agps[0])
 
 			// 1000 + 1049 > 2048: rejected by the PromptCounter's count.
-			_, err = ts.chat(t, openai.ChatCompletionRequest{Model: ts.sim.Model(), Messages: msgs, MaxTokens: 1049})
+			_, err = ts.chat(t, openai.ChatCompletionRequest{Model: ts.sim.Model(), Messages: msgs, MaxCompletionTokens: 1049})
 			require.Error(t, err)
 			rej := ts.sim.Stats().Rejections()
 			require.Len(t, rej, 1)
