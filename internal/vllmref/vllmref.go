@@ -38,7 +38,9 @@ import (
 var ErrUnavailable = errors.New("vllmref: the reference tools are not installed")
 
 // ErrBroken is wrapped by the errors of a Reference whose child processes
-// failed or were stopped; it answers nothing after that.
+// failed or were closed; it answers nothing after that. (A call whose
+// context ends returns the context's error and leaves the Reference
+// usable.)
 var ErrBroken = errors.New("vllmref: the reference processes failed")
 
 // Config configures a Reference.
@@ -224,15 +226,23 @@ func (r *Reference) encode(ctx context.Context, text string) ([]int, error) {
 }
 
 // call writes one line to c and decodes its one-line answer into out; r.mu
-// is held. When ctx ends first, both processes are stopped and the
-// Reference is broken.
+// is held. When ctx ends first, call returns its error and the answer still
+// on its way is read (and dropped) before c's next request, so the
+// processes stay in step and usable.
 func (r *Reference) call(ctx context.Context, c *child, in []byte, out any) error {
 	if r.broken != nil {
 		return r.broken
 	}
-	type answer struct {
-		line []byte
-		err  error
+	if c.pending != nil {
+		select {
+		case a := <-c.pending:
+			c.pending = nil
+			if a.err != nil {
+				return r.fail(c, a.err)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("vllmref: %s: %w", c.name, ctx.Err())
+		}
 	}
 	done := make(chan answer, 1)
 	go func() {
@@ -247,19 +257,29 @@ func (r *Reference) call(ctx context.Context, c *child, in []byte, out any) erro
 	select {
 	case a = <-done:
 	case <-ctx.Done():
-		r.stopAll()
-		r.broken = fmt.Errorf("%w: %w", ErrBroken, ctx.Err())
-		return r.broken
+		c.pending = done
+		return fmt.Errorf("vllmref: %s: %w", c.name, ctx.Err())
 	}
 	if a.err != nil {
-		r.stopAll()
-		r.broken = fmt.Errorf("%w: %s: %w (stderr: %s)", ErrBroken, c.name, a.err, c.stderr.String())
-		return r.broken
+		return r.fail(c, a.err)
 	}
 	if err := json.Unmarshal(a.line, out); err != nil {
 		return fmt.Errorf("vllmref: %s answered %.200q: %w", c.name, a.line, err)
 	}
 	return nil
+}
+
+// answer is one line read from a child, or the error that ended it.
+type answer struct {
+	line []byte
+	err  error
+}
+
+// fail stops both processes after c failed; r.mu is held.
+func (r *Reference) fail(c *child, err error) error {
+	r.stopAll()
+	r.broken = fmt.Errorf("%w: %s: %w (stderr: %s)", ErrBroken, c.name, err, c.stderr.String())
+	return r.broken
 }
 
 func (r *Reference) stopAll() {
@@ -286,6 +306,8 @@ type child struct {
 	stdout *bufio.Reader
 	stderr *tailBuffer
 	once   sync.Once
+	// pending is the answer of a call whose context ended first.
+	pending chan answer
 }
 
 func startChild(dir, name string, args ...string) (*child, error) {

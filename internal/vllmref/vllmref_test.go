@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,6 +87,26 @@ func TestRejectsAndText(t *testing.T) {
 	r.Close()
 	_, err = r.EncodeText(ctx, "x")
 	assert.ErrorIs(t, err, vllmref.ErrBroken)
+}
+
+// TestCanceledCallKeepsStep: a call whose context ends first returns its
+// error (or its answer, if that came first), and the next call gets its own
+// answer, not the late one.
+func TestCanceledCallKeepsStep(t *testing.T) {
+	r := start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 3; i++ {
+		if _, err := r.EncodeChatRequest(ctx, []byte(`{"messages":[{"role":"user","content":"a long one, `+strings.Repeat("x ", 5000)+`"}]}`), true); err != nil {
+			require.ErrorIs(t, err, context.Canceled)
+		}
+	}
+	ids, err := r.EncodeText(context.Background(), "<|im_start|>hi")
+	require.NoError(t, err)
+	assert.Equal(t, []int{151644, 6023}, ids)
+	ids, err = r.EncodeChatRequest(context.Background(), []byte(`{"messages":[{"role":"user","content":"hi café"}]}`), true)
+	require.NoError(t, err)
+	assert.Equal(t, []int{151644, 872, 198, 6023, 51950, 151645, 198, 151644, 77091, 198}, ids)
 }
 
 func readLines(t *testing.T, path string) [][]byte {
