@@ -178,7 +178,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			name = rules.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
+	base := sshBase(m, nil)
+	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
+	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
 	if err != nil {
 		return err
 	}
@@ -237,6 +239,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		return err
 	}
 	scfg := sshBase(m, logger)
+	scfg.OnDialFailure = dialNotices(stderr)
 
 	obs, err := startObservers(ctx, j, of, ms.model.Tokenizer, logger, stderr)
 	if err == nil {
