@@ -85,3 +85,12 @@ func workerDeadline(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// sshCommandTimeout maps --command-timeout to sshexec.Config.CommandTimeout,
+// where zero is the default (10 minutes) and a negative value means none.
+func sshCommandTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
