@@ -169,6 +169,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := validateRun(m, rulesPaths, journalPath); err != nil {
 		return err
 	}
+	if err := of.validate(); err != nil {
+		return err
+	}
 	m.Rules, m.RuleIDs, m.Limit = abs(rulesPaths), ruleIDs, limit
 	m.Inventory, m.Identity, m.KnownHosts = absPath(m.Inventory), absPath(m.Identity), absPath(m.KnownHosts)
 	m.Tokenizer = tokenizerArg(m.Tokenizer)
@@ -404,6 +407,9 @@ func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 		if err := checkInput("--journal", journalPath, false); err != nil {
 			return err
 		}
+	}
+	if err := checkOutputs(m); err != nil {
+		return err
 	}
 	return checkTokenizerArg(m.Tokenizer)
 }
