@@ -25,6 +25,9 @@ func LoadFile(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("bpe: open tokenizer: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%w (file %s)", malformed("tokenizer.json is larger than %d MiB", MaxFileSize>>20), path)
+	}
 	t, err := Load(f)
 	if err != nil {
 		return nil, fmt.Errorf("%w (file %s)", err, path)

@@ -56,13 +56,16 @@ func Check(path string) error {
 }
 
 // Read returns the contents of the regular file at path, refusing more
-// than limit bytes.
+// than limit bytes (a file whose size is over it without reading it).
 func Read(path string, limit int64) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > limit {
+		return nil, fmt.Errorf("%s: %w: more than %s", path, ErrTooLarge, Size(limit))
+	}
 	return ReadAll(f, path, limit)
 }
 
