@@ -77,7 +77,9 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer c.Close()
-	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: sshBase(m, nil)}}
+	base := sshBase(m, nil)
+	base.OnDialFailure = dialNotices(stderr)
+	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: base}}
 	if modelSlots > 0 {
 		oc := openai.DefaultConfig(os.Getenv(m.APIKeyEnv))
 		oc.BaseURL = strings.TrimRight(m.BaseURL, "/")
