@@ -166,6 +166,9 @@ func (h *hostRun) Observe(e worker.Event) {
 				c.Command.Check = e.Check
 			}
 		}
+	case worker.EventModelUsage:
+		t.UsagePromptTokens += e.UsagePrompt
+		t.CachedTokens += e.CachedTokens
 	case worker.EventAttempt:
 		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit, Check: e.Check})
 	}
@@ -218,7 +221,7 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	h := m.h
 	ctx := workflow.WithActivityOptions(h.wctx, modelOptions(h.n))
 	var resp openai.ChatCompletionResponse
-	err := workflow.ExecuteActivity(ctx, ModelActivity, req).Get(ctx, &resp)
+	err := workflow.ExecuteActivity(ctx, ModelActivity, ModelRequest{req}).Get(ctx, &resp)
 	if err == nil {
 		h.replied = true
 		return resp, nil

@@ -36,7 +36,10 @@ func TestNightEqualsBatchRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: bn.workerConfig(t), ParallelHosts: 2})
+	// One host at a time, as the fleet's night in the test environment: the
+	// simulator's prefix cache then sees the same requests in the same
+	// order, and the server's usage (cached tokens) must be equal too.
+	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: bn.workerConfig(t), ParallelHosts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +57,18 @@ func TestNightEqualsBatchRun(t *testing.T) {
 	}
 	if g, w := comparable(t, got), comparable(t, want); g != w {
 		t.Fatalf("fleet report differs from worker run's:\n--- fleet\n%s\n--- worker run\n%s", g, w)
+	}
+
+	// The server's usage reached the report: prompt tokens on every task
+	// that called the model, and the prefix cache's share of them.
+	if s := report.NewSummary(got); s.Totals.PromptTokens == 0 || s.Totals.CachedPromptTokens == 0 ||
+		s.Totals.CachedPromptTokens >= s.Totals.PromptTokens {
+		t.Fatalf("fleet report's usage: %d prompt tokens, %d cached; want both positive, cached fewer", s.Totals.PromptTokens, s.Totals.CachedPromptTokens)
+	}
+	for _, x := range got.Results {
+		if called := x.Outcome != report.Compliant; called != (x.UsagePromptTokens > 0) {
+			t.Errorf("%s on %s (%s): %d prompt tokens of usage", x.Rule, x.Host, x.Outcome, x.UsagePromptTokens)
+		}
 	}
 
 	wantStatus := map[int]report.Outcome{kindCompliant: report.Compliant, kindFix1: report.Fixed, kindFix3: report.Fixed,

@@ -213,6 +213,13 @@ type Task struct {
 	Outcome  worker.Outcome `json:"outcome"`
 	Commands []Command      `json:"commands,omitempty"`
 	Attempts []Attempt      `json:"attempts,omitempty"`
+	// UsagePromptTokens and CachedTokens sum the model server's usage over
+	// the task's answered model calls (usage.prompt_tokens and
+	// usage.prompt_tokens_details.cached_tokens), finished or not, as the
+	// journal records each call's for `worker run`'s reports. Zero in
+	// results of nights recorded before fleets carried usage.
+	UsagePromptTokens int `json:"usage_prompt_tokens,omitempty"`
+	CachedTokens      int `json:"cached_tokens,omitempty"`
 }
 
 // HostResult is what a host workflow returns.
