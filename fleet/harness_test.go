@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,8 +17,10 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/nightshift-dev/nightshift/batch"
@@ -203,29 +206,68 @@ func (n *night) workerConfig(t testing.TB) worker.Config {
 }
 
 // runNight runs the night workflow in the SDK's test environment with the
-// real activities.
+// real activities, following its runs when it continues as new (the test
+// environment does not) and reading hosts' results from their workflows
+// as fleet.Fetch does.
 func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *testsuite.TestWorkflowEnvironment)) fleet.Result {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-	env := s.NewTestWorkflowEnvironment()
-	env.SetTestTimeout(3 * time.Minute)
-	fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, a)
-	if prepare != nil {
-		prepare(env)
+	hosts := map[string]fleet.HostResult{}
+	in := n.Night
+	for run := 1; ; run++ {
+		env := s.NewTestWorkflowEnvironment()
+		env.SetTestTimeout(3 * time.Minute)
+		fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, a)
+		env.SetOnChildWorkflowCompletedListener(func(_ *workflow.Info, v converter.EncodedValue, err error) {
+			var hr fleet.HostResult
+			if err == nil && v.Get(&hr) == nil {
+				hosts[hr.Host] = hr
+			}
+		})
+		if prepare != nil {
+			prepare(env)
+		}
+		env.ExecuteWorkflow(fleet.NightWorkflowName, in)
+		if !env.IsWorkflowCompleted() {
+			t.Fatal("the night did not complete")
+		}
+		err := env.GetWorkflowError()
+		var can *workflow.ContinueAsNewError
+		if errors.As(err, &can) {
+			in = fleet.Night{}
+			if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+				t.Fatal(err)
+			}
+			if in.Carry == nil || in.Carry.Runs != run {
+				t.Fatalf("run %d continued as new with %+v", run, in.Carry)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res fleet.Result
+		if err := env.GetWorkflowResult(&res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Runs != run || !res.InChildren {
+			t.Fatalf("result says %d runs (InChildren %v), the night took %d", res.Runs, res.InChildren, run)
+		}
+		failed := map[string]fleet.HostResult{}
+		for _, hr := range res.HostRuns {
+			failed[hr.Host] = hr
+		}
+		res.HostRuns = nil
+		for _, h := range res.Hosts {
+			if hr, ok := failed[h]; ok {
+				res.HostRuns = append(res.HostRuns, hr)
+			} else if hr, ok := hosts[h]; ok {
+				res.HostRuns = append(res.HostRuns, hr)
+			}
+		}
+		return res
 	}
-	env.ExecuteWorkflow(fleet.NightWorkflowName, n.Night)
-	if !env.IsWorkflowCompleted() {
-		t.Fatal("the night did not complete")
-	}
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res fleet.Result
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 // recordingModel counts model calls and the most in flight at once, and

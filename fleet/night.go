@@ -10,7 +10,6 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // maxLessonsPerRule bounds the lessons of one rule handed to a host
@@ -60,18 +59,33 @@ func (f *Workflows) model(spec string) (*budget.Model, error) {
 	return m, nil
 }
 
+// Versions of the night workflow (workflow.GetVersion), so that nights
+// running when a worker is upgraded replay with the code they started on.
+const (
+	// versionWaves: the night starts at most HostsPerRun host workflows
+	// per run, then waits for them and continues as new; its result leaves
+	// hosts' results in their workflows (Result.InChildren).
+	versionWaves = "night-waves"
+)
+
 // Night is the night workflow: one child host workflow per host, on the
 // task queue of the host's zone, ParallelHosts at a time, in inventory
 // order. Lessons of the hosts that finished reach the hosts started after.
 // A cancelled night stops starting hosts, lets the running ones stop after
 // their current step, and completes with what was done.
+//
+// Its history stays bounded: after starting HostsPerRun host workflows (or
+// when the server suggests it) a run stops starting hosts, waits for the
+// running ones and continues as new with a Carry; hosts' results stay in
+// their own workflows' histories (Result.InChildren).
 func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 	n = n.withDefaults()
 	if err := n.Validate(); err != nil {
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
+	waves := workflow.GetVersion(ctx, versionWaves, workflow.DefaultVersion, 1) >= 1
 	rs, _ := n.Rules()
-	res := Result{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx)}
+	res := Result{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
 	}
@@ -80,7 +94,20 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		res.Hosts = append(res.Hosts, h.Name)
 		st.Hosts[h.Name] = "waiting"
 	}
+	learned := append([]lessons.Lesson(nil), n.Lessons...)
+	next := 0
 	byHost := map[string]HostResult{}
+	if c := n.Carry; waves && c != nil {
+		next, res.Started, res.Runs = c.Next, c.Started, c.Runs
+		if c.Status.Hosts != nil {
+			st = c.Status
+		}
+		for _, hr := range c.Failed {
+			byHost[hr.Host] = hr
+		}
+		learned = append(learned, c.Learned...)
+	}
+	res.Runs++
 	ordered := func() []HostResult {
 		var out []HostResult
 		for _, h := range n.Hosts {
@@ -101,14 +128,13 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		return res, err
 	}
 
-	learned := append([]lessons.Lesson(nil), n.Lessons...)
 	child := n
-	child.Hosts, child.Lessons = nil, nil
+	child.Hosts, child.Lessons, child.Carry = nil, nil, nil
 	sel := workflow.NewSelector(ctx)
-	next, running := 0, 0
+	running, startedHere := 0, 0
 	start := func(h inventory.Host) {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:          workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + h.Name,
+			WorkflowID:          HostWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID, h.Name),
 			TaskQueue:           ZoneQueue(ZoneOf(h)),
 			WaitForCancellation: true,
 		})
@@ -121,14 +147,20 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		sel.AddFuture(fut, func(fu workflow.Future) {
 			running--
 			var hr HostResult
-			if err := fu.Get(ctx, &hr); err != nil {
+			err := fu.Get(ctx, &hr)
+			if err != nil {
 				hr = HostResult{Host: h.Name, Zone: ZoneOf(h), Stopped: err.Error()}
 				for _, r := range rs {
 					hr.Tasks = append(hr.Tasks, Task{Rule: r.ID, Title: r.Title, Host: h.Name})
 				}
 			}
-			byHost[h.Name] = hr
+			if !waves || err != nil {
+				byHost[h.Name] = hr
+			}
 			learned = append(learned, hr.Lessons...)
+			if waves {
+				learned = newest(learned, maxLessonsPerRule)
+			}
 			switch {
 			case hr.Unreachable != "":
 				st.Hosts[h.Name] = "unreachable"
@@ -145,16 +177,29 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 			}
 		})
 	}
+	full := func() bool {
+		return waves && (startedHere >= n.HostsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested())
+	}
 	for {
-		for running < n.ParallelHosts && next < len(n.Hosts) && ctx.Err() == nil {
+		for running < n.ParallelHosts && next < len(n.Hosts) && ctx.Err() == nil && !full() {
 			start(n.Hosts[next])
 			next++
 			running++
+			startedHere++
 		}
 		if running == 0 {
 			break
 		}
 		sel.Select(ctx)
+	}
+	if waves && next < len(n.Hosts) && ctx.Err() == nil {
+		// Every host this run started has ended: the next run starts
+		// with an empty history where this one stopped.
+		cont := n
+		cont.Carry = &Carry{Next: next, Started: res.Started, Runs: res.Runs, Status: st, Failed: ordered(),
+			Learned: newest(learned, maxLessonsPerRule)}
+		cont.Lessons = nil // in Learned, which started from them
+		return Result{}, workflow.NewContinueAsNewError(ctx, NightWorkflowName, cont)
 	}
 	res.HostRuns = ordered()
 	res.Ended = workflow.Now(ctx)
@@ -180,4 +225,3 @@ func newest(ls []lessons.Lesson, per int) []lessons.Lesson {
 	return out
 }
 
-var _ = worker.StatusFixed

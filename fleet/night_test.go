@@ -301,3 +301,38 @@ func TestContextLengthRejection(t *testing.T) {
 		t.Fatalf("fleet: %s (%d rejections) %q\nworker run: %s %q", got.Status, got.ContextRejections, got.Reason, want.Outcome, want.Reason)
 	}
 }
+
+// A night longer than HostsPerRun continues as new between waves of hosts,
+// carrying its progress and lessons: its report equals the report of the
+// same night in one run (lessons on, so the prompts of later hosts depend
+// on what the carried lessons were).
+func TestNightContinuesAsNew(t *testing.T) {
+	const nRules, nHosts = 3, 5
+	one := startNight(t, nightOptions{rules: nRules, hosts: nHosts})
+	one.Night.NoLessons = false
+	want := runNight(t, one, one.activities(), nil)
+
+	waves := startNight(t, nightOptions{rules: nRules, hosts: nHosts})
+	waves.Night.NoLessons, waves.Night.HostsPerRun = false, 2
+	got := runNight(t, waves, waves.activities(), nil)
+	if want.Runs != 1 || got.Runs != 3 {
+		t.Fatalf("runs: %d and %d, want 1 and 3 (5 hosts, 2 a run)", want.Runs, got.Runs)
+	}
+	if len(got.HostRuns) != nHosts {
+		t.Fatalf("%d host results, want %d", len(got.HostRuns), nHosts)
+	}
+	if g, w := comparable(t, fleet.Report(got)), comparable(t, fleet.Report(want)); g != w {
+		t.Fatalf("the night in 3 runs differs from the night in one:\n--- 3 runs\n%s\n--- one\n%s", g, w)
+	}
+	var withLessons int
+	waves.Client.mu.Lock()
+	defer waves.Client.mu.Unlock()
+	for _, req := range waves.Client.reqs {
+		if len(req.Messages) > 1 && strings.Contains(req.Messages[1].Content, "Lessons from earlier attempts") {
+			withLessons++
+		}
+	}
+	if withLessons == 0 {
+		t.Fatal("no prompt carried lessons of earlier hosts")
+	}
+}

@@ -41,6 +41,7 @@ const (
 
 // Defaults for Night's zero values.
 const (
+	DefaultHostsPerRun    = 500
 	DefaultParallelHosts  = 4
 	DefaultCommandTimeout = 5 * time.Minute
 	DefaultHeartbeat      = 20 * time.Second
@@ -107,6 +108,24 @@ type Night struct {
 	NoLessons bool `json:"no_lessons,omitempty"`
 	// Lessons seed the night (from earlier runs); may be empty.
 	Lessons []lessons.Lesson `json:"lessons,omitempty"`
+	// HostsPerRun is how many host workflows one run of the night workflow
+	// starts before it continues as new (0: DefaultHostsPerRun), so that a
+	// night's history stays bounded however many hosts it has.
+	HostsPerRun int `json:"hosts_per_run,omitempty"`
+	// Carry is where a night that continued as new resumes; nil when a
+	// night starts. Set by the night workflow only.
+	Carry *Carry `json:"carry,omitempty"`
+}
+
+// Carry is the state a night hands to its next run when it continues as
+// new: the hosts started so far, its progress and its lessons.
+type Carry struct {
+	Next    int              `json:"next"` // index in Hosts of the next host to start
+	Started time.Time        `json:"started"`
+	Runs    int              `json:"runs"` // runs of the night workflow before this one
+	Status  Status           `json:"status"`
+	Failed  []HostResult     `json:"failed,omitempty"` // hosts whose workflow failed
+	Learned []lessons.Lesson `json:"learned,omitempty"`
 }
 
 // withDefaults fills zero fields.
@@ -125,6 +144,9 @@ func (n Night) withDefaults() Night {
 	}
 	if n.Name == "" {
 		n.Name = "fleet night"
+	}
+	if n.HostsPerRun <= 0 {
+		n.HostsPerRun = DefaultHostsPerRun
 	}
 	return n
 }
@@ -252,7 +274,19 @@ type Result struct {
 	Rules    []RuleRef    `json:"rules"`
 	Hosts    []string     `json:"hosts"`
 	HostRuns []HostResult `json:"host_runs"`
+	// InChildren says (for nights started since fleets continue as new)
+	// that HostRuns holds only the hosts whose workflow failed: every other
+	// host's HostResult is the result of its host workflow, HostWorkflowID
+	// (night, host), which Fetch reads. A night's own result then stays
+	// small however many hosts it has.
+	InChildren bool `json:"in_children,omitempty"`
+	// Runs is how many runs of the night workflow the night took (1 +
+	// the times it continued as new); 0 in results of older nights.
+	Runs int `json:"runs,omitempty"`
 }
+
+// HostWorkflowID is the workflow id of host's workflow in night.
+func HostWorkflowID(night, host string) string { return night + "/" + host }
 
 // Status is what StatusQuery answers.
 type Status struct {

@@ -153,6 +153,10 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := run.Get(ctx, &res); err != nil {
 		return fmt.Errorf("night %s: %w", id, err)
 	}
+	// The night's result leaves the hosts' results in their workflows.
+	if res, err = fleet.Fetch(ctx, c, id); err != nil {
+		return fmt.Errorf("night %s: %w", id, err)
+	}
 	return finishFleetReport(id, m, res, stdout)
 }
 
