@@ -224,4 +224,3 @@ func newest(ls []lessons.Lesson, per int) []lessons.Lesson {
 	}
 	return out
 }
-
