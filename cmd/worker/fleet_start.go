@@ -51,6 +51,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var name, id, schedule string
 	var wait, noLessons bool
 	var heartbeat time.Duration
+	var hostsPerRun int
 	fs := flag.NewFlagSet("worker fleet start", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
@@ -71,6 +72,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", fleet.DefaultCommandTimeout, "timeout of each command or check activity")
 	fs.DurationVar(&heartbeat, "heartbeat", fleet.DefaultHeartbeat, "how soon an activity whose worker died is found out (its command then reported unknown)")
+	fs.IntVar(&hostsPerRun, "hosts-per-run", fleet.DefaultHostsPerRun, "host workflows one run of the night workflow starts before it continues as new (bounds its history)")
 	addRunFlags(fs, m)
 	// A night always retries the model and bounds its activities: 0 is
 	// not "none" here.
@@ -90,6 +92,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("fleet start: --wait and --schedule cannot be combined")
 	case !wait && (m.HTML != "" || m.JUnit != "" || m.JSONReport != ""):
 		return usagef("fleet start: --html, --junit and --json-report need --wait (or use 'worker fleet report')")
+	case hostsPerRun < 1:
+		return usagef("fleet start: --hosts-per-run must be positive")
 	case heartbeat < time.Second:
 		return usagef("fleet start: --heartbeat must be at least 1s")
 	case m.ParallelHosts < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
@@ -121,7 +125,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Hosts: hosts, Model: model,
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
-		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons}
+		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
+		HostsPerRun: hostsPerRun}
 	if err := n.Validate(); err != nil {
 		return &usageError{err}
 	}
