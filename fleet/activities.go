@@ -32,11 +32,13 @@ type ProbeInput struct {
 	Command string         `json:"command"`
 }
 
-// CheckInput is a rule's shell check on a host.
+// CheckInput is a rule's check on a host: its shell command, or (Oscap
+// set) an oscap evaluation.
 type CheckInput struct {
 	Host    inventory.Host `json:"host"`
 	Rule    string         `json:"rule"`
 	Command string         `json:"command"`
+	Oscap   *OscapInput    `json:"oscap,omitempty"`
 }
 
 // CommandInput is one remediation command.
@@ -171,11 +173,16 @@ func (a *Activities) Probe(ctx context.Context, in ProbeInput) (worker.Exec, err
 	return a.run(ctx, in.Host, in.Command)
 }
 
-// Check evaluates a rule's shell check. A transport error fails the
-// activity (retried by its policy); a banned check command is not retried.
+// Check evaluates a rule's shell or oscap check. A transport error fails
+// the activity (retried by its policy); a banned check command is not
+// retried.
 func (a *Activities) Check(ctx context.Context, in CheckInput) (rules.CheckResult, error) {
 	defer a.heartbeat(ctx)()
-	res, err := rules.ShellCheck{Command: in.Command}.Evaluate(ctx, rules.RunnerFunc(func(ctx context.Context, c string) (rules.ExecResult, error) {
+	var check rules.Check = rules.ShellCheck{Command: in.Command}
+	if o := in.Oscap; o != nil {
+		check = rules.OscapCheck{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
+	}
+	res, err := check.Evaluate(ctx, rules.RunnerFunc(func(ctx context.Context, c string) (rules.ExecResult, error) {
 		ex, err := a.run(ctx, in.Host, c)
 		return rules.ExecResult{ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut, Stdout: ex.Stdout, Stderr: ex.Stderr}, err
 	}))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -119,6 +120,8 @@ type nightOptions struct {
 	rules, hosts int
 	dieAfter     map[string]int
 	zones        []string // host i's zone is zones[i%len]; none: default
+	// exec, when set, runs the hosts' commands (simhost.Config.Exec).
+	exec func(ctx context.Context, command string, stdout, stderr io.Writer) int
 }
 
 func startNight(t testing.TB, o nightOptions) *night {
@@ -142,7 +145,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 				st[id] = "ok"
 			}
 		}
-		h, err := simhost.Start(ctx, simhost.Config{Name: name, AuthorizedKey: client.PublicKey(), State: st, DieAfter: o.dieAfter[name]})
+		h, err := simhost.Start(ctx, simhost.Config{Name: name, AuthorizedKey: client.PublicKey(), State: st, DieAfter: o.dieAfter[name], Exec: o.exec})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -319,7 +319,8 @@ func (t hostTarget) Run(_ context.Context, command string) (worker.Exec, error) 
 	return res.Exec, nil
 }
 
-// fleetCheck evaluates the rule's shell check through the check activity.
+// fleetCheck evaluates the rule's shell or oscap check through the check
+// activity.
 type fleetCheck struct {
 	orig rules.Check
 	h    *hostRun
@@ -330,13 +331,18 @@ func (c fleetCheck) String() string { return c.orig.String() }
 
 func (c fleetCheck) Evaluate(_ context.Context, _ rules.Runner) (rules.CheckResult, error) {
 	h := c.h
-	sc, ok := c.orig.(rules.ShellCheck)
-	if !ok {
+	in := CheckInput{Host: h.in.Host, Rule: h.task.Rule}
+	switch ck := c.orig.(type) {
+	case rules.ShellCheck:
+		in.Command = ck.Command
+	case rules.OscapCheck:
+		in.Oscap = &OscapInput{Datastream: ck.Datastream, Profile: ck.Profile, Rule: ck.Rule, Oscap: ck.Oscap}
+	default:
 		return rules.CheckResult{Status: rules.StatusError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())
 	}
 	ctx := h.hostOptions(h.wctx)
 	var res rules.CheckResult
-	err := workflow.ExecuteActivity(ctx, CheckActivity, CheckInput{Host: h.in.Host, Rule: h.task.Rule, Command: sc.Command}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, CheckActivity, in).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return rules.CheckResult{Status: rules.StatusError}, context.Canceled

@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -84,7 +86,19 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	waves := workflow.GetVersion(ctx, versionWaves, workflow.DefaultVersion, 1) >= 1
-	rs, _ := n.Rules()
+	if n.Datastream != nil && len(n.SCAPRules) == 0 {
+		// Only nights given a datastream take this step (none did before
+		// it existed): no version needed.
+		srs, err := readDatastream(ctx, n)
+		if err != nil {
+			return Result{}, err
+		}
+		n.SCAPRules = srs
+	}
+	rs, err := n.Rules()
+	if err != nil || len(rs) == 0 {
+		return Result{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet: no rules: %v", err), "InvalidNight", err)
+	}
 	res := Result{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
@@ -204,6 +218,37 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 	res.HostRuns = ordered()
 	res.Ended = workflow.Now(ctx)
 	return res, nil
+}
+
+// readDatastream reads the night's datastream on the first hosts of the
+// first host's zone (the datastream activity on that zone's queue) and
+// returns the rules of its profile.
+func readDatastream(ctx workflow.Context, n Night) ([]SCAPRule, error) {
+	zone := ZoneOf(n.Hosts[0])
+	in := DatastreamInput{Datastream: *n.Datastream}
+	for _, h := range n.Hosts {
+		if ZoneOf(h) == zone && len(in.Hosts) < maxDatastreamHosts {
+			in.Hosts = append(in.Hosts, h)
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           ZoneQueue(zone),
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    n.Heartbeat,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{errTypeDatastream}},
+	})
+	var out []SCAPRule
+	if err := workflow.ExecuteActivity(actx, DatastreamActivity, in).Get(ctx, &out); err != nil {
+		why := rootMessage(err)
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) {
+			why = ae.Message()
+		}
+		msg := fmt.Sprintf("fleet: the datastream %s (profile %s): %s", n.Datastream.Path, n.Datastream.Profile, why)
+		return nil, temporal.NewNonRetryableApplicationError(msg, errTypeDatastream, nil)
+	}
+	return out, nil
 }
 
 // newest keeps at most per lessons of each rule, the newest, in order.

@@ -90,6 +90,13 @@ type Night struct {
 	Name      string           `json:"name"`
 	RuleFiles []RuleFile       `json:"rule_files"`
 	RuleIDs   []string         `json:"rule_ids,omitempty"` // empty: every rule, in file order
+	// Datastream, in place of RuleFiles, takes the rules of an SCAP
+	// profile from a datastream on the hosts: the night reads it on the
+	// first host of the first host's zone that answers (up to 8 tried)
+	// and keeps the rules in SCAPRules.
+	Datastream *Datastream `json:"datastream,omitempty"`
+	// SCAPRules are the rules read from Datastream (set by the night).
+	SCAPRules []SCAPRule `json:"scap_rules,omitempty"`
 	Hosts     []inventory.Host `json:"hosts"`
 	Model     Model            `json:"model"`
 	// MaxAttempts caps the attempts per rule when the rule sets none (0:
@@ -169,6 +176,14 @@ func (n Night) Rules() ([]rules.Rule, error) {
 			all = append(all, r)
 		}
 	}
+	for _, sr := range n.SCAPRules {
+		r := sr.rule()
+		if _, dup := byID[r.ID]; dup || r.ID == "" {
+			return nil, fmt.Errorf("%w: SCAP rule %q is empty or defined twice", ErrSpec, r.ID)
+		}
+		byID[r.ID] = r
+		all = append(all, r)
+	}
 	if len(n.RuleIDs) > 0 {
 		all = all[:0:0]
 		for _, id := range n.RuleIDs {
@@ -183,14 +198,20 @@ func (n Night) Rules() ([]rules.Rule, error) {
 }
 
 // Validate checks the night's input: rules that parse, at least one rule
-// and one host, no duplicate host, a model.
+// (or a datastream to read them from) and one host, no duplicate host, a
+// model.
 func (n Night) Validate() error {
 	rs, err := n.Rules()
 	if err != nil {
 		return err
 	}
+	pending := n.Datastream != nil && len(n.SCAPRules) == 0 // read by the night
 	switch {
-	case len(rs) == 0 || len(n.Hosts) == 0:
+	case n.Datastream != nil && (n.Datastream.Path == "" || n.Datastream.Profile == ""):
+		return fmt.Errorf("%w: a datastream needs its path on the hosts and a profile", ErrSpec)
+	case n.Datastream != nil && len(n.RuleFiles) > 0:
+		return fmt.Errorf("%w: rules files and a datastream cannot be combined", ErrSpec)
+	case (len(rs) == 0 && !pending) || len(n.Hosts) == 0:
 		return fmt.Errorf("%w: no rules or no hosts", ErrSpec)
 	case n.Model.Name == "" || n.Model.Tokenizer == "" || n.Model.ContextWindow <= 0 || n.Model.MaxTokens <= 0:
 		return fmt.Errorf("%w: the model's name, tokenizer, context window and max tokens are required", ErrSpec)

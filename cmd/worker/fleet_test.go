@@ -27,8 +27,8 @@ func TestFleetUsageErrors(t *testing.T) {
 	}{
 		{"no subcommand", []string{"fleet"}, "no subcommand"},
 		{"unknown subcommand", []string{"fleet", "launch"}, `unknown subcommand "launch"`},
-		{"start without rules", []string{"fleet", "start", "--inventory", "x.yaml"}, "--rules and --inventory are required"},
-		{"start datastream", []string{"fleet", "start", "--datastream", "/ds.xml", "--inventory", "x"}, "--datastream is not supported"},
+		{"start without rules", []string{"fleet", "start", "--inventory", "x.yaml"}, "--rules (or --datastream with --profile) and --inventory are required"},
+		{"start datastream without profile", []string{"fleet", "start", "--datastream", "/ds.xml", "--inventory", "x"}, "--datastream needs --profile"},
 		{"start reports without wait", []string{"fleet", "start", "--rules", "r", "--inventory", "i", "--html", "h"}, "need --wait"},
 		{"start wait and schedule", []string{"fleet", "start", "--rules", "r", "--inventory", "i", "--wait", "--schedule", "0 2 * * *"}, "cannot be combined"},
 		{"start short heartbeat", []string{"fleet", "start", "--rules", "r", "--inventory", "i", "--heartbeat", "10ms"}, "--heartbeat"},

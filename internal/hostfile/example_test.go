@@ -1,0 +1,26 @@
+package hostfile_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift/internal/hostfile"
+	"github.com/nightshift-dev/nightshift/worker"
+)
+
+// answers plays a host holding one 5-byte file: wc's size, then the bytes.
+type answers struct{}
+
+func (answers) Run(_ context.Context, command string) (worker.Exec, error) {
+	if strings.Contains(command, "wc -c") {
+		return worker.Exec{Stdout: "5\n"}, nil
+	}
+	return worker.Exec{Stdout: "hello"}, nil
+}
+
+func ExampleRead() {
+	data, err := hostfile.Read(context.Background(), answers{}, "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", 1<<20)
+	fmt.Printf("%q %v\n", data, err)
+	// Output: "hello" <nil>
+}
