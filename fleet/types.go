@@ -87,16 +87,16 @@ type Model struct {
 // Night is the input of the night workflow: what `worker run` takes, with
 // the rules' text in place of their paths.
 type Night struct {
-	Name      string           `json:"name"`
-	RuleFiles []RuleFile       `json:"rule_files"`
-	RuleIDs   []string         `json:"rule_ids,omitempty"` // empty: every rule, in file order
+	Name      string     `json:"name"`
+	RuleFiles []RuleFile `json:"rule_files"`
+	RuleIDs   []string   `json:"rule_ids,omitempty"` // empty: every rule, in file order
 	// Datastream, in place of RuleFiles, takes the rules of an SCAP
 	// profile from a datastream on the hosts: the night reads it on the
 	// first host of the first host's zone that answers (up to 8 tried)
 	// and keeps the rules in SCAPRules.
 	Datastream *Datastream `json:"datastream,omitempty"`
 	// SCAPRules are the rules read from Datastream (set by the night).
-	SCAPRules []SCAPRule `json:"scap_rules,omitempty"`
+	SCAPRules []SCAPRule       `json:"scap_rules,omitempty"`
 	Hosts     []inventory.Host `json:"hosts"`
 	Model     Model            `json:"model"`
 	// MaxAttempts caps the attempts per rule when the rule sets none (0:

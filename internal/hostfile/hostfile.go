@@ -8,7 +8,8 @@
 // read; a file that changes size while it is read is an error. Errors wrap
 // ErrHost when the host did not answer (the transport failed: the outcome
 // of reading is unknown, another host may do) and ErrFile otherwise (no
-// such file, not a regular file, too large, changed while read).
+// such file, not a regular file, too large, changed while read); both are
+// an *Error.
 //
 // Read is safe for concurrent use if the Target is.
 package hostfile
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -34,35 +36,56 @@ var (
 	ErrFile = errors.New("cannot read the file on the host")
 )
 
+// Error is Read's error: "read PATH on the host: why". It matches ErrHost
+// when the host did not answer, else ErrFile, and unwraps to its cause (a
+// file over the limit: rules.ErrTooLarge).
+type Error struct {
+	Path string
+	// Transport is set when the host did not answer.
+	Transport bool
+	Err       error
+}
+
+func (e *Error) Error() string { return "read " + e.Path + " on the host: " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches ErrHost or ErrFile.
+func (e *Error) Is(target error) bool {
+	return (target == ErrHost && e.Transport) || (target == ErrFile && !e.Transport)
+}
+
 // Read returns the contents of the regular file at path on the host t
 // runs commands on, refusing more than limit bytes.
 func Read(ctx context.Context, t worker.Target, path string, limit int) ([]byte, error) {
+	fail := func(format string, a ...any) error { return &Error{Path: path, Err: fmt.Errorf(format, a...)} }
 	q := quote(path)
+	// A FIFO or a device would make wc wait or read forever: only a
+	// regular file is measured.
 	r, err := t.Run(ctx, "if [ ! -e "+q+" ]; then echo 'no such file' >&2; exit 1; elif [ ! -f "+q+" ]; then "+
 		"echo 'not a regular file' >&2; exit 1; fi; wc -c < "+q)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read %s: %w", ErrHost, path, err)
+		return nil, &Error{Path: path, Transport: true, Err: err}
 	}
 	if r.ExitCode != 0 {
-		return nil, fmt.Errorf("%w: read %s: exit %d: %s", ErrFile, path, r.ExitCode, firstLineOr(r.Stderr, "no error message"))
+		return nil, fail("exit %d: %s", r.ExitCode, firstLineOr(r.Stderr, "no error message"))
 	}
 	size, err := strconv.ParseInt(strings.TrimSpace(r.Stdout), 10, 64)
 	if err != nil || size < 0 {
-		return nil, fmt.Errorf("%w: read %s: wc -c printed %q", ErrFile, path, strings.TrimSpace(r.Stdout))
+		return nil, fail("wc -c printed %q", strings.TrimSpace(r.Stdout))
 	}
 	if size > int64(limit) {
-		return nil, fmt.Errorf("%w: read %s: %d bytes, more than %d", ErrFile, path, size, limit)
+		return nil, fail("%d bytes, more than %d: %w", size, limit, rules.ErrTooLarge)
 	}
 	buf := make([]byte, 0, size)
 	for off := int64(0); off < size; off += Chunk {
 		want := min(Chunk, size-off)
 		r, err := t.Run(ctx, fmt.Sprintf("tail -c +%d -- %s | head -c %d", off+1, q, Chunk))
 		if err != nil {
-			return nil, fmt.Errorf("%w: read %s: %w", ErrHost, path, err)
+			return nil, &Error{Path: path, Transport: true, Err: err}
 		}
 		if r.ExitCode != 0 || r.CutBytes > 0 || int64(len(r.Stdout)) != want {
-			return nil, fmt.Errorf("%w: read %s: bytes %d-%d: exit %d, %d bytes (the file changed while read?): %s",
-				ErrFile, path, off, off+want, r.ExitCode, len(r.Stdout), firstLineOr(r.Stderr, "no error message"))
+			return nil, fail("bytes %d-%d: exit %d, %d bytes (the file changed while read?): %s",
+				off, off+want, r.ExitCode, len(r.Stdout), firstLineOr(r.Stderr, "no error message"))
 		}
 		buf = append(buf, r.Stdout...)
 	}
