@@ -13,6 +13,8 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Defaults for Config's zero values.
@@ -38,9 +40,10 @@ var (
 	ErrOutcomeUnknown = errors.New("the worker stopped while this command ran; its outcome is unknown and it was not run again")
 )
 
-// Target is a connected host: the worker's Target plus Close.
+// Target is a connected host: a runner of its commands that must be
+// closed (sshexec's *Client is one).
 type Target interface {
-	worker.Target
+	nightshift.Runner
 	Close() error
 }
 

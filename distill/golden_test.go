@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/distill/golden")
@@ -39,8 +41,8 @@ type jsonStep struct {
 }
 
 var (
-	actionByName = map[string]Action{"": Ran, "ran": Ran, "blocked": Blocked, "rejected": Rejected, "timed out": TimedOut, "unknown": Unknown}
-	checkByName  = map[string]Check{"": NotRun, "not run": NotRun, "passed": Passed, "failed": Failed, "errored": Error}
+	actionByName = map[string]nightshift.Action{"": nightshift.ActionRan, "ran": nightshift.ActionRan, "blocked": nightshift.ActionBlocked, "rejected": nightshift.ActionMalformed, "timed out": nightshift.ActionTimedOut, "unknown": nightshift.ActionUnknown}
+	checkByName  = map[string]nightshift.CheckStatus{"": nightshift.CheckNotRun, "not run": nightshift.CheckNotRun, "passed": nightshift.CheckPass, "failed": nightshift.CheckFail, "errored": nightshift.CheckError}
 )
 
 func readOutput(t testing.TB, inline, file string) string {
@@ -146,7 +148,7 @@ func checkPastTense(t *testing.T, turn Turn, line string) {
 	if want := fmt.Sprintf("[Turn %d: ", turn.Number); !strings.HasPrefix(line, want) || !strings.HasSuffix(line, "]") {
 		t.Errorf("line %q: want prefix %q and suffix ]", line, want)
 	}
-	if turn.Check != Passed && strings.Contains(line, "passed") {
+	if turn.Check != nightshift.CheckPass && strings.Contains(line, "passed") {
 		t.Errorf("line %q says passed, re-check %s", line, turn.Check)
 	}
 	for _, w := range []string{"succeeded", "fixed", " run ", "try ", "should ", "must "} {

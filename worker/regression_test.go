@@ -16,6 +16,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // TestStubbornStaysInsideTheWindow is the regression test asked for by name:
@@ -122,13 +124,13 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 	}
 	blocked := 0
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "blocked" {
+		if ev.Action == nightshift.ActionBlocked {
 			blocked++
 			if !strings.Contains(ev.Command, marker) {
 				t.Errorf("blocked command without the marker: %q", ev.Command)
 			}
 		}
-		if ev.Action == "ran" && strings.Contains(ev.Command, marker) {
+		if ev.Action == nightshift.ActionRan && strings.Contains(ev.Command, marker) {
 			t.Errorf("a marked (banned) command ran: %q", ev.Command)
 		}
 	}
@@ -182,7 +184,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 	}
 	malformed := 0
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "malformed" {
+		if ev.Action == nightshift.ActionMalformed {
 			malformed++
 			if ev.Detail == "" {
 				t.Error("malformed event without a detail")
@@ -306,7 +308,7 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	stop := make(chan struct{})
-	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
 		Counter: e.counter, Tokenizer: qwen3(t).Tokenizer, Budget: b, Stop: stop, Observer: &stopAfter{attempt: 2, stop: stop, inner: e}})
 	if err != nil {
 		t.Fatal(err)
