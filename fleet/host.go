@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -339,7 +340,7 @@ func (c fleetCheck) Evaluate(_ context.Context, _ nightshift.Runner) (rules.Chec
 		return rules.CheckResult{Status: nightshift.CheckError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())
 	}
 	ctx := h.hostOptions(h.wctx)
-	var res rules.CheckResult
+	var res recordedCheck
 	err := workflow.ExecuteActivity(ctx, CheckActivity, CheckInput{Host: h.in.Host, Rule: h.task.Rule, Command: sc.Command}).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
@@ -351,5 +352,35 @@ func (c fleetCheck) Evaluate(_ context.Context, _ nightshift.Runner) (rules.Chec
 		}
 		return rules.CheckResult{Status: nightshift.CheckError}, errors.New(rootMessage(err))
 	}
-	return res, nil
+	return rules.CheckResult{Status: nightshift.CheckStatus(res.Status), ExitCode: res.ExitCode, Output: res.Output, Detail: res.Detail}, nil
+}
+
+// recordedCheck is the check activity's result (a rules.CheckResult) as
+// the workflow reads it back, from this version's histories (the status as
+// text, "fail") and from those recorded before the status was typed
+// (rules.Status's number, in the same order as nightshift.CheckStatus).
+type recordedCheck struct {
+	Status   recordedCheckStatus
+	ExitCode int
+	Output   string
+	Detail   string
+}
+
+type recordedCheckStatus nightshift.CheckStatus
+
+func (s *recordedCheckStatus) UnmarshalJSON(b []byte) error {
+	var n uint8
+	if err := json.Unmarshal(b, &n); err == nil {
+		if n > uint8(nightshift.CheckNotApplicable) {
+			return fmt.Errorf("recorded check status %d: %w", n, nightshift.ErrUnknownValue)
+		}
+		*s = recordedCheckStatus(n)
+		return nil
+	}
+	var c nightshift.CheckStatus
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	*s = recordedCheckStatus(c)
+	return nil
 }
