@@ -368,9 +368,10 @@ func (s eventSink) Observe(e worker.Event) {
 			h.record(func(ctx context.Context) error {
 				return h.j().RecordSkippedCommand(ctx, h.task, e.Attempt, e.Command, e.Action, e.Detail)
 			})
+		case nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
+			// hostTarget recorded the command with its result.
+		case nightshift.ActionNone:
 		default:
-			// ActionRan, ActionTimedOut, ActionUnknown: hostTarget
-			// recorded the command with its result.
 		}
 	case worker.EventAttempt:
 		if !h.script.attemptEnd() {

@@ -288,9 +288,10 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		text = fmt.Sprintf("Re-check after attempt %d: PASS. The rule is compliant.", attempt)
 	case nightshift.CheckFail:
 		text = fmt.Sprintf("Re-check after attempt %d: FAIL (exit %d). The host is still not compliant.", attempt, res.ExitCode)
-	default: // error, notapplicable
-
+	case nightshift.CheckError, nightshift.CheckNotApplicable, nightshift.CheckNotRun:
 		text = fmt.Sprintf("Re-check after attempt %d: %s: %s", attempt, status, res.Detail)
+	default:
+		return status, false, fmt.Errorf("rule %s attempt %d: check: unexpected status %s", r.ID, attempt, status)
 	}
 	if res.Output != "" && status != nightshift.CheckPass {
 		text += "\nCheck output:\n" + abbreviate(res.Output, 2000)
