@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -92,14 +93,14 @@ type Config struct {
 // Progress is told how a run goes; package progress's Progress satisfies
 // it. Plan is called for every host before any work starts, with the
 // number of its tasks not yet finished; the other methods from the host's
-// goroutine. RuleEnded's status is the worker.Status of the task's outcome
-// ("unreachable" for the rules of a host that stopped answering, after
-// HostDown). A task stopped before its end (Stop, a cancelled context, the
+// goroutine. RuleEnded's status is the task's outcome
+// (nightshift.RuleUnreachable for the rules of a host that stopped
+// answering, after HostDown). A task stopped before its end (Stop, a cancelled context, the
 // model server down) is started but not ended.
 type Progress interface {
 	Plan(host string, rules int)
 	RuleStarted(host, rule string)
-	RuleEnded(host, rule, status string)
+	RuleEnded(host, rule string, status nightshift.RuleStatus)
 	HostDown(host string, err error)
 }
 
@@ -402,12 +403,12 @@ feed:
 			}
 		}
 	}
-	status := journal.RunDone
+	status := nightshift.RunDone
 	switch {
 	case firstErr != nil && !errors.Is(firstErr, ErrModelUnreachable):
-		status = "failed"
+		status = nightshift.RunFailed
 	case res.Finished < res.Total:
-		status = "interrupted"
+		status = nightshift.RunInterrupted
 		res.Stopped = true
 	}
 	if err := r.cfg.Journal.EndRun(jctx, run, status); err != nil && firstErr == nil {

@@ -19,6 +19,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
@@ -107,7 +108,7 @@ func TestStopThenResumeMatchesUninterrupted(t *testing.T) {
 				t.Fatalf("first part: %+v, want a stopped run", res)
 			}
 			run, _ := j.Run(ctx, res.Run)
-			if run.Status != "interrupted" {
+			if run.Status != nightshift.RunInterrupted {
 				t.Errorf("run status %q after a stop, want interrupted", run.Status)
 			}
 			res2, err := n.runner(t, j, 3, 2, nil).Resume(ctx, res.Run, n.spec())

@@ -10,6 +10,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 )
 
@@ -32,11 +33,11 @@ func TestModelServerDownStopsTheRunForResume(t *testing.T) {
 	}
 	tasks, _ := j.Tasks(ctx, res.Run)
 	for _, task := range tasks {
-		if task.Finished && task.Status != "compliant" {
+		if task.Finished && task.Status != nightshift.RuleCompliant {
 			t.Errorf("%s on %s finished as %s while the model server was down", task.Rule, task.Host, task.Status)
 		}
 	}
-	if run, _ := j.Run(ctx, res.Run); run.Status != "interrupted" {
+	if run, _ := j.Run(ctx, res.Run); run.Status != nightshift.RunInterrupted {
 		t.Errorf("run status %q, want interrupted", run.Status)
 	}
 	n.Worker.Model = good

@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
@@ -92,7 +93,7 @@ func BenchmarkAttempt(b *testing.B) {
 			if err := run.Get(context.Background(), &res); err != nil {
 				b.Fatal(err)
 			}
-			if st := fleet.StatusOf(res); st.Finished != benchHosts*benchRules || st.Outcomes["not_fixed"] != st.Finished {
+			if st := fleet.StatusOf(res); st.Finished != benchHosts*benchRules || st.Outcomes[nightshift.RuleNotFixed] != st.Finished {
 				b.Fatalf("night %d: %+v", i, st)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ErrNotFound is wrapped when a night (or schedule) does not exist.
@@ -99,7 +101,7 @@ func Fetch(ctx context.Context, c client.Client, id string) (Result, error) {
 
 // StatusOf summarises a result.
 func StatusOf(r Result) Status {
-	st := Status{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]string{}, Outcomes: map[string]int{}}
+	st := Status{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]string{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range r.Hosts {
 		st.Hosts[h] = "not started"
 	}
@@ -115,7 +117,7 @@ func StatusOf(r Result) Status {
 		for _, t := range hr.Tasks {
 			if t.Finished {
 				st.Finished++
-				st.Outcomes[string(t.Outcome.Status)]++
+				st.Outcomes[t.Outcome.Status]++
 			}
 		}
 	}

@@ -7,10 +7,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // maxLessonsPerRule bounds the lessons of one rule handed to a host
@@ -75,7 +75,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
 	}
-	st := Status{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]string{}, Outcomes: map[string]int{}}
+	st := Status{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]string{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range n.Hosts {
 		res.Hosts = append(res.Hosts, h.Name)
 		st.Hosts[h.Name] = "waiting"
@@ -140,7 +140,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 			for _, t := range hr.Tasks {
 				if t.Finished {
 					st.Finished++
-					st.Outcomes[string(t.Outcome.Status)]++
+					st.Outcomes[t.Outcome.Status]++
 				}
 			}
 		})
@@ -179,5 +179,3 @@ func newest(ls []lessons.Lesson, per int) []lessons.Lesson {
 	}
 	return out
 }
-
-var _ = worker.StatusFixed

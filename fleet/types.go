@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/report"
@@ -249,9 +250,9 @@ type Result struct {
 
 // Status is what StatusQuery answers.
 type Status struct {
-	Name     string            `json:"name"`
-	Total    int               `json:"total"`    // rules × hosts
-	Finished int               `json:"finished"` // tasks ended
-	Hosts    map[string]string `json:"hosts"`    // host → waiting, running, done, unreachable, stopped
-	Outcomes map[string]int    `json:"outcomes"` // worker status → tasks
+	Name     string                        `json:"name"`
+	Total    int                           `json:"total"`    // rules × hosts
+	Finished int                           `json:"finished"` // tasks ended
+	Hosts    map[string]string             `json:"hosts"`    // host → waiting, running, done, unreachable, stopped
+	Outcomes map[nightshift.RuleStatus]int `json:"outcomes"` // rule outcome → tasks
 }

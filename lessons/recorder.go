@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -189,7 +190,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 	var failed []string
 	for _, t := range lg.turns {
 		line := r.line(t)
-		if t.check == distill.Passed && o.Status == worker.StatusFixed {
+		if t.check == distill.Passed && o.Status == nightshift.RuleFixed {
 			l := base
 			l.Kind, l.Text = Worked, "fixed in attempt "+strconv.Itoa(t.attempt)+": "+line
 			out = append(out, l)
@@ -197,7 +198,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 		}
 		failed = append(failed, line)
 	}
-	if o.Status == worker.StatusGaveUp && strings.TrimSpace(o.Reason) != "" {
+	if o.Status == nightshift.RuleGaveUp && strings.TrimSpace(o.Reason) != "" {
 		failed = append(failed, "the model gave up after "+strconv.Itoa(o.Attempts)+" attempts: "+oneLine(o.Reason))
 	}
 	failed = latestDistinct(failed, r.cfg.MaxFailed)

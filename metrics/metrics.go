@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -141,7 +142,7 @@ func New(cfg Config) (*Metrics, error) {
 		}
 	}
 	// Series that exist before the first event, so rates start at zero.
-	for _, r := range []string{"pass", "fail", "error", "give_up", "none"} {
+	for _, r := range attemptResults() {
 		m.attempts.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "error"} {
@@ -190,16 +191,16 @@ func (m *Metrics) Observe(e worker.Event) {
 		m.inProgress.Inc()
 	case worker.EventRuleEnd:
 		m.inProgress.Dec()
-		if e.Outcome != nil && e.Outcome.Status != "" {
-			m.rules.WithLabelValues(string(e.Outcome.Status)).Inc()
-			if e.Outcome.Status == worker.StatusFixed {
+		if e.Outcome != nil && e.Outcome.Status != nightshift.RuleNone {
+			m.rules.WithLabelValues(e.Outcome.Status.String()).Inc()
+			if e.Outcome.Status == nightshift.RuleFixed {
 				m.fixes.Inc()
 			}
 		}
 	case worker.EventAttempt:
 		r := e.Check
 		if r == "" {
-			r = "none"
+			r = noAttemptResult
 		}
 		m.attempts.WithLabelValues(r).Inc()
 	case worker.EventModelCall:
@@ -249,6 +250,16 @@ func (t timedTarget) Run(ctx context.Context, command string) (worker.Exec, erro
 	t.m.commandLat.WithLabelValues(result(err)).Observe(t.m.now().Sub(start).Seconds())
 	return ex, err
 }
+
+// attemptResults are the attempts_total label values: the re-check's
+// result, the model's give-up, or none when no command ran.
+func attemptResults() []string {
+	return []string{nightshift.CheckPass.String(), nightshift.CheckFail.String(), nightshift.CheckError.String(),
+		nightshift.ActionGiveUp.String(), noAttemptResult}
+}
+
+// noAttemptResult labels an attempt in which no command ran.
+const noAttemptResult = "none"
 
 func result(err error) string {
 	if err != nil {

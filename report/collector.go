@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Collector builds a Run from what a batch run reports as it goes, in the
@@ -96,7 +98,7 @@ func (c *Collector) Usage(rule, host string, promptTokens, cachedTokens int) {
 }
 
 // End records how rule ended on host.
-func (c *Collector) End(rule, host string, outcome Outcome, reason string, d time.Duration) {
+func (c *Collector) End(rule, host string, outcome nightshift.RuleStatus, reason string, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.result(rule, host)
@@ -104,8 +106,8 @@ func (c *Collector) End(rule, host string, outcome Outcome, reason string, d tim
 }
 
 // Run returns a copy of the run so far, finished at finished. A result
-// that has not ended has an empty outcome, which Validate rejects: mark it
-// (End with Interrupted) before writing reports of a stopped run.
+// that has not ended has no outcome (RuleNone), which Validate rejects: mark
+// it (End with nightshift.RuleInterrupted) before writing reports of a stopped run.
 func (c *Collector) Run(finished time.Time) *Run {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -135,7 +137,7 @@ func (c *Collector) Unfinished() [][2]string {
 	defer c.mu.Unlock()
 	var out [][2]string
 	for _, r := range c.run.Results {
-		if r.Outcome == "" {
+		if r.Outcome == nightshift.RuleNone {
 			out = append(out, [2]string{r.Rule, r.Host})
 		}
 	}

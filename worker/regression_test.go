@@ -13,6 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -43,7 +44,7 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Fix: %v (outcome %+v)", err, out)
 			}
-			if out.Status != worker.StatusNotFixed || out.Attempts != n {
+			if out.Status != nightshift.RuleNotFixed || out.Attempts != n {
 				t.Fatalf("outcome %+v, want not_fixed after %d attempts", out, n)
 			}
 			if rej := e.sim.Stats().Rejections(); len(rej) != 0 || out.ContextRejections != 0 {
@@ -152,14 +153,14 @@ func TestEventualFixes(t *testing.T) {
     check: "grep -q '^PermitRootLogin no' %s"
 `, conf), "sshd_disable_root_login")
 	out, err := e2.worker(workerOptions{}).Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusFixed || out.Attempts != 4 {
+	if err != nil || out.Status != nightshift.RuleFixed || out.Attempts != 4 {
 		t.Fatalf("outcome %+v, err %v; want fixed at attempt 4", out, err)
 	}
 	assertPromptContents(t, e2, "", qwen3(t).Tokenizer)
 	// Checking again costs no model call.
 	calls := len(e2.requests())
 	out, err = e2.worker(workerOptions{}).Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusCompliant || len(e2.requests()) != calls {
+	if err != nil || out.Status != nightshift.RuleCompliant || len(e2.requests()) != calls {
 		t.Fatalf("a compliant rule: outcome %+v, err %v, %d model calls", out, err, len(e2.requests())-calls)
 	}
 }
@@ -177,7 +178,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v", err)
 	}
-	if out.Status != worker.StatusNotFixed || out.Attempts != 12 {
+	if out.Status != nightshift.RuleNotFixed || out.Attempts != 12 {
 		t.Fatalf("outcome %+v", out)
 	}
 	malformed := 0
@@ -213,7 +214,7 @@ func TestRetriesAreNotAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v", err)
 	}
-	if out.Retries != 3 || out.Status != worker.StatusGaveUp || out.Attempts != 2 {
+	if out.Retries != 3 || out.Status != nightshift.RuleGaveUp || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, want 3 retries and give_up at attempt 2", out)
 	}
 }
@@ -229,7 +230,7 @@ func TestServerDownPastDeadline(t *testing.T) {
 `, e.dir), "accounts_tmout")
 	out, err := e.worker(workerOptions{retryDeadline: 3 * time.Second}).Fix(context.Background(), r)
 	var ue *worker.UnreachableError
-	if !errors.As(err, &ue) || out.Status != worker.StatusUnreachable {
+	if !errors.As(err, &ue) || out.Status != nightshift.RuleUnreachable {
 		t.Fatalf("got %v (outcome %+v), want *UnreachableError", err, out)
 	}
 }
@@ -312,7 +313,7 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := w.Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusInterrupted || out.Attempts != 2 {
+	if err != nil || out.Status != nightshift.RuleInterrupted || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, err %v; want interrupted after attempt 2", out, err)
 	}
 	log, _ := os.ReadFile(filepath.Join(e.dir, "log"))

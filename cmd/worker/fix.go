@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -283,7 +284,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			switch {
 			case errors.As(err, &ue), errors.As(err, &op):
 				runErr = &unreachable{err}
-			case hardCtx.Err() != nil || out.Status == worker.StatusInterrupted:
+			case hardCtx.Err() != nil || out.Status == nightshift.RuleInterrupted:
 				runErr = err
 			default:
 				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
@@ -291,13 +292,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			break
 		}
-		if out.Status == worker.StatusInterrupted {
+		if out.Status == nightshift.RuleInterrupted {
 			break
 		}
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == worker.StatusNotApplic || o.Status == worker.StatusCheckError {
+		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError {
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
@@ -162,7 +163,7 @@ func pickRun(ctx context.Context, j *journal.Journal, id journal.RunID) (journal
 		return 0, err
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
-		if runs[i].Status != journal.RunDone {
+		if runs[i].Status != nightshift.RunDone {
 			return runs[i].ID, nil
 		}
 	}

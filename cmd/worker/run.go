@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/journal"
@@ -352,7 +353,7 @@ func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, o := range report.Outcomes() {
+	for _, o := range nightshift.RuleStatuses() {
 		if n := s.Totals.Outcomes[o]; n > 0 {
 			fmt.Fprintf(tw, "  %s\t%d\n", o, n)
 		}
