@@ -166,8 +166,8 @@ type RecordedRule struct {
 	Title string `json:"title,omitempty"`
 }
 
-// Result is what Run and Resume did.
-type Result struct {
+// RunResult is what Run and Resume did.
+type RunResult struct {
 	Run journal.RunID
 	// Total is rules × hosts; Finished counts the tasks finished in the
 	// journal (in this process or before).
@@ -236,18 +236,18 @@ func RecordedSpec(ctx context.Context, j *journal.Journal, run journal.RunID) (R
 // rule × host is finished, Stop is closed or ctx ends. The error is nil when
 // the run was worked through (rules that were not fixed are not errors) or
 // stopped by Stop.
-func (r *Runner) Run(ctx context.Context, spec Spec) (Result, error) {
+func (r *Runner) Run(ctx context.Context, spec Spec) (RunResult, error) {
 	if err := spec.validate(); err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	rec, err := spec.recorded()
 	if err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	rec.Model = r.cfg.Worker.ModelName
 	id, err := r.cfg.Journal.StartRun(ctx, journal.RunSpec{Name: spec.Name, Config: rec})
 	if err != nil {
-		return Result{}, fmt.Errorf("batch: start run: %w", err)
+		return RunResult{}, fmt.Errorf("batch: start run: %w", err)
 	}
 	return r.execute(ctx, id, spec, nil)
 }
@@ -260,22 +260,22 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (Result, error) {
 // state: its recorded model replies, command results and check results are
 // replayed to a fresh worker without calling the model or touching the host,
 // and only then does the work go on live.
-func (r *Runner) Resume(ctx context.Context, run journal.RunID, spec Spec) (Result, error) {
+func (r *Runner) Resume(ctx context.Context, run journal.RunID, spec Spec) (RunResult, error) {
 	rec, err := RecordedSpec(ctx, r.cfg.Journal, run)
 	if err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	ordered, err := orderSpec(rec, spec)
 	if err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	st, err := r.cfg.Journal.ResumeRun(ctx, run)
 	if err != nil {
-		return Result{}, fmt.Errorf("batch: resume run %d: %w", run, err)
+		return RunResult{}, fmt.Errorf("batch: resume run %d: %w", run, err)
 	}
 	for _, c := range st.Pending {
 		if err := r.cfg.Journal.MarkUnknown(ctx, c.ID, "the worker stopped while the command ran (crash or kill); outcome unknown; not run again"); err != nil {
-			return Result{}, fmt.Errorf("batch: resume run %d: %w", run, err)
+			return RunResult{}, fmt.Errorf("batch: resume run %d: %w", run, err)
 		}
 	}
 	done := map[[2]string]bool{}
@@ -315,8 +315,8 @@ func orderSpec(rec Recorded, spec Spec) (Spec, error) {
 }
 
 // execute works on every task of spec not in done.
-func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done map[[2]string]bool) (Result, error) {
-	res := Result{Run: run, Total: len(spec.Rules) * len(spec.Hosts)}
+func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done map[[2]string]bool) (RunResult, error) {
+	res := RunResult{Run: run, Total: len(spec.Rules) * len(spec.Hosts)}
 	stop := make(chan struct{}) // closed by Config.Stop, a fatal error, or the model going down
 	var stopOnce sync.Once
 	halt := func() { stopOnce.Do(func() { close(stop) }) }

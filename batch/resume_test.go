@@ -33,7 +33,7 @@ import (
 func normalized(r *report.Run) *report.Run {
 	c := *r
 	c.Started, c.Finished = time.Time{}, time.Time{}
-	c.Results = append([]report.Result(nil), r.Results...)
+	c.Results = append([]report.TaskResult(nil), r.Results...)
 	for i := range c.Results {
 		c.Results[i].Duration = 0
 		c.Results[i].UsagePromptTokens, c.Results[i].CachedTokens = 0, 0
@@ -200,7 +200,7 @@ func TestKillChild(t *testing.T) {
 	}
 	r := n.runner(t, j, killParallel, killModels, nil)
 	fmt.Println("running")
-	var res batch.Result
+	var res batch.RunResult
 	if len(runs) == 0 {
 		res, err = r.Run(ctx, n.spec())
 	} else {
@@ -365,7 +365,7 @@ func TestKillNineAndResume(t *testing.T) {
 	}
 }
 
-func hasUnknownCommand(r report.Result) bool {
+func hasUnknownCommand(r report.TaskResult) bool {
 	for _, a := range r.Attempts {
 		for _, c := range a.Commands {
 			if c.Action == "unknown" {

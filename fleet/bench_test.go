@@ -89,7 +89,7 @@ func BenchmarkAttempt(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var res fleet.Result
+			var res fleet.NightResult
 			if err := run.Get(context.Background(), &res); err != nil {
 				b.Fatal(err)
 			}

@@ -65,17 +65,17 @@ func (f *Workflows) model(spec string) (*budget.Model, error) {
 // order. Lessons of the hosts that finished reach the hosts started after.
 // A cancelled night stops starting hosts, lets the running ones stop after
 // their current step, and completes with what was done.
-func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
+func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	n = n.withDefaults()
 	if err := n.Validate(); err != nil {
-		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
+		return NightResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	rs, _ := n.Rules()
-	res := Result{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx)}
+	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx)}
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
 	}
-	st := Status{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]string{}, Outcomes: map[nightshift.RuleStatus]int{}}
+	st := NightStatus{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]string{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range n.Hosts {
 		res.Hosts = append(res.Hosts, h.Name)
 		st.Hosts[h.Name] = "waiting"
@@ -90,10 +90,10 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		}
 		return out
 	}
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) { return st, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
 		return res, err
 	}
-	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (Result, error) {
+	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (NightResult, error) {
 		r := res
 		r.HostRuns = ordered()
 		return r, nil

@@ -102,7 +102,7 @@ func TestCommandOfDeadWorkerIsNotRetried(t *testing.T) {
 			})
 	})
 	rep := fleet.Report(res)
-	var r1 report.Result
+	var r1 report.TaskResult
 	for _, x := range rep.Results {
 		if x.Rule == "r001" {
 			r1 = x
@@ -204,7 +204,7 @@ func TestModelUnreachableStopsHost(t *testing.T) {
 // Bad input is refused with a clear error before anything runs.
 func TestNightValidate(t *testing.T) {
 	good := fleet.Night{RuleFiles: []fleet.RuleFile{{Name: "r.yaml", Data: rulesYAML(1)}},
-		Hosts: nil, Model: fleet.Model{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
+		Hosts: nil, Model: fleet.ServedModel{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
 	for _, tc := range []struct {
 		name string
 		edit func(n *fleet.Night)
@@ -214,7 +214,7 @@ func TestNightValidate(t *testing.T) {
 		{"bad rules", func(n *fleet.Night) { n.RuleFiles[0].Data = []byte("rules: [{id: X}]") }, "r.yaml"},
 		{"unknown rule", func(n *fleet.Night) { n.RuleIDs = []string{"nope"} }, `rule "nope"`},
 		{"duplicate host", func(n *fleet.Night) { n.Hosts = append(n.Hosts, n.Hosts[0]) }, "listed twice"},
-		{"no model", func(n *fleet.Night) { n.Model = fleet.Model{} }, "model"},
+		{"no model", func(n *fleet.Night) { n.Model = fleet.ServedModel{} }, "model"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := good

@@ -17,7 +17,7 @@ const outputCap = 2000
 // as batch.Report orders a journal's run: the same report a `worker run` of
 // the same inputs gives. A rule × host without a finished task is reported
 // as interrupted. A night still running ends now in the report.
-func Report(r Result) *report.Run {
+func Report(r NightResult) *report.Run {
 	c := report.NewCollector(r.Name, r.Model, r.Started)
 	tasks := map[[2]string]Task{}
 	for _, hr := range r.HostRuns {

@@ -23,7 +23,7 @@ const (
 	CommandActivity   = "nightshift.Command"
 	ModelActivity     = "nightshift.ModelCall"
 
-	// StatusQuery is answered by the night workflow with a Status.
+	// StatusQuery is answered by the night workflow with a NightStatus.
 	StatusQuery = "status"
 	// ResultQuery is answered by the night workflow with the Result so far.
 	ResultQuery = "result"
@@ -75,9 +75,9 @@ type RuleFile struct {
 	Data []byte `json:"data"`
 }
 
-// Model is the served model and the budget of its window, fixed when the
-// night starts so that every replay of a host workflow counts the same.
-type Model struct {
+// ServedModel is the served model and the budget of its window, fixed when
+// the night starts so that every replay of a host workflow counts the same.
+type ServedModel struct {
 	Name          string `json:"name"`           // the served model's id
 	Tokenizer     string `json:"tokenizer"`      // built-in name or tokenizer.json path present on every worker
 	ContextWindow int    `json:"context_window"` // tokens
@@ -91,7 +91,7 @@ type Night struct {
 	RuleFiles []RuleFile       `json:"rule_files"`
 	RuleIDs   []string         `json:"rule_ids,omitempty"` // empty: every rule, in file order
 	Hosts     []inventory.Host `json:"hosts"`
-	Model     Model            `json:"model"`
+	Model     ServedModel      `json:"model"`
 	// MaxAttempts caps the attempts per rule when the rule sets none (0:
 	// the worker's default, 20); KeepTurns is the memory's K (0: 3).
 	MaxAttempts int `json:"max_attempts,omitempty"`
@@ -236,9 +236,9 @@ type RuleRef struct {
 	Title string `json:"title,omitempty"`
 }
 
-// Result is what the night workflow returns (and its ResultQuery answers
+// NightResult is what the night workflow returns (and its ResultQuery answers
 // while it runs): every finished host's tasks.
-type Result struct {
+type NightResult struct {
 	Name     string       `json:"name"`
 	Model    string       `json:"model"`
 	Started  time.Time    `json:"started"`
@@ -248,8 +248,8 @@ type Result struct {
 	HostRuns []HostResult `json:"host_runs"`
 }
 
-// Status is what StatusQuery answers.
-type Status struct {
+// NightStatus is what StatusQuery answers.
+type NightStatus struct {
 	Name     string                        `json:"name"`
 	Total    int                           `json:"total"`    // rules × hosts
 	Finished int                           `json:"finished"` // tasks ended

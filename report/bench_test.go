@@ -17,7 +17,7 @@ func nightRun(rules, hosts int) *Run {
 	outs := nightshift.RuleStatuses()
 	for r := 0; r < rules; r++ {
 		for h := 0; h < hosts; h++ {
-			res := Result{
+			res := TaskResult{
 				Rule: fmt.Sprintf("rule_%03d", r), Title: fmt.Sprintf("Rule number %d", r),
 				Host: fmt.Sprintf("host%02d.example.com", h), Outcome: outs[(r+h)%len(outs)],
 				Reason: "the check still fails", Duration: time.Duration(r+h) * time.Second,

@@ -27,19 +27,19 @@ func NewCollector(name, model string, started time.Time) *Collector {
 }
 
 // result returns the result of rule on host, creating it. c.mu is held.
-func (c *Collector) result(rule, host string) *Result {
+func (c *Collector) result(rule, host string) *TaskResult {
 	key := [2]string{rule, host}
 	i, ok := c.index[key]
 	if !ok {
 		i = len(c.run.Results)
 		c.index[key] = i
-		c.run.Results = append(c.run.Results, Result{Rule: rule, Host: host})
+		c.run.Results = append(c.run.Results, TaskResult{Rule: rule, Host: host})
 	}
 	return &c.run.Results[i]
 }
 
 // attempt returns attempt number n of r, creating it in order. c.mu is held.
-func attempt(r *Result, n int) *Attempt {
+func attempt(r *TaskResult, n int) *Attempt {
 	n = max(n, 1)
 	for i := range r.Attempts {
 		if r.Attempts[i].Number == n {
@@ -113,7 +113,7 @@ func (c *Collector) Run(finished time.Time) *Run {
 	defer c.mu.Unlock()
 	run := c.run
 	run.Finished = finished
-	run.Results = make([]Result, len(c.run.Results))
+	run.Results = make([]TaskResult, len(c.run.Results))
 	for i, r := range c.run.Results {
 		r.Attempts = slices.Clone(r.Attempts)
 		for j := range r.Attempts {

@@ -16,7 +16,7 @@ func Example() {
 		Name:     "nightly",
 		Started:  start,
 		Finished: start.Add(90 * time.Second),
-		Results: []report.Result{
+		Results: []report.TaskResult{
 			{Rule: "sshd_disable_root_login", Host: "web01", Outcome: nightshift.RuleFixed, Duration: 40 * time.Second,
 				Attempts: []report.Attempt{{Number: 1, PromptTokens: 3120, Limit: 14336, Check: "pass",
 					Commands: []report.Command{{Command: "sed -i 's/^PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config", Action: "ran", ExitCode: &exit, Check: "pass"}}}}},

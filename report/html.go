@@ -63,7 +63,7 @@ type htmlRule struct {
 }
 
 type htmlResult struct {
-	Result
+	TaskResult
 	HostIndex       int
 	Commands        int
 	MaxPromptTokens int
@@ -97,7 +97,7 @@ func WriteHTML(w io.Writer, run *Run) error {
 		hr := htmlRule{Index: i, Rule: g.Rule, Title: g.Title, Chart: newChart(g)}
 		byHost := map[string]nightshift.RuleStatus{}
 		for _, r := range g.Results {
-			x := htmlResult{Result: r, HostIndex: hostIndex[r.Host]}
+			x := htmlResult{TaskResult: r, HostIndex: hostIndex[r.Host]}
 			for _, a := range r.Attempts {
 				x.Commands += len(a.Commands)
 				x.MaxPromptTokens = max(x.MaxPromptTokens, a.PromptTokens)
@@ -175,7 +175,7 @@ func formatDuration(d time.Duration) string {
 func cleanRun(run *Run) *Run {
 	c := *run
 	c.Name, c.Model = xmlSafe(run.Name), xmlSafe(run.Model)
-	c.Results = make([]Result, len(run.Results))
+	c.Results = make([]TaskResult, len(run.Results))
 	for i, r := range run.Results {
 		r.Rule, r.Title, r.Host, r.Reason = xmlSafe(r.Rule), xmlSafe(r.Title), xmlSafe(r.Host), xmlSafe(r.Reason)
 		attempts := make([]Attempt, len(r.Attempts))

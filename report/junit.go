@@ -152,7 +152,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 }
 
 // transcript is a result's attempts and commands as plain text.
-func transcript(r Result) string {
+func transcript(r TaskResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %s: %s", r.Rule, r.Host, r.Outcome)
 	if r.Reason != "" {

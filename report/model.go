@@ -14,15 +14,15 @@ var ErrInvalid = errors.New("invalid run")
 
 // Run is the input: every rule × host result of one batch run.
 type Run struct {
-	Name     string    `json:"name,omitempty"`  // e.g. the profile; the JUnit testsuites name
-	Model    string    `json:"model,omitempty"` // the served model name
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-	Results  []Result  `json:"results"`
+	Name     string       `json:"name,omitempty"`  // e.g. the profile; the JUnit testsuites name
+	Model    string       `json:"model,omitempty"` // the served model name
+	Started  time.Time    `json:"started"`
+	Finished time.Time    `json:"finished"`
+	Results  []TaskResult `json:"results"`
 }
 
-// Result is one rule on one host.
-type Result struct {
+// TaskResult is one rule on one host (a task).
+type TaskResult struct {
 	Rule     string                `json:"rule"`
 	Title    string                `json:"title,omitempty"`
 	Host     string                `json:"host"`
@@ -88,11 +88,11 @@ func (r *Run) Validate() error {
 type ruleGroup struct {
 	Rule    string
 	Title   string
-	Results []Result
+	Results []TaskResult
 }
 
 // byRule groups results by rule in order of first appearance.
-func byRule(results []Result) []ruleGroup {
+func byRule(results []TaskResult) []ruleGroup {
 	var groups []ruleGroup
 	index := map[string]int{}
 	for _, r := range results {
@@ -111,7 +111,7 @@ func byRule(results []Result) []ruleGroup {
 }
 
 // hostsOf returns the hosts in order of first appearance.
-func hostsOf(results []Result) []string {
+func hostsOf(results []TaskResult) []string {
 	var hosts []string
 	seen := map[string]bool{}
 	for _, r := range results {

@@ -107,21 +107,21 @@ func TestSummary(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	ok := Result{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed}
+	ok := TaskResult{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed}
 	tests := []struct {
 		name    string
-		results []Result
+		results []TaskResult
 		wantErr bool
 	}{
 		{"empty run", nil, false},
-		{"one result", []Result{ok}, false},
-		{"no rule", []Result{{Host: "h", Outcome: nightshift.RuleFixed}}, true},
-		{"no host", []Result{{Rule: "r", Outcome: nightshift.RuleFixed}}, true},
-		{"unknown outcome", []Result{{Rule: "r", Host: "h", Outcome: nightshift.RuleStatus(42)}}, true},
-		{"no outcome", []Result{{Rule: "r", Host: "h"}}, true},
-		{"duplicate", []Result{ok, ok}, true},
-		{"negative tokens", []Result{{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed, Attempts: []Attempt{{Number: 1, PromptTokens: -1}}}}, true},
-		{"same rule other host", []Result{ok, {Rule: "r", Host: "h2", Outcome: nightshift.RuleNotFixed}}, false},
+		{"one result", []TaskResult{ok}, false},
+		{"no rule", []TaskResult{{Host: "h", Outcome: nightshift.RuleFixed}}, true},
+		{"no host", []TaskResult{{Rule: "r", Outcome: nightshift.RuleFixed}}, true},
+		{"unknown outcome", []TaskResult{{Rule: "r", Host: "h", Outcome: nightshift.RuleStatus(42)}}, true},
+		{"no outcome", []TaskResult{{Rule: "r", Host: "h"}}, true},
+		{"duplicate", []TaskResult{ok, ok}, true},
+		{"negative tokens", []TaskResult{{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed, Attempts: []Attempt{{Number: 1, PromptTokens: -1}}}}, true},
+		{"same rule other host", []TaskResult{ok, {Rule: "r", Host: "h2", Outcome: nightshift.RuleNotFixed}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,7 +279,7 @@ func hostileRun() *Run {
 		Model:    `model"><svg onload=alert(3)>`,
 		Started:  time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Finished: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC),
-		Results: []Result{{
+		Results: []TaskResult{{
 			Rule: "rule" + evil, Title: evil, Host: "host" + evil, Outcome: nightshift.RuleNotFixed,
 			Reason: "reason\x00\x1b[31m" + evil + "\xff\xfe",
 			Attempts: []Attempt{{Number: 1, PromptTokens: 100, Limit: 200, Check: evil, Commands: []Command{{
@@ -356,7 +356,7 @@ func TestXMLSafe(t *testing.T) {
 }
 
 func TestChartGeometry(t *testing.T) {
-	g := ruleGroup{Rule: "r", Results: []Result{
+	g := ruleGroup{Rule: "r", Results: []TaskResult{
 		{Host: "a", Outcome: nightshift.RuleNotFixed, Attempts: []Attempt{{Number: 1, PromptTokens: 1000, Limit: 8000}, {Number: 2, PromptTokens: 9000, Limit: 8000}}},
 		{Host: "b", Outcome: nightshift.RuleCompliant},
 	}}
@@ -379,7 +379,7 @@ func TestChartGeometry(t *testing.T) {
 	if !(y2 < yl && yl < y1 && y1 < plotBase && y2 >= plotTop) {
 		t.Errorf("y: attempt1 %v, attempt2 %v, limit %v", y1, y2, yl)
 	}
-	if newChart(ruleGroup{Rule: "r", Results: []Result{{Host: "b", Outcome: nightshift.RuleCompliant}}}) != nil {
+	if newChart(ruleGroup{Rule: "r", Results: []TaskResult{{Host: "b", Outcome: nightshift.RuleCompliant}}}) != nil {
 		t.Error("a chart for a rule without attempts")
 	}
 	for _, tt := range []struct{ in, want int }{{0, 10}, {9, 10}, {11, 20}, {14336, 20000}, {15600, 20000}, {21000, 25000}, {26000, 50000}, {100, 100}} {

@@ -147,7 +147,7 @@ func runFleetReport(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // finishFleetReport writes the reports m names, prints the summary and
 // returns the exit status 'worker run' would: not fixed when some rule is.
-func finishFleetReport(id string, m *runMeta, res fleet.Result, stdout io.Writer) error {
+func finishFleetReport(id string, m *runMeta, res fleet.NightResult, stdout io.Writer) error {
 	rep := fleet.Report(res)
 	if err := writeReports(m, rep); err != nil {
 		return err

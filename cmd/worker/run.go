@@ -263,7 +263,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	if err != nil {
 		return &usageError{err}
 	}
-	var res batch.Result
+	var res batch.RunResult
 	if resume > 0 {
 		res, err = r.Resume(hardCtx, resume, spec)
 	} else {
@@ -345,7 +345,7 @@ func writeReports(m *runMeta, rep *report.Run) error {
 	return nil
 }
 
-func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
+func printSummary(w io.Writer, path string, res batch.RunResult, rep *report.Run) {
 	s := report.NewSummary(rep)
 	fmt.Fprintf(w, "run %d in %s: %d of %d rules × hosts finished", res.Run, path, res.Finished, res.Total)
 	if len(res.Unreachable) > 0 {
