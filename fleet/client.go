@@ -101,19 +101,12 @@ func Fetch(ctx context.Context, c client.Client, id string) (NightResult, error)
 
 // StatusOf summarises a result.
 func StatusOf(r NightResult) NightStatus {
-	st := NightStatus{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]string{}, Outcomes: map[nightshift.RuleStatus]int{}}
+	st := NightStatus{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range r.Hosts {
-		st.Hosts[h] = "not started"
+		st.Hosts[h] = HostNotStarted
 	}
 	for _, hr := range r.HostRuns {
-		switch {
-		case hr.Unreachable != "":
-			st.Hosts[hr.Host] = "unreachable"
-		case hr.Stopped != "":
-			st.Hosts[hr.Host] = "stopped"
-		default:
-			st.Hosts[hr.Host] = "done"
-		}
+		st.Hosts[hr.Host] = stateOf(hr)
 		for _, t := range hr.Tasks {
 			if t.Finished {
 				st.Finished++

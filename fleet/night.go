@@ -75,10 +75,10 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
 	}
-	st := NightStatus{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]string{}, Outcomes: map[nightshift.RuleStatus]int{}}
+	st := NightStatus{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range n.Hosts {
 		res.Hosts = append(res.Hosts, h.Name)
-		st.Hosts[h.Name] = "waiting"
+		st.Hosts[h.Name] = HostWaiting
 	}
 	byHost := map[string]HostResult{}
 	ordered := func() []HostResult {
@@ -116,7 +116,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		if !n.NoLessons {
 			in.Lessons = newest(learned, maxLessonsPerRule)
 		}
-		st.Hosts[h.Name] = "running"
+		st.Hosts[h.Name] = HostRunning
 		fut := workflow.ExecuteChildWorkflow(cctx, HostWorkflowName, in)
 		sel.AddFuture(fut, func(fu workflow.Future) {
 			running--
@@ -129,14 +129,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 			}
 			byHost[h.Name] = hr
 			learned = append(learned, hr.Lessons...)
-			switch {
-			case hr.Unreachable != "":
-				st.Hosts[h.Name] = "unreachable"
-			case hr.Stopped != "":
-				st.Hosts[h.Name] = "stopped"
-			default:
-				st.Hosts[h.Name] = "done"
-			}
+			st.Hosts[h.Name] = stateOf(hr)
 			for _, t := range hr.Tasks {
 				if t.Finished {
 					st.Finished++

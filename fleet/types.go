@@ -253,6 +253,30 @@ type NightStatus struct {
 	Name     string                        `json:"name"`
 	Total    int                           `json:"total"`    // rules × hosts
 	Finished int                           `json:"finished"` // tasks ended
-	Hosts    map[string]string             `json:"hosts"`    // host → waiting, running, done, unreachable, stopped
+	Hosts    map[string]HostState          `json:"hosts"`    // host → its state
 	Outcomes map[nightshift.RuleStatus]int `json:"outcomes"` // rule outcome → tasks
+}
+
+// HostState is where a host of a night is.
+type HostState string
+
+// The host states.
+const (
+	HostWaiting     HostState = "waiting"     // not started yet (StatusQuery while the night runs)
+	HostNotStarted  HostState = "not started" // never started (StatusOf a night's result)
+	HostRunning     HostState = "running"     // its host workflow runs
+	HostDone        HostState = "done"        // its host workflow ended
+	HostUnreachable HostState = "unreachable" // it stopped answering
+	HostStopped     HostState = "stopped"     // its work ended early (model server down, night cancelled)
+)
+
+// stateOf is the state of a host whose workflow ended with hr.
+func stateOf(hr HostResult) HostState {
+	switch {
+	case hr.Unreachable != "":
+		return HostUnreachable
+	case hr.Stopped != "":
+		return HostStopped
+	}
+	return HostDone
 }
