@@ -86,6 +86,15 @@ func decodeRunStatus(text string) (nightshift.RunStatus, error) {
 // outcome (the schema's default).
 const unfinishedTask = "running"
 
+// StatusText is the task's status as the journal stores it: "running"
+// until the task is finished, then its outcome ("fixed", "not_fixed"…).
+func (t Task) StatusText() string {
+	if !t.Finished {
+		return unfinishedTask
+	}
+	return t.Status.String()
+}
+
 // decodeTaskStatus reads back a task's stored status: unfinishedTask while
 // the task is unfinished (RuleNone), the rule's outcome once it is
 // finished. Anything else is an error wrapping nightshift.ErrUnknownValue,

@@ -33,12 +33,14 @@ func TestStatusesStoredAsText(t *testing.T) {
 		require.False(t, tk.Finished)
 		assert.Equal(t, nightshift.RuleNone, tk.Status, "unfinished task")
 		assert.Equal(t, "running", storedStatus(t, j, "tasks", int64(task)))
+		assert.Equal(t, "running", tk.StatusText())
 
 		require.NoError(t, j.FinishTask(ctx, task, Outcome{Status: want}))
 		assert.Equal(t, want.String(), storedStatus(t, j, "tasks", int64(task)))
 		tk = must(j.Task(ctx, task))(t)
 		assert.True(t, tk.Finished)
 		assert.Equal(t, want, tk.Status)
+		assert.Equal(t, want.String(), tk.StatusText())
 	}
 	for _, want := range []nightshift.RunStatus{nightshift.RunDone, nightshift.RunInterrupted, nightshift.RunFailed} {
 		require.NoError(t, j.EndRun(ctx, run, want))
