@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/journal"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // wantOutcome is each kind's outcome and attempts.

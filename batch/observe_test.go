@@ -8,9 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // hostEvents is one host's observer: the events it was given.

@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // A task outcome the program does not know makes the report fail, naming

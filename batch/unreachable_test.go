@@ -10,8 +10,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // A model server that stays down stops the run with ErrModelUnreachable;

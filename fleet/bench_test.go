@@ -10,12 +10,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/rules"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // neverRules are rules the simulated model never fixes: every night makes

@@ -7,10 +7,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // maxLessonsPerRule bounds the lessons of one rule handed to a host

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // outputCap bounds each command's output in tasks and reports, in bytes,

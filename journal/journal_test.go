@@ -16,8 +16,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/journal")

@@ -5,8 +5,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // RunID, TaskID and CommandID identify rows of a journal.

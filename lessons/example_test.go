@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Example records what a rule's attempts on web-1 taught and gives it to the

@@ -9,9 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // DefaultMaxFailed is the number of failed lessons a rule's end yields at

@@ -8,10 +8,11 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Example counts one rule fixed in its first attempt and scrapes the

@@ -14,8 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // DefaultNamespace prefixes every metric name when Config.Namespace is empty.
@@ -142,7 +143,7 @@ func New(cfg Config) (*Metrics, error) {
 		}
 	}
 	// Series that exist before the first event, so rates start at zero.
-	for _, r := range attemptResults() {
+	for _, r := range []string{nightshift.CheckPass.String(), nightshift.CheckFail.String(), nightshift.CheckError.String(), nightshift.ActionGiveUp.String(), "none"} {
 		m.attempts.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "error"} {
@@ -200,7 +201,7 @@ func (m *Metrics) Observe(e worker.Event) {
 	case worker.EventAttempt:
 		r := e.Check
 		if r == "" {
-			r = noAttemptResult
+			r = "none"
 		}
 		m.attempts.WithLabelValues(r).Inc()
 	case worker.EventModelCall:
@@ -250,16 +251,6 @@ func (t timedTarget) Run(ctx context.Context, command string) (worker.Exec, erro
 	t.m.commandLat.WithLabelValues(result(err)).Observe(t.m.now().Sub(start).Seconds())
 	return ex, err
 }
-
-// attemptResults are the attempts_total label values: the re-check's
-// result, the model's give-up, or none when no command ran.
-func attemptResults() []string {
-	return []string{nightshift.CheckPass.String(), nightshift.CheckFail.String(), nightshift.CheckError.String(),
-		nightshift.ActionGiveUp.String(), noAttemptResult}
-}
-
-// noAttemptResult labels an attempt in which no command ran.
-const noAttemptResult = "none"
 
 func result(err error) string {
 	if err != nil {

@@ -11,8 +11,9 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Mode selects how progress is written.

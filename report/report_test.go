@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func testdata(name string) string { return filepath.Join("..", "testdata", "report", name) }

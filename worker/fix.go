@@ -9,10 +9,11 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // maxContextRetries bounds how often one attempt's model call is retried

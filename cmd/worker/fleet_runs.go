@@ -10,9 +10,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const fleetStatusUsage = `Usage:

@@ -8,10 +8,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const resumeUsage = `Usage:
