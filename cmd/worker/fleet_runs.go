@@ -22,8 +22,12 @@ const fleetStatusUsage = `Usage:
 Prints how far night RUN got: rules × hosts ended, outcomes, and each host's
 state (waiting, running, done, unreachable, stopped). Exit 0 when it has
 ended, 1 while it runs.
+`
 
-Flags:
+const fleetStatusExamples = `
+Examples:
+  worker fleet status tonight
+  worker fleet status --temporal temporal.internal:7233 --namespace nights tonight
 `
 
 const fleetReportUsage = `Usage:
@@ -32,8 +36,12 @@ const fleetReportUsage = `Usage:
 Writes the reports of night RUN — the same JSON summary, JUnit XML and HTML
 report 'worker run' writes — from its result (while it runs: from what has
 ended; the rest is reported interrupted) and prints its summary.
+`
 
-Flags:
+const fleetReportExamples = `
+Examples:
+  worker fleet report tonight
+  worker fleet report tonight --html night.html --junit night.xml --json-report night.json
 `
 
 const fleetCancelUsage = `Usage:
@@ -44,17 +52,21 @@ Cancels night RUN: no more hosts start, running hosts stop after their
 current step, and the night ends with what was done ('worker fleet report'
 still works). With --schedule, deletes the schedule ID (nights it started
 are not touched).
-
-Flags:
 `
 
-func oneRun(fs *flag.FlagSet, usage string, args []string) (string, error) {
-	rest, err := parseFleetFlags(fs, usage, args)
+const fleetCancelExamples = `
+Examples:
+  worker fleet cancel tonight
+  worker fleet cancel --schedule nightly
+`
+
+func oneRun(fs *flag.FlagSet, usage, examples string, args []string) (string, error) {
+	rest, err := parseFleetFlags(fs, usage, examples, args)
 	if err != nil {
 		return "", err
 	}
 	if len(rest) != 1 {
-		return "", usagef("%s: give exactly one RUN", fs.Name())
+		return "", usagef("%s: give exactly one RUN", strings.TrimPrefix(fs.Name(), "worker "))
 	}
 	return rest[0], nil
 }
@@ -64,7 +76,7 @@ func runFleetStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("worker fleet status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
-	id, err := oneRun(fs, fleetStatusUsage, args)
+	id, err := oneRun(fs, fleetStatusUsage, fleetStatusExamples, args)
 	if err != nil {
 		return err
 	}
@@ -130,8 +142,11 @@ func runFleetReport(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&m.JSONReport, "json-report", "", "write the JSON summary to `FILE`")
 	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
 	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
-	id, err := oneRun(fs, fleetReportUsage, args)
+	id, err := oneRun(fs, fleetReportUsage, fleetReportExamples, args)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs(m); err != nil {
 		return err
 	}
 	c, err := tf.dial(ctx, stderr)
@@ -182,7 +197,7 @@ func runFleetCancel(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
 	fs.StringVar(&schedule, "schedule", "", "delete the schedule `ID` instead")
-	rest, err := parseFleetFlags(fs, fleetCancelUsage, args)
+	rest, err := parseFleetFlags(fs, fleetCancelUsage, fleetCancelExamples, args)
 	if err != nil {
 		return err
 	}

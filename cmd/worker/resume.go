@@ -119,7 +119,15 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkBaseURL(m.BaseURL); err != nil {
 		return err
 	}
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
+	if err := checkOutputs(m); err != nil {
+		return err
+	}
+	if err := of.validate(); err != nil {
+		return err
+	}
+	base := sshBase(m, nil)
+	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
+	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
 	if err != nil {
 		return err
 	}

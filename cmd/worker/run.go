@@ -171,6 +171,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := validateRun(m, rulesPaths, journalPath); err != nil {
 		return err
 	}
+	if err := of.validate(); err != nil {
+		return err
+	}
 	m.Rules, m.RuleIDs, m.Limit = abs(rulesPaths), ruleIDs, limit
 	m.Inventory, m.Identity, m.KnownHosts = absPath(m.Inventory), absPath(m.Identity), absPath(m.KnownHosts)
 	m.Tokenizer = tokenizerArg(m.Tokenizer)
@@ -180,7 +183,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			name = rules.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
+	base := sshBase(m, nil)
+	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
+	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
 	if err != nil {
 		return err
 	}
@@ -239,6 +244,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		return err
 	}
 	scfg := sshBase(m, logger)
+	scfg.OnDialFailure = dialNotices(stderr)
 
 	obs, err := startObservers(ctx, j, of, ms.model.Tokenizer, logger, stderr)
 	if err == nil {
@@ -403,6 +409,9 @@ func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 		if err := checkInput("--journal", journalPath, false); err != nil {
 			return err
 		}
+	}
+	if err := checkOutputs(m); err != nil {
+		return err
 	}
 	return checkTokenizerArg(m.Tokenizer)
 }
