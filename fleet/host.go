@@ -102,7 +102,7 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 			for j := i; j < len(rs); j++ {
 				t := &res.Tasks[j]
 				t.Finished = true
-				t.Outcome = worker.Outcome{Rule: t.Rule, Status: worker.StatusUnreachable, Reason: res.Unreachable}
+				t.Outcome = worker.Outcome{Rule: t.Rule, Status: nightshift.RuleUnreachable, Reason: res.Unreachable}
 			}
 		default:
 			h.task.Finished, h.task.Outcome = true, out

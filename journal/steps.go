@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Steps returns every step of a task in the order recorded.
@@ -59,11 +61,11 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 			m.UsagePrompt, m.CachedTokens = i(mc[14]), i(mc[15])
 			s.ModelCall = &m
 		case StepCheck:
-			s.Check = &Check{Attempt: s.Attempt, ExitCode: i(kc[0]), Output: kOutput.String,
+			s.Check = &CheckRecord{Attempt: s.Attempt, ExitCode: i(kc[0]), Output: kOutput.String,
 				Detail: kDetail.String, Duration: time.Duration(kc[1].Int64)}
-			if err := s.Check.Status.UnmarshalText([]byte(kStatus.String)); err != nil {
+			if err := s.Check.Status.UnmarshalText([]byte(kStatus.String)); err != nil || s.Check.Status == nightshift.CheckNotRun {
 				rows.Close()
-				return nil, fmt.Errorf("%s: check %d: %w", what, s.ID, err)
+				return nil, fmt.Errorf("%s: check %d: status %w", what, s.ID, badValue(s.Check.Status))
 			}
 		case StepAttempt:
 			s.AttemptEnd = &AttemptEnd{Attempt: s.Attempt, PromptTokens: i(ac[0]), Limit: i(ac[1])}

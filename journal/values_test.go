@@ -84,6 +84,8 @@ func TestUnknownStoredValue(t *testing.T) {
 		{"command action", "UPDATE commands SET action = 'passed'"},
 		{"skipped command action", "UPDATE commands SET action = 'Blocked' WHERE state = 'skipped'"},
 		{"check status", "UPDATE checks SET status = 'unknown'"},
+		{"empty check status", "UPDATE checks SET status = ''"},
+		{"check status in capitals", "UPDATE checks SET status = 'PASS'"},
 		{"attempt check", "UPDATE attempts SET check_status = 'gave_up'"},
 	}
 	for _, tt := range tests {
@@ -128,8 +130,8 @@ func TestRefusedValues(t *testing.T) {
 		"finish with no such one": j.FinishCommand(ctx, p, CommandResult{Action: nightshift.Action(99)}),
 		"skip as ran":             j.RecordSkippedCommand(ctx, task, 1, "x", nightshift.ActionRan, ""),
 		"skip with no action":     j.RecordSkippedCommand(ctx, task, 1, "x", nightshift.ActionNone, ""),
-		"check not run":           j.RecordCheck(ctx, task, Check{}),
-		"check no such status":    j.RecordCheck(ctx, task, Check{Status: nightshift.CheckStatus(42)}),
+		"check not run":           j.RecordCheck(ctx, task, CheckRecord{}),
+		"check no such status":    j.RecordCheck(ctx, task, CheckRecord{Status: nightshift.CheckStatus(42)}),
 		"attempt no such status":  j.EndAttempt(ctx, task, AttemptEnd{Attempt: 1, Check: nightshift.CheckStatus(42)}),
 	} {
 		assert.Error(t, err, name)

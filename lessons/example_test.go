@@ -32,7 +32,7 @@ func Example() {
 		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "aideinit -y -f", Action: nightshift.ActionRan, ExitCode: exit(0)},
 		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
 		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
-		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Status: worker.StatusFixed, Attempts: 2}},
+		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 2}},
 	} {
 		rec.Observe(e)
 	}

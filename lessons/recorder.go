@@ -177,7 +177,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 	var failed []string
 	for _, t := range lg.turns {
 		line := r.line(t)
-		if t.check == nightshift.CheckPass && o.Status == worker.StatusFixed {
+		if t.check == nightshift.CheckPass && o.Status == nightshift.RuleFixed {
 			l := base
 			l.Kind, l.Text = Worked, "fixed in attempt "+strconv.Itoa(t.attempt)+": "+line
 			out = append(out, l)
@@ -185,7 +185,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 		}
 		failed = append(failed, line)
 	}
-	if o.Status == worker.StatusGaveUp && strings.TrimSpace(o.Reason) != "" {
+	if o.Status == nightshift.RuleGaveUp && strings.TrimSpace(o.Reason) != "" {
 		failed = append(failed, "the model gave up after "+strconv.Itoa(o.Attempts)+" attempts: "+oneLine(o.Reason))
 	}
 	failed = latestDistinct(failed, r.cfg.MaxFailed)

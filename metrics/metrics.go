@@ -192,9 +192,9 @@ func (m *Metrics) Observe(e worker.Event) {
 		m.inProgress.Inc()
 	case worker.EventRuleEnd:
 		m.inProgress.Dec()
-		if e.Outcome != nil && e.Outcome.Status != "" {
-			m.rules.WithLabelValues(string(e.Outcome.Status)).Inc()
-			if e.Outcome.Status == worker.StatusFixed {
+		if e.Outcome != nil && e.Outcome.Status != nightshift.RuleNone {
+			m.rules.WithLabelValues(e.Outcome.Status.String()).Inc()
+			if e.Outcome.Status == nightshift.RuleFixed {
 				m.fixes.Inc()
 			}
 		}

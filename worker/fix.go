@@ -31,16 +31,16 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	var facts *HostFacts
 	defer func() {
 		out.Duration = time.Since(start)
-		if err != nil && out.Status == "" {
-			out.Status = StatusFailed
+		if err != nil && out.Status == nightshift.RuleNone {
+			out.Status = nightshift.RuleFailed
 			out.Reason = err.Error()
 		}
 		var ue *UnreachableError
 		if errors.As(err, &ue) {
-			out.Status = StatusUnreachable
+			out.Status = nightshift.RuleUnreachable
 		}
 		if ctx.Err() != nil && err != nil {
-			out.Status = StatusInterrupted
+			out.Status = nightshift.RuleInterrupted
 		}
 		end := Event{Kind: EventRuleEnd, Rule: r.ID, Outcome: &out, Error: errString(err)}
 		if facts != nil {
@@ -58,13 +58,13 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	w.emit(Event{Kind: EventCheck, Rule: r.ID, Check: res.Status})
 	switch res.Status {
 	case nightshift.CheckPass:
-		out.Status = StatusCompliant
+		out.Status = nightshift.RuleCompliant
 		return out, nil
 	case nightshift.CheckNotApplicable:
-		out.Status, out.Reason = StatusNotApplic, res.Detail
+		out.Status, out.Reason = nightshift.RuleNotApplicable, res.Detail
 		return out, nil
 	case nightshift.CheckError:
-		out.Status, out.Reason = StatusCheckError, res.Detail
+		out.Status, out.Reason = nightshift.RuleCheckError, res.Detail
 		return out, nil
 	case nightshift.CheckFail, nightshift.CheckNotRun:
 		// Not compliant: work on it. (A check never returns CheckNotRun.)
@@ -101,7 +101,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 			return out, err
 		}
 		if w.stopped() {
-			out.Status, out.Reason = StatusInterrupted, "stopped by signal"
+			out.Status, out.Reason = nightshift.RuleInterrupted, "stopped by signal"
 			return out, nil
 		}
 		out.Attempts = attempt
@@ -121,14 +121,14 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		}
 		switch {
 		case gaveUp:
-			out.Status = StatusGaveUp
+			out.Status = nightshift.RuleGaveUp
 			return out, nil
 		case status == nightshift.CheckPass:
-			out.Status = StatusFixed
+			out.Status = nightshift.RuleFixed
 			return out, nil
 		}
 	}
-	out.Status = StatusNotFixed
+	out.Status = nightshift.RuleNotFixed
 	out.Reason = fmt.Sprintf("not fixed after %d attempts", maxAttempts)
 	return out, nil
 }

@@ -92,7 +92,7 @@ func TestProbeIsAnEvent(t *testing.T) {
 	for range 2 {
 		out, err := w.Fix(context.Background(), r)
 		require.NoError(t, err)
-		require.Equal(t, worker.StatusGaveUp, out.Status)
+		require.Equal(t, nightshift.RuleGaveUp, out.Status)
 	}
 	assert.Equal(t, []string{worker.ProbeCommand}, probe.ran, "one probe per Worker")
 	assert.NotContains(t, target.ran, worker.ProbeCommand)

@@ -19,6 +19,8 @@ import (
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const fixUsage = `Usage:
@@ -283,7 +285,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			switch {
 			case errors.As(err, &ue), errors.As(err, &op):
 				runErr = &unreachable{err}
-			case hardCtx.Err() != nil || out.Status == worker.StatusInterrupted:
+			case hardCtx.Err() != nil || out.Status == nightshift.RuleInterrupted:
 				runErr = err
 			default:
 				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
@@ -291,13 +293,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			break
 		}
-		if out.Status == worker.StatusInterrupted {
+		if out.Status == nightshift.RuleInterrupted {
 			break
 		}
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == worker.StatusNotApplic || o.Status == worker.StatusCheckError {
+		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError {
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
 		}
 	}
