@@ -47,7 +47,7 @@ func TestJournalKeepsEachStreamsCut(t *testing.T) {
 	tasks, err := j.Tasks(ctx, res.Run)
 	require.NoError(t, err)
 	require.Len(t, tasks, 1)
-	require.Equal(t, "fixed", tasks[0].Status)
+	require.Equal(t, nightshift.RuleFixed, tasks[0].Status)
 	steps, err := j.Steps(ctx, tasks[0].ID)
 	require.NoError(t, err)
 	var cmds []journal.Command
