@@ -40,9 +40,10 @@ var (
 	ErrOutcomeUnknown = errors.New("the worker stopped while this command ran; its outcome is unknown and it was not run again")
 )
 
-// Target is a connected host: the worker's Target plus Close.
+// Target is a connected host: a runner of its commands that must be
+// closed (sshexec's *Client is one).
 type Target interface {
-	worker.Target
+	nightshift.Runner
 	Close() error
 }
 

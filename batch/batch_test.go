@@ -175,7 +175,7 @@ func TestJournalHoldsEveryStep(t *testing.T) {
 			case s.Event != nil:
 				k = s.Event.Name
 			case s.Command != nil:
-				k += ":" + s.Command.Result.Action
+				k += ":" + s.Command.Result.Action.String()
 			case s.ModelCall != nil && s.ModelCall.Assessment.Prompt == 0:
 				t.Errorf("%s: model call without its budget: %+v", task.Rule, s.ModelCall)
 			}
