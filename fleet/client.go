@@ -9,6 +9,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ErrNotFound is wrapped when a night (or schedule) does not exist.
@@ -59,7 +61,7 @@ func Unschedule(ctx context.Context, c client.Client, id string) error {
 
 // Describe says whether night id is still running and how far it got: its
 // Status query while it runs, else a status computed from its result.
-func Describe(ctx context.Context, c client.Client, id string) (st Status, running bool, err error) {
+func Describe(ctx context.Context, c client.Client, id string) (st NightStatus, running bool, err error) {
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return st, false, fmt.Errorf("%w: %s: %w", ErrNotFound, id, err)
@@ -80,10 +82,10 @@ func Describe(ctx context.Context, c client.Client, id string) (st Status, runni
 
 // Fetch returns night id's result: the final one once it has ended, the
 // Result query's answer while it runs. Hosts whose results stay in their
-// own workflows (Result.InChildren) are read from those, the ended ones
-// only while the night runs.
-func Fetch(ctx context.Context, c client.Client, id string) (Result, error) {
-	var r Result
+// own workflows (NightResult.InChildren) are read from those, the ended
+// ones only while the night runs.
+func Fetch(ctx context.Context, c client.Client, id string) (NightResult, error) {
+	var r NightResult
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return r, fmt.Errorf("%w: %s: %w", ErrNotFound, id, err)
@@ -112,7 +114,7 @@ const fetchParallel = 16
 
 // fetchHosts fills r.HostRuns from the host workflows of night id when r
 // leaves them there: the hosts whose workflow completed, in r.Hosts order.
-func fetchHosts(ctx context.Context, c client.Client, id string, r *Result) error {
+func fetchHosts(ctx context.Context, c client.Client, id string, r *NightResult) error {
 	if !r.InChildren {
 		return nil
 	}
@@ -168,24 +170,17 @@ func fetchHosts(ctx context.Context, c client.Client, id string, r *Result) erro
 }
 
 // StatusOf summarises a result.
-func StatusOf(r Result) Status {
-	st := Status{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]string{}, Outcomes: map[string]int{}}
+func StatusOf(r NightResult) NightStatus {
+	st := NightStatus{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range r.Hosts {
-		st.Hosts[h] = "not started"
+		st.Hosts[h] = HostNotStarted
 	}
 	for _, hr := range r.HostRuns {
-		switch {
-		case hr.Unreachable != "":
-			st.Hosts[hr.Host] = "unreachable"
-		case hr.Stopped != "":
-			st.Hosts[hr.Host] = "stopped"
-		default:
-			st.Hosts[hr.Host] = "done"
-		}
+		st.Hosts[hr.Host] = stateOf(hr)
 		for _, t := range hr.Tasks {
 			if t.Finished {
 				st.Finished++
-				st.Outcomes[string(t.Outcome.Status)]++
+				st.Outcomes[t.Outcome.Status]++
 			}
 		}
 	}

@@ -18,7 +18,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
-	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const excerpt = "../testdata/scap/ssg-debian12-excerpt.xml"
@@ -103,7 +104,7 @@ func TestNightDatastream(t *testing.T) {
 	if len(rep.Results) != 2 {
 		t.Fatalf("%d results, want 2:\n%s", len(rep.Results), comparable(t, rep))
 	}
-	want := map[string]report.Outcome{"accounts_tmout": report.Compliant, "sshd_disable_root_login": report.Fixed}
+	want := map[string]nightshift.RuleStatus{"accounts_tmout": nightshift.RuleCompliant, "sshd_disable_root_login": nightshift.RuleFixed}
 	for _, x := range rep.Results {
 		if x.Outcome != want[x.Rule] || x.Title == "" || x.Title == x.Rule {
 			t.Errorf("%s: %s, title %q; want %s and the datastream's title", x.Rule, x.Outcome, x.Title, want[x.Rule])

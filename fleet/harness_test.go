@@ -183,7 +183,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	oc.BaseURL = strings.TrimRight(url, "/") + "/v1"
 	oc.HTTPClient = &http.Client{}
 	n.Client = &recordingModel{inner: openai.NewClientWithConfig(oc)}
-	n.Night.Model = fleet.Model{Name: srv.Model(), Tokenizer: "qwen3", ContextWindow: srv.MaxModelLen(), MaxTokens: budget.DefaultReserve}
+	n.Night.Model = fleet.ServedModel{Name: srv.Model(), Tokenizer: "qwen3", ContextWindow: srv.MaxModelLen(), MaxTokens: budget.DefaultReserve}
 	return n
 }
 
@@ -212,7 +212,7 @@ func (n *night) workerConfig(t testing.TB) worker.Config {
 // real activities, following its runs when it continues as new (the test
 // environment does not) and reading hosts' results from their workflows
 // as fleet.Fetch does.
-func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *testsuite.TestWorkflowEnvironment)) fleet.Result {
+func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *testsuite.TestWorkflowEnvironment)) fleet.NightResult {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))))
@@ -250,7 +250,7 @@ func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *tes
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res fleet.Result
+		var res fleet.NightResult
 		if err := env.GetWorkflowResult(&res); err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +308,7 @@ func comparable(t testing.TB, r *report.Run) string {
 	t.Helper()
 	c := *r
 	c.Started, c.Finished = time.Time{}, time.Time{}
-	c.Results = append([]report.Result(nil), r.Results...)
+	c.Results = append([]report.TaskResult(nil), r.Results...)
 	for i := range c.Results {
 		c.Results[i].Duration = 0
 	}

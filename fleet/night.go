@@ -12,6 +12,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // maxLessonsPerRule bounds the lessons of one rule handed to a host
@@ -79,11 +81,11 @@ const (
 // Its history stays bounded: after starting HostsPerRun host workflows (or
 // when the server suggests it) a run stops starting hosts, waits for the
 // running ones and continues as new with a Carry; hosts' results stay in
-// their own workflows' histories (Result.InChildren).
-func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
+// their own workflows' histories (NightResult.InChildren).
+func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	n = n.withDefaults()
 	if err := n.Validate(); err != nil {
-		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
+		return NightResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	waves := workflow.GetVersion(ctx, versionWaves, workflow.DefaultVersion, 1) >= 1
 	if n.Datastream != nil && len(n.SCAPRules) == 0 {
@@ -91,22 +93,22 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		// it existed): no version needed.
 		srs, err := readDatastream(ctx, n)
 		if err != nil {
-			return Result{}, err
+			return NightResult{}, err
 		}
 		n.SCAPRules = srs
 	}
 	rs, err := n.Rules()
 	if err != nil || len(rs) == 0 {
-		return Result{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet: no rules: %v", err), "InvalidNight", err)
+		return NightResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet: no rules: %v", err), "InvalidNight", err)
 	}
-	res := Result{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
+	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
 	}
-	st := Status{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]string{}, Outcomes: map[string]int{}}
+	st := NightStatus{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range n.Hosts {
 		res.Hosts = append(res.Hosts, h.Name)
-		st.Hosts[h.Name] = "waiting"
+		st.Hosts[h.Name] = HostWaiting
 	}
 	learned := append([]lessons.Lesson(nil), n.Lessons...)
 	next := 0
@@ -131,10 +133,10 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		}
 		return out
 	}
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) { return st, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
 		return res, err
 	}
-	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (Result, error) {
+	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (NightResult, error) {
 		r := res
 		r.HostRuns = ordered()
 		return r, nil
@@ -156,7 +158,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		if !n.NoLessons {
 			in.Lessons = newest(learned, maxLessonsPerRule)
 		}
-		st.Hosts[h.Name] = "running"
+		st.Hosts[h.Name] = HostRunning
 		fut := workflow.ExecuteChildWorkflow(cctx, HostWorkflowName, in)
 		sel.AddFuture(fut, func(fu workflow.Future) {
 			running--
@@ -175,18 +177,11 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 			if waves {
 				learned = newest(learned, maxLessonsPerRule)
 			}
-			switch {
-			case hr.Unreachable != "":
-				st.Hosts[h.Name] = "unreachable"
-			case hr.Stopped != "":
-				st.Hosts[h.Name] = "stopped"
-			default:
-				st.Hosts[h.Name] = "done"
-			}
+			st.Hosts[h.Name] = stateOf(hr)
 			for _, t := range hr.Tasks {
 				if t.Finished {
 					st.Finished++
-					st.Outcomes[string(t.Outcome.Status)]++
+					st.Outcomes[t.Outcome.Status]++
 				}
 			}
 		})
@@ -213,7 +208,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		cont.Carry = &Carry{Next: next, Started: res.Started, Runs: res.Runs, Status: st, Failed: ordered(),
 			Learned: newest(learned, maxLessonsPerRule)}
 		cont.Lessons = nil // in Learned, which started from them
-		return Result{}, workflow.NewContinueAsNewError(ctx, NightWorkflowName, cont)
+		return NightResult{}, workflow.NewContinueAsNewError(ctx, NightWorkflowName, cont)
 	}
 	res.HostRuns = ordered()
 	res.Ended = workflow.Now(ctx)

@@ -18,6 +18,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // A night of more hosts than HostsPerRun on a real Temporal dev server:
@@ -69,7 +71,7 @@ func TestNightContinuesAsNewOnServer(t *testing.T) {
 		t.Fatalf("Describe: %+v running %v err %v; want %d tasks ended", st, running, err, nRules*nHosts)
 	}
 	for _, x := range fleet.Report(res).Results {
-		if x.Outcome == "interrupted" {
+		if x.Outcome == nightshift.RuleInterrupted {
 			t.Errorf("%s on %s interrupted", x.Rule, x.Host)
 		}
 	}

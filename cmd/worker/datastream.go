@@ -8,24 +8,19 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/hostfile"
 	"github.com/nightshift-dev/nightshift/rules"
-	"github.com/nightshift-dev/nightshift/sshexec"
-	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // hostChunk is how much of a file one command on the host returns.
 const hostChunk = hostfile.Chunk
-
-// hostRunner is the part of *sshexec.Client datastreamRules uses.
-type hostRunner interface {
-	Run(ctx context.Context, command string) (sshexec.Result, error)
-}
 
 // datastreamRules reads the SCAP source datastream at path on the host
 // (the file the host's oscap evaluates) and builds the worker rules of
 // profile for ids, each checked by oscap against that path. An unreadable
 // or invalid datastream, an unknown profile or rule is a usage error; a
 // connection that fails is the host being unreachable.
-func datastreamRules(ctx context.Context, c hostRunner, host, path, profile string, ids []string) ([]rules.Rule, error) {
+func datastreamRules(ctx context.Context, c nightshift.Runner, host, path, profile string, ids []string) ([]rules.Rule, error) {
 	data, err := readHostFile(ctx, c, path, rules.MaxDatastreamSize)
 	if err != nil {
 		return nil, err
@@ -52,8 +47,8 @@ func datastreamRules(ctx context.Context, c hostRunner, host, path, profile stri
 // connection (no second login, no passphrase asked twice), in chunks of
 // hostChunk bytes (package hostfile). The host not answering is the host
 // being unreachable; anything else about the file is a usage error.
-func readHostFile(ctx context.Context, c hostRunner, path string, limit int) ([]byte, error) {
-	data, err := hostfile.Read(ctx, runnerTarget{c}, path, limit)
+func readHostFile(ctx context.Context, c nightshift.Runner, path string, limit int) ([]byte, error) {
+	data, err := hostfile.Read(ctx, c, path, limit)
 	switch {
 	case errors.Is(err, hostfile.ErrHost):
 		return nil, &unreachable{err}
@@ -61,13 +56,4 @@ func readHostFile(ctx context.Context, c hostRunner, path string, limit int) ([]
 		return nil, &usageError{err}
 	}
 	return data, nil
-}
-
-// runnerTarget is a hostRunner as the worker.Target hostfile reads with.
-type runnerTarget struct{ r hostRunner }
-
-func (t runnerTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
-	r, err := t.r.Run(ctx, command)
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
-		Duration: r.Duration, CutBytes: r.StdoutCut}, err
 }

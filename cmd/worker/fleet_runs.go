@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const fleetStatusUsage = `Usage:
@@ -92,7 +95,7 @@ func runFleetStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "night %s (%s): %s, %d of %d rules × hosts ended\n", id, st.Name, state, st.Finished, st.Total)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	for _, o := range sortedKeys(st.Outcomes) {
+	for _, o := range sortedByName(st.Outcomes) {
 		fmt.Fprintf(tw, "  %s\t%d\n", o, st.Outcomes[o])
 	}
 	for _, h := range sortedKeys(st.Hosts) {
@@ -110,6 +113,16 @@ type stillRunning struct{ id string }
 
 func (e *stillRunning) Error() string { return "night " + e.id + " is still running" }
 func (e *stillRunning) ExitCode() int { return exitNotFixed }
+
+// sortedByName returns the outcomes of m in the order of their names.
+func sortedByName[V any](m map[nightshift.RuleStatus]V) []nightshift.RuleStatus {
+	ks := make([]nightshift.RuleStatus, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b nightshift.RuleStatus) int { return strings.Compare(a.String(), b.String()) })
+	return ks
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
@@ -150,7 +163,7 @@ func runFleetReport(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // finishFleetReport writes the reports m names, prints the summary and
 // returns the exit status 'worker run' would: not fixed when some rule is.
-func finishFleetReport(id string, m *runMeta, res fleet.Result, stdout io.Writer) error {
+func finishFleetReport(id string, m *runMeta, res fleet.NightResult, stdout io.Writer) error {
 	rep := fleet.Report(res)
 	if err := writeReports(m, rep); err != nil {
 		return err
@@ -159,7 +172,7 @@ func finishFleetReport(id string, m *runMeta, res fleet.Result, stdout io.Writer
 	fmt.Fprintf(stdout, "night %s: %d of %d rules × hosts finished\n", id, st.Finished, st.Total)
 	s := report.NewSummary(rep)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	for _, o := range report.Outcomes() {
+	for _, o := range nightshift.RuleStatuses() {
 		if n := s.Totals.Outcomes[o]; n > 0 {
 			fmt.Fprintf(tw, "  %s\t%d\n", o, n)
 		}

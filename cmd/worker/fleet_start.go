@@ -173,7 +173,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if !wait {
 		return nil
 	}
-	var res fleet.Result
+	var res fleet.NightResult
 	if err := run.Get(ctx, &res); err != nil {
 		return fmt.Errorf("night %s: %w", id, err)
 	}
@@ -199,11 +199,11 @@ func ruleCount(n fleet.Night) string {
 
 // fleetModel fixes the served model and its window for the night: from the
 // flags, else from the server (a line on notices per failed try).
-func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.Model, error) {
+func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.ServedModel, error) {
 	if _, err := budget.LoadModel(m.Tokenizer); err != nil {
-		return fleet.Model{}, &usageError{err}
+		return fleet.ServedModel{}, &usageError{err}
 	}
-	fm := fleet.Model{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
+	fm := fleet.ServedModel{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
 	if fm.Name != "" && fm.ContextWindow > 0 {
 		return fm, nil
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const resumeUsage = `Usage:
@@ -170,7 +172,7 @@ func pickRun(ctx context.Context, j *journal.Journal, id journal.RunID) (journal
 		return 0, err
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
-		if runs[i].Status != journal.RunDone {
+		if runs[i].Status != nightshift.RunDone {
 			return runs[i].ID, nil
 		}
 	}

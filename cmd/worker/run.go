@@ -20,6 +20,8 @@ import (
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const runUsage = `Usage:
@@ -268,7 +270,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	if err != nil {
 		return &usageError{err}
 	}
-	var res batch.Result
+	var res batch.RunResult
 	if resume > 0 {
 		res, err = r.Resume(hardCtx, resume, spec)
 	} else {
@@ -350,7 +352,7 @@ func writeReports(m *runMeta, rep *report.Run) error {
 	return nil
 }
 
-func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
+func printSummary(w io.Writer, path string, res batch.RunResult, rep *report.Run) {
 	s := report.NewSummary(rep)
 	fmt.Fprintf(w, "run %d in %s: %d of %d rules × hosts finished", res.Run, path, res.Finished, res.Total)
 	if len(res.Unreachable) > 0 {
@@ -358,7 +360,7 @@ func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, o := range report.Outcomes() {
+	for _, o := range nightshift.RuleStatuses() {
 		if n := s.Totals.Outcomes[o]; n > 0 {
 			fmt.Fprintf(tw, "  %s\t%d\n", o, n)
 		}

@@ -6,17 +6,18 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/internal/hostfile"
-	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // answers plays a host holding one 5-byte file: wc's size, then the bytes.
 type answers struct{}
 
-func (answers) Run(_ context.Context, command string) (worker.Exec, error) {
+func (answers) Run(_ context.Context, command string) (nightshift.Exec, error) {
 	if strings.Contains(command, "wc -c") {
-		return worker.Exec{Stdout: "5\n"}, nil
+		return nightshift.Exec{Stdout: "5\n"}, nil
 	}
-	return worker.Exec{Stdout: "hello"}, nil
+	return nightshift.Exec{Stdout: "hello"}, nil
 }
 
 func ExampleRead() {

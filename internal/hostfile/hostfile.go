@@ -11,7 +11,7 @@
 // such file, not a regular file, too large, changed while read); both are
 // an *Error.
 //
-// Read is safe for concurrent use if the Target is.
+// Read is safe for concurrent use if the Runner is.
 package hostfile
 
 import (
@@ -22,7 +22,8 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/rules"
-	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Chunk is how much of the file one command returns: well under
@@ -56,7 +57,7 @@ func (e *Error) Is(target error) bool {
 
 // Read returns the contents of the regular file at path on the host t
 // runs commands on, refusing more than limit bytes.
-func Read(ctx context.Context, t worker.Target, path string, limit int) ([]byte, error) {
+func Read(ctx context.Context, t nightshift.Runner, path string, limit int) ([]byte, error) {
 	fail := func(format string, a ...any) error { return &Error{Path: path, Err: fmt.Errorf(format, a...)} }
 	q := quote(path)
 	// A FIFO or a device would make wc wait or read forever: only a
@@ -83,7 +84,7 @@ func Read(ctx context.Context, t worker.Target, path string, limit int) ([]byte,
 		if err != nil {
 			return nil, &Error{Path: path, Transport: true, Err: err}
 		}
-		if r.ExitCode != 0 || r.CutBytes > 0 || int64(len(r.Stdout)) != want {
+		if r.ExitCode != 0 || r.StdoutCut > 0 || int64(len(r.Stdout)) != want {
 			return nil, fail("bytes %d-%d: exit %d, %d bytes (the file changed while read?): %s",
 				off, off+want, r.ExitCode, len(r.Stdout), firstLineOr(r.Stderr, "no error message"))
 		}

@@ -12,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/internal/hostfile"
-	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // localHost runs the commands Read sends (wc, tail, head: fixed,
@@ -26,21 +27,21 @@ type localHost struct {
 	mutate   func(n int)
 }
 
-func (h *localHost) Run(ctx context.Context, command string) (worker.Exec, error) {
+func (h *localHost) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	h.commands = append(h.commands, command)
 	n := len(h.commands)
 	if h.mutate != nil {
 		h.mutate(n)
 	}
 	if n == h.fail {
-		return worker.Exec{ExitCode: -1}, errors.New("ssh: connection lost")
+		return nightshift.Exec{ExitCode: -1}, errors.New("ssh: connection lost")
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = h.dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	res := worker.Exec{Stdout: out.String(), Stderr: errb.String()}
+	res := nightshift.Exec{Stdout: out.String(), Stderr: errb.String()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		res.ExitCode = ee.ExitCode()
