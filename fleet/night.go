@@ -10,7 +10,6 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // maxLessonsPerRule bounds the lessons of one rule handed to a host
@@ -179,5 +178,3 @@ func newest(ls []lessons.Lesson, per int) []lessons.Lesson {
 	}
 	return out
 }
-
-var _ = worker.StatusFixed

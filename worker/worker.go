@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
@@ -280,5 +278,3 @@ func formatExec(ex Exec, err error) string {
 	}
 	return b.String()
 }
-
-var _ = openai.ChatMessageRoleAssistant
