@@ -89,7 +89,8 @@ type Config struct {
 	RetryDeadline time.Duration
 	// RequestTimeout bounds one model call. Zero means 5 minutes.
 	RequestTimeout time.Duration
-	// Distiller writes summary lines; nil means the deterministic one.
+	// Distiller writes summary lines; nil means the deterministic one. A
+	// FallbackDistiller's fallbacks are reported as EventDistillFallback.
 	Distiller memory.LineDistiller
 	// Logger receives budget events and retries; nil discards them.
 	Logger *slog.Logger
