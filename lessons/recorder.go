@@ -111,6 +111,8 @@ func (r *Recorder) Observe(e worker.Event) {
 	case worker.EventRuleEnd:
 		delete(r.rules, e.Rule)
 		r.pending = append(r.pending, r.build(e, lg)...)
+	default:
+		// other events teach nothing
 	}
 }
 

@@ -229,6 +229,8 @@ func (m *Metrics) Observe(e worker.Event) {
 		if e.Fallback != "" {
 			m.fallbacks.WithLabelValues(e.Fallback).Inc()
 		}
+	default:
+		// worker.EventCheck and unknown kinds: nothing to count
 	}
 }
 

@@ -64,6 +64,8 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	case rules.StatusError:
 		out.Status, out.Reason = StatusCheckError, res.Detail
 		return out, nil
+	default:
+		// rules.StatusFail (and an unknown status): fix it below
 	}
 
 	facts, err = w.probe(ctx)
