@@ -3,6 +3,7 @@ package distill_test
 import (
 	"fmt"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 )
 
@@ -11,7 +12,7 @@ func Example() {
 	turn := distill.Turn{
 		Number: 4,
 		Steps: []distill.Step{{
-			Tool:     distill.ToolApply,
+			Tool:     nightshift.ToolApply,
 			Command:  `sudo apt-get install -y aide`,
 			ExitCode: 100,
 			Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n" +

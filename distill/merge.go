@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Merge writes one group line for consecutive turns, e.g.
@@ -40,11 +42,11 @@ func Merge(ss []Summary) string {
 		gave := s.GaveUp
 		for _, st := range s.Steps {
 			switch {
-			case st.Tool == ToolGiveUp:
+			case st.Tool == nightshift.ToolGiveUp:
 				gave = true
 			case st.Action == Rejected:
 				other.add("rejected malformed " + orDefault(st.Tool, "tool") + " call")
-			case st.Tool != ToolApply && st.Command == "":
+			case st.Tool != nightshift.ToolApply && st.Command == "":
 				ran.add("called " + st.Tool)
 			case st.Action == Blocked:
 				other.add("blocked " + orDefault(st.Gist, st.Command))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -166,7 +167,7 @@ func (m *Model) facts(t Turn, det string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Turn %d. Reference line: %s\n", t.Number, det)
 	for i, st := range t.Steps {
-		fmt.Fprintf(&b, "Step %d: tool %s, %s", i+1, orDefault(st.Tool, ToolApply), st.Action)
+		fmt.Fprintf(&b, "Step %d: tool %s, %s", i+1, orDefault(st.Tool, nightshift.ToolApply), st.Action)
 		if st.Action == Ran {
 			fmt.Fprintf(&b, ", exit %d", st.ExitCode)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -85,7 +86,7 @@ func newModel(t *testing.T, s *chatServer, timeout time.Duration) *Model {
 	return m
 }
 
-var lockTurn = Turn{Number: 4, Steps: []Step{{Tool: ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
+var lockTurn = Turn{Number: 4, Steps: []Step{{Tool: nightshift.ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
 	Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n"}}, Check: Failed}
 
 func TestModelDistiller(t *testing.T) {
@@ -130,7 +131,7 @@ func TestModelDistiller(t *testing.T) {
 func TestModelSuccessAllowedWhenPassed(t *testing.T) {
 	s := &chatServer{reply: reply{content: "[Turn 9: ran sed on /etc/ssh/sshd_config and reloaded sshd; re-check passed]"}}
 	m := newModel(t, s, 0)
-	turn := Turn{Number: 9, Steps: []Step{{Tool: ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: Passed}
+	turn := Turn{Number: 9, Steps: []Step{{Tool: nightshift.ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: Passed}
 	r := m.Distill(context.Background(), turn)
 	if r.Fallback != nil || r.Line != s.content {
 		t.Errorf("got %q, %v", r.Line, r.Fallback)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -143,7 +144,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // stepOf maps a command event to a distiller step. Malformed and refused
 // calls and give-ups teach nothing about the host and are left out.
 func stepOf(e worker.Event) (distill.Step, bool) {
-	st := distill.Step{Tool: distill.ToolApply, Command: e.Command}
+	st := distill.Step{Tool: nightshift.ToolApply, Command: e.Command}
 	switch e.Action {
 	case "ran":
 		st.Action = distill.Ran

@@ -9,6 +9,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -240,7 +241,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 			if err := mem.AddFeedback(memory.FeedbackMalformed, "Malformed tool call: "+c.err.Error()+". Nothing was run."); err != nil {
 				return "", err
 			}
-		case c.name == ToolGiveUp:
+		case c.name == nightshift.ToolGiveUp:
 			gaveUp = true
 			out.Reason = c.reason
 			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "give_up", Detail: c.reason})
