@@ -172,7 +172,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	last := &lastCall{}
 	w, err := worker.New(worker.Config{
 		Model: rec, ModelName: srv.Model(), Target: sshTarget{ssh},
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: fanOut{rep, last}, MemoryObserver: rep.memory(),
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: worker.Observers{rep, last}, MemoryObserver: rep.memory(),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
