@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nightshift-dev/nightshift"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ChatClient is the part of an OpenAI-compatible client the model distiller

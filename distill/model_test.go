@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // chatServer speaks the OpenAI chat-completions wire format: it decodes the

@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nightshift-dev/nightshift"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Policy decides what the simulated model generates for a request. Policies

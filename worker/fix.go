@@ -12,6 +12,7 @@ import (
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 )
 
@@ -135,13 +136,12 @@ func (w *Worker) memoryConfig(obs memory.Observer) memory.Config {
 // ask prepares the prompt and calls the model, handling context-length
 // rejections without spending an attempt.
 func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *Outcome) (msg openai.ChatCompletionMessage, prompt int, usage openai.Usage, err error) {
-	rt := &retrier{
-		model: w.cfg.Model, deadline: w.cfg.RetryDeadline, baseDelay: 500 * time.Millisecond, maxDelay: 30 * time.Second,
-		requestTimeout: w.cfg.RequestTimeout, sleep: w.cfg.sleep,
-		onRetry: func(try int, d time.Duration, err error, giveUpAt time.Time) {
+	policy := retry.Policy{
+		BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, Deadline: w.cfg.RetryDeadline, Jitter: retry.EqualJitter, Sleep: w.cfg.sleep,
+		OnRetry: func(r retry.Retry) {
 			out.Retries++
-			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", try, "delay", d, "err", err)
-			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: err.Error(), Try: try, RetryIn: d, GiveUpAt: giveUpAt})
+			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", r.Try, "delay", r.Wait, "err", r.Err)
+			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
 		},
 	}
 	for tries := 0; ; tries++ {
@@ -158,12 +158,12 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			"current", a.Current, "reserve", a.Reserve, "total", a.Total, "limit", a.Limit, "messages", a.Messages, "max_tokens", mt)
 		w.emit(Event{Kind: EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
 		out.ModelCalls++
-		resp, err := rt.complete(ctx, openai.ChatCompletionRequest{
+		resp, err := complete(ctx, w.cfg.Model, openai.ChatCompletionRequest{
 			Model: w.cfg.ModelName, Messages: p.Messages, Tools: p.Tools,
 			//lint:ignore SA1019 vLLM has read max_tokens in every release; max_completion_tokens came later.
 			MaxTokens:   mt,
 			Temperature: 0.2,
-		})
+		}, w.cfg.RequestTimeout, policy)
 		var cl *ContextLengthError
 		if errors.As(err, &cl) {
 			out.ContextRejections++

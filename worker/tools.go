@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nightshift-dev/nightshift"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Tools returns the tool definitions the worker offers: ssh_apply runs one
