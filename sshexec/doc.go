@@ -39,7 +39,7 @@
 //
 // One connection per Client is reused across commands, with keepalives
 // (Config.KeepAlive). A broken connection is redialled with backoff
-// (Config.Backoff) when the next command needs it. A command whose outcome
+// (Config.Redial, a retry.Policy) when the next command needs it. A command whose outcome
 // is unknown because the connection dropped after it was sent is reported
 // with [ErrOutcomeUnknown] and never re-run.
 //

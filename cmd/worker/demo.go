@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,7 +165,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = strings.TrimRight(baseURL, "/") + "/v1"
-	oc.HTTPClient = &http.Client{}
+	oc.HTTPClient = retryingClient()
 	rec := &lastRequest{model: openai.NewClientWithConfig(oc)}
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
 	last := &lastCall{}

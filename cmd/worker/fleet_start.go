@@ -158,7 +158,7 @@ func fleetModel(ctx context.Context, m *runMeta) (fleet.Model, error) {
 	if fm.Name != "" && fm.ContextWindow > 0 {
 		return fm, nil
 	}
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv)})
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), HTTPClient: retryingClient()})
 	if err != nil {
 		return fm, &usageError{err}
 	}
