@@ -11,6 +11,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -285,7 +286,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		text = fmt.Sprintf("Re-check after attempt %d: %s: %s", attempt, status, res.Detail)
 	}
 	if res.Output != "" && res.Status != rules.StatusPass {
-		text += "\nCheck output:\n" + abbreviate(res.Output, 2000)
+		text += "\nCheck output:\n" + textcut.Head(res.Output, 2000)
 	}
 	if res.Status != rules.StatusPass {
 		text += "\n" + nextAttempt(attempt)

@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // Tools returns the tool definitions the worker offers: ssh_apply runs one
@@ -64,7 +65,7 @@ func parseCalls(msg openai.ChatCompletionMessage) []call {
 		case tc.Function.Name != nightshift.ToolApply && tc.Function.Name != nightshift.ToolGiveUp:
 			c.err = fmt.Errorf("%w %q (the tools are %s and %s)", ErrUnknownTool, tc.Function.Name, nightshift.ToolApply, nightshift.ToolGiveUp)
 		case json.Unmarshal([]byte(tc.Function.Arguments), &args) != nil:
-			c.err = fmt.Errorf("%s: %w: %s", tc.Function.Name, ErrBadArguments, abbreviate(tc.Function.Arguments, 200))
+			c.err = fmt.Errorf("%s: %w: %s", tc.Function.Name, ErrBadArguments, textcut.Head(tc.Function.Arguments, 200))
 		case tc.Function.Name == nightshift.ToolApply && (args.Command == nil || strings.TrimSpace(*args.Command) == ""):
 			c.err = fmt.Errorf("%s: %w: the \"command\" argument must be a non-empty string", nightshift.ToolApply, ErrEmptyCommand)
 		default:
@@ -77,17 +78,3 @@ func parseCalls(msg openai.ChatCompletionMessage) []call {
 	}
 	return out
 }
-
-// abbreviate cuts s to at most n bytes on a rune boundary, marking the cut.
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
