@@ -10,19 +10,20 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/journal"
-	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // wantOutcome is each kind's outcome and attempts.
 var wantOutcome = map[int]struct {
-	outcome  report.Outcome
+	outcome  nightshift.RuleStatus
 	attempts int
 }{
-	kindCompliant: {report.Compliant, 0},
-	kindFix1:      {report.Fixed, 1},
-	kindFix3:      {report.Fixed, 3},
-	kindGiveUp:    {report.GaveUp, 2},
-	kindNever:     {report.NotFixed, 5},
+	kindCompliant: {nightshift.RuleCompliant, 0},
+	kindFix1:      {nightshift.RuleFixed, 1},
+	kindFix3:      {nightshift.RuleFixed, 3},
+	kindGiveUp:    {nightshift.RuleGaveUp, 2},
+	kindNever:     {nightshift.RuleNotFixed, 5},
 }
 
 func TestRunRulesTimesHosts(t *testing.T) {
@@ -68,7 +69,7 @@ func TestRunRulesTimesHosts(t *testing.T) {
 			}
 			checkTargets(t, ctx, j, res.Run, n)
 			run, err := j.Run(ctx, res.Run)
-			if err != nil || run.Status != journal.RunDone {
+			if err != nil || run.Status != nightshift.RunDone {
 				t.Errorf("run status %q (%v), want done", run.Status, err)
 			}
 		})
@@ -174,7 +175,7 @@ func TestJournalHoldsEveryStep(t *testing.T) {
 			case s.Event != nil:
 				k = s.Event.Name
 			case s.Command != nil:
-				k += ":" + s.Command.Result.Action
+				k += ":" + s.Command.Result.Action.String()
 			case s.ModelCall != nil && s.ModelCall.Assessment.Prompt == 0:
 				t.Errorf("%s: model call without its budget: %+v", task.Rule, s.ModelCall)
 			}
@@ -220,7 +221,7 @@ func TestHostStopsAnswering(t *testing.T) {
 			if want := wantOutcome[ruleKind(r.Rule)].outcome; r.Outcome != want {
 				t.Errorf("%s on %s: %s, want %s: the other hosts go on", r.Rule, r.Host, r.Outcome, want)
 			}
-		case r.Outcome == report.Unreachable:
+		case r.Outcome == nightshift.RuleUnreachable:
 			unreachable++
 			if !strings.Contains(r.Reason, "host stopped answering") {
 				t.Errorf("%s on h01: reason %q", r.Rule, r.Reason)

@@ -14,6 +14,8 @@ import (
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ErrAlreadyRan is what the worker is told when a resumed task's model
@@ -46,13 +48,12 @@ type hostRun struct {
 	task    journal.TaskID
 	attempt int           // the attempt the next step belongs to
 	call    *worker.Event // the last EventModelCall
-	replied bool          // a model reply came in this Fix: target runs are remediation commands
 	script  *script       // what a resumed task replays; nil for a fresh one
 	hostErr error         // a transport error of the host in this task
 	jerr    error         // the first journal error: nothing more runs
 }
 
-func (h *hostRun) j() *journal.Journal { return h.r.cfg.Journal }
+func (h *hostRun) journal() *journal.Journal { return h.r.cfg.Journal }
 
 // record runs a journal write unless one failed before.
 func (h *hostRun) record(f func(ctx context.Context) error) {
@@ -95,10 +96,11 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	cfg := h.r.cfg.Worker
 	cfg.Model = hostModel{h}
 	cfg.Target = hostTarget{h}
+	cfg.Probe = t // read-only, not a step; EventProbe reports it
 	next := cfg.Observer
 	if h.r.cfg.HostObserver != nil {
 		if o := h.r.cfg.HostObserver(h.host.Name); o != nil {
-			next = fanOut{next, o}
+			next = worker.Observers{next, o}
 		}
 	}
 	cfg.Observer = eventSink{h, next}
@@ -112,7 +114,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		if h.stopped(ctx) {
 			return false, nil
 		}
-		id, err := h.j().StartTask(ctx, h.run, rule.ID, h.host.Name)
+		id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
 		if errors.Is(err, journal.ErrTaskFinished) {
 			continue
 		}
@@ -144,15 +146,15 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		case ferr != nil && h.hostErr != nil:
 			reason := fmt.Sprintf("host stopped answering: %v", h.hostErr)
 			return true, h.markUnreachable(todo[i:], reason)
-		case out.Status == worker.StatusInterrupted:
+		case out.Status == nightshift.RuleInterrupted:
 			return false, nil // graceful stop: resumed later
 		}
-		o := journal.Outcome{Status: string(out.Status), Reason: out.Reason, Attempts: out.Attempts, Detail: out}
-		if err := h.j().FinishTask(h.jctx, id, o); err != nil {
+		o := journal.Outcome{Status: out.Status, Reason: out.Reason, Attempts: out.Attempts, Detail: out}
+		if err := h.journal().FinishTask(h.jctx, id, o); err != nil {
 			return false, fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
 		}
 		if p := h.r.cfg.Progress; p != nil {
-			p.RuleEnded(h.host.Name, rule.ID, string(out.Status))
+			p.RuleEnded(h.host.Name, rule.ID, out.Status)
 		}
 	}
 	return false, nil
@@ -160,8 +162,8 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 
 // begin makes id the current task, loading what it replays if resumed.
 func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
-	h.task, h.attempt, h.call, h.replied, h.script, h.hostErr = id, 0, nil, false, nil, nil
-	steps, err := h.j().Steps(ctx, id)
+	h.task, h.attempt, h.call, h.script, h.hostErr = id, 0, nil, nil, nil
+	steps, err := h.journal().Steps(ctx, id)
 	if err != nil {
 		return fmt.Errorf("batch: task %d: %w", id, err)
 	}
@@ -179,7 +181,7 @@ func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
 // markUnreachable finishes todo on the host as unreachable.
 func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 	ctx := h.jctx
-	if err := h.j().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
+	if err := h.journal().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
 		return fmt.Errorf("batch: %w", err)
 	}
 	p := h.r.cfg.Progress
@@ -187,34 +189,23 @@ func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 		p.HostDown(h.host.Name, errors.New(reason))
 	}
 	for _, rule := range todo {
-		id, err := h.j().StartTask(ctx, h.run, rule.ID, h.host.Name)
+		id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
 		if errors.Is(err, journal.ErrTaskFinished) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("batch: %w", err)
 		}
-		out := worker.Outcome{Rule: rule.ID, Status: worker.StatusUnreachable, Reason: reason}
-		o := journal.Outcome{Status: string(out.Status), Reason: reason, Detail: out}
-		if err := h.j().FinishTask(ctx, id, o); err != nil {
+		out := worker.Outcome{Rule: rule.ID, Status: nightshift.RuleUnreachable, Reason: reason}
+		o := journal.Outcome{Status: out.Status, Reason: reason, Detail: out}
+		if err := h.journal().FinishTask(ctx, id, o); err != nil {
 			return fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
 		}
 		if p != nil {
-			p.RuleEnded(h.host.Name, rule.ID, string(out.Status))
+			p.RuleEnded(h.host.Name, rule.ID, out.Status)
 		}
 	}
 	return nil
-}
-
-// fanOut passes each event to its observers in order, skipping nil ones.
-type fanOut []worker.Observer
-
-func (f fanOut) Observe(e worker.Event) {
-	for _, o := range f {
-		if o != nil {
-			o.Observe(e)
-		}
-	}
 }
 
 // noteErr remembers a transport error of the host.
@@ -234,7 +225,6 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 		return openai.ChatCompletionResponse{}, h.jerr
 	}
 	if msg, ok := h.script.reply(); ok {
-		h.replied = true
 		return openai.ChatCompletionResponse{Model: req.Model, Choices: []openai.ChatCompletionChoice{{Message: msg}}}, nil
 	}
 	start := time.Now()
@@ -249,16 +239,15 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 			mc.CachedTokens = d.CachedTokens
 		}
 	}
-	h.record(func(ctx context.Context) error { return h.j().RecordModelCall(ctx, h.task, mc) })
+	h.record(func(ctx context.Context) error { return h.journal().RecordModelCall(ctx, h.task, mc) })
 	if err == nil {
 		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}
 		if len(resp.Choices) > 0 {
 			msg = resp.Choices[0].Message
 		}
 		h.record(func(ctx context.Context) error {
-			return h.j().RecordEvent(ctx, h.run, h.task, h.attempt, eventReply, msg)
+			return h.journal().RecordEvent(ctx, h.run, h.task, h.attempt, eventReply, msg)
 		})
-		h.replied = true
 	}
 	if h.jerr != nil {
 		return openai.ChatCompletionResponse{}, h.jerr
@@ -266,64 +255,47 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 	return resp, err
 }
 
-// hostTarget is the worker's target: the probe runs as is; a remediation
-// command is replayed if recorded, else begun in the journal, run, and its
-// result recorded before the worker goes on.
+// hostTarget is the worker's target for remediation commands (the probe
+// has its own runner, the checks recCheck): a command is replayed if
+// recorded, else begun in the journal, run, and its result recorded before
+// the worker goes on.
 type hostTarget struct{ h *hostRun }
 
-func (t hostTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+func (t hostTarget) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	h := t.h
 	if h.jerr != nil {
-		return worker.Exec{ExitCode: -1}, h.jerr
-	}
-	if !h.replied { // the host probe, before any model reply: read-only, not a step
-		ex, err := h.raw.Run(ctx, command)
-		h.noteErr(ctx, err)
-		return ex, err
+		return nightshift.Exec{ExitCode: -1}, h.jerr
 	}
 	if c, ok := h.script.command(command); ok {
 		switch {
 		case c.State != journal.CommandFinished:
 			// Not an error: the worker then re-runs the check, which tells
 			// the model (and the report) whether the command took effect.
-			return worker.Exec{ExitCode: -1, Stderr: ErrOutcomeUnknown.Error() + "\n"}, nil
+			return nightshift.Exec{ExitCode: -1, Stderr: ErrOutcomeUnknown.Error() + "\n"}, nil
 		case c.Result.Error != "":
-			return execOf(c.Result), errors.New(c.Result.Error)
+			return c.Result.Exec, errors.New(c.Result.Error)
 		}
-		return execOf(c.Result), nil
+		return c.Result.Exec, nil
 	}
 	if h.script.recorded(command) {
 		h.record(func(ctx context.Context) error {
-			return h.j().RecordSkippedCommand(ctx, h.task, h.attempt, command, "refused", ErrAlreadyRan.Error())
+			return h.journal().RecordSkippedCommand(ctx, h.task, h.attempt, command, nightshift.ActionRefused, ErrAlreadyRan.Error())
 		})
-		return worker.Exec{ExitCode: -1}, ErrAlreadyRan
+		return nightshift.Exec{ExitCode: -1}, ErrAlreadyRan
 	}
 	var p journal.PendingCommand
 	h.record(func(ctx context.Context) (err error) {
-		p, err = h.j().BeginCommand(ctx, h.task, h.attempt, command)
+		p, err = h.journal().BeginCommand(ctx, h.task, h.attempt, command)
 		return err
 	})
 	if h.jerr != nil {
-		return worker.Exec{ExitCode: -1}, h.jerr
+		return nightshift.Exec{ExitCode: -1}, h.jerr
 	}
 	ex, err := h.raw.Run(ctx, command)
 	h.noteErr(ctx, err)
-	res := journal.CommandResult{Action: "ran", ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut,
-		Canceled: ctx.Err() != nil, Stdout: ex.Stdout, Stderr: ex.Stderr, StdoutCut: ex.CutBytes,
-		Duration: ex.Duration, Error: errString(err)}
-	switch {
-	case err != nil:
-		res.Action = "unknown"
-	case ex.TimedOut:
-		res.Action = "timed_out"
-	}
-	h.record(func(ctx context.Context) error { return h.j().FinishCommand(ctx, p, res) })
+	res := journal.CommandResult{Action: nightshift.ActionOf(ex, err), Exec: ex, Error: errString(err)}
+	h.record(func(ctx context.Context) error { return h.journal().FinishCommand(ctx, p, res) })
 	return ex, err
-}
-
-func execOf(r journal.CommandResult) worker.Exec {
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}
 }
 
 // recCheck evaluates the rule's check on the raw target (its commands are
@@ -334,44 +306,27 @@ type recCheck struct {
 	h *hostRun
 }
 
-func (c recCheck) Evaluate(ctx context.Context, _ rules.Runner) (rules.CheckResult, error) {
+func (c recCheck) Evaluate(ctx context.Context, _ nightshift.Runner) (rules.CheckResult, error) {
 	h := c.h
 	if h.jerr != nil {
 		return rules.CheckResult{}, h.jerr
 	}
 	if ck, ok := h.script.check(); ok {
-		return rules.CheckResult{Status: parseStatus(ck.Status), ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
+		return rules.CheckResult{Status: ck.Status, ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
 	}
 	start := time.Now()
-	res, err := c.Check.Evaluate(ctx, rawRunner{h})
+	res, err := c.Check.Evaluate(ctx, h.raw)
 	if err != nil {
 		h.noteErr(ctx, err)
 		return res, err
 	}
-	ck := journal.Check{Attempt: h.attempt, Status: res.Status.String(), ExitCode: res.ExitCode, Output: res.Output,
+	ck := journal.CheckRecord{Attempt: h.attempt, Status: res.Status, ExitCode: res.ExitCode, Output: res.Output,
 		Detail: res.Detail, Duration: time.Since(start)}
-	h.record(func(ctx context.Context) error { return h.j().RecordCheck(ctx, h.task, ck) })
+	h.record(func(ctx context.Context) error { return h.journal().RecordCheck(ctx, h.task, ck) })
 	if h.jerr != nil {
 		return rules.CheckResult{}, h.jerr
 	}
 	return res, nil
-}
-
-func parseStatus(s string) rules.Status {
-	for st := rules.StatusUnknown; st <= rules.StatusError+4; st++ {
-		if st.String() == s {
-			return st
-		}
-	}
-	return rules.StatusUnknown
-}
-
-// rawRunner runs check commands on the host itself.
-type rawRunner struct{ h *hostRun }
-
-func (r rawRunner) Run(ctx context.Context, command string) (rules.ExecResult, error) {
-	ex, err := r.h.raw.Run(ctx, command)
-	return rules.ExecResult{ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut, Stdout: ex.Stdout, Stderr: ex.Stderr}, err
 }
 
 // eventSink records the steps only the worker's events carry: commands
@@ -387,26 +342,37 @@ func (s eventSink) Observe(e worker.Event) {
 	case worker.EventModelCall:
 		ev := e
 		h.call, h.attempt = &ev, e.Attempt
+	case worker.EventProbe:
+		// The probe runs on the raw target, outside the journal; a
+		// transport error of it is the host's.
+		if e.Error != "" {
+			h.hostErr = errors.New(e.Error)
+		}
 	case worker.EventCommand:
 		switch e.Action {
-		case "blocked", "refused", "malformed", "give_up":
+		case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
 			if h.script.skip() {
 				break
 			}
 			h.record(func(ctx context.Context) error {
-				return h.j().RecordSkippedCommand(ctx, h.task, e.Attempt, e.Command, e.Action, e.Detail)
+				return h.journal().RecordSkippedCommand(ctx, h.task, e.Attempt, e.Command, e.Action, e.Detail)
 			})
+		case nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
+			// hostTarget recorded the command with its result.
+		case nightshift.ActionNone:
+		default:
 		}
 	case worker.EventAttempt:
 		if !h.script.attemptEnd() {
-			a := journal.AttemptEnd{Attempt: e.Attempt, Check: e.Check, PromptTokens: e.PromptTokens, Limit: e.Limit}
-			h.record(func(ctx context.Context) error { return h.j().EndAttempt(ctx, h.task, a) })
+			a := journal.AttemptEnd{Attempt: e.Attempt, Check: e.Check, GaveUp: e.Action == nightshift.ActionGiveUp,
+				PromptTokens: e.PromptTokens, Limit: e.Limit}
+			h.record(func(ctx context.Context) error { return h.journal().EndAttempt(ctx, h.task, a) })
 		}
 		h.attempt = e.Attempt + 1
 	case worker.EventRejected:
 		payload := map[string]any{"server_tokens": e.ServerTokens, "local_tokens": e.LocalTokens, "message": e.Error}
 		h.record(func(ctx context.Context) error {
-			return h.j().RecordEvent(ctx, h.run, h.task, e.Attempt, eventRejected, payload)
+			return h.journal().RecordEvent(ctx, h.run, h.task, e.Attempt, eventRejected, payload)
 		})
 	default:
 		// other events are recorded by the model, target and memory wrappers, or not at all
@@ -427,7 +393,7 @@ func (s memSink) Observe(e memory.Event) {
 	if e.Kind == memory.EventDistill && !h.script.distill() {
 		d := journal.Distillation{Attempt: max(h.attempt, 1), Turn: e.Turn, FromTurn: e.FromTurn, ToTurn: e.ToTurn,
 			TokensBefore: e.TokensBefore, TokensAfter: e.TokensAfter, Messages: e.Before, Lines: e.Lines}
-		h.record(func(ctx context.Context) error { return h.j().RecordDistillation(ctx, h.task, d) })
+		h.record(func(ctx context.Context) error { return h.journal().RecordDistillation(ctx, h.task, d) })
 	}
 	if s.next != nil {
 		s.next.Observe(e)

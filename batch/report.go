@@ -7,9 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Report builds the report of run from the journal alone, through a
@@ -17,7 +20,8 @@ import (
 // did, whichever process did it. Results are in the recorded order (rules,
 // then hosts), not in the order tasks happened to start; a rule × host that
 // has not finished is reported as interrupted. Each command's output (stdout
-// then stderr) is cut to outputCap bytes (0: 2000).
+// then stderr) longer than outputCap bytes (0: 2000) keeps its head and tail
+// around the cut marker (textcut.Middle).
 func Report(ctx context.Context, j *journal.Journal, run journal.RunID, outputCap int) (*report.Run, error) {
 	if outputCap <= 0 {
 		outputCap = 2000
@@ -44,7 +48,7 @@ func Report(ctx context.Context, j *journal.Journal, run journal.RunID, outputCa
 			c.Start(rule.ID, rule.Title, host)
 			t, ok := byKey[[2]string{rule.ID, host}]
 			if !ok {
-				c.End(rule.ID, host, report.Interrupted, "not started", 0)
+				c.End(rule.ID, host, nightshift.RuleInterrupted, "not started", 0)
 				continue
 			}
 			if err := collectTask(ctx, j, c, t, outputCap); err != nil {
@@ -90,36 +94,33 @@ func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t
 			pending = append(pending, reportCommand(*st.Command, outputCap))
 		case st.Check != nil && st.Check.Attempt > 0:
 			attempt = st.Check.Attempt
-			flush(st.Check.Status)
+			flush(st.Check.Status.String())
 		case st.AttemptEnd != nil:
 			a := st.AttemptEnd
 			attempt = a.Attempt
 			flush("")
-			c.Attempt(t.Rule, t.Host, a.Attempt, a.PromptTokens, a.Limit, a.Check)
+			c.Attempt(t.Rule, t.Host, a.Attempt, a.PromptTokens, a.Limit, AttemptCheck(a.Check, a.GaveUp))
 		}
 	}
 	flush("")
 	if !t.Finished {
-		c.End(t.Rule, t.Host, report.Interrupted, "not finished", 0)
+		c.End(t.Rule, t.Host, nightshift.RuleInterrupted, "not finished", 0)
 		return nil
 	}
+	// The journal refuses to read back a status it does not know, so a
+	// finished task's status is a rule outcome.
 	var out worker.Outcome
-	_ = json.Unmarshal(t.Outcome, &out) // Duration stays zero if absent
-	outcome := report.Outcome(t.Status)
-	if !outcome.Valid() {
-		outcome = report.Failed
+	if err := json.Unmarshal(t.Outcome, &out); err != nil {
+		return fmt.Errorf("batch: report: task %d (%s on %s): recorded outcome: %w", t.ID, t.Rule, t.Host, err)
 	}
-	c.End(t.Rule, t.Host, outcome, t.Reason, out.Duration)
+	c.End(t.Rule, t.Host, t.Status, t.Reason, out.Duration)
 	return nil
 }
 
 func reportCommand(cmd journal.Command, outputCap int) report.Command {
-	rc := report.Command{Command: cmd.Command, Action: cmd.Result.Action, Detail: cmd.Detail}
+	rc := report.Command{Command: cmd.Command, Action: cmd.Result.Action.String(), Detail: cmd.Detail}
 	switch cmd.State {
 	case journal.CommandFinished:
-		if cmd.Result.Action == "" {
-			rc.Action = "ran"
-		}
 		if !cmd.Result.TimedOut && cmd.Result.Error == "" {
 			code := cmd.Result.ExitCode
 			rc.ExitCode = &code
@@ -131,12 +132,12 @@ func reportCommand(cmd journal.Command, outputCap int) report.Command {
 			}
 			out += cmd.Result.Stderr
 		}
-		rc.Output = cut(out, outputCap)
+		rc.Output, _ = textcut.Middle(out, outputCap)
 		if cmd.Result.Error != "" {
 			rc.Detail = cmd.Result.Error
 		}
 	case journal.CommandStarted, journal.CommandUnknown:
-		rc.Action = "unknown"
+		rc.Action = nightshift.ActionUnknown.String()
 		if rc.Detail == "" {
 			rc.Detail = "outcome unknown: the worker stopped while the command ran"
 		}
@@ -146,14 +147,11 @@ func reportCommand(cmd journal.Command, outputCap int) report.Command {
 	return rc
 }
 
-// cut keeps the first n bytes of s (at a rune boundary), marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
+// AttemptCheck is how a report shows an attempt's end: the re-check's
+// status, "give_up" when the model gave up, "" when nothing ran.
+func AttemptCheck(check nightshift.CheckStatus, gaveUp bool) string {
+	if gaveUp {
+		return nightshift.ActionGiveUp.String()
 	}
-	i := n
-	for i > 0 && i < len(s) && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + fmt.Sprintf("\n[… %d bytes cut]", len(s)-i)
+	return check.String()
 }

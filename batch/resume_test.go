@@ -20,9 +20,12 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // normalized returns the report without what legitimately differs between
@@ -32,7 +35,7 @@ import (
 func normalized(r *report.Run) *report.Run {
 	c := *r
 	c.Started, c.Finished = time.Time{}, time.Time{}
-	c.Results = append([]report.Result(nil), r.Results...)
+	c.Results = append([]report.TaskResult(nil), r.Results...)
 	for i := range c.Results {
 		c.Results[i].Duration = 0
 		c.Results[i].UsagePromptTokens, c.Results[i].CachedTokens = 0, 0
@@ -106,9 +109,9 @@ func TestStopThenResumeMatchesUninterrupted(t *testing.T) {
 			if !res.Stopped || res.Finished == res.Total {
 				t.Fatalf("first part: %+v, want a stopped run", res)
 			}
-			run, _ := j.Run(ctx, res.Run)
-			if run.Status != "interrupted" {
-				t.Errorf("run status %q after a stop, want interrupted", run.Status)
+			run, err := j.Run(ctx, res.Run)
+			if err != nil || run.Status != nightshift.RunInterrupted {
+				t.Errorf("run status %q (err %v) after a stop, want interrupted", run.Status, err)
 			}
 			res2, err := n.runner(t, j, 3, 2, nil).Resume(ctx, res.Run, n.spec())
 			if err != nil {
@@ -199,7 +202,7 @@ func TestKillChild(t *testing.T) {
 	}
 	r := n.runner(t, j, killParallel, killModels, nil)
 	fmt.Println("running")
-	var res batch.Result
+	var res batch.RunResult
 	if len(runs) == 0 {
 		res, err = r.Run(ctx, n.spec())
 	} else {
@@ -228,7 +231,10 @@ func TestKillNineAndResume(t *testing.T) {
 	ctx := context.Background()
 	ref, refTime := uninterrupted(t, killRules, killHosts, killParallel, killModels)
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	// The kill delays come from the seed (a new one each run unless set);
+	// the scheduler's timing varies anyway, so a seed repeats the delays,
+	// not every interleaving.
+	rng := rand.New(rand.NewPCG(testenv.Seed(t, uint64(time.Now().UnixNano())), 7))
 	t.Logf("uninterrupted run: %s", refTime.Round(time.Millisecond))
 
 	kills, continued := 0, 0
@@ -293,7 +299,9 @@ func TestKillNineAndResume(t *testing.T) {
 			t.Fatalf("round %d: child failed: %v\n%s", round, err, strings.Join(log, "\n"))
 		}
 		var f, total, c int
-		fmt.Sscanf(done, "done finished=%d total=%d continued=%d", &f, &total, &c)
+		if _, err := fmt.Sscanf(done, "done finished=%d total=%d continued=%d", &f, &total, &c); err != nil {
+			t.Fatalf("round %d: the child's last line %q: %v\n%s", round, done, err, strings.Join(log, "\n"))
+		}
 		continued += c
 		if f != total {
 			t.Fatalf("round %d: %s", round, done)
@@ -364,7 +372,7 @@ func TestKillNineAndResume(t *testing.T) {
 	}
 }
 
-func hasUnknownCommand(r report.Result) bool {
+func hasUnknownCommand(r report.TaskResult) bool {
 	for _, a := range r.Attempts {
 		for _, c := range a.Commands {
 			if c.Action == "unknown" {

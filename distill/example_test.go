@@ -3,6 +3,7 @@ package distill_test
 import (
 	"fmt"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 )
 
@@ -11,13 +12,14 @@ func Example() {
 	turn := distill.Turn{
 		Number: 4,
 		Steps: []distill.Step{{
-			Tool:     distill.ToolApply,
+			Action:   nightshift.ActionRan,
+			Tool:     nightshift.ToolApply,
 			Command:  `sudo apt-get install -y aide`,
 			ExitCode: 100,
 			Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n" +
 				"E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?\n",
 		}},
-		Check: distill.Failed,
+		Check: nightshift.CheckFail,
 	}
 	s := d.Summarize(turn)
 	fmt.Println(s.Line())

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // chatServer speaks the OpenAI chat-completions wire format: it decodes the
@@ -85,8 +87,8 @@ func newModel(t *testing.T, s *chatServer, timeout time.Duration) *Model {
 	return m
 }
 
-var lockTurn = Turn{Number: 4, Steps: []Step{{Tool: ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
-	Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n"}}, Check: Failed}
+var lockTurn = Turn{Number: 4, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
+	Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n"}}, Check: nightshift.CheckFail}
 
 func TestModelDistiller(t *testing.T) {
 	det := New(Config{}).Summarize(lockTurn).Line()
@@ -111,7 +113,7 @@ func TestModelDistiller(t *testing.T) {
 		{"claims the re-check passed", reply{content: "[Turn 4: apt-get install aide, exit 100; re-check passed]"}, lockTurn, det, ErrModelClaim},
 		{"claims ok", reply{content: "[Turn 4: apt-get install aide OK]"}, lockTurn, det, ErrModelClaim},
 		{"claims success of a turn whose check errored", reply{content: "[Turn 4: aide database done]"},
-			Turn{Number: 4, Steps: lockTurn.Steps, Check: Error}, New(Config{}).Summarize(Turn{Number: 4, Steps: lockTurn.Steps, Check: Error}).Line(), ErrModelClaim},
+			Turn{Number: 4, Steps: lockTurn.Steps, Check: nightshift.CheckError}, New(Config{}).Summarize(Turn{Number: 4, Steps: lockTurn.Steps, Check: nightshift.CheckError}).Line(), ErrModelClaim},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,7 +155,7 @@ func TestFallbackReasons(t *testing.T) {
 func TestModelSuccessAllowedWhenPassed(t *testing.T) {
 	s := &chatServer{reply: reply{content: "[Turn 9: ran sed on /etc/ssh/sshd_config and reloaded sshd; re-check passed]"}}
 	m := newModel(t, s, 0)
-	turn := Turn{Number: 9, Steps: []Step{{Tool: ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: Passed}
+	turn := Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: nightshift.CheckPass}
 	r := m.Distill(context.Background(), turn)
 	if r.Fallback != nil || r.Line != s.content {
 		t.Errorf("got %q, %v", r.Line, r.Fallback)

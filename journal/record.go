@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift"
+
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // write runs fn in one immediate transaction on the writer connection and
@@ -75,14 +77,15 @@ func (j *Journal) StartRun(ctx context.Context, spec RunSpec) (RunID, error) {
 	return id, err
 }
 
-// EndRun records the end of a run with its status ("done", "interrupted",
-// "failed"…).
-func (j *Journal) EndRun(ctx context.Context, run RunID, status string) error {
-	if status == "" || status == RunRunning {
+// EndRun records the end of a run with its status: nightshift.RunDone,
+// RunInterrupted or RunFailed (RunNone and RunRunning are refused).
+func (j *Journal) EndRun(ctx context.Context, run RunID, status nightshift.RunStatus) error {
+	text, err := status.MarshalText()
+	if err != nil || status == nightshift.RunNone || status == nightshift.RunRunning {
 		return fmt.Errorf("end run %d: invalid status %q", run, status)
 	}
 	return j.write(ctx, fmt.Sprintf("end run %d", run), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, ended_ns = ? WHERE id = ?", status, j.now(), run)
+		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, ended_ns = ? WHERE id = ?", string(text), j.now(), run)
 		if err != nil {
 			return err
 		}
@@ -135,7 +138,8 @@ func (j *Journal) StartTask(ctx context.Context, run RunID, rule, host string) (
 // (ErrTaskFinished afterwards) and refuses while a command of the task has
 // no result (ErrCommandPending).
 func (j *Journal) FinishTask(ctx context.Context, task TaskID, o Outcome) error {
-	if o.Status == "" || o.Status == RunRunning {
+	status, err := o.Status.MarshalText()
+	if err != nil || o.Status == nightshift.RuleNone {
 		return fmt.Errorf("finish task %d: invalid status %q", task, o.Status)
 	}
 	detail, err := marshal(o.Detail)
@@ -150,7 +154,7 @@ func (j *Journal) FinishTask(ctx context.Context, task TaskID, o Outcome) error 
 			return err
 		}
 		_, err := tx.ExecContext(ctx, "UPDATE tasks SET finished = 1, status = ?, reason = ?, attempts = max(attempts, ?), outcome = ?, ended_ns = ? WHERE id = ?",
-			o.Status, o.Reason, o.Attempts, detail, j.now(), task)
+			string(status), o.Reason, o.Attempts, detail, j.now(), task)
 		return err
 	})
 }
@@ -244,8 +248,14 @@ func (j *Journal) FinishCommand(ctx context.Context, p PendingCommand, r Command
 	if p.id == 0 {
 		return fmt.Errorf("finish command: zero PendingCommand: %w", ErrNotPending)
 	}
-	if r.Action == "" {
-		r.Action = "ran"
+	switch r.Action {
+	case nightshift.ActionNone:
+		r.Action = nightshift.ActionRan
+	case nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
+	case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
+		return fmt.Errorf("finish command %d: action %s is not one of a command that ran", p.id, r.Action)
+	default:
+		return fmt.Errorf("finish command %d: action %w", p.id, badValue(r.Action))
 	}
 	stdout, outCut := capText(r.Stdout, j.cfg.OutputCap)
 	stderr, errCut := capText(r.Stderr, j.cfg.OutputCap)
@@ -253,7 +263,7 @@ func (j *Journal) FinishCommand(ctx context.Context, p PendingCommand, r Command
 		res, err := tx.ExecContext(ctx, `UPDATE commands SET state = 'finished', action = ?, exit_code = ?, signal = ?, timed_out = ?,
 			canceled = ?, stdout = ?, stderr = ?, stdout_cut = ?, stderr_cut = ?, duration_ns = ?, error = ?, finished_ns = ?
 			WHERE step_id = ? AND task_id = ? AND state = 'started'`,
-			r.Action, r.ExitCode, r.Signal, r.TimedOut, r.Canceled, stdout, stderr, r.StdoutCut+outCut, r.StderrCut+errCut,
+			r.Action.String(), r.ExitCode, r.Signal, r.TimedOut, r.Canceled, stdout, stderr, r.StdoutCut+outCut, r.StderrCut+errCut,
 			int64(r.Duration), r.Error, j.now(), p.id, p.task)
 		if err != nil {
 			return err
@@ -278,22 +288,34 @@ func (j *Journal) MarkUnknown(ctx context.Context, id CommandID, note string) er
 }
 
 // RecordSkippedCommand records a command that was not run: action is
-// "blocked", "refused", "malformed" or "give_up", detail says why.
-func (j *Journal) RecordSkippedCommand(ctx context.Context, task TaskID, attempt int, command, action, detail string) error {
+// ActionBlocked, ActionRefused, ActionMalformed or ActionGiveUp, detail says
+// why.
+func (j *Journal) RecordSkippedCommand(ctx context.Context, task TaskID, attempt int, command string, action nightshift.Action, detail string) error {
+	switch action {
+	case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
+	case nightshift.ActionNone, nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
+		return fmt.Errorf("record skipped command of task %d: action %q is not one of a command that did not run", task, action)
+	default:
+		return fmt.Errorf("record skipped command of task %d: action %w", task, badValue(action))
+	}
 	return j.write(ctx, fmt.Sprintf("record skipped command of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, attempt, StepCommand)
 		if err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "INSERT INTO commands(step_id, task_id, command, state, action, detail, finished_ns) VALUES (?, ?, ?, 'skipped', ?, ?, ?)",
-			id, task, command, action, detail, j.now())
+			id, task, command, action.String(), detail, j.now())
 		return err
 	})
 }
 
 // RecordCheck records a check result of task; the output is capped at
 // Config.OutputCap.
-func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c Check) error {
+func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c CheckRecord) error {
+	status, err := c.Status.MarshalText()
+	if err != nil || c.Status == nightshift.CheckNotRun {
+		return fmt.Errorf("record check of task %d: status %w", task, badValue(c.Status))
+	}
 	out, _ := capText(c.Output, j.cfg.OutputCap)
 	return j.write(ctx, fmt.Sprintf("record check of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, c.Attempt, StepCheck)
@@ -301,7 +323,7 @@ func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c Check) error {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "INSERT INTO checks(step_id, status, exit_code, output, detail, duration_ns) VALUES (?, ?, ?, ?, ?, ?)",
-			id, c.Status, c.ExitCode, out, c.Detail, int64(c.Duration))
+			id, string(status), c.ExitCode, out, c.Detail, int64(c.Duration))
 		return err
 	})
 }
@@ -309,13 +331,17 @@ func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c Check) error {
 // EndAttempt records the end of an attempt of task and raises the task's
 // attempt count to it.
 func (j *Journal) EndAttempt(ctx context.Context, task TaskID, a AttemptEnd) error {
+	check, err := attemptCheckText(a)
+	if err != nil {
+		return fmt.Errorf("end attempt %d of task %d: %w", a.Attempt, task, err)
+	}
 	return j.write(ctx, fmt.Sprintf("end attempt %d of task %d", a.Attempt, task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, a.Attempt, StepAttempt)
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO attempts(step_id, check_status, prompt_tokens, limit_tokens) VALUES (?, ?, ?, ?)",
-			id, a.Check, a.PromptTokens, a.Limit); err != nil {
+			id, check, a.PromptTokens, a.Limit); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "UPDATE tasks SET attempts = max(attempts, ?) WHERE id = ?", a.Attempt, task)
@@ -376,20 +402,42 @@ func (j *Journal) RecordEvent(ctx context.Context, run RunID, task TaskID, attem
 // limit/2 bytes (on UTF-8 boundaries) around a marker line. It returns the
 // text, valid UTF-8, and the number of bytes dropped.
 func capText(s string, limit int) (string, int64) {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
+	out, cut := textcut.Middle(s, limit)
+	return out, int64(cut)
+}
+
+// giveUpCheck is the check status stored for an attempt in which the model
+// gave up (AttemptEnd.GaveUp).
+const giveUpCheck = "give_up"
+
+// attemptCheckText is the stored check status of an attempt's end: the
+// check's text, "" when none ran, giveUpCheck when the model gave up.
+func attemptCheckText(a AttemptEnd) (string, error) {
+	if a.GaveUp {
+		if a.Check != nightshift.CheckNotRun {
+			return "", fmt.Errorf("the model gave up, but check %s ran", a.Check)
+		}
+		return giveUpCheck, nil
 	}
-	if limit < 0 || len(s) <= limit {
-		return s, 0
+	b, err := a.Check.MarshalText()
+	if err != nil {
+		return "", fmt.Errorf("check %w", err)
 	}
-	head, tail := limit/2, limit-limit/2
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
+	return string(b), nil
+}
+
+// badValue is the error for an enumeration value the journal does not
+// store.
+func badValue(v fmt.Stringer) error {
+	return fmt.Errorf("%w %s", nightshift.ErrUnknownValue, v)
+}
+
+// parseAttemptCheck reads the stored check status of an attempt's end into
+// a; text that is neither a check status nor giveUpCheck is an error.
+func parseAttemptCheck(a *AttemptEnd, text string) error {
+	if text == giveUpCheck {
+		a.Check, a.GaveUp = nightshift.CheckNotRun, true
+		return nil
 	}
-	start := len(s) - tail
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	cut := int64(start - head)
-	return s[:head] + fmt.Sprintf("\n[… journal cut %d bytes …]\n", cut) + s[start:], cut
+	return a.Check.UnmarshalText([]byte(text))
 }

@@ -6,6 +6,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // RunID, TaskID and CommandID identify rows of a journal.
@@ -24,19 +26,14 @@ type RunSpec struct {
 	Config any
 }
 
-// Run statuses set by StartRun and ResumeRun; EndRun takes any status
-// ("done", "interrupted", "failed").
-const (
-	RunRunning = "running"
-	RunDone    = "done"
-)
-
 // Run is a recorded run.
 type Run struct {
-	ID      RunID
-	Name    string
-	Config  []byte // JSON
-	Status  string
+	ID     RunID
+	Name   string
+	Config []byte // JSON
+	// Status is nightshift.RunRunning from StartRun and ResumeRun until
+	// EndRun records the end.
+	Status  nightshift.RunStatus
 	Resumes int
 	Started time.Time
 	Ended   time.Time // zero while running (or after a crash)
@@ -44,9 +41,8 @@ type Run struct {
 
 // Outcome is how a task ended.
 type Outcome struct {
-	// Status is the worker's outcome status ("fixed", "not_fixed",
-	// "compliant", "unreachable"…); "running" is reserved.
-	Status   string
+	// Status is how the rule ended; RuleNone is refused.
+	Status   nightshift.RuleStatus
 	Reason   string
 	Attempts int
 	// Detail is stored as JSON (the worker's full Outcome).
@@ -60,7 +56,7 @@ type Task struct {
 	Rule     string
 	Host     string
 	Finished bool
-	Status   string // "running" until finished
+	Status   nightshift.RuleStatus // RuleNone until finished
 	Reason   string
 	Attempts int
 	Outcome  []byte // JSON of Outcome.Detail; "null" while running
@@ -102,21 +98,15 @@ const (
 	CommandSkipped CommandState = "skipped"
 )
 
-// CommandResult is what running a command produced, as reported by sshexec.
+// CommandResult is what running a command produced: the runner's Exec
+// (both streams with what the output cap cut from each, exit code, signal,
+// timeout, cancellation, duration) and what only the journal keeps.
 type CommandResult struct {
-	// Action is the worker's verdict: "ran", "timed_out", "unknown"…
-	// Default "ran".
-	Action string
-	// ExitCode is the exit status; -1 when unknown.
-	ExitCode  int
-	Signal    string
-	TimedOut  bool
-	Canceled  bool
-	Stdout    string
-	Stderr    string
-	StdoutCut int64
-	StderrCut int64
-	Duration  time.Duration
+	// Action is the worker's verdict on a command that ran: ActionRan,
+	// ActionTimedOut or ActionUnknown (the runner failed). The zero value,
+	// ActionNone, is recorded as ActionRan.
+	Action nightshift.Action
+	nightshift.Exec
 	// Error is the transport error, if any (connection lost…).
 	Error string
 }
@@ -144,10 +134,10 @@ type PendingCommand struct {
 // ID returns the command's ID.
 func (p PendingCommand) ID() CommandID { return p.id }
 
-// Check is one evaluation of a rule's check.
-type Check struct {
-	Attempt  int // 0: before the first attempt
-	Status   string
+// CheckRecord is one recorded evaluation of a rule's check.
+type CheckRecord struct {
+	Attempt  int                    // 0: before the first attempt
+	Status   nightshift.CheckStatus // never CheckNotRun
 	ExitCode int
 	Output   string
 	Detail   string
@@ -156,8 +146,13 @@ type Check struct {
 
 // AttemptEnd records the end of an attempt.
 type AttemptEnd struct {
-	Attempt      int
-	Check        string // pass, fail, error, give_up, "" (nothing ran)
+	Attempt int
+	// Check is the re-check after the attempt's commands; CheckNotRun when
+	// nothing ran or the model gave up.
+	Check nightshift.CheckStatus
+	// GaveUp is set when the model gave up in the attempt (stored as the
+	// check status "give_up", as journals before typed values did).
+	GaveUp       bool
 	PromptTokens int
 	Limit        int
 }
@@ -205,7 +200,7 @@ type Step struct {
 
 	ModelCall    *ModelCall
 	Command      *Command
-	Check        *Check
+	Check        *CheckRecord
 	AttemptEnd   *AttemptEnd
 	Distillation *Distillation
 	Event        *Event

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -60,7 +61,7 @@ type turnLog struct {
 	attempt int
 	steps   []distill.Step
 	classes [][]string
-	check   distill.Check
+	check   nightshift.CheckStatus
 }
 
 // NewRecorder returns a Recorder.
@@ -101,7 +102,7 @@ func (r *Recorder) Observe(e worker.Event) {
 		}
 	case worker.EventCheck:
 		if e.Attempt > 0 {
-			lg.cur.check = checkOf(e.Check)
+			lg.cur.check = e.Check
 		}
 	case worker.EventAttempt:
 		if lg.cur.attempt == e.Attempt && len(lg.cur.steps) > 0 {
@@ -145,35 +146,21 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // stepOf maps a command event to a distiller step. Malformed and refused
 // calls and give-ups teach nothing about the host and are left out.
 func stepOf(e worker.Event) (distill.Step, bool) {
-	st := distill.Step{Tool: distill.ToolApply, Command: e.Command}
+	st := distill.Step{Tool: nightshift.ToolApply, Command: e.Command, Action: e.Action}
 	switch e.Action {
-	case "ran":
-		st.Action = distill.Ran
+	case nightshift.ActionRan:
 		if e.ExitCode != nil {
 			st.ExitCode = *e.ExitCode
 		}
-	case "blocked":
-		st.Action, st.Note = distill.Blocked, e.Detail
-	case "timed_out":
-		st.Action = distill.TimedOut
-	case "unknown":
-		st.Action = distill.Unknown
+	case nightshift.ActionBlocked:
+		st.Note = e.Detail
+	case nightshift.ActionTimedOut, nightshift.ActionUnknown:
+	case nightshift.ActionNone, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
+		return st, false
 	default:
 		return st, false
 	}
 	return st, e.Command != ""
-}
-
-func checkOf(s string) distill.Check {
-	switch s {
-	case "pass":
-		return distill.Passed
-	case "fail":
-		return distill.Failed
-	case "":
-		return distill.NotRun
-	}
-	return distill.Error
 }
 
 // build writes the lessons of a rule that ended: the passing attempt (what
@@ -191,7 +178,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 	var failed []string
 	for _, t := range lg.turns {
 		line := r.line(t)
-		if t.check == distill.Passed && o.Status == worker.StatusFixed {
+		if t.check == nightshift.CheckPass && o.Status == nightshift.RuleFixed {
 			l := base
 			l.Kind, l.Text = Worked, "fixed in attempt "+strconv.Itoa(t.attempt)+": "+line
 			out = append(out, l)
@@ -199,7 +186,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 		}
 		failed = append(failed, line)
 	}
-	if o.Status == worker.StatusGaveUp && strings.TrimSpace(o.Reason) != "" {
+	if o.Status == nightshift.RuleGaveUp && strings.TrimSpace(o.Reason) != "" {
 		failed = append(failed, "the model gave up after "+strconv.Itoa(o.Attempts)+" attempts: "+oneLine(o.Reason))
 	}
 	failed = latestDistinct(failed, r.cfg.MaxFailed)

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // maxOutput caps each command's output in <system-out>.
@@ -105,18 +108,18 @@ func WriteJUnit(w io.Writer, run *Run) error {
 			Name:      xmlSafe(r.Rule),
 			Classname: xmlSafe(r.Host),
 			Time:      secondsAttr(d),
-			Status:    string(r.Outcome),
+			Status:    r.Outcome.String(),
 			SystemOut: &junitText{xmlSafe(transcript(r))},
 		}
-		message := string(r.Outcome)
+		message := r.Outcome.String()
 		if r.Reason != "" {
 			message += ": " + r.Reason
 		}
-		message = xmlSafe(truncate(message, maxMessage))
-		problem := &junitProblem{Type: string(r.Outcome), Message: message, Text: message}
+		message = xmlSafe(textcut.Head(message, maxMessage))
+		problem := &junitProblem{Type: r.Outcome.String(), Message: message, Text: message}
 		switch {
-		case r.Outcome == NotApplicable:
-			skipped := xmlSafe(truncate("the rule does not apply to this host: "+r.Reason, maxMessage))
+		case r.Outcome == nightshift.RuleNotApplicable:
+			skipped := xmlSafe(textcut.Head("the rule does not apply to this host: "+r.Reason, maxMessage))
 			c.Skipped = &skipped
 			s.Skipped++
 		case r.Outcome.IsFailure():
@@ -150,7 +153,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 }
 
 // transcript is a result's attempts and commands as plain text.
-func transcript(r Result) string {
+func transcript(r TaskResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %s: %s", r.Rule, r.Host, r.Outcome)
 	if r.Reason != "" {
@@ -176,7 +179,7 @@ func transcript(r Result) string {
 			}
 			b.WriteByte('\n')
 			if out := strings.TrimRight(c.Output, "\n"); out != "" {
-				for _, line := range strings.Split(truncate(out, maxOutput), "\n") {
+				for _, line := range strings.Split(textcut.Head(out, maxOutput), "\n") {
 					fmt.Fprintf(&b, "    | %s\n", line)
 				}
 			}
@@ -218,15 +221,3 @@ func xmlChar(r rune) bool {
 }
 
 func secondsAttr(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
-
-// truncate cuts s to at most n bytes at a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}

@@ -12,7 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func testdata(name string) string { return filepath.Join("..", "testdata", "report", name) }
@@ -21,15 +26,11 @@ func testdata(name string) string { return filepath.Join("..", "testdata", "repo
 func loadRun(t testing.TB) *Run {
 	t.Helper()
 	data, err := os.ReadFile(testdata("run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var run Run
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&run); err != nil {
-		t.Fatalf("run.json: %v", err)
-	}
+	require.NoError(t, dec.Decode(&run), "run.json")
 	return &run
 }
 
@@ -50,15 +51,9 @@ func TestGolden(t *testing.T) {
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			var a, b bytes.Buffer
-			if err := tt.write(&a, run); err != nil {
-				t.Fatal(err)
-			}
-			if err := tt.write(&b, run); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a.Bytes(), b.Bytes()) {
-				t.Fatal("two renders of the same run differ")
-			}
+			require.NoError(t, tt.write(&a, run))
+			require.NoError(t, tt.write(&b, run))
+			require.Equal(t, a.String(), b.String(), "two renders of the same run differ")
 			golden(t, tt.file, a.Bytes())
 		})
 	}
@@ -67,59 +62,56 @@ func TestGolden(t *testing.T) {
 func TestSummary(t *testing.T) {
 	s := NewSummary(loadRun(t))
 	want := Totals{Results: 7, Rules: 4, Hosts: 2, Attempts: 9, Commands: 9, Passed: 2,
-		Outcomes: map[Outcome]int{Fixed: 1, Compliant: 1, NotFixed: 1, GaveUp: 1, NotApplicable: 1, CheckError: 1, Unreachable: 1}}
-	gotJSON, _ := json.Marshal(s.Totals)
-	wantJSON, _ := json.Marshal(want)
-	if string(gotJSON) != string(wantJSON) {
-		t.Errorf("totals = %s, want %s", gotJSON, wantJSON)
-	}
-	if len(s.Hosts) != 2 || s.Hosts[0].Host != "web01.example.com" || s.Hosts[0].Results != 3 || s.Hosts[0].Passed != 1 {
-		t.Errorf("hosts = %+v", s.Hosts)
-	}
+		Outcomes: map[nightshift.RuleStatus]int{nightshift.RuleFixed: 1, nightshift.RuleCompliant: 1, nightshift.RuleNotFixed: 1, nightshift.RuleGaveUp: 1, nightshift.RuleNotApplicable: 1, nightshift.RuleCheckError: 1, nightshift.RuleUnreachable: 1}}
+	assert.Equal(t, want, s.Totals)
+	require.Len(t, s.Hosts, 2)
+	assert.Equal(t, "web01.example.com", s.Hosts[0].Host)
+	assert.Equal(t, 3, s.Hosts[0].Results, "results of %s", s.Hosts[0].Host)
+	assert.Equal(t, 1, s.Hosts[0].Passed, "passed on %s", s.Hosts[0].Host)
+	require.Greater(t, len(s.Results), 2)
 	r := s.Results[2]
-	if r.Rule != "audit_rules_immutable" || r.MaxPromptTokens != 14012 || r.Limit != 14336 || r.Attempts != 5 || r.Commands != 4 {
-		t.Errorf("result 2 = %+v", r)
-	}
-	if s.DurationSeconds != 4350 {
-		t.Errorf("duration = %v, want 4350", s.DurationSeconds)
-	}
+	assert.Equal(t, "audit_rules_immutable", r.Rule)
+	assert.Equal(t, 14012, r.MaxPromptTokens, "max prompt tokens")
+	assert.Equal(t, 14336, r.Limit, "limit")
+	assert.Equal(t, 5, r.Attempts, "attempts")
+	assert.Equal(t, 4, r.Commands, "commands")
+	assert.EqualValues(t, 4350, s.DurationSeconds, "duration")
 	// The documented field names are the ones written.
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, loadRun(t)); err != nil {
-		t.Fatal(err)
+	require.NoError(t, WriteJSON(&buf, loadRun(t)))
+	var generic struct {
+		Top     map[string]any
+		Results []map[string]any `json:"results"`
 	}
-	var generic map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &generic); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &generic.Top))
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &generic))
+	require.NotEmpty(t, generic.Results)
 	for _, k := range []string{"version", "name", "model", "started", "finished", "duration_seconds", "totals", "hosts", "results"} {
-		if _, ok := generic[k]; !ok {
-			t.Errorf("summary lacks %q", k)
-		}
+		_, ok := generic.Top[k]
+		assert.True(t, ok, "summary lacks %q", k)
 	}
-	first := generic["results"].([]any)[0].(map[string]any)
 	for _, k := range []string{"rule", "title", "host", "outcome", "reason", "duration_seconds", "attempts", "commands", "max_prompt_tokens", "limit", "attempt_details"} {
-		if _, ok := first[k]; !ok {
-			t.Errorf("summary result lacks %q", k)
-		}
+		_, ok := generic.Results[0][k]
+		assert.True(t, ok, "summary result lacks %q", k)
 	}
 }
 
 func TestValidate(t *testing.T) {
-	ok := Result{Rule: "r", Host: "h", Outcome: Fixed}
+	ok := TaskResult{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed}
 	tests := []struct {
 		name    string
-		results []Result
+		results []TaskResult
 		wantErr bool
 	}{
 		{"empty run", nil, false},
-		{"one result", []Result{ok}, false},
-		{"no rule", []Result{{Host: "h", Outcome: Fixed}}, true},
-		{"no host", []Result{{Rule: "r", Outcome: Fixed}}, true},
-		{"unknown outcome", []Result{{Rule: "r", Host: "h", Outcome: "passed"}}, true},
-		{"duplicate", []Result{ok, ok}, true},
-		{"negative tokens", []Result{{Rule: "r", Host: "h", Outcome: Fixed, Attempts: []Attempt{{Number: 1, PromptTokens: -1}}}}, true},
-		{"same rule other host", []Result{ok, {Rule: "r", Host: "h2", Outcome: NotFixed}}, false},
+		{"one result", []TaskResult{ok}, false},
+		{"no rule", []TaskResult{{Host: "h", Outcome: nightshift.RuleFixed}}, true},
+		{"no host", []TaskResult{{Rule: "r", Outcome: nightshift.RuleFixed}}, true},
+		{"unknown outcome", []TaskResult{{Rule: "r", Host: "h", Outcome: nightshift.RuleStatus(42)}}, true},
+		{"no outcome", []TaskResult{{Rule: "r", Host: "h"}}, true},
+		{"duplicate", []TaskResult{ok, ok}, true},
+		{"negative tokens", []TaskResult{{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed, Attempts: []Attempt{{Number: 1, PromptTokens: -1}}}}, true},
+		{"same rule other host", []TaskResult{ok, {Rule: "r", Host: "h2", Outcome: nightshift.RuleNotFixed}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,15 +269,15 @@ func hostileRun() *Run {
 		Model:    `model"><svg onload=alert(3)>`,
 		Started:  time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Finished: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC),
-		Results: []Result{{
-			Rule: "rule" + evil, Title: evil, Host: "host" + evil, Outcome: NotFixed,
+		Results: []TaskResult{{
+			Rule: "rule" + evil, Title: evil, Host: "host" + evil, Outcome: nightshift.RuleNotFixed,
 			Reason: "reason\x00\x1b[31m" + evil + "\xff\xfe",
 			Attempts: []Attempt{{Number: 1, PromptTokens: 100, Limit: 200, Check: evil, Commands: []Command{{
 				Command: "echo '" + evil + "'", Action: "ran", ExitCode: &exit, Check: "fail",
 				Output: "\x07\x08 output " + evil, Detail: evil,
 			}}}},
 		}, {
-			Rule: "r2", Host: "host" + evil, Outcome: NotApplicable, Reason: evil,
+			Rule: "r2", Host: "host" + evil, Outcome: nightshift.RuleNotApplicable, Reason: evil,
 		}},
 	}
 }
@@ -354,9 +346,9 @@ func TestXMLSafe(t *testing.T) {
 }
 
 func TestChartGeometry(t *testing.T) {
-	g := ruleGroup{Rule: "r", Results: []Result{
-		{Host: "a", Outcome: NotFixed, Attempts: []Attempt{{Number: 1, PromptTokens: 1000, Limit: 8000}, {Number: 2, PromptTokens: 9000, Limit: 8000}}},
-		{Host: "b", Outcome: Compliant},
+	g := ruleGroup{Rule: "r", Results: []TaskResult{
+		{Host: "a", Outcome: nightshift.RuleNotFixed, Attempts: []Attempt{{Number: 1, PromptTokens: 1000, Limit: 8000}, {Number: 2, PromptTokens: 9000, Limit: 8000}}},
+		{Host: "b", Outcome: nightshift.RuleCompliant},
 	}}
 	c := newChart(g)
 	if c == nil || len(c.Series) != 1 || len(c.Series[0].Dots) != 2 || len(c.Limits) != 1 {
@@ -377,7 +369,7 @@ func TestChartGeometry(t *testing.T) {
 	if !(y2 < yl && yl < y1 && y1 < plotBase && y2 >= plotTop) {
 		t.Errorf("y: attempt1 %v, attempt2 %v, limit %v", y1, y2, yl)
 	}
-	if newChart(ruleGroup{Rule: "r", Results: []Result{{Host: "b", Outcome: Compliant}}}) != nil {
+	if newChart(ruleGroup{Rule: "r", Results: []TaskResult{{Host: "b", Outcome: nightshift.RuleCompliant}}}) != nil {
 		t.Error("a chart for a rule without attempts")
 	}
 	for _, tt := range []struct{ in, want int }{{0, 10}, {9, 10}, {11, 20}, {14336, 20000}, {15600, 20000}, {21000, 25000}, {26000, 50000}, {100, 100}} {

@@ -20,8 +20,11 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/retry"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func startTarget(t testing.TB, opts sshtarget.Options) *sshtarget.Target {
@@ -49,7 +52,7 @@ func targetConfig(tg *sshtarget.Target, mods ...func(*Config)) Config {
 		IdentityFiles:   []string{tg.IdentityFile},
 		NoAgent:         true,
 		KnownHostsFiles: []string{tg.KnownHostsFile},
-		Backoff:         Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
+		Redial:          retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxTries: 3},
 	}
 	for _, m := range mods {
 		m(&cfg)
@@ -90,15 +93,15 @@ func TestOpenSSHRun(t *testing.T) {
 	tests := []struct {
 		name string
 		cmd  string
-		want Result
+		want nightshift.Exec
 	}{
-		{"stdout and stderr apart", "echo out; echo err >&2", Result{Stdout: "out\n", Stderr: "err\n"}},
-		{"exit code", "echo failing >&2; exit 3", Result{Stderr: "failing\n", ExitCode: 3}},
-		{"killed by signal", "kill -9 $$", Result{ExitCode: 137, Signal: "KILL"}},
-		{"closes stdout early", "exec 1>&-; echo after >&2; exit 4", Result{Stderr: "after\n", ExitCode: 4}},
-		{"pipeline head", "yes | head -c 6", Result{Stdout: "y\ny\ny\n"}},
-		{"quoting", `printf '%s|' "a b" 'c'\''d'`, Result{Stdout: "a b|c'd|"}},
-		{"writes only under TempDir", "cd " + dir + " && echo x > f && cat f", Result{Stdout: "x\n"}},
+		{"stdout and stderr apart", "echo out; echo err >&2", nightshift.Exec{Stdout: "out\n", Stderr: "err\n"}},
+		{"exit code", "echo failing >&2; exit 3", nightshift.Exec{Stderr: "failing\n", ExitCode: 3}},
+		{"killed by signal", "kill -9 $$", nightshift.Exec{ExitCode: 137, Signal: "KILL"}},
+		{"closes stdout early", "exec 1>&-; echo after >&2; exit 4", nightshift.Exec{Stderr: "after\n", ExitCode: 4}},
+		{"pipeline head", "yes | head -c 6", nightshift.Exec{Stdout: "y\ny\ny\n"}},
+		{"quoting", `printf '%s|' "a b" 'c'\''d'`, nightshift.Exec{Stdout: "a b|c'd|"}},
+		{"writes only under TempDir", "cd " + dir + " && echo x > f && cat f", nightshift.Exec{Stdout: "x\n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,8 +242,7 @@ func TestOpenSSHAuthAndHostKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		// OpenSSH's own client accepts the file we wrote.
-		b, _ := os.ReadFile(kh)
-		want, _ := os.ReadFile(tg.KnownHostsFile)
+		b, want := mustRead(t, kh), mustRead(t, tg.KnownHostsFile)
 		if string(b) != string(want) {
 			t.Errorf("known_hosts written:\n%s\nwant:\n%s", b, want)
 		}
@@ -273,12 +275,14 @@ func TestOpenSSHProxyJump(t *testing.T) {
 	jump := startTarget(t, sshtarget.Options{AllowTCPForwarding: true})
 	tg := startTarget(t, sshtarget.Options{})
 	known := filepath.Join(t.TempDir(), "known_hosts")
-	a, _ := os.ReadFile(jump.KnownHostsFile)
-	b, _ := os.ReadFile(tg.KnownHostsFile)
-	os.WriteFile(known, append(a, b...), 0o600)
+	if err := os.WriteFile(known, append(mustRead(t, jump.KnownHostsFile), mustRead(t, tg.KnownHostsFile)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// The same user and key are authorized on both (ssh -J semantics:
 	// same credentials for the jump host).
-	os.WriteFile(filepath.Join(tg.Dir, "authorized_keys"), mustRead(t, jump.IdentityFile+".pub"), 0o600)
+	if err := os.WriteFile(filepath.Join(tg.Dir, "authorized_keys"), mustRead(t, jump.IdentityFile+".pub"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c := targetClient(t, tg, func(c *Config) {
 		c.IdentityFiles = []string{jump.IdentityFile}
 		c.KnownHostsFiles = []string{known}

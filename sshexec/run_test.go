@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/retry"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test to share.
@@ -83,7 +86,7 @@ func (f *fixture) config(mods ...func(*Config)) Config {
 		NoAgent:         true,
 		KnownHostsFiles: []string{f.known},
 		KeepAlive:       -1,
-		Backoff:         Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
+		Redial:          retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, MaxTries: 3},
 		Logger:          slog.New(slog.NewJSONHandler(f.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, m := range mods {
@@ -119,13 +122,13 @@ func TestRunResults(t *testing.T) {
 
 	tests := []struct {
 		cmd  string
-		want Result
+		want nightshift.Exec
 	}{
-		{"greet", Result{Stdout: "hello\n", Stderr: "warning\n", ExitCode: 0}},
-		{"fail", Result{Stderr: "no such rule\n", ExitCode: 3}},
-		{"crash", Result{ExitCode: 128 + 11, Signal: "SEGV"}},
-		{"quiet", Result{ExitCode: 0}},
-		{"missing", Result{Stderr: "sh: command not found\n", ExitCode: 127}},
+		{"greet", nightshift.Exec{Stdout: "hello\n", Stderr: "warning\n", ExitCode: 0}},
+		{"fail", nightshift.Exec{Stderr: "no such rule\n", ExitCode: 3}},
+		{"crash", nightshift.Exec{ExitCode: 128 + 11, Signal: "SEGV"}},
+		{"quiet", nightshift.Exec{ExitCode: 0}},
+		{"missing", nightshift.Exec{Stderr: "sh: command not found\n", ExitCode: 127}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd, func(t *testing.T) {
@@ -140,8 +143,8 @@ func TestRunResults(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("Run(%q) = %+v, want %+v", tc.cmd, got, tc.want)
 			}
-			if got.OK() != (tc.want.ExitCode == 0) {
-				t.Errorf("OK() = %v", got.OK())
+			if got.Exited() != (tc.want.Signal == "") {
+				t.Errorf("Exited() = %v", got.Exited())
 			}
 		})
 	}

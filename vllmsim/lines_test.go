@@ -7,6 +7,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
@@ -17,7 +18,7 @@ import (
 // the stubborn policy's tool call written as text (several lines).
 // Requests that offer tools still get the policy's answer.
 func TestWithLines(t *testing.T) {
-	turn := distill.Turn{Number: 3, Check: distill.Failed, Steps: []distill.Step{{Tool: distill.ToolApply,
+	turn := distill.Turn{Number: 3, Check: nightshift.CheckFail, Steps: []distill.Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply,
 		Command: "sed -i 's/^#*PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config", ExitCode: 2,
 		Stderr: "sed: can't read /etc/ssh/sshd_config: No such file or directory\n"}}}
 	det := distill.New(distill.Config{}).Summarize(turn).Line()

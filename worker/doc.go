@@ -2,7 +2,8 @@
 // on one host with a model served by an OpenAI-compatible server (vLLM).
 //
 // Fix checks the rule first (a compliant rule costs no model call), probes the
-// host once (os-release, package manager, init system), assembles the
+// host once per Worker (os-release, package manager, init system; through
+// Config.Probe, reported as EventProbe), assembles the
 // instruction and then makes attempts. The instruction is two messages: a
 // system message the same for every rule and host of a run — the worker's
 // instructions and the global ban list, followed in the chat template by

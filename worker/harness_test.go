@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,10 +19,15 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/internal/vllmref"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 var (
@@ -54,6 +60,9 @@ type env struct {
 	events  []worker.Event
 	dir     string
 	counter *budget.ChatCounter
+	// ref counts every prompt the simulator receives when
+	// envOptions.reference is set (nil otherwise).
+	ref *vllmref.Reference
 }
 
 type envOptions struct {
@@ -63,6 +72,11 @@ type envOptions struct {
 	serverWindow int // the simulator's max_model_len; 0 means 16384
 	faults       []vllmsim.Fault
 	errorStyle   vllmsim.ErrorStyle
+	// reference makes the simulator count prompts (and reject them) with
+	// the independent reference, Python Jinja2 and HF tokenizers
+	// (internal/vllmref), instead of package budget, which the worker
+	// counts with.
+	reference bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -95,8 +109,20 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if window == 0 {
 		window = 16384
 	}
-	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: window, Counter: sc, Policy: o.policy(e.dir), Faults: o.faults, ErrorStyle: o.errorStyle,
-		PromptTokensDetails: true})
+	var prompts vllmsim.PromptCounter // nil: the simulator counts with sc
+	if o.reference {
+		e.ref, err = vllmref.Start(ctx, vllmref.Config{Family: "qwen3"})
+		if errors.Is(err, vllmref.ErrUnavailable) {
+			testenv.Unavailable(t, "the reference counter: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.ref.Close() })
+		prompts = e.ref
+	}
+	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: window, Counter: sc, Prompts: prompts, Policy: o.policy(e.dir), Faults: o.faults,
+		ErrorStyle: o.errorStyle, PromptTokensDetails: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +160,8 @@ type workerOptions struct {
 	window, reserve int
 	maxAttempts     int
 	retryDeadline   time.Duration
+	// sleep, when set, replaces the retry waits (and records them).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (e *env) worker(o workerOptions) *worker.Worker {
@@ -151,11 +179,16 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
-	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, sshAdapter{e.ssh}},
+	oc.HTTPClient = &http.Client{Transport: &retry.Transport{}} // as cmd/worker does
+	cfg := worker.Config{
+		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
 		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
-	})
+	}
+	if o.sleep != nil {
+		cfg = worker.WithSleep(cfg, o.sleep)
+	}
+	w, err := worker.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -165,30 +198,22 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 // ran is one command run on the target and its result.
 type ran struct {
 	command string
-	exec    worker.Exec
+	exec    nightshift.Exec
 }
 
 // recordingTarget records every command and result on their way back to
 // the worker: what the target really printed, to compare prompts with.
 type recordingTarget struct {
 	e     *env
-	inner worker.Target
+	inner nightshift.Runner
 }
 
-func (r recordingTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+func (r recordingTarget) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	ex, err := r.inner.Run(ctx, command)
 	r.e.mu.Lock()
 	r.e.runs = append(r.e.runs, ran{command, ex})
 	r.e.mu.Unlock()
 	return ex, err
-}
-
-type sshAdapter struct{ c *sshexec.Client }
-
-func (a sshAdapter) Run(ctx context.Context, command string) (worker.Exec, error) {
-	r, err := a.c.Run(ctx, command)
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
 }
 
 // rule writes a rules file in the test's directory and loads one rule from it.

@@ -7,6 +7,7 @@ import (
 	"github.com/nightshift-dev/nightshift/safety"
 	"strings"
 
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/rules"
 )
 
@@ -24,13 +25,15 @@ const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unk
 	`for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then echo "pkg=$p"; break; fi; done; ` +
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
-// probe learns the host facts once per Worker.
-func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
+// probe learns the host facts once per Worker, through Config.Probe, and
+// reports the probe with EventProbe.
+func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
 	if w.facts != nil {
 		return w.facts, nil
 	}
-	ex, err := w.cfg.Target.Run(ctx, ProbeCommand)
+	ex, err := w.cfg.Probe.Run(ctx, ProbeCommand)
 	if err != nil {
+		w.emit(Event{Kind: EventProbe, Rule: rule, Command: ProbeCommand, Error: err.Error()})
 		return nil, fmt.Errorf("probe host: %w", err)
 	}
 	f := &HostFacts{OS: "unknown", PackageManager: "unknown", Init: "unknown"}
@@ -50,6 +53,8 @@ func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
 		}
 	}
 	w.facts = f
+	facts := *f
+	w.emit(Event{Kind: EventProbe, Rule: rule, Command: ProbeCommand, Exec: &ex, Facts: &facts})
 	return f, nil
 }
 
@@ -77,9 +82,9 @@ func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *HostFacts, l
 		}
 		switch {
 		case len(desc) > 200:
-			desc = abbreviate(desc, len(desc)/2)
+			desc = textcut.Head(desc, len(desc)/2)
 		case len(hints) > 200:
-			hints = abbreviate(hints, len(hints)/2)
+			hints = textcut.Head(hints, len(hints)/2)
 		case desc != "" || hints != "":
 			desc, hints = "", ""
 		default:

@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/distill"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // LessonSource supplies lessons for a rule on a host like the one the
@@ -46,7 +49,7 @@ func (w *Worker) withLessons(s string, lessons []string, maxTokens int) string {
 		if l == "" {
 			continue
 		}
-		lines = append(lines, "- "+abbreviate(l, maxLessonBytes)+"\n")
+		lines = append(lines, "- "+textcut.Head(l, maxLessonBytes)+"\n")
 	}
 	if len(lines) == 0 {
 		return s
@@ -73,7 +76,7 @@ func (w *Worker) withLessons(s string, lessons []string, maxTokens int) string {
 
 // classes names the error classes in a command's output for the command
 // event.
-func classes(ex Exec, err error) []string {
+func classes(ex nightshift.Exec, err error) []string {
 	code := ex.ExitCode
 	if err != nil || ex.TimedOut {
 		code = 0

@@ -17,6 +17,8 @@ import (
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // lessonWorker is e.worker with lessons and extra observers.
@@ -30,7 +32,7 @@ func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...worker.Obser
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
 		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, Observer: fanout(append([]worker.Observer{e}, obs...)),
 		Lessons: src, InstructionPercent: pct,
 	})
@@ -91,7 +93,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 	ctx := context.Background()
 
 	first, err := e.lessonWorker(src, 0, rec).Fix(ctx, r)
-	if err != nil || first.Status != worker.StatusFixed || first.Attempts != 3 {
+	if err != nil || first.Status != nightshift.RuleFixed || first.Attempts != 3 {
 		t.Fatalf("first host: %+v, %v; want fixed in 3 attempts", first, err)
 	}
 	if err := rec.Flush(ctx); err != nil {
@@ -102,7 +104,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 	}
 	n := len(e.requests())
 	second, err := e.lessonWorker(src, 0).Fix(ctx, r)
-	if err != nil || second.Status != worker.StatusFixed {
+	if err != nil || second.Status != nightshift.RuleFixed {
 		t.Fatalf("second host: %+v, %v", second, err)
 	}
 	sys := e.requests()[n].Messages[1].Content
@@ -229,7 +231,7 @@ func TestEventsCarryClassesAndFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := e.eventsOf(worker.EventCommand)
-	if len(cmds) != 1 || cmds[0].Action != "ran" || !slices.Contains(cmds[0].Classes, string(distill.ClassSedExpression)) {
+	if len(cmds) != 1 || cmds[0].Action != nightshift.ActionRan || !slices.Contains(cmds[0].Classes, string(distill.ClassSedExpression)) {
 		t.Fatalf("command events %+v, want one that ran with class %q", cmds, distill.ClassSedExpression)
 	}
 	ends := e.eventsOf(worker.EventRuleEnd)

@@ -4,32 +4,45 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // TestStubbornStaysInsideTheWindow is the regression test asked for by name:
-// 25, 50 and 100 attempts of the stubborn policy, whose commands print
-// thousands of tokens, against a real sshd and the vLLM simulator. vLLM never
-// rejects a prompt, the ban list is in every prompt, and the prompt plateaus.
+// 25, 50 and 100 attempts of the stubborn policy (a rule that never gets
+// fixed), whose commands print thousands of tokens so that the memory
+// compresses, against a real sshd and the vLLM simulator with a 16,384-token
+// window. The simulator counts every prompt, and rejects it as vLLM would,
+// with the independent reference (internal/vllmref: Python Jinja2 renders,
+// the HF tokenizers count), not with package budget, which the worker
+// counts with. vLLM never rejects a prompt, the worker's count of every
+// prompt equals the reference's, the ban list is in every prompt, and the
+// prompt plateaus.
 func TestStubbornStaysInsideTheWindow(t *testing.T) {
 	attempts := []int{25, 50, 100}
 	if testing.Short() {
-		attempts = []int{25}
+		attempts = []int{50}
 	}
 	for _, n := range attempts {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
+			start := time.Now()
+			e := newEnv(t, envOptions{reference: true, policy: func(dir string) vllmsim.Policy {
 				return vllmsim.Stubborn(vllmsim.StubbornConfig{Seed: uint64(n), DraftDir: filepath.Join(dir, "drafts")})
 			}})
 			r := e.rule(fmt.Sprintf(`rules:
@@ -40,32 +53,63 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
     max_attempts: %d
 `, e.dir, n), "aide_build_database")
 			out, err := e.worker(workerOptions{}).Fix(context.Background(), r)
-			if err != nil {
-				t.Fatalf("Fix: %v (outcome %+v)", err, out)
-			}
-			if out.Status != worker.StatusNotFixed || out.Attempts != n {
-				t.Fatalf("outcome %+v, want not_fixed after %d attempts", out, n)
-			}
-			if rej := e.sim.Stats().Rejections(); len(rej) != 0 || out.ContextRejections != 0 {
-				t.Fatalf("%d context-length rejections (first: %s)", len(rej), rej[0].Error)
+			require.NoError(t, err, "Fix (outcome %+v)", out)
+			require.Equal(t, nightshift.RuleNotFixed, out.Status, "outcome %+v", out)
+			require.Equal(t, n, out.Attempts, "outcome %+v", out)
+			rej := e.sim.Stats().Rejections()
+			if len(rej) != 0 || out.ContextRejections != 0 {
+				t.Fatalf("%d context-length rejections by the reference's count, %d in the outcome (first: %s)",
+					len(rej), out.ContextRejections, rej[0].Error)
 			}
 			reqs := e.requests()
-			if len(reqs) != n {
-				t.Fatalf("%d model calls for %d attempts", len(reqs), n)
+			require.Len(t, reqs, n, "model calls for %d attempts", n)
+			// Every prompt was counted by the reference, and answered.
+			assert.Equal(t, n, e.ref.Prompts(), "prompts counted by the reference")
+			completions := e.sim.Stats().Completions()
+			require.Len(t, completions, n)
+			for i, c := range completions {
+				require.Equal(t, http.StatusOK, c.Status, "call %d: %s", i+1, c.Error)
 			}
+			// The worker's count of every prompt is the reference's,
+			// token for token (a count a few tokens off fits the window
+			// here, so only this comparison catches it).
+			calls := e.eventsOf(worker.EventModelCall)
+			usages := e.eventsOf(worker.EventModelUsage)
+			require.Len(t, calls, n)
+			require.Len(t, usages, n)
+			var off []string
+			for i := range calls {
+				if local, ref := calls[i].Assessment.Prompt, completions[i].PromptTokens; local != ref {
+					off = append(off, fmt.Sprintf("attempt %d: the worker counted %d, the reference %d (%+d)", calls[i].Attempt, local, ref, local-ref))
+				}
+				require.Equal(t, completions[i].PromptTokens, usages[i].UsagePrompt, "attempt %d: usage.prompt_tokens", usages[i].Attempt)
+			}
+			if len(off) > 0 {
+				t.Errorf("%d of %d prompts counted differently by the worker and the reference; first %s", len(off), n, strings.Join(off[:min(3, len(off))], "; "))
+			}
+			// The memory compressed: later prompts summarise earlier turns.
+			compressed := 0
+			for _, req := range reqs {
+				for _, m := range req.Messages {
+					if groupRE.MatchString(m.Content) {
+						compressed++
+						break
+					}
+				}
+			}
+			require.NotZero(t, compressed, "no prompt summarises a turn: the memory never compressed")
 			checked := assertPromptContents(t, e, "systemctl (restart|stop) ssh", qwen3(t).Tokenizer)
 			prompt, cached := e.sim.Stats().PromptTokens()
 			var fromEvents int
-			for _, u := range e.eventsOf(worker.EventModelUsage) {
+			for _, u := range usages {
 				fromEvents += u.CachedTokens
 			}
 			if fromEvents != cached || out.CachedTokens != cached || out.PromptTokens != prompt {
 				t.Errorf("cached tokens: %d in the server's records, %d in the events, %d in the outcome (prompt %d, %d)",
 					cached, fromEvents, out.CachedTokens, prompt, out.PromptTokens)
 			}
-			t.Logf("%d attempts: %d prompt tokens, %d (%.1f%%) from the prefix cache, %d prefilled; last 3 turns checked in %d prompts",
-				n, prompt, cached, 100*float64(cached)/float64(prompt), prompt-cached, checked)
-			calls := e.eventsOf(worker.EventModelCall)
+			t.Logf("%d attempts: %d prompts counted by the reference, %d rejected, %d with summarised turns; %d prompt tokens, %d (%.1f%%) from the prefix cache, %d prefilled; last 3 turns checked in %d prompts; %s",
+				n, e.ref.Prompts(), len(rej), compressed, prompt, cached, 100*float64(cached)/float64(prompt), prompt-cached, checked, time.Since(start).Round(time.Millisecond))
 			// Plateau: the largest prompt of attempts 21..n stays within 25%
 			// of the largest of attempts 1..20, and the message count
 			// within its bound. (Both move with the memory's degrade steps,
@@ -122,13 +166,13 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 	}
 	blocked := 0
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "blocked" {
+		if ev.Action == nightshift.ActionBlocked {
 			blocked++
 			if !strings.Contains(ev.Command, marker) {
 				t.Errorf("blocked command without the marker: %q", ev.Command)
 			}
 		}
-		if ev.Action == "ran" && strings.Contains(ev.Command, marker) {
+		if ev.Action == nightshift.ActionRan && strings.Contains(ev.Command, marker) {
 			t.Errorf("a marked (banned) command ran: %q", ev.Command)
 		}
 	}
@@ -152,14 +196,14 @@ func TestEventualFixes(t *testing.T) {
     check: "grep -q '^PermitRootLogin no' %s"
 `, conf), "sshd_disable_root_login")
 	out, err := e2.worker(workerOptions{}).Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusFixed || out.Attempts != 4 {
+	if err != nil || out.Status != nightshift.RuleFixed || out.Attempts != 4 {
 		t.Fatalf("outcome %+v, err %v; want fixed at attempt 4", out, err)
 	}
 	assertPromptContents(t, e2, "", qwen3(t).Tokenizer)
 	// Checking again costs no model call.
 	calls := len(e2.requests())
 	out, err = e2.worker(workerOptions{}).Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusCompliant || len(e2.requests()) != calls {
+	if err != nil || out.Status != nightshift.RuleCompliant || len(e2.requests()) != calls {
 		t.Fatalf("a compliant rule: outcome %+v, err %v, %d model calls", out, err, len(e2.requests())-calls)
 	}
 }
@@ -177,12 +221,12 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v", err)
 	}
-	if out.Status != worker.StatusNotFixed || out.Attempts != 12 {
+	if out.Status != nightshift.RuleNotFixed || out.Attempts != 12 {
 		t.Fatalf("outcome %+v", out)
 	}
 	malformed := 0
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "malformed" {
+		if ev.Action == nightshift.ActionMalformed {
 			malformed++
 			if ev.Detail == "" {
 				t.Error("malformed event without a detail")
@@ -213,7 +257,7 @@ func TestRetriesAreNotAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v", err)
 	}
-	if out.Retries != 3 || out.Status != worker.StatusGaveUp || out.Attempts != 2 {
+	if out.Retries != 3 || out.Status != nightshift.RuleGaveUp || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, want 3 retries and give_up at attempt 2", out)
 	}
 }
@@ -229,8 +273,75 @@ func TestServerDownPastDeadline(t *testing.T) {
 `, e.dir), "accounts_tmout")
 	out, err := e.worker(workerOptions{retryDeadline: 3 * time.Second}).Fix(context.Background(), r)
 	var ue *worker.UnreachableError
-	if !errors.As(err, &ue) || out.Status != worker.StatusUnreachable {
+	if !errors.As(err, &ue) || out.Status != nightshift.RuleUnreachable {
 		t.Fatalf("got %v (outcome %+v), want *UnreachableError", err, out)
+	}
+}
+
+// sleeps records the retry waits the worker asks for, without waiting.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// TestRetryAfterIsHonoured: a 429 with Retry-After: 3 makes the worker wait
+// 3 s (not its own backoff, not jittered); the 503 after it, without the
+// header, gets the jittered backoff of a second failure, 0.5 to 1 s.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	e := newEnv(t, envOptions{
+		policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(1, "cannot fix this in a test") },
+		faults: []vllmsim.Fault{{Kind: vllmsim.FaultRateLimited, RetryAfter: 3 * time.Second}, {Kind: vllmsim.FaultUnavailable}},
+	})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: accounts_tmout
+    check: "test -f %s/never"
+`, e.dir), "accounts_tmout")
+	var s sleeps
+	out, err := e.worker(workerOptions{retryDeadline: time.Minute, sleep: s.sleep}).Fix(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Fix: %v", err)
+	}
+	if out.Retries != 2 || out.Status != nightshift.RuleGaveUp {
+		t.Fatalf("outcome %+v, want 2 retries and give_up", out)
+	}
+	if len(s.d) != 2 || s.d[0] != 3*time.Second || s.d[1] < 500*time.Millisecond || s.d[1] > time.Second {
+		t.Fatalf("waits %v, want [3s, 0.5s..1s]", s.d)
+	}
+	retries := e.eventsOf(worker.EventRetry)
+	if len(retries) != 2 || retries[0].Try != 1 || retries[0].RetryIn != 3*time.Second || retries[1].Try != 2 || retries[1].RetryIn != s.d[1] {
+		t.Fatalf("retry events %+v, want tries 1 and 2 announcing the waits %v", retries, s.d)
+	}
+	if !strings.Contains(retries[0].Error, "429") || retries[0].GiveUpAt.IsZero() {
+		t.Errorf("first retry event %+v: want the 429 and when the worker gives up", retries[0])
+	}
+}
+
+// TestRetryAfterPastDeadline: a Retry-After that would end past the retry
+// deadline is not waited for: the rule ends unreachable at once.
+func TestRetryAfterPastDeadline(t *testing.T) {
+	e := newEnv(t, envOptions{
+		policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(1, "") },
+		faults: []vllmsim.Fault{{Kind: vllmsim.FaultRateLimited, RetryAfter: 3 * time.Second}},
+	})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: accounts_tmout
+    check: "test -f %s/never"
+`, e.dir), "accounts_tmout")
+	var s sleeps
+	out, err := e.worker(workerOptions{retryDeadline: 2 * time.Second, sleep: s.sleep}).Fix(context.Background(), r)
+	var ue *worker.UnreachableError
+	if !errors.As(err, &ue) || out.Status != nightshift.RuleUnreachable || ue.Tries != 1 {
+		t.Fatalf("got %v (outcome %+v), want *UnreachableError after 1 try", err, out)
+	}
+	if len(s.d) != 0 || out.Retries != 0 {
+		t.Fatalf("waited %v with %d retries, want no wait", s.d, out.Retries)
 	}
 }
 
@@ -306,16 +417,19 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	stop := make(chan struct{})
-	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
 		Counter: e.counter, Tokenizer: qwen3(t).Tokenizer, Budget: b, Stop: stop, Observer: &stopAfter{attempt: 2, stop: stop, inner: e}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := w.Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusInterrupted || out.Attempts != 2 {
+	if err != nil || out.Status != nightshift.RuleInterrupted || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, err %v; want interrupted after attempt 2", out, err)
 	}
-	log, _ := os.ReadFile(filepath.Join(e.dir, "log"))
+	log, err := os.ReadFile(filepath.Join(e.dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := strings.Count(string(log), "attempt"); got != 2 {
 		t.Fatalf("%d commands ran, want the 2 of the finished attempts", got)
 	}

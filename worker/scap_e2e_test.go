@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,10 +9,13 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // The SSG end-to-end tests run the worker against a disposable Debian 12
@@ -36,9 +38,7 @@ type scapEnv struct {
 // window of maxModelLen tokens and the policy, made once the target is up.
 func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.Policy) *scapEnv {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for the disposable Debian target (namespaces, chroot); the test command runs as root in CI: sudo make test")
-	}
+	testenv.NeedRoot(t, "the disposable Debian target (namespaces, chroot)")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	tg, err := debtarget.Start(ctx, debtarget.Options{})
@@ -116,7 +116,7 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v (outcome %+v)", err, out)
 	}
-	if out.Status != worker.StatusNotFixed || out.Attempts != n {
+	if out.Status != nightshift.RuleNotFixed || out.Attempts != n {
 		t.Fatalf("outcome %+v, want not_fixed after %d attempts", out, n)
 	}
 	if rej := e.sim.Stats().Rejections(); len(rej) != 0 || out.ContextRejections != 0 {
@@ -126,7 +126,7 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	// worker refused (exact repeats of failed commands) were not.
 	ran, checked := map[int]bool{}, map[int]bool{}
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "ran" || ev.Action == "timed_out" {
+		if ev.Action == nightshift.ActionRan || ev.Action == nightshift.ActionTimedOut {
 			ran[ev.Attempt] = true
 		}
 	}

@@ -14,23 +14,9 @@ import (
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+
+	"github.com/nightshift-dev/nightshift"
 )
-
-// Exec is the result of one command on the target.
-type Exec struct {
-	Stdout, Stderr string
-	ExitCode       int
-	Signal         string
-	TimedOut       bool
-	Duration       time.Duration
-	CutBytes       int64 // bytes cut from the streams by the output cap
-}
-
-// Target runs shell commands on the host being fixed. A non-zero exit is a
-// result, not an error; an error means the command's outcome is unknown.
-type Target interface {
-	Run(ctx context.Context, command string) (Exec, error)
-}
 
 // Observer receives the worker's per-attempt events. Observe is called from
 // the goroutine running Fix.
@@ -55,10 +41,18 @@ var ErrConfig = errors.New("invalid worker configuration")
 type Config struct {
 	Model     ChatModel           // the model server client (required)
 	ModelName string              // the model to ask (required)
-	Target    Target              // the host (required)
+	Target    nightshift.Runner   // runs the remediation commands and the checks on the host (required)
 	Counter   *budget.ChatCounter // counts prompts as the server does (required)
 	Tokenizer budget.Tokenizer    // the model's tokenizer (required)
 	Budget    *budget.Budget      // window, reserve (max_tokens), soft limit, margin (required)
+
+	// Probe runs the read-only host probe (ProbeCommand, once per Worker
+	// before its first attempt; EventProbe reports it). Nil means Target.
+	// Callers that record or route remediation commands (package batch
+	// journals them, package fleet runs them as unretried activities) give
+	// the probe its own runner, so that they never have to guess which
+	// command is the probe.
+	Probe nightshift.Runner
 
 	// Bans is the ban list; nil means safety.DefaultBanList(). A rule's own
 	// patterns are added to it for that rule.
@@ -105,11 +99,11 @@ type Config struct {
 	// after the rule's own text. Nil means no lessons.
 	Lessons LessonSource
 	// Stop, when closed, ends Fix after the current step with
-	// StatusInterrupted (a graceful stop; cancelling the context is the
+	// nightshift.RuleInterrupted (a graceful stop; cancelling the context is the
 	// hard one). Nil means never.
 	Stop <-chan struct{}
 
-	sleep func(ctx context.Context, d time.Duration) error // tests
+	sleep func(ctx context.Context, d time.Duration) error // tests; nil sleeps for real
 }
 
 // Worker fixes rules on one target.
@@ -136,6 +130,9 @@ func New(cfg Config) (*Worker, error) {
 	case cfg.InstructionPercent < 0 || cfg.InstructionPercent > 90:
 		return nil, fmt.Errorf("%w: InstructionPercent %d is outside 1..90", ErrConfig, cfg.InstructionPercent)
 	}
+	if cfg.Probe == nil {
+		cfg.Probe = cfg.Target
+	}
 	if cfg.Bans == nil {
 		cfg.Bans = safety.DefaultBanList()
 	}
@@ -157,41 +154,22 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if cfg.sleep == nil {
-		cfg.sleep = sleepCtx
-	}
 	return &Worker{cfg: cfg}, nil
 }
 
-// Status is how a rule ended.
-type Status string
-
-// Rule outcomes.
-const (
-	StatusCompliant   Status = "compliant"     // compliant before any attempt
-	StatusFixed       Status = "fixed"         // the re-check passed after an attempt
-	StatusNotFixed    Status = "not_fixed"     // attempts ran out
-	StatusGaveUp      Status = "gave_up"       // the model called give_up
-	StatusCheckError  Status = "check_error"   // the check could not be evaluated
-	StatusInterrupted Status = "interrupted"   // the context was cancelled
-	StatusFailed      Status = "failed"        // an error stopped the loop
-	StatusUnreachable Status = "unreachable"   // the model server or host stayed down
-	StatusNotApplic   Status = "notapplicable" // the check says the rule does not apply
-)
-
 // Outcome is the result of Fix for one rule.
 type Outcome struct {
-	Rule              string        `json:"rule"`
-	Status            Status        `json:"status"`
-	Attempts          int           `json:"attempts"`
-	ModelCalls        int           `json:"model_calls"`
-	Retries           int           `json:"retries"`
-	ContextRejections int           `json:"context_rejections"`
-	Commands          int           `json:"commands"`
-	Blocked           int           `json:"blocked"`
-	Reason            string        `json:"reason,omitempty"`
-	Duration          time.Duration `json:"duration_ns"`
-	MaxPromptTokens   int           `json:"max_prompt_tokens"`
+	Rule              string                `json:"rule"`
+	Status            nightshift.RuleStatus `json:"status"`
+	Attempts          int                   `json:"attempts"`
+	ModelCalls        int                   `json:"model_calls"`
+	Retries           int                   `json:"retries"`
+	ContextRejections int                   `json:"context_rejections"`
+	Commands          int                   `json:"commands"`
+	Blocked           int                   `json:"blocked"`
+	Reason            string                `json:"reason,omitempty"`
+	Duration          time.Duration         `json:"duration_ns"`
+	MaxPromptTokens   int                   `json:"max_prompt_tokens"`
 	// PromptTokens and CachedTokens sum the server's usage over the rule's
 	// answered model calls: prompt tokens, and those its prefix cache
 	// served.
@@ -209,7 +187,7 @@ func (o Outcome) CacheShare() float64 {
 }
 
 // Fixed reports whether the rule is compliant at the end.
-func (o Outcome) Fixed() bool { return o.Status == StatusFixed || o.Status == StatusCompliant }
+func (o Outcome) Fixed() bool { return o.Status.Passed() }
 
 func (w *Worker) log() *slog.Logger { return w.cfg.Logger }
 
@@ -224,27 +202,21 @@ func (w *Worker) check(ctx context.Context, r rules.Rule) (rules.CheckResult, er
 	if r.Check == nil {
 		return rules.CheckResult{}, fmt.Errorf("rule %s has no check", r.ID)
 	}
-	return r.Check.Evaluate(ctx, runnerAdapter{w.cfg.Target})
+	return r.Check.Evaluate(ctx, w.cfg.Target)
 }
 
 // stepOf turns an execution into distiller facts.
-func stepOf(c call, ex Exec, err error) distill.Step {
-	s := distill.Step{Tool: c.name, Command: c.command, Reason: c.reason}
-	switch {
-	case err != nil:
-		s.Action = distill.Unknown
+func stepOf(c call, ex nightshift.Exec, err error) distill.Step {
+	s := distill.Step{Tool: c.name, Command: c.command, Reason: c.reason, Action: nightshift.ActionOf(ex, err)}
+	if err != nil {
 		s.Note = err.Error()
-	case ex.TimedOut:
-		s.Action = distill.TimedOut
-	default:
-		s.Action = distill.Ran
 	}
 	s.ExitCode, s.Signal, s.Stdout, s.Stderr = ex.ExitCode, ex.Signal, ex.Stdout, ex.Stderr
 	return s
 }
 
 // formatExec renders a command's result for the model.
-func formatExec(ex Exec, err error) string {
+func formatExec(ex nightshift.Exec, err error) string {
 	var b strings.Builder
 	switch {
 	case err != nil:
@@ -257,8 +229,8 @@ func formatExec(ex Exec, err error) string {
 	default:
 		fmt.Fprintf(&b, "exit status: %d\n", ex.ExitCode)
 	}
-	if ex.CutBytes > 0 {
-		fmt.Fprintf(&b, "(output cap: %d bytes cut from the middle)\n", ex.CutBytes)
+	if cut := ex.CutBytes(); cut > 0 {
+		fmt.Fprintf(&b, "(output cap: %d bytes cut from the middle)\n", cut)
 	}
 	if ex.Stdout != "" {
 		b.WriteString("stdout:\n")

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +23,8 @@ import (
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const demoUsage = `Usage:
@@ -166,13 +167,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = strings.TrimRight(baseURL, "/") + "/v1"
-	oc.HTTPClient = &http.Client{}
+	oc.HTTPClient = retryingClient()
 	rec := &lastRequest{model: openai.NewClientWithConfig(oc)}
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
 	last := &lastCall{}
 	w, err := worker.New(worker.Config{
-		Model: rec, ModelName: srv.Model(), Target: sshTarget{ssh},
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: fanOut{rep, last}, MemoryObserver: rep.memory(),
+		Model: rec, ModelName: srv.Model(), Target: ssh,
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: worker.Observers{rep, last}, MemoryObserver: rep.memory(),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -192,7 +193,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := demoEnd(stdout, *jsonOut, root, rec, last, host, time.Since(start)); err != nil {
 		return err
 	}
-	if outs[0].Status != worker.StatusFixed || outs[1].Status != worker.StatusNotFixed || outs[1].Attempts != demoStubbornMax {
+	if outs[0].Status != nightshift.RuleFixed || outs[1].Status != nightshift.RuleNotFixed || outs[1].Attempts != demoStubbornMax {
 		return fmt.Errorf("demo: did not run as scripted: %s %s after %d attempts (want fixed), %s %s after %d (want not_fixed after %d)",
 			outs[0].Rule, outs[0].Status, outs[0].Attempts, outs[1].Rule, outs[1].Status, outs[1].Attempts, demoStubbornMax)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const fixUsage = `Usage:
@@ -239,7 +241,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// The host.
 	dest := f.dest
 	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew,
-		CommandTimeout: f.commandTimeout, Logger: logger, Passphrase: sshexec.TerminalPassphrase()}
+		CommandTimeout: sshCommandTimeout(f.commandTimeout), Logger: logger, Passphrase: sshexec.TerminalPassphrase(), OnDialFailure: dialNotices(stderr)}
 	if f.identity != "" {
 		scfg.IdentityFiles = []string{f.identity}
 	}
@@ -283,9 +285,9 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	w, err := worker.New(worker.Config{
-		Model: model, ModelName: ms.served.ID, Target: sshTarget{ssh},
+		Model: model, ModelName: ms.served.ID, Target: ssh,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: fanOut{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
+		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 		Distiller: distiller,
 	})
 	if err != nil {
@@ -305,7 +307,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			switch {
 			case errors.As(err, &ue), errors.As(err, &op):
 				runErr = &unreachable{err}
-			case hardCtx.Err() != nil || out.Status == worker.StatusInterrupted:
+			case hardCtx.Err() != nil || out.Status == nightshift.RuleInterrupted:
 				runErr = err
 			default:
 				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
@@ -313,7 +315,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			break
 		}
-		if out.Status == worker.StatusInterrupted {
+		if out.Status == nightshift.RuleInterrupted {
 			break
 		}
 	}
@@ -322,7 +324,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == worker.StatusNotApplic || o.Status == worker.StatusCheckError {
+		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError {
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
 		}
 	}
@@ -372,13 +374,4 @@ func dryRun(ctx context.Context, w *worker.Worker, rs []rules.Rule, stdout io.Wr
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.ID, p.Check, p.PromptTokens, p.Limit)
 	}
 	return tw.Flush()
-}
-
-// sshTarget adapts sshexec to worker.Target.
-type sshTarget struct{ c *sshexec.Client }
-
-func (t sshTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
-	r, err := t.c.Run(ctx, command)
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -105,7 +106,7 @@ func (v *countVerifier) verify(ctx context.Context, req openai.ChatCompletionReq
 	case err == nil:
 		v.checked = true
 		return nil
-	case errors.As(err, &he) && (he.Status >= 500 || he.Status == 429):
+	case errors.As(err, &he) && retry.RetryableStatus(he.Status):
 		// The worker retries API errors by their status.
 		return &openai.APIError{HTTPStatusCode: he.Status, Message: err.Error()}
 	case errors.As(err, &he), errors.As(err, new(*budget.CountMismatchError)):

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -140,7 +141,7 @@ func TestVerifyCount(t *testing.T) {
 		require.Len(t, runs, 1)
 		tasks, err := jr.Tasks(context.Background(), runs[0].ID)
 		require.NoError(t, err)
-		status := map[string]string{}
+		status := map[string]nightshift.RuleStatus{}
 		for _, task := range tasks {
 			if task.Finished {
 				status[task.Rule] = task.Status
@@ -148,7 +149,7 @@ func TestVerifyCount(t *testing.T) {
 		}
 		// Rules already compliant need no model; aide_db's task stays
 		// unfinished.
-		assert.Equal(t, map[string]string{"sshd_root_login": "compliant", "motd_banner": "compliant"}, status)
+		assert.Equal(t, map[string]nightshift.RuleStatus{"sshd_root_login": nightshift.RuleCompliant, "motd_banner": nightshift.RuleCompliant}, status)
 	})
 }
 

@@ -18,6 +18,8 @@ import (
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/progress"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // observeFlags are the flags of run and resume that watch a run rather
@@ -32,6 +34,14 @@ func addObserveFlags(fs *flag.FlagSet, o *observeFlags) {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics while the run lasts (e.g. :9464)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress on stderr (default: a live status on a terminal, plain lines otherwise)")
 	fs.BoolVar(&o.noLessons, "no-lessons", false, "neither record lessons in the journal file nor give them to later rules and hosts")
+}
+
+// validate checks --metrics-addr before anything is dialled.
+func (o observeFlags) validate() error {
+	if o.metricsAddr == "" {
+		return nil
+	}
+	return checkHostPort("--metrics-addr", o.metricsAddr, true)
 }
 
 // observers are what watches a batch run: progress, metrics, lessons.
@@ -111,7 +121,7 @@ func (obs *observers) configure(cfg *batch.Config) {
 // hostObserver returns the observer of one host's worker: its progress
 // line and its lessons recorder.
 func (obs *observers) hostObserver(host string) worker.Observer {
-	var out fanOut
+	var out worker.Observers
 	if obs.notices.w != nil {
 		n := obs.notices
 		n.host = host
@@ -163,15 +173,6 @@ func (l lessonWriter) Observe(e worker.Event) {
 	}
 }
 
-// fanOut passes each event to each observer in order.
-type fanOut []worker.Observer
-
-func (f fanOut) Observe(e worker.Event) {
-	for _, o := range f {
-		o.Observe(e)
-	}
-}
-
 // timedConnector wraps each host's target so that metrics time its
 // commands.
 type timedConnector struct {
@@ -188,7 +189,7 @@ func (c timedConnector) Connect(ctx context.Context, h inventory.Host) (batch.Ta
 }
 
 type timedTarget struct {
-	worker.Target
+	nightshift.Runner
 	closer io.Closer
 }
 
