@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
@@ -85,7 +83,8 @@ type Config struct {
 	RetryDeadline time.Duration
 	// RequestTimeout bounds one model call. Zero means 5 minutes.
 	RequestTimeout time.Duration
-	// Distiller writes summary lines; nil means the deterministic one.
+	// Distiller writes summary lines; nil means the deterministic one. A
+	// FallbackDistiller's fallbacks are reported as EventDistillFallback.
 	Distiller memory.LineDistiller
 	// Logger receives budget events and retries; nil discards them.
 	Logger *slog.Logger
@@ -252,5 +251,3 @@ func formatExec(ex nightshift.Exec, err error) string {
 	}
 	return b.String()
 }
-
-var _ = openai.ChatMessageRoleAssistant
