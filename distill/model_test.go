@@ -87,7 +87,7 @@ func newModel(t *testing.T, s *chatServer, timeout time.Duration) *Model {
 	return m
 }
 
-var lockTurn = Turn{Number: 4, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
+var lockTurn = Turn{Number: 4, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
 	Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n"}}, Check: nightshift.CheckFail}
 
 func TestModelDistiller(t *testing.T) {
@@ -110,6 +110,10 @@ func TestModelDistiller(t *testing.T) {
 		{"oversized", reply{content: "[Turn 4: " + strings.Repeat("ran apt-get install aide again and again, ", 40) + "]"}, lockTurn, det, ErrModelOversize},
 		{"claims success", reply{content: "[Turn 4: installed aide successfully]"}, lockTurn, det, ErrModelClaim},
 		{"claims fixed", reply{content: "[Turn 4: fixed the dpkg lock]"}, lockTurn, det, ErrModelClaim},
+		{"claims the re-check passed", reply{content: "[Turn 4: apt-get install aide, exit 100; re-check passed]"}, lockTurn, det, ErrModelClaim},
+		{"claims ok", reply{content: "[Turn 4: apt-get install aide OK]"}, lockTurn, det, ErrModelClaim},
+		{"claims success of a turn whose check errored", reply{content: "[Turn 4: aide database done]"},
+			Turn{Number: 4, Steps: lockTurn.Steps, Check: nightshift.CheckError}, New(Config{}).Summarize(Turn{Number: 4, Steps: lockTurn.Steps, Check: nightshift.CheckError}).Line(), ErrModelClaim},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +126,9 @@ func TestModelDistiller(t *testing.T) {
 			if !errors.Is(r.Fallback, tt.fallback) || (tt.fallback == nil) != (r.Fallback == nil) {
 				t.Errorf("fallback = %v, want %v", r.Fallback, tt.fallback)
 			}
+			if want := wantReason[tt.fallback]; r.Reason != want {
+				t.Errorf("reason = %q, want %q", r.Reason, want)
+			}
 			if line, err := m.Line(context.Background(), tt.turn); err != nil || line != r.Line {
 				t.Errorf("Line = %q, %v", line, err)
 			}
@@ -129,10 +136,26 @@ func TestModelDistiller(t *testing.T) {
 	}
 }
 
+var wantReason = map[error]FallbackReason{nil: FallbackNone, ErrModelRequest: FallbackRequest, ErrModelEmpty: FallbackEmpty,
+	ErrModelOversize: FallbackOversize, ErrModelClaim: FallbackClaim}
+
+func TestFallbackReasons(t *testing.T) {
+	var names []string
+	for _, r := range FallbackReasons() {
+		names = append(names, r.String())
+	}
+	if got := strings.Join(names, ","); got != "request,empty,oversize,claim" {
+		t.Errorf("FallbackReasons = %s", got)
+	}
+	if FallbackNone.String() != "" || FallbackReason(9).String() != "FallbackReason(9)" {
+		t.Errorf("%q %q", FallbackNone, FallbackReason(9))
+	}
+}
+
 func TestModelSuccessAllowedWhenPassed(t *testing.T) {
 	s := &chatServer{reply: reply{content: "[Turn 9: ran sed on /etc/ssh/sshd_config and reloaded sshd; re-check passed]"}}
 	m := newModel(t, s, 0)
-	turn := Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: nightshift.CheckPass}
+	turn := Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: nightshift.CheckPass}
 	r := m.Distill(context.Background(), turn)
 	if r.Fallback != nil || r.Line != s.content {
 		t.Errorf("got %q, %v", r.Line, r.Fallback)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -173,6 +174,8 @@ func (h *hostRun) Observe(e worker.Event) {
 	case worker.EventAttempt:
 		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit,
 			Check: batch.AttemptCheck(e.Check, e.Action == nightshift.ActionGiveUp)})
+	default:
+		// other events are not part of the host's report
 	}
 }
 
@@ -190,7 +193,7 @@ func commandReport(e worker.Event, r CommandResult) report.Command {
 		}
 		out += r.Exec.Stderr
 	}
-	rc.Output = cutOutput(out, outputCap)
+	rc.Output, _ = textcut.Middle(out, outputCap)
 	return rc
 }
 

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
@@ -85,7 +83,8 @@ type Config struct {
 	RetryDeadline time.Duration
 	// RequestTimeout bounds one model call. Zero means 5 minutes.
 	RequestTimeout time.Duration
-	// Distiller writes summary lines; nil means the deterministic one.
+	// Distiller writes summary lines; nil means the deterministic one. A
+	// FallbackDistiller's fallbacks are reported as EventDistillFallback.
 	Distiller memory.LineDistiller
 	// Logger receives budget events and retries; nil discards them.
 	Logger *slog.Logger
@@ -104,7 +103,7 @@ type Config struct {
 	// hard one). Nil means never.
 	Stop <-chan struct{}
 
-	sleep func(ctx context.Context, d time.Duration) error // tests
+	sleep func(ctx context.Context, d time.Duration) error // tests; nil sleeps for real
 }
 
 // Worker fixes rules on one target.
@@ -154,9 +153,6 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.sleep == nil {
-		cfg.sleep = sleepCtx
 	}
 	return &Worker{cfg: cfg}, nil
 }
@@ -255,5 +251,3 @@ func formatExec(ex nightshift.Exec, err error) string {
 	}
 	return b.String()
 }
-
-var _ = openai.ChatMessageRoleAssistant

@@ -15,7 +15,6 @@ import (
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 const fleetStartUsage = `Usage:
@@ -207,7 +206,7 @@ func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.Serve
 	if fm.Name != "" && fm.ContextWindow > 0 {
 		return fm, nil
 	}
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv)})
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), HTTPClient: retryingClient()})
 	if err != nil {
 		return fm, &usageError{err}
 	}
@@ -275,5 +274,3 @@ func slug(s string) string {
 	}
 	return strings.Trim(b.String(), "-")
 }
-
-var _ = worker.DefaultRetryDeadline
