@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -172,5 +174,60 @@ func TestNightDatastreamUnknownProfile(t *testing.T) {
 	}
 	if reads != 1 {
 		t.Fatalf("the datastream was read %d times, want once (an invalid profile is not retried)", reads)
+	}
+}
+
+// The same night on a real Temporal dev server through Serve: the
+// datastream activity is registered on the zone's workers and the oscap
+// check's input and result cross the server.
+func TestNightDatastreamOnServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal dev server")
+	}
+	src, err := os.ReadFile(excerpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ds.xml")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := temporaltest.Start(t)
+	host := &scapHost{state: map[string]string{"accounts_tmout": "ok"}}
+	n := startNight(t, nightOptions{rules: 1, hosts: 1, exec: host.exec})
+	n.Night.RuleFiles, n.Night.MaxAttempts = nil, 3
+	n.Night.Datastream = &fleet.Datastream{Path: path, Profile: "anssi_bp28_high",
+		RuleIDs: []string{"accounts_tmout", "sshd_disable_root_login"}}
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: temporaltest.Quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- fleet.Serve(sctx, fleet.ServeConfig{Client: c, Activities: n.activities(), ModelSlots: 1,
+			Workflows: &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}})
+	}()
+	defer func() { stop(); <-done }()
+	run, err := fleet.Start(ctx, c, "ds", n.Night)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := fleet.Fetch(ctx, c, "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]nightshift.RuleStatus{}
+	for _, x := range fleet.Report(res).Results {
+		got[x.Rule] = x.Outcome
+	}
+	if got["accounts_tmout"] != nightshift.RuleCompliant || got["sshd_disable_root_login"] != nightshift.RuleFixed {
+		t.Fatalf("outcomes %v; want accounts_tmout compliant, sshd_disable_root_login fixed", got)
 	}
 }
