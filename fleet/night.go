@@ -88,6 +88,34 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		return NightResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	waves := workflow.GetVersion(ctx, versionWaves, workflow.DefaultVersion, 1) >= 1
+	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
+	st := NightStatus{Name: n.Name, Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
+	byHost := map[string]HostResult{}
+	ordered := func() []HostResult {
+		var out []HostResult
+		for _, h := range n.Hosts {
+			if r, ok := byHost[h.Name]; ok {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	// Queries are answered from the start, the datastream's reading
+	// included (registering a handler is no step of the history).
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
+		return res, err
+	}
+	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (NightResult, error) {
+		r := res
+		r.HostRuns = ordered()
+		return r, nil
+	}); err != nil {
+		return res, err
+	}
+	for _, h := range n.Hosts {
+		res.Hosts = append(res.Hosts, h.Name)
+		st.Hosts[h.Name] = HostWaiting
+	}
 	if n.Datastream != nil && len(n.SCAPRules) == 0 {
 		// Only nights given a datastream take this step (none did before
 		// it existed): no version needed.
@@ -101,18 +129,12 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	if err != nil || len(rs) == 0 {
 		return NightResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet: no rules: %v", err), "InvalidNight", err)
 	}
-	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
 	}
-	st := NightStatus{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
-	for _, h := range n.Hosts {
-		res.Hosts = append(res.Hosts, h.Name)
-		st.Hosts[h.Name] = HostWaiting
-	}
+	st.Total = len(rs) * len(n.Hosts)
 	learned := append([]lessons.Lesson(nil), n.Lessons...)
 	next := 0
-	byHost := map[string]HostResult{}
 	if c := n.Carry; waves && c != nil {
 		next, res.Started, res.Runs = c.Next, c.Started, c.Runs
 		if c.Status.Hosts != nil {
@@ -124,25 +146,6 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		learned = append(learned, c.Learned...)
 	}
 	res.Runs++
-	ordered := func() []HostResult {
-		var out []HostResult
-		for _, h := range n.Hosts {
-			if r, ok := byHost[h.Name]; ok {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
-		return res, err
-	}
-	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (NightResult, error) {
-		r := res
-		r.HostRuns = ordered()
-		return r, nil
-	}); err != nil {
-		return res, err
-	}
 
 	child := n
 	child.Hosts, child.Lessons, child.Carry = nil, nil, nil
