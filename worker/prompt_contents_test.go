@@ -132,6 +132,7 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 		// the worker's lowered limit after a rejection).
 		pc, err := e.counter.Count(req.Messages, req.Tools)
 		require.NoError(t, err)
+		//lint:ignore SA1019 the worker sends max_tokens (vLLM has read it in every release).
 		maxTokens := req.MaxTokens
 		if req.MaxCompletionTokens > 0 {
 			maxTokens = req.MaxCompletionTokens
