@@ -36,6 +36,8 @@
 // empty command — is fed back to the model and counts as an attempt.
 //
 // A Worker may fix several rules one after another or concurrently; each
-// Fix call has its own memory. The Target must allow concurrent Run calls if
-// Fix is called concurrently.
+// Fix call has its own memory, and the host is probed once for all of them
+// (concurrent calls wait for the one probe). If Fix is called concurrently,
+// the Target must allow concurrent Run calls, and the Observer, the
+// MemoryObserver and the Lessons source concurrent calls.
 package worker

@@ -24,8 +24,12 @@ const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unk
 	`for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then echo "pkg=$p"; break; fi; done; ` +
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
-// probe learns the host facts once per Worker.
+// probe learns the host facts once per Worker. Concurrent callers wait for
+// the one probe under way; a failed probe is not remembered, the next caller
+// probes again. The facts returned are shared and must not be modified.
 func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
+	w.probeMu.Lock()
+	defer w.probeMu.Unlock()
 	if w.facts != nil {
 		return w.facts, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -35,7 +36,7 @@ type Target interface {
 }
 
 // Observer receives the worker's per-attempt events. Observe is called from
-// the goroutine running Fix.
+// the goroutine running Fix, so concurrently when Fix is.
 type Observer interface {
 	Observe(Event)
 }
@@ -113,10 +114,13 @@ type Config struct {
 	sleep func(ctx context.Context, d time.Duration) error // tests
 }
 
-// Worker fixes rules on one target.
+// Worker fixes rules on one target. It is safe for concurrent Fix calls:
+// its Config is read-only after New and the host facts are guarded.
 type Worker struct {
-	cfg   Config
-	facts *HostFacts
+	cfg Config
+
+	probeMu sync.Mutex // held while probing: concurrent Fix calls wait for one probe
+	facts   *HostFacts // set once by the first successful probe
 }
 
 // New validates cfg and returns a Worker.
