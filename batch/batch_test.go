@@ -11,6 +11,7 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // wantOutcome is each kind's outcome and attempts.
@@ -235,6 +236,10 @@ func TestHostStopsAnswering(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	n := startNight(t, nightOptions{rules: 1, hosts: 1})
 	j := openJournal(t, filepath.Join(t.TempDir(), "j.db"))
+	// The fields the Runner owns are refused, not silently overwritten.
+	withTarget, withStop := n.Worker, n.Worker
+	withTarget.Target = struct{ worker.Target }{} // any non-nil target
+	withStop.Stop = make(chan struct{})
 	tests := []struct {
 		name string
 		cfg  batch.Config
@@ -243,6 +248,8 @@ func TestConfigErrors(t *testing.T) {
 		{"no connector", batch.Config{Journal: j, Worker: n.Worker}},
 		{"no model", batch.Config{Journal: j, Connector: n.Conn}},
 		{"negative parallelism", batch.Config{Journal: j, Connector: n.Conn, Worker: n.Worker, ParallelHosts: -1}},
+		{"worker target set", batch.Config{Journal: j, Connector: n.Conn, Worker: withTarget}},
+		{"worker stop set", batch.Config{Journal: j, Connector: n.Conn, Worker: withStop}},
 	}
 	for _, tt := range tests {
 		if _, err := batch.New(tt.cfg); !errors.Is(err, batch.ErrConfig) {
