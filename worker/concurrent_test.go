@@ -58,3 +58,4 @@ func TestConcurrentFixOnOneWorker(t *testing.T) {
 		}
 	}
 }
+

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -134,6 +135,7 @@ type workerOptions struct {
 	window, reserve int
 	maxAttempts     int
 	retryDeadline   time.Duration
+	counter         memory.PromptCounter // nil means the env's *budget.ChatCounter
 }
 
 func (e *env) worker(o workerOptions) *worker.Worker {
@@ -149,11 +151,14 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if o.counter == nil {
+		o.counter = e.counter
+	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
 		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, sshAdapter{e.ssh}},
-		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
+		Counter: o.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
 	})
 	if err != nil {

@@ -56,12 +56,12 @@ var ErrConfig = errors.New("invalid worker configuration")
 // Config configures a Worker. Required fields are marked; the zero value of
 // every other field selects its default.
 type Config struct {
-	Model     ChatModel           // the model server client (required)
-	ModelName string              // the model to ask (required)
-	Target    Target              // the host (required)
-	Counter   *budget.ChatCounter // counts prompts as the server does (required)
-	Tokenizer budget.Tokenizer    // the model's tokenizer (required)
-	Budget    *budget.Budget      // window, reserve (max_tokens), soft limit, margin (required)
+	Model     ChatModel            // the model server client (required)
+	ModelName string               // the model to ask (required)
+	Target    Target               // the host (required)
+	Counter   memory.PromptCounter // counts prompts as the server does, e.g. a *budget.ChatCounter (required)
+	Tokenizer budget.Tokenizer     // the model's tokenizer (required)
+	Budget    *budget.Budget       // window, reserve (max_tokens), soft limit, margin (required)
 
 	// Bans is the ban list; nil means safety.DefaultBanList(). A rule's own
 	// patterns are added to it for that rule.
