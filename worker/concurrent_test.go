@@ -58,4 +58,3 @@ func TestConcurrentFixOnOneWorker(t *testing.T) {
 		}
 	}
 }
-
