@@ -30,7 +30,9 @@
 // with capped, jittered backoff and are not attempts; if the server stays
 // down past the retry deadline Fix returns an *UnreachableError. vLLM's
 // context-length rejections (both JSON shapes, every message form) are
-// recognised: an input overflow makes the memory distil harder and the call is
+// recognised in the server's answer as go-openai types it (ServerError: the
+// HTTP status and the body's message and param), never in the text of
+// other errors: an input overflow makes the memory distil harder and the call is
 // retried, an output-budget rejection lowers max_tokens. Malformed model
 // output — arguments that are not JSON, an unknown tool, no tool call, an
 // empty command — is fed back to the model and counts as an attempt.
