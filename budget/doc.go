@@ -16,10 +16,8 @@
 //   - Budgets. Budget holds the context window, the completion reserve
 //     (max_tokens), the soft limit where compression starts and a safety
 //     margin; Assess breaks a prompt down into system, history, current turn
-//     and reserve. VLLMClient reads max_model_len from GET /v1/models (the
-//     CLI sizes its budget with it) and counts a prompt through POST
-//     /tokenize, for a caller that cross-checks its local count with a live
-//     server's (the tests do, against the simulator).
+//     and reserve. VLLMClient reads max_model_len from GET /v1/models and
+//     counts through POST /tokenize to cross-check a live server.
 //
 // Concurrency: Budget is immutable; ChatCounter, VLLMClient and the
 // tokenizers are safe for concurrent use.
