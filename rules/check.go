@@ -57,7 +57,7 @@ const (
 	// pass.
 	StatusError
 	// StatusNotApplicable: the rule does not apply to the host. Shell checks
-	// never report it; OscapCheck does (oscap's notapplicable).
+	// never report it; it is reserved for check kinds that can (SCAP).
 	StatusNotApplicable
 )
 
@@ -92,11 +92,10 @@ type CheckResult struct {
 func (r CheckResult) Passed() bool { return r.Status == StatusPass }
 
 // Check decides whether a host complies with a rule. Implementations must
-// be safe for concurrent use. There are two kinds: ShellCheck ("shell"), a
-// command whose exit status decides, and OscapCheck ("oscap"), an XCCDF rule
-// of an SCAP datastream evaluated by OpenSCAP on the target.
+// be safe for concurrent use. ShellCheck is the only kind today; an SCAP
+// (oscap) kind can be added without changing Rule.
 type Check interface {
-	// Kind names the kind of check ("shell", "oscap").
+	// Kind names the kind of check ("shell").
 	Kind() string
 	// String describes the check for people and prompts.
 	String() string
