@@ -57,9 +57,15 @@ func BenchmarkNight(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tasks, _ := j2.Tasks(context.Background(), res.Run)
+		tasks, err := j2.Tasks(context.Background(), res.Run)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, t := range tasks {
-			s, _ := j2.Steps(context.Background(), t.ID)
+			s, err := j2.Steps(context.Background(), t.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
 			steps += len(s)
 		}
 		j2.Close()

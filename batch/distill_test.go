@@ -76,8 +76,14 @@ func TestDistillationsAreRecordedAndReplayed(t *testing.T) {
 	if _, err := n2.runner(t, j2, 1, 1, nil).Resume(ctx, res2.Run, n2.spec()); err != nil {
 		t.Fatal(err)
 	}
-	tasks2, _ := j2.Tasks(ctx, res2.Run)
-	steps2, _ := j2.Steps(ctx, tasks2[0].ID)
+	tasks2, err := j2.Tasks(ctx, res2.Run)
+	if err != nil || len(tasks2) == 0 {
+		t.Fatalf("tasks of the resumed run: %v (%d)", err, len(tasks2))
+	}
+	steps2, err := j2.Steps(ctx, tasks2[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := countKind(steps2, journal.StepDistill); got != distills {
 		t.Errorf("%d distillations after stop and resume, want %d (none recorded twice)", got, distills)
 	}

@@ -20,6 +20,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -106,9 +107,9 @@ func TestStopThenResumeMatchesUninterrupted(t *testing.T) {
 			if !res.Stopped || res.Finished == res.Total {
 				t.Fatalf("first part: %+v, want a stopped run", res)
 			}
-			run, _ := j.Run(ctx, res.Run)
-			if run.Status != "interrupted" {
-				t.Errorf("run status %q after a stop, want interrupted", run.Status)
+			run, err := j.Run(ctx, res.Run)
+			if err != nil || run.Status != "interrupted" {
+				t.Errorf("run status %q (err %v) after a stop, want interrupted", run.Status, err)
 			}
 			res2, err := n.runner(t, j, 3, 2, nil).Resume(ctx, res.Run, n.spec())
 			if err != nil {
@@ -228,7 +229,10 @@ func TestKillNineAndResume(t *testing.T) {
 	ctx := context.Background()
 	ref, refTime := uninterrupted(t, killRules, killHosts, killParallel, killModels)
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	// The kill delays come from the seed (a new one each run unless set);
+	// the scheduler's timing varies anyway, so a seed repeats the delays,
+	// not every interleaving.
+	rng := rand.New(rand.NewPCG(testenv.Seed(t, uint64(time.Now().UnixNano())), 7))
 	t.Logf("uninterrupted run: %s", refTime.Round(time.Millisecond))
 
 	kills, continued := 0, 0
@@ -293,7 +297,9 @@ func TestKillNineAndResume(t *testing.T) {
 			t.Fatalf("round %d: child failed: %v\n%s", round, err, strings.Join(log, "\n"))
 		}
 		var f, total, c int
-		fmt.Sscanf(done, "done finished=%d total=%d continued=%d", &f, &total, &c)
+		if _, err := fmt.Sscanf(done, "done finished=%d total=%d continued=%d", &f, &total, &c); err != nil {
+			t.Fatalf("round %d: the child's last line %q: %v\n%s", round, done, err, strings.Join(log, "\n"))
+		}
 		continued += c
 		if f != total {
 			t.Fatalf("round %d: %s", round, done)

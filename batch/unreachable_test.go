@@ -30,14 +30,17 @@ func TestModelServerDownStopsTheRunForResume(t *testing.T) {
 	if !errors.Is(err, batch.ErrModelUnreachable) {
 		t.Fatalf("run with the model server down: %v, want ErrModelUnreachable", err)
 	}
-	tasks, _ := j.Tasks(ctx, res.Run)
+	tasks, err := j.Tasks(ctx, res.Run)
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("tasks of the run: %v (%d)", err, len(tasks))
+	}
 	for _, task := range tasks {
 		if task.Finished && task.Status != "compliant" {
 			t.Errorf("%s on %s finished as %s while the model server was down", task.Rule, task.Host, task.Status)
 		}
 	}
-	if run, _ := j.Run(ctx, res.Run); run.Status != "interrupted" {
-		t.Errorf("run status %q, want interrupted", run.Status)
+	if run, err := j.Run(ctx, res.Run); err != nil || run.Status != "interrupted" {
+		t.Errorf("run status %q (err %v), want interrupted", run.Status, err)
 	}
 	n.Worker.Model = good
 	res2, err := n.runner(t, j, 2, 2, nil).Resume(ctx, res.Run, n.spec())

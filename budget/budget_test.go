@@ -1,24 +1,24 @@
 package budget
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNewDefaultsAndValidation(t *testing.T) {
 	b, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.ContextWindow() != 16384 || b.Reserve() != 1024 || b.SoftLimit() != 12288 || b.Limit() != 16384-32 || b.PromptLimit() != 16384-1024-32 {
-		t.Fatalf("defaults: window %d reserve %d soft %d limit %d prompt limit %d", b.ContextWindow(), b.Reserve(), b.SoftLimit(), b.Limit(), b.PromptLimit())
-	}
-	if b, err := New(Config{Margin: -1}); err != nil || b.Limit() != 16384 {
-		t.Fatalf("negative margin: %v, limit %d", err, b.Limit())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 16384, b.ContextWindow(), "window")
+	assert.Equal(t, 1024, b.Reserve(), "reserve")
+	assert.Equal(t, 12288, b.SoftLimit(), "soft limit")
+	assert.Equal(t, 16384-32, b.Limit(), "limit")
+	assert.Equal(t, 16384-1024-32, b.PromptLimit(), "prompt limit")
+	b, err = New(Config{Margin: -1})
+	require.NoError(t, err, "negative margin")
+	assert.Equal(t, 16384, b.Limit(), "negative margin: no margin")
 	bad := []struct {
 		name string
 		cfg  Config
@@ -33,9 +33,8 @@ func TestNewDefaultsAndValidation(t *testing.T) {
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := New(tt.cfg)
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("got %v, want ErrConfig mentioning %q", err, tt.want)
-			}
+			require.ErrorIs(t, err, ErrConfig)
+			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 }
@@ -43,13 +42,9 @@ func TestNewDefaultsAndValidation(t *testing.T) {
 func TestAssessBreakdown(t *testing.T) {
 	m := loadBuiltinT(t, "qwen3")
 	c, err := NewModelChatCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := New(Config{ContextWindow: 2048, Reserve: 512, SoftLimit: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	msgs := []openai.ChatCompletionMessage{
 		{Role: "system", Content: "Rule: sshd_disable_root_login"},
 		{Role: "user", Content: "Fix it."},
@@ -58,20 +53,20 @@ func TestAssessBreakdown(t *testing.T) {
 		{Role: "tool", ToolCallID: "a", Content: "exit status: 0"},
 	}
 	a, err := b.Assess(c, msgs, nil, Split{SystemEnd: 2, CurrentStart: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := c.Render(msgs, nil)
-	if want := m.Tokenizer.Count(text); a.Prompt != want || a.System+a.History+a.Current != want {
-		t.Fatalf("assessment %s does not add up to the full count %d", a, want)
-	}
-	if a.System == 0 || a.History == 0 || a.Current == 0 || a.Reserve != 512 || a.Total != a.Prompt+512 || a.Limit != 2048-32 {
-		t.Fatalf("breakdown: %+v", a)
-	}
-	if a.Over() || a.OverSoft() {
-		t.Fatalf("a small prompt reads as over a limit: %s", a)
-	}
-	if _, err := b.Assess(c, msgs, nil, Split{SystemEnd: 3, CurrentStart: 2}); err == nil {
-		t.Fatal("an impossible split was accepted")
-	}
+	require.NoError(t, err)
+	text, err := c.Render(msgs, nil)
+	require.NoError(t, err)
+	want := m.Tokenizer.Count(text)
+	assert.Equal(t, want, a.Prompt, "the assessment's prompt and the full count")
+	assert.Equal(t, want, a.System+a.History+a.Current, "system + history + current and the full count")
+	assert.NotZero(t, a.System, "system")
+	assert.NotZero(t, a.History, "history")
+	assert.NotZero(t, a.Current, "current")
+	assert.Equal(t, 512, a.Reserve, "reserve")
+	assert.Equal(t, a.Prompt+512, a.Total, "total")
+	assert.Equal(t, 2048-32, a.Limit, "limit")
+	assert.False(t, a.Over(), "a small prompt reads as over the limit: %s", a)
+	assert.False(t, a.OverSoft(), "a small prompt reads as over the soft limit: %s", a)
+	_, err = b.Assess(c, msgs, nil, Split{SystemEnd: 3, CurrentStart: 2})
+	assert.Error(t, err, "an impossible split was accepted")
 }

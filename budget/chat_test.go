@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/budget/chattemplate"
 )
@@ -32,9 +34,7 @@ func loadBuiltinT(t testing.TB, name string) *Model {
 			models[n] = m
 		}
 	})
-	if modelsErr != nil {
-		t.Fatal(modelsErr)
-	}
+	require.NoError(t, modelsErr)
 	return models[name]
 }
 
@@ -80,9 +80,7 @@ func readLines(t *testing.T, path string, each func([]byte)) {
 func decodeRequest(t *testing.T, c chatCase) ([]openai.ChatCompletionMessage, []openai.Tool) {
 	t.Helper()
 	var msgs []openai.ChatCompletionMessage
-	if err := json.Unmarshal(c.Messages, &msgs); err != nil {
-		t.Fatalf("conversation %d: %v", c.ID, err)
-	}
+	require.NoError(t, json.Unmarshal(c.Messages, &msgs), "conversation %d", c.ID)
 	var tools []openai.Tool
 	if len(c.Tools) > 0 && string(c.Tools) != "null" {
 		var wire []struct {
@@ -94,9 +92,7 @@ func decodeRequest(t *testing.T, c chatCase) ([]openai.ChatCompletionMessage, []
 				Parameters  json.RawMessage `json:"parameters"`
 			} `json:"function"`
 		}
-		if err := json.Unmarshal(c.Tools, &wire); err != nil {
-			t.Fatalf("conversation %d: tools: %v", c.ID, err)
-		}
+		require.NoError(t, json.Unmarshal(c.Tools, &wire), "conversation %d: tools", c.ID)
 		for _, w := range wire {
 			tools = append(tools, openai.Tool{Type: w.Type, Function: &openai.FunctionDefinition{
 				Name: w.Function.Name, Description: w.Function.Description, Strict: w.Function.Strict, Parameters: w.Function.Parameters}})
@@ -114,62 +110,46 @@ func TestChatCountsMatchHF(t *testing.T) {
 	var cases []chatCase
 	readLines(t, "../testdata/chat/conversations.jsonl", func(b []byte) {
 		var c chatCase
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Unmarshal(b, &c))
 		cases = append(cases, c)
 	})
-	if len(cases) < 400 {
-		t.Fatalf("%d golden conversations, want ≥ 400; regenerate with %q", len(cases), regenerateChat)
-	}
+	require.GreaterOrEqual(t, len(cases), 400, "golden conversations; regenerate with %q", regenerateChat)
 	for _, name := range []string{"qwen2.5", "qwen3"} {
 		t.Run(name, func(t *testing.T) {
 			m := loadBuiltinT(t, name)
 			counter, err := NewModelChatCounter(m)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden := map[int]chatGolden{}
 			readLines(t, filepath.Join("../testdata/chat", name+".golden.jsonl"), func(b []byte) {
 				var g chatGolden
-				if err := json.Unmarshal(b, &g); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, json.Unmarshal(b, &g))
 				golden[g.ID] = g
 			})
 			viaCounter := 0
 			for _, c := range cases {
 				g, ok := golden[c.ID]
-				if !ok || g.Tokens == 0 {
-					t.Fatalf("conversation %d: no golden count for %s", c.ID, name)
-				}
+				require.True(t, ok && g.Tokens != 0, "conversation %d: no golden count for %s", c.ID, name)
 				msgs, tools := decodeRequest(t, c)
 				var got int
 				if c.Options.AddGenerationPrompt && c.Options.EnableThinking == nil {
 					pc, err := counter.Count(msgs, tools)
-					if err != nil {
-						t.Fatalf("conversation %d: %v", c.ID, err)
-					}
+					require.NoError(t, err, "conversation %d", c.ID)
 					sum := 0
 					for _, n := range pc.PerMessage {
 						sum += n
 					}
-					if len(msgs) > 0 && sum != pc.Total {
-						t.Fatalf("conversation %d: per-message counts sum to %d, total %d", c.ID, sum, pc.Total)
+					if len(msgs) > 0 {
+						require.Equal(t, pc.Total, sum, "conversation %d: the per-message counts' sum and the total", c.ID)
 					}
 					got = pc.Total
 					viaCounter++
 				} else {
 					r, err := chattemplate.Render(counter.Family(), msgs, tools, chattemplate.Options{
 						AddGenerationPrompt: c.Options.AddGenerationPrompt, EnableThinking: c.Options.EnableThinking})
-					if err != nil {
-						t.Fatalf("conversation %d: %v", c.ID, err)
-					}
+					require.NoError(t, err, "conversation %d", c.ID)
 					got = m.Tokenizer.Count(r.Text)
 				}
-				if got != g.Tokens {
-					t.Errorf("conversation %d: counted %d prompt tokens, HF tokenizers counted %d", c.ID, got, g.Tokens)
-				}
+				assert.Equal(t, g.Tokens, got, "conversation %d: prompt tokens (want: HF tokenizers' count)", c.ID)
 			}
 			t.Logf("%s: %d conversations, %d through ChatCounter", name, len(cases), viaCounter)
 		})
@@ -181,13 +161,9 @@ func TestChatCountsMatchHF(t *testing.T) {
 func TestIncrementalCountEqualsFullCount(t *testing.T) {
 	m := loadBuiltinT(t, "qwen3")
 	c, err := NewModelChatCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out, err := os.ReadFile("../testdata/outputs/apt-get-install-dpkg-lock.txt")
-	if err != nil {
-		out = []byte("E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)\n")
-	}
+	require.NoError(t, err)
 	msgs := []openai.ChatCompletionMessage{{Role: "system", Content: "Rule: aide_build_database"}, {Role: "user", Content: "Fix it."}}
 	for i := 0; i < 30; i++ {
 		id := "call_" + string(rune('a'+i%26)) + string(rune('0'+i/26))
@@ -197,39 +173,28 @@ func TestIncrementalCountEqualsFullCount(t *testing.T) {
 			openai.ChatCompletionMessage{Role: "tool", ToolCallID: id, Content: string(out)},
 			openai.ChatCompletionMessage{Role: "user", Content: "Re-check: FAIL\nAttempt: 2"})
 		pc, err := c.Count(msgs, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		text, err := c.Render(msgs, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := len(m.Tokenizer.Encode(text)); pc.Total != want {
-			t.Fatalf("after %d turns: incremental count %d, full count %d", i+1, pc.Total, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, len(m.Tokenizer.Encode(text)), pc.Total, "after %d turns: the incremental count and the full count", i+1)
 	}
 }
 
 func TestNewChatCounterRefusesUnknownTemplate(t *testing.T) {
 	m := loadBuiltinT(t, "qwen3")
-	if _, err := NewChatCounter(m.Tokenizer, "{{ messages }}"); err == nil {
-		t.Fatal("an unknown chat template was accepted")
-	}
-	if _, err := NewChatCounter(m.Tokenizer, ""); err != ErrNoChatTemplate {
-		t.Fatalf("empty template: got %v, want ErrNoChatTemplate", err)
-	}
+	_, err := NewChatCounter(m.Tokenizer, "{{ messages }}")
+	assert.Error(t, err, "an unknown chat template was accepted")
+	_, err = NewChatCounter(m.Tokenizer, "")
+	assert.ErrorIs(t, err, ErrNoChatTemplate, "empty template")
 }
 
 func TestMalformedRequestNamesTheField(t *testing.T) {
 	c, err := NewModelChatCounter(loadBuiltinT(t, "qwen3"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, err = c.CountRequest(openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{
 		{Role: "user", Content: "hi"},
 		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "x", Type: "function", Function: openai.FunctionCall{Name: "f", Arguments: ""}}}},
 	}})
-	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("messages[1].tool_calls[0].function.arguments")) {
-		t.Fatalf("got %v, want an error naming messages[1].tool_calls[0].function.arguments", err)
-	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "messages[1].tool_calls[0].function.arguments")
 }

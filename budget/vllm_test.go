@@ -2,76 +2,88 @@ package budget_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/internal/vllmref"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
-// TestVLLMClientAgainstSimulator reads max_model_len and cross-checks a local
-// count against /tokenize over real HTTP, served by the vLLM simulator.
+// TestVLLMClientAgainstSimulator reads max_model_len and compares local
+// counts with /tokenize over real HTTP, served by the vLLM simulator whose
+// /tokenize counts with the independent reference (internal/vllmref: Python
+// Jinja2 renders, the HF tokenizers count), not with this package.
 func TestVLLMClientAgainstSimulator(t *testing.T) {
 	m, err := budget.LoadModel("qwen3")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	ref, err := vllmref.Start(context.Background(), vllmref.Config{Family: "qwen3"})
+	if errors.Is(err, vllmref.ErrUnavailable) {
+		testenv.Unavailable(t, "the reference counter: %v", err)
 	}
-	srv, err := vllmsim.New(vllmsim.Config{Model: "Qwen/Qwen3-8B", MaxModelLen: 16384, Counter: counter, Policy: vllmsim.GiveUp(1, "")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	defer ref.Close()
+	srv, err := vllmsim.New(vllmsim.Config{Model: "Qwen/Qwen3-8B", MaxModelLen: 16384, Counter: counter, Prompts: ref, Policy: vllmsim.GiveUp(1, "")})
+	require.NoError(t, err)
 	url, stop, err := srv.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer stop()
 	c, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: url + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	served, err := c.Model(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if served.ID != "Qwen/Qwen3-8B" || served.MaxModelLen != 16384 {
-		t.Fatalf("served model %+v", served)
-	}
-	if _, err := c.Model(ctx, "nope"); !errors.Is(err, budget.ErrNoModel) {
-		t.Fatalf("unknown model: got %v, want ErrNoModel", err)
-	}
-	req := openai.ChatCompletionRequest{Model: served.ID, Messages: []openai.ChatCompletionMessage{
-		{Role: "system", Content: "Rule: accounts_tmout"},
-		{Role: "user", Content: "Set TMOUT=900 in /etc/profile.d/tmout.sh — naïve café 日本語 🚀"},
-	}}
-	res, err := c.TokenizeChat(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "Qwen/Qwen3-8B", served.ID)
+	assert.Equal(t, 16384, served.MaxModelLen)
+	_, err = c.Model(ctx, "nope")
+	assert.ErrorIs(t, err, budget.ErrNoModel)
+
 	cc, err := budget.NewModelChatCounter(m)
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: "run_shell", Description: "Run a shell command on the host.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"cmd":{"type":"string"},"reason":{"type":"string"}},"required":["cmd","reason"]}`)}}}
+	call := []openai.ToolCall{{ID: "chatcmpl-tool-1", Type: openai.ToolTypeFunction,
+		Function: openai.FunctionCall{Name: "run_shell", Arguments: `{"cmd": "grep -n TMOUT /etc/profile", "reason": "où est TMOUT? 1e-07"}`}}}
+	requests := map[string]openai.ChatCompletionRequest{
+		"system and user": {Messages: []openai.ChatCompletionMessage{
+			{Role: "system", Content: "Rule: accounts_tmout"},
+			{Role: "user", Content: "Set TMOUT=900 in /etc/profile.d/tmout.sh — naïve café 日本語 🚀"},
+		}},
+		"tools, a call and its result": {Tools: tools, Messages: []openai.ChatCompletionMessage{
+			{Role: "system", Content: "You fix compliance rules.\n\nBanned: rm -rf /"},
+			{Role: "user", Content: "Rule accounts_tmout fails."},
+			{Role: "assistant", ToolCalls: call},
+			{Role: "tool", ToolCallID: "chatcmpl-tool-1", Content: "exit 1\n\tno match <|im_end|>\r\n"},
+			{Role: "assistant", Content: "<think>\nnothing there\n</think>\n\nAdding it."},
+			{Role: "user", Content: "check: FAIL"},
+		}},
 	}
-	local, err := cc.CountRequest(req)
-	if err != nil {
-		t.Fatal(err)
+	for name, req := range requests {
+		t.Run(name, func(t *testing.T) {
+			req.Model = served.ID
+			res, err := c.TokenizeChat(ctx, req)
+			require.NoError(t, err)
+			local, err := cc.CountRequest(req)
+			require.NoError(t, err)
+			assert.Equal(t, res.Count, local, "/tokenize (the reference) and the local count")
+			assert.Len(t, res.Tokens, res.Count)
+			assert.Equal(t, 16384, res.MaxModelLen)
+		})
 	}
-	if res.Count != local || res.MaxModelLen != 16384 || len(res.Tokens) != local {
-		t.Fatalf("/tokenize says %d tokens (max_model_len %d), local count %d", res.Count, res.MaxModelLen, local)
-	}
-	text, err := c.TokenizeText(ctx, served.ID, "sshd -t && systemctl reload ssh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := m.Tokenizer.Count("sshd -t && systemctl reload ssh"); text.Count != want {
-		t.Fatalf("/tokenize prompt form: %d, local %d", text.Count, want)
-	}
+	assert.Equal(t, len(requests), ref.Prompts(), "chat requests the reference counted")
+	text, err := c.TokenizeText(ctx, served.ID, "sshd -t && systemctl reload ssh — ünïcödé")
+	require.NoError(t, err)
+	assert.Equal(t, text.Count, m.Tokenizer.Count("sshd -t && systemctl reload ssh — ünïcödé"), "/tokenize prompt form and the local count")
+	assert.Equal(t, 1, ref.Texts(), "texts the reference tokenized")
 }
 
 func TestVLLMClientErrors(t *testing.T) {

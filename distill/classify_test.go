@@ -3,9 +3,11 @@ package distill
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestClassifyError(t *testing.T) {
@@ -57,19 +59,14 @@ func TestClassifyError(t *testing.T) {
 	covered := map[Class]bool{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ClassifyError(tt.output, tt.exit)
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ClassifyError(%q, %d) = %q, want %q", tt.output, tt.exit, got, tt.want)
-			}
+			assert.Equal(t, tt.want, ClassifyError(tt.output, tt.exit), "ClassifyError(%q, %d)", tt.output, tt.exit)
 		})
 		for _, c := range tt.want {
 			covered[c] = true
 		}
 	}
 	for _, c := range Classes() {
-		if !covered[c] {
-			t.Errorf("class %q has no test case", c)
-		}
+		assert.True(t, covered[c], "class %q has no test case", c)
 	}
 }
 
@@ -108,43 +105,22 @@ func TestClassifyOutputs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("..", "testdata", "outputs", tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got := ClassifyError(string(b), 0)
-			for _, c := range tt.want {
-				if !containsClassTest(got, c) {
-					t.Errorf("classes %q lack %q", got, c)
-				}
+			if tt.want == nil {
+				assert.Empty(t, got, "clean output")
 			}
-			if tt.want == nil && len(got) > 0 {
-				t.Errorf("clean output classified as %q", got)
-			}
+			assert.Subset(t, got, tt.want)
 		})
 	}
 }
 
-func containsClassTest(cs []Class, c Class) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
 func TestOutputsFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "outputs", "*.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 25 {
-		t.Errorf("%d outputs, want at least 25", len(files))
-	}
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(files), 25, "outputs")
 	readme, err := os.ReadFile(filepath.Join("..", "testdata", "outputs", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, f := range files {
 		if !strings.Contains(string(readme), filepath.Base(f)) {
 			t.Errorf("README.md does not describe %s", filepath.Base(f))

@@ -4,15 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/distill/golden")
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+)
 
 // jsonTurn is a turn as written in testdata/distill/turns/*.jsonl, one turn
 // a line. Outputs may be inline or name a file of testdata/outputs.
@@ -49,18 +51,14 @@ func readOutput(t testing.TB, inline, file string) string {
 		return inline
 	}
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "outputs", file))
-	if err != nil {
-		t.Fatalf("read output: %v", err)
-	}
+	require.NoError(t, err, "read output")
 	return inline + string(b)
 }
 
 func loadTurns(t testing.TB, path string) []Turn {
 	t.Helper()
 	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var turns []Turn
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -72,19 +70,13 @@ func loadTurns(t testing.TB, path string) []Turn {
 		var jt jsonTurn
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&jt); err != nil {
-			t.Fatalf("%s:%d: %v", path, n, err)
-		}
+		require.NoError(t, dec.Decode(&jt), "%s:%d", path, n)
 		check, ok := checkByName[jt.Check]
-		if !ok {
-			t.Fatalf("%s:%d: unknown check %q", path, n, jt.Check)
-		}
+		require.True(t, ok, "%s:%d: unknown check %q", path, n, jt.Check)
 		turn := Turn{Number: jt.Number, Check: check, GaveUp: jt.GaveUp, Text: jt.Text}
 		for _, js := range jt.Steps {
 			a, ok := actionByName[js.Action]
-			if !ok {
-				t.Fatalf("%s:%d: unknown action %q", path, n, js.Action)
-			}
+			require.True(t, ok, "%s:%d: unknown action %q", path, n, js.Action)
 			turn.Steps = append(turn.Steps, Step{
 				Tool: js.Tool, Command: js.Command, Reason: js.Reason, Action: a, ExitCode: js.ExitCode,
 				Signal: js.Signal, Note: js.Note,
@@ -101,12 +93,8 @@ func loadTurns(t testing.TB, path string) []Turn {
 // turn's line and the scenario's Merge line with testdata/distill/golden.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "distill", "turns", "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no scenarios under testdata/distill/turns")
-	}
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no scenarios under testdata/distill/turns")
 	total := 0
 	d := New(Config{})
 	for _, f := range files {
@@ -120,22 +108,16 @@ func TestGolden(t *testing.T) {
 				s := d.Summarize(turn)
 				ss = append(ss, s)
 				line := s.Line()
-				if n := d.count(line); n > d.maxLineTokens {
-					t.Errorf("turn %d: line has %d tokens, budget %d", turn.Number, n, d.maxLineTokens)
-				}
-				if again := d.Summarize(turn).Line(); again != line {
-					t.Errorf("turn %d: not deterministic:\n%s\n%s", turn.Number, line, again)
-				}
+				assert.LessOrEqual(t, d.count(line), d.maxLineTokens, "turn %d: the line's tokens and the budget", turn.Number)
+				assert.Equal(t, line, d.Summarize(turn).Line(), "turn %d: not deterministic", turn.Number)
 				checkPastTense(t, turn, line)
 				fmt.Fprintln(&b, line)
 			}
 			fmt.Fprintf(&b, "\n%s\n", Merge(ss))
-			compareGolden(t, filepath.Join("..", "testdata", "distill", "golden", name+".txt"), b.String())
+			goldenfile.Check(t, filepath.Join("..", "testdata", "distill", "golden", name+".txt"), []byte(b.String()))
 		})
 	}
-	if total < 30 {
-		t.Errorf("golden scenarios hold %d turns, want at least 30", total)
-	}
+	assert.GreaterOrEqual(t, total, 30, "turns in the golden scenarios")
 }
 
 // checkPastTense checks the invariants every line keeps: it starts with its
@@ -143,32 +125,14 @@ func TestGolden(t *testing.T) {
 // imperative openings.
 func checkPastTense(t *testing.T, turn Turn, line string) {
 	t.Helper()
-	if want := fmt.Sprintf("[Turn %d: ", turn.Number); !strings.HasPrefix(line, want) || !strings.HasSuffix(line, "]") {
-		t.Errorf("line %q: want prefix %q and suffix ]", line, want)
-	}
-	if turn.Check != Passed && strings.Contains(line, "passed") {
-		t.Errorf("line %q says passed, re-check %s", line, turn.Check)
+	assert.True(t, strings.HasPrefix(line, fmt.Sprintf("[Turn %d: ", turn.Number)), "line %q: the turn's prefix", line)
+	assert.True(t, strings.HasSuffix(line, "]"), "line %q: suffix ]", line)
+	if turn.Check != Passed {
+		assert.NotContains(t, line, "passed", "re-check %s", turn.Check)
 	}
 	for _, w := range []string{"succeeded", "fixed", " run ", "try ", "should ", "must "} {
 		if strings.Contains(strings.ToLower(line), w) && !strings.Contains(line, "'") {
 			t.Errorf("line %q contains %q outside a quoted command", line, w)
 		}
-	}
-}
-
-func compareGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./distill -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (run go test ./distill -update after checking):\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
 }

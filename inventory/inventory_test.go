@@ -2,14 +2,15 @@ package inventory
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
@@ -25,18 +26,14 @@ func TestLoadGolden(t *testing.T) {
 	for _, file := range []string{"hosts.ini", "hosts.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			inv, err := Load(filepath.Join("..", "testdata", "inventory", file))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			out := struct {
 				Hosts  []Host              `json:"hosts"`
 				Groups map[string][]string `json:"groups"`
 			}{inv.Hosts(), map[string][]string{}}
 			for _, g := range inv.Groups() {
 				hs, err := inv.Select(g)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				names := []string{}
 				for _, h := range hs {
 					names = append(names, h.Name)
@@ -44,9 +41,7 @@ func TestLoadGolden(t *testing.T) {
 				out.Groups[g] = names
 			}
 			b, err := json.MarshalIndent(out, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			golden(t, file+".golden.json", append(b, '\n'))
 		})
 	}
@@ -56,9 +51,7 @@ func TestLoadGolden(t *testing.T) {
 // wrong golden cannot be accepted silently.
 func TestINISemantics(t *testing.T) {
 	inv, err := Load(filepath.Join("..", "testdata", "inventory", "hosts.ini"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tests := []struct {
 		host string
 		want Host
@@ -72,27 +65,24 @@ func TestINISemantics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		h, ok := inv.Host(tt.host)
-		if !ok {
-			t.Errorf("host %s missing", tt.host)
+		if !assert.True(t, ok, "host %s missing", tt.host) {
 			continue
 		}
 		got := Host{Address: h.Address, Port: h.Port, User: h.User, Identity: h.Identity, Groups: h.Groups}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s = %+v, want %+v", tt.host, got, tt.want)
-		}
+		assert.Equal(t, tt.want, got, tt.host)
 	}
 	// Deeper group vars win over shallower ones; [all:vars] is lowest.
-	web, _ := inv.Host("web01.example.com")
-	db, _ := inv.Host("db-a.example.com")
-	if web.Vars["tier"] != "frontend" || db.Vars["tier"] != "production" || db.Vars["datacenter"] != "ams" {
-		t.Errorf("precedence: web tier %q, db tier %q, db datacenter %q", web.Vars["tier"], db.Vars["tier"], db.Vars["datacenter"])
-	}
-	if _, ok := inv.Host("job6"); !ok {
-		t.Error("stride range: job6 missing")
-	}
-	if _, ok := inv.Host("job1"); ok {
-		t.Error("stride range: job1 present")
-	}
+	web, ok := inv.Host("web01.example.com")
+	require.True(t, ok)
+	db, ok := inv.Host("db-a.example.com")
+	require.True(t, ok)
+	assert.Equal(t, "frontend", web.Vars["tier"], "web tier")
+	assert.Equal(t, "production", db.Vars["tier"], "db tier")
+	assert.Equal(t, "ams", db.Vars["datacenter"], "db datacenter")
+	_, ok = inv.Host("job6")
+	assert.True(t, ok, "stride range: job6 missing")
+	_, ok = inv.Host("job1")
+	assert.False(t, ok, "stride range: job1 present")
 }
 
 func TestExpand(t *testing.T) {
@@ -121,18 +111,12 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := expand(tt.in)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("expand(%q) error = %v, wantErr %v", tt.in, err, tt.wantErr)
+		if tt.wantErr {
+			assert.ErrorIs(t, err, ErrRange, "expand(%q)", tt.in)
 			continue
 		}
-		if err != nil {
-			if !errors.Is(err, ErrRange) {
-				t.Errorf("expand(%q) error %v does not wrap ErrRange", tt.in, err)
-			}
-			continue
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("expand(%q) = %v, want %v", tt.in, got, tt.want)
+		if assert.NoError(t, err, "expand(%q)", tt.in) {
+			assert.Equal(t, tt.want, got, "expand(%q)", tt.in)
 		}
 	}
 }
@@ -179,28 +163,18 @@ func TestParseErrors(t *testing.T) {
 				_, err = ParseYAML("site.yaml", []byte(tt.src))
 			}
 			var pe *ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v is not a *ParseError", err)
-			}
-			if !errors.Is(err, tt.sentinel) {
-				t.Errorf("error %v does not wrap %v", err, tt.sentinel)
-			}
-			if pe.Line != tt.line {
-				t.Errorf("line = %d, want %d (%v)", pe.Line, tt.line, err)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, "site.") || !strings.Contains(msg, tt.mention) {
-				t.Errorf("error %q does not name the file and %q", msg, tt.mention)
-			}
+			require.ErrorAs(t, err, &pe)
+			assert.ErrorIs(t, err, tt.sentinel)
+			assert.Equal(t, tt.line, pe.Line, "line of %v", err)
+			assert.Contains(t, err.Error(), "site.", "the file's name")
+			assert.Contains(t, err.Error(), tt.mention)
 		})
 	}
 }
 
 func TestSelect(t *testing.T) {
 	inv, err := ParseINI("t.ini", []byte("solo\n[web]\nw1\nw2\n[db]\nd1\nw1\n[prod:children]\nweb\ndb\n[d1]\nsolo\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	names := func(hs []Host) string {
 		var s []string
 		for _, h := range hs {
@@ -229,20 +203,20 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := inv.Select(tt.patterns...)
-		if !errors.Is(err, tt.err) {
-			t.Errorf("Select(%v) error = %v, want %v", tt.patterns, err, tt.err)
-			continue
-		}
-		if err == nil && names(got) != tt.want {
-			t.Errorf("Select(%v) = %s, want %s", tt.patterns, names(got), tt.want)
+		if tt.err != nil {
+			assert.ErrorIs(t, err, tt.err, "Select(%v)", tt.patterns)
+		} else if assert.NoError(t, err, "Select(%v)", tt.patterns) {
+			assert.Equal(t, tt.want, names(got), "Select(%v)", tt.patterns)
 		}
 	}
 	// Returned hosts are copies.
-	hs, _ := inv.Select("w1")
+	hs, err := inv.Select("w1")
+	require.NoError(t, err)
+	require.NotEmpty(t, hs)
 	hs[0].Groups[0] = "changed"
-	if h, _ := inv.Host("w1"); h.Groups[0] == "changed" {
-		t.Error("Select returned a host sharing memory with the inventory")
-	}
+	h, ok := inv.Host("w1")
+	require.True(t, ok)
+	assert.NotEqual(t, "changed", h.Groups[0], "Select returned a host sharing memory with the inventory")
 }
 
 func TestDestination(t *testing.T) {
@@ -255,20 +229,16 @@ func TestDestination(t *testing.T) {
 		{Host{Name: "v6", Address: "fe80::1", Port: 22}, "[fe80::1]:22"},
 	}
 	for _, tt := range tests {
-		if got := tt.h.Destination(); got != tt.want {
-			t.Errorf("Destination() = %q, want %q", got, tt.want)
-		}
+		assert.Equal(t, tt.want, tt.h.Destination(), "%+v", tt.h)
 	}
 }
 
 func TestLoadErrors(t *testing.T) {
-	if _, err := Load(filepath.Join(t.TempDir(), "missing.ini")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing file: %v", err)
-	}
+	_, err := Load(filepath.Join(t.TempDir(), "missing.ini"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "missing file")
 	inv, err := ParseYAML("empty.yaml", nil)
-	if err != nil || len(inv.Hosts()) != 0 {
-		t.Errorf("empty YAML: %v, %d hosts", err, len(inv.Hosts()))
-	}
+	require.NoError(t, err, "empty YAML")
+	assert.Empty(t, inv.Hosts(), "empty YAML")
 }
 
 // TestBoundedInputs: duplicate YAML keys are refused (yaml.v3 would keep
@@ -281,9 +251,7 @@ func TestBoundedInputs(t *testing.T) {
 		fmt.Fprintf(&ten, "h%d-[0:99999]\n", i)
 	}
 	fifo := filepath.Join(dir, "hosts.yaml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	tests := []struct {
 		name, file, data string
 		want             error
@@ -299,14 +267,11 @@ func TestBoundedInputs(t *testing.T) {
 			path := fifo
 			if tt.file != "" {
 				path = filepath.Join(dir, tt.file)
-				if err := os.WriteFile(path, []byte(tt.data), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.WriteFile(path, []byte(tt.data), 0o644))
 			}
 			_, err := Load(path)
-			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
-				t.Fatalf("Load: %v; want %v saying %q", err, tt.want, tt.msg)
-			}
+			require.ErrorIs(t, err, tt.want)
+			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
 }

@@ -312,7 +312,7 @@ func TestOpenBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before, _ := os.ReadFile(tt.path)
+			before, berr := os.ReadFile(tt.path) // the missing file's error is kept
 			j, err := Open(ctx, tt.path, tt.cfg)
 			if err == nil {
 				j.Close()
@@ -324,8 +324,8 @@ func TestOpenBadInput(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.path) {
 				t.Errorf("error %q does not name the file", err)
 			}
-			if after, _ := os.ReadFile(tt.path); string(after) != string(before) {
-				t.Error("Open changed the file")
+			if after, aerr := os.ReadFile(tt.path); string(after) != string(before) || (aerr == nil) != (berr == nil) {
+				t.Errorf("Open changed the file (read before: %v, after: %v)", berr, aerr)
 			}
 		})
 	}

@@ -89,7 +89,10 @@ func TestRecorderGolden(t *testing.T) {
 	if n := len(rec.Pending()); n != 0 {
 		t.Fatalf("%d lessons pending after Flush", n)
 	}
-	got, _ := store.Lessons(context.Background(), Query{Rule: "aide_build_database", OS: deb, PackageManager: "apt-get"})
+	got, err := store.Lessons(context.Background(), Query{Rule: "aide_build_database", OS: deb, PackageManager: "apt-get"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 3 || got[0].Kind != Worked {
 		t.Fatalf("stored lessons:\n%s", dump(got))
 	}
@@ -128,8 +131,8 @@ func TestRecorderFlushKeepsLessonsOnError(t *testing.T) {
 	if err := rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := store.Lessons(context.Background(), Query{Rule: "audit_rules", Limit: -1}); len(got) != DefaultMaxFailed {
-		t.Fatalf("%d lessons of audit_rules stored, want %d", len(got), DefaultMaxFailed)
+	if got, err := store.Lessons(context.Background(), Query{Rule: "audit_rules", Limit: -1}); err != nil || len(got) != DefaultMaxFailed {
+		t.Fatalf("%d lessons of audit_rules stored (err %v), want %d", len(got), err, DefaultMaxFailed)
 	}
 }
 

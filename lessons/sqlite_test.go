@@ -27,7 +27,10 @@ func TestSQLiteReopen(t *testing.T) {
 	if err := s.Add(ctx, fixture...); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := s.Lessons(ctx, Query{Rule: "r1", OS: deb, Limit: -1})
+	want, err := s.Lessons(ctx, Query{Rule: "r1", OS: deb, Limit: -1})
+	if err != nil || len(want) == 0 {
+		t.Fatalf("lessons before reopening: %v (%d)", err, len(want))
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,10 @@ func TestAddInvalid(t *testing.T) {
 				if !errors.Is(err, ErrInvalid) {
 					t.Fatalf("err = %v, want ErrInvalid", err)
 				}
-				got, _ := s.Lessons(context.Background(), Query{Rule: "r"})
+				got, err := s.Lessons(context.Background(), Query{Rule: "r"})
+				if err != nil {
+					t.Fatal(err)
+				}
 				if len(got) != 0 {
 					t.Fatalf("a batch with an invalid lesson stored %d lessons", len(got))
 				}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 )
 
 // openPTY opens a pseudo-terminal pair: the writer side a program sees as its
@@ -16,7 +18,7 @@ func openPTY(t *testing.T, cols int) (pts, ptmx *os.File) {
 	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		testenv.Unavailable(t, "no pseudo-terminals here: %v", err)
 	}
 	t.Cleanup(func() { ptmx.Close() })
 	fd := int(ptmx.Fd())
@@ -29,7 +31,7 @@ func openPTY(t *testing.T, cols int) (pts, ptmx *os.File) {
 	}
 	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no /dev/pts here: %v", err)
+		testenv.Unavailable(t, "no /dev/pts here: %v", err)
 	}
 	t.Cleanup(func() { pts.Close() })
 	if err := unix.IoctlSetWinsize(int(pts.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: uint16(cols)}); err != nil {

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 )
 
@@ -21,15 +24,11 @@ func testdata(name string) string { return filepath.Join("..", "testdata", "repo
 func loadRun(t testing.TB) *Run {
 	t.Helper()
 	data, err := os.ReadFile(testdata("run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var run Run
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&run); err != nil {
-		t.Fatalf("run.json: %v", err)
-	}
+	require.NoError(t, dec.Decode(&run), "run.json")
 	return &run
 }
 
@@ -50,15 +49,9 @@ func TestGolden(t *testing.T) {
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			var a, b bytes.Buffer
-			if err := tt.write(&a, run); err != nil {
-				t.Fatal(err)
-			}
-			if err := tt.write(&b, run); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a.Bytes(), b.Bytes()) {
-				t.Fatal("two renders of the same run differ")
-			}
+			require.NoError(t, tt.write(&a, run))
+			require.NoError(t, tt.write(&b, run))
+			require.Equal(t, a.String(), b.String(), "two renders of the same run differ")
 			golden(t, tt.file, a.Bytes())
 		})
 	}
@@ -68,40 +61,36 @@ func TestSummary(t *testing.T) {
 	s := NewSummary(loadRun(t))
 	want := Totals{Results: 7, Rules: 4, Hosts: 2, Attempts: 9, Commands: 9, Passed: 2,
 		Outcomes: map[Outcome]int{Fixed: 1, Compliant: 1, NotFixed: 1, GaveUp: 1, NotApplicable: 1, CheckError: 1, Unreachable: 1}}
-	gotJSON, _ := json.Marshal(s.Totals)
-	wantJSON, _ := json.Marshal(want)
-	if string(gotJSON) != string(wantJSON) {
-		t.Errorf("totals = %s, want %s", gotJSON, wantJSON)
-	}
-	if len(s.Hosts) != 2 || s.Hosts[0].Host != "web01.example.com" || s.Hosts[0].Results != 3 || s.Hosts[0].Passed != 1 {
-		t.Errorf("hosts = %+v", s.Hosts)
-	}
+	assert.Equal(t, want, s.Totals)
+	require.Len(t, s.Hosts, 2)
+	assert.Equal(t, "web01.example.com", s.Hosts[0].Host)
+	assert.Equal(t, 3, s.Hosts[0].Results, "results of %s", s.Hosts[0].Host)
+	assert.Equal(t, 1, s.Hosts[0].Passed, "passed on %s", s.Hosts[0].Host)
+	require.Greater(t, len(s.Results), 2)
 	r := s.Results[2]
-	if r.Rule != "audit_rules_immutable" || r.MaxPromptTokens != 14012 || r.Limit != 14336 || r.Attempts != 5 || r.Commands != 4 {
-		t.Errorf("result 2 = %+v", r)
-	}
-	if s.DurationSeconds != 4350 {
-		t.Errorf("duration = %v, want 4350", s.DurationSeconds)
-	}
+	assert.Equal(t, "audit_rules_immutable", r.Rule)
+	assert.Equal(t, 14012, r.MaxPromptTokens, "max prompt tokens")
+	assert.Equal(t, 14336, r.Limit, "limit")
+	assert.Equal(t, 5, r.Attempts, "attempts")
+	assert.Equal(t, 4, r.Commands, "commands")
+	assert.EqualValues(t, 4350, s.DurationSeconds, "duration")
 	// The documented field names are the ones written.
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, loadRun(t)); err != nil {
-		t.Fatal(err)
+	require.NoError(t, WriteJSON(&buf, loadRun(t)))
+	var generic struct {
+		Top     map[string]any
+		Results []map[string]any `json:"results"`
 	}
-	var generic map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &generic); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &generic.Top))
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &generic))
+	require.NotEmpty(t, generic.Results)
 	for _, k := range []string{"version", "name", "model", "started", "finished", "duration_seconds", "totals", "hosts", "results"} {
-		if _, ok := generic[k]; !ok {
-			t.Errorf("summary lacks %q", k)
-		}
+		_, ok := generic.Top[k]
+		assert.True(t, ok, "summary lacks %q", k)
 	}
-	first := generic["results"].([]any)[0].(map[string]any)
 	for _, k := range []string{"rule", "title", "host", "outcome", "reason", "duration_seconds", "attempts", "commands", "max_prompt_tokens", "limit", "attempt_details"} {
-		if _, ok := first[k]; !ok {
-			t.Errorf("summary result lacks %q", k)
-		}
+		_, ok := generic.Results[0][k]
+		assert.True(t, ok, "summary result lacks %q", k)
 	}
 }
 

@@ -294,8 +294,8 @@ func TestProfileExtends(t *testing.T) {
 			t.Errorf("rule %s title = %q, want %q", id, r.Title, want)
 		}
 	}
-	if r, _ := d.Rule("a"); r.Title != "A 1" {
-		t.Errorf("Rule(a) title = %q, want the default value", r.Title)
+	if r, err := d.Rule("a"); err != nil || r.Title != "A 1" {
+		t.Errorf("Rule(a) title = %q (%v), want the default value", r.Title, err)
 	}
 	if _, err := d.Profile("loop"); !errors.Is(err, ErrDatastream) {
 		t.Errorf("Profile(loop) = %v, want ErrDatastream", err)
@@ -315,7 +315,10 @@ func TestRichTextPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := d.Rule("a")
+	r, err := d.Rule("a")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.Title != "First" {
 		t.Errorf("title = %q, want the first xml:lang variant", r.Title)
 	}

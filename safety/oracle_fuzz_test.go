@@ -4,17 +4,15 @@ import (
 	"context"
 	"flag"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/safety"
 )
 
 var (
-	oracleSeed      = flag.Uint64("oracle-seed", 0, "seed of TestOracleMutations (0: $SAFETY_ORACLE_SEED, else 11)")
 	oracleMutations = flag.Int("oracle-mutations", 400, "number of mutants TestOracleMutations checks")
 )
 
@@ -189,21 +187,14 @@ func checkAgainstBash(t *testing.T, run func(string) ([]action, error), bl *safe
 }
 
 // TestOracleMutations mutates corpus commands deterministically (the seed
-// is logged; set it with -oracle-seed or SAFETY_ORACLE_SEED) and requires
+// is logged; set it with -seed or NIGHTSHIFT_SEED, default 11) and requires
 // that every mutant Match allows does nothing banned under bash.
 func TestOracleMutations(t *testing.T) {
 	o := newBashOracle(t)
 	bl := safety.DefaultBanList()
 	entries := loadOracleCorpora(t)
-	seed := *oracleSeed
-	if seed == 0 {
-		if s, err := strconv.ParseUint(os.Getenv("SAFETY_ORACLE_SEED"), 10, 64); err == nil {
-			seed = s
-		} else {
-			seed = 11
-		}
-	}
-	t.Logf("seed %d (rerun with -oracle-seed=%d), %d mutants", seed, seed, *oracleMutations)
+	seed := testenv.Seed(t, 11)
+	t.Logf("%d mutants", *oracleMutations)
 	r := rand.New(rand.NewPCG(seed, 0))
 	var times oracleTimes
 	run := func(cmd string) ([]action, error) {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/bashoracle"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/safety"
 )
 
@@ -112,10 +113,7 @@ func newBashOracle(t testing.TB) *bashoracle.Oracle {
 	t.Helper()
 	o, err := bashoracle.New(context.Background(), bashoracle.Config{})
 	if errors.Is(err, bashoracle.ErrUnavailable) {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the bash oracle is needed under CI (scripts/install-test-deps.sh installs bwrap and strace): %v", err)
-		}
-		t.Skipf("bash oracle unavailable: %v", err)
+		testenv.Unavailable(t, "bash oracle unavailable (scripts/install-test-deps.sh installs bwrap and strace): %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
@@ -77,12 +78,7 @@ func (l testLog) Write(p []byte) (int, error) {
 // target uses namespaces and chroot): as non-root it skips, unless CI is
 // set, when it fails.
 func TestSSGFixesMatchTarget(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("needs root to start the disposable Debian 12 target (CI runs the tests as root)")
-		}
-		t.Skip("needs root to start the disposable Debian 12 target; CI runs it as root")
-	}
+	testenv.NeedRoot(t, "the disposable Debian 12 target")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	tg, err := debtarget.Start(ctx, debtarget.Options{Log: testLog{t}})

@@ -12,6 +12,9 @@
 // "text" with addSpecialTokens false, which is how vLLM tokenizes a rendered chat
 // prompt (add_special_tokens=False is the chat completion default). The count is
 // stored as "tokens" in the same line; everything else is left as it was.
+//
+// With --serve FAMILY it tokenizes texts read from standard input instead, for
+// the tests that count prompts with this reference (see serve below).
 "use strict";
 
 const fs = require("fs");
@@ -54,7 +57,35 @@ async function main() {
   }
 }
 
-main().catch((err) => {
+// serve tokenizes texts for a test in one long-lived process: it reads lines
+// {"text": ...} from standard input and writes {"ids": [...]} (encoded with
+// addSpecialTokens false, as above) or {"error": ...} for each, in order.
+async function serve(family) {
+  const json = zlib.gunzipSync(fs.readFileSync(path.join(root, "budget", "models", family, "tokenizer.json.gz")));
+  const tok = Tokenizer.fromString(json.toString("utf8"));
+  const rl = require("readline").createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of rl) {
+    let out;
+    try {
+      const enc = await tok.encode(JSON.parse(line).text, null, { addSpecialTokens: false });
+      out = { ids: Array.from(enc.getIds()) };
+    } catch (err) {
+      out = { error: String(err && err.message ? err.message : err) };
+    }
+    process.stdout.write(JSON.stringify(out) + "\n");
+  }
+}
+
+const args = process.argv.slice(2);
+let run;
+if (args.length === 2 && args[0] === "--serve" && families.includes(args[1])) {
+  run = serve(args[1]);
+} else if (args.length === 0) {
+  run = main();
+} else {
+  run = Promise.reject(new Error(`usage: count-chat.js [--serve ${families.join("|")}]`));
+}
+run.catch((err) => {
   console.error(`count-chat: ${err && err.stack ? err.stack : err}`);
   process.exit(1);
 });

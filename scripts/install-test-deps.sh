@@ -2,7 +2,9 @@
 # Installs what Nightshift's tests need and is idempotent (a fast no-op when
 # everything is there): OpenSSH's server and client (the sshexec and worker
 # integration tests start their own sshd on 127.0.0.1; the worker tests run it
-# in a bubblewrap sandbox), strace (the bash oracle), staticcheck, and the
+# in a bubblewrap sandbox), strace (the bash oracle), staticcheck, python3
+# with jinja2 and node with the HF tokenizers addon (the prompt-count
+# reference, internal/vllmref), and the
 # Llama 3 / 3.1 tokenizer files for the golden tests (not committed: Meta's
 # licence). Uses only Debian's packages, the Go module proxy and npm.
 set -euo pipefail
@@ -62,6 +64,31 @@ if ! temporal_ok "$gobin/temporal"; then
 fi
 if ! temporal_ok "$temporal_cache" && mkdir -p "$(dirname "$temporal_cache")" 2>/dev/null; then
 	install -m 0755 "$gobin/temporal" "$temporal_cache.tmp" 2>/dev/null && mv "$temporal_cache.tmp" "$temporal_cache" || true
+fi
+
+# The independent reference the prompt-count tests check package budget
+# against (internal/vllmref): scripts/render-chat.py needs python3 with
+# jinja2, scripts/count-chat.js needs node and the HF tokenizers addon from
+# npm (scripts/package.json, locked by scripts/package-lock.json).
+ref_apt=()
+command -v python3 >/dev/null 2>&1 || ref_apt+=(python3)
+python3 -c 'import jinja2' >/dev/null 2>&1 || ref_apt+=(python3-jinja2)
+command -v node >/dev/null 2>&1 || ref_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || ref_apt+=(npm)
+if [ ${#ref_apt[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-test-deps: missing ${ref_apt[*]}; run: sudo apt-get install -y ${ref_apt[*]}" >&2
+		exit 1
+	fi
+	echo "install-test-deps: installing ${ref_apt[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${ref_apt[@]}" >/dev/null
+fi
+# npm ci rewrites node_modules/.package-lock.json: older than the lock file
+# (or absent) means not installed, or installed from another lock.
+if ! [ scripts/node_modules/.package-lock.json -nt scripts/package-lock.json ]; then
+	echo "install-test-deps: npm ci --prefix scripts (the HF tokenizers addon)"
+	npm ci --prefix scripts --no-audit --no-fund >/dev/null
 fi
 
 if [ -x scripts/fetch-tokenizers.sh ]; then

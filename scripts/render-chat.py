@@ -5,6 +5,9 @@ Usage (from the repository root; needs Python 3.11 and jinja2 3.x, nothing else)
 
     python3 scripts/render-chat.py && node scripts/count-chat.js
 
+(With --serve FAMILY it renders requests read from standard input instead, for the
+tests that count prompts with this reference: see serve.)
+
 Writes, deterministically (seeded, no clock, no network):
 
   testdata/chat/conversations.jsonl   one request per line, as go-openai puts it
@@ -578,5 +581,44 @@ def main():
     print("wrote %d conversations" % len(kept))
 
 
+def serve(family):
+    """Renders requests for a test, one per line, in one long-lived process.
+
+    Reads lines {"body": <a chat completion or /tokenize request as received>,
+    "add_generation_prompt": bool} from standard input and writes one line each:
+    {"text": <the prompt vLLM tokenizes>}, {"rejected": <why vLLM answers 400>}
+    or {"error": <what went wrong>}. The render is main()'s: the same template,
+    special tokens, message parsing and tool dump.
+    """
+    with open(os.path.join(ROOT, FAMILIES[family]), encoding="utf-8") as f:
+        cfg = json.load(f)
+    template = compile_template(cfg["chat_template"])
+    special = {k: cfg[k] for k in ("bos_token", "eos_token", "unk_token", "pad_token",
+                                   "additional_special_tokens") if cfg.get(k) is not None}
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+            body = msg["body"]
+            kwargs = body.get("chat_template_kwargs") or {}
+            unknown = sorted(set(kwargs) - {"enable_thinking"})
+            if unknown:
+                raise ValueError("chat_template_kwargs %s are not rendered by this script" % unknown)
+            req = {"messages": body.get("messages") or [], "tools": body.get("tools"),
+                   "options": {"add_generation_prompt": msg["add_generation_prompt"],
+                               "enable_thinking": kwargs.get("enable_thinking")}}
+            out = {"text": render(template, special, req)}
+        except Rejected as e:
+            out = {"rejected": str(e)}
+        except Exception as e:  # reported to the caller, which fails the test
+            out = {"error": "%s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve" and sys.argv[2] in FAMILIES:
+        serve(sys.argv[2])
+    elif len(sys.argv) > 1:
+        sys.exit("usage: render-chat.py [--serve %s]" % "|".join(FAMILIES))
+    else:
+        main()

@@ -164,8 +164,7 @@ func TestProxyJump(t *testing.T) {
 	known := writeFile(t, "known_hosts", "")
 	// Both hosts in one known_hosts, as ssh -J uses.
 	for _, s := range []*testServer{target.srv, jump} {
-		b, _ := os.ReadFile(s.knownHosts(t))
-		appendFile(t, known, b)
+		appendFile(t, known, mustRead(t, s.knownHosts(t)))
 	}
 	c := target.client(t, func(c *Config) {
 		c.ProxyJump = "jumper@" + jump.addr
@@ -192,8 +191,7 @@ func TestProxyJump(t *testing.T) {
 	})
 	t.Run("forwarding refused", func(t *testing.T) {
 		noFwd := newTestServer(t, target.key.PublicKey())
-		b, _ := os.ReadFile(noFwd.knownHosts(t))
-		appendFile(t, known, b)
+		appendFile(t, known, mustRead(t, noFwd.knownHosts(t)))
 		c := target.client(t, func(c *Config) {
 			c.ProxyJump = noFwd.addr
 			c.KnownHostsFiles = []string{known}

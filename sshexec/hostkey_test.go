@@ -122,7 +122,10 @@ func TestHostKeyVerification(t *testing.T) {
 					t.Errorf("command ran %d times despite the refused host key", n)
 				}
 			}
-			after, _ := os.ReadFile(file)
+			after, err := os.ReadFile(file)
+			if err != nil && !errors.Is(err, os.ErrNotExist) { // a file never written stays absent
+				t.Fatal(err)
+			}
 			hasKey := strings.Contains(string(after), strings.TrimSpace(strings.TrimPrefix(line(serverKey), name)))
 			if tc.wantAdded {
 				if !hasKey || !strings.HasSuffix(string(after), "\n") {

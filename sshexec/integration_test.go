@@ -239,8 +239,7 @@ func TestOpenSSHAuthAndHostKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		// OpenSSH's own client accepts the file we wrote.
-		b, _ := os.ReadFile(kh)
-		want, _ := os.ReadFile(tg.KnownHostsFile)
+		b, want := mustRead(t, kh), mustRead(t, tg.KnownHostsFile)
 		if string(b) != string(want) {
 			t.Errorf("known_hosts written:\n%s\nwant:\n%s", b, want)
 		}
@@ -273,12 +272,14 @@ func TestOpenSSHProxyJump(t *testing.T) {
 	jump := startTarget(t, sshtarget.Options{AllowTCPForwarding: true})
 	tg := startTarget(t, sshtarget.Options{})
 	known := filepath.Join(t.TempDir(), "known_hosts")
-	a, _ := os.ReadFile(jump.KnownHostsFile)
-	b, _ := os.ReadFile(tg.KnownHostsFile)
-	os.WriteFile(known, append(a, b...), 0o600)
+	if err := os.WriteFile(known, append(mustRead(t, jump.KnownHostsFile), mustRead(t, tg.KnownHostsFile)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// The same user and key are authorized on both (ssh -J semantics:
 	// same credentials for the jump host).
-	os.WriteFile(filepath.Join(tg.Dir, "authorized_keys"), mustRead(t, jump.IdentityFile+".pub"), 0o600)
+	if err := os.WriteFile(filepath.Join(tg.Dir, "authorized_keys"), mustRead(t, jump.IdentityFile+".pub"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c := targetClient(t, tg, func(c *Config) {
 		c.IdentityFiles = []string{jump.IdentityFile}
 		c.KnownHostsFiles = []string{known}

@@ -2,6 +2,7 @@ package vllmsim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -122,15 +123,18 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	var promptIDs []int
 	var p int
 	var err error
-	if s.cache != nil {
+	switch {
+	case s.cfg.Prompts != nil:
+		promptIDs, err = s.cfg.Prompts.EncodeChatRequest(r.Context(), body, true)
+		p = len(promptIDs)
+	case s.cache != nil:
 		promptIDs, err = s.cfg.Counter.EncodeChat(req, true)
 		p = len(promptIDs)
-	} else {
+	default:
 		p, err = s.cfg.Counter.CountChat(req)
 	}
 	if err != nil {
-		// A chat template error is a 400 in vLLM.
-		fail(badRequest(fmt.Sprintf("could not render the chat template: %v", err)))
+		fail(s.promptError(err))
 		return
 	}
 	rec.PromptTokens = p
@@ -204,6 +208,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Status, rec.CompletionTokens, rec.FinishReason = http.StatusOK, completion, finish
 	writeJSON(w, http.StatusOK, b)
+}
+
+// promptError is the answer to a failed prompt count: a chat template
+// error is a 400 in vLLM; a PromptCounter's own failure is a 500.
+func (s *Server) promptError(err error) *apiError {
+	if s.cfg.Prompts != nil && !errors.Is(err, ErrTemplate) {
+		return &apiError{Status: http.StatusInternalServerError, Type: "InternalServerError", Message: err.Error()}
+	}
+	return badRequest(fmt.Sprintf("could not render the chat template: %v", err))
 }
 
 // truncate returns the longest prefix of text (cut at a rune boundary) that
@@ -358,9 +371,19 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var err error
-		tokens, err = s.cfg.Counter.EncodeChat(chat, agp)
+		if s.cfg.Prompts != nil {
+			tokens, err = s.cfg.Prompts.EncodeChatRequest(r.Context(), body, agp)
+		} else {
+			tokens, err = s.cfg.Counter.EncodeChat(chat, agp)
+		}
 		if err != nil {
-			fail(badRequest(fmt.Sprintf("could not render the chat template: %v", err)))
+			fail(s.promptError(err))
+			return
+		}
+	case form.Prompt != nil && s.cfg.Prompts != nil:
+		var err error
+		if tokens, err = s.cfg.Prompts.EncodeText(r.Context(), *form.Prompt); err != nil {
+			fail(&apiError{Status: http.StatusInternalServerError, Type: "InternalServerError", Message: err.Error()})
 			return
 		}
 	case form.Prompt != nil:

@@ -17,7 +17,8 @@
 //     the length, as in vLLM.
 //   - POST /v1/chat/completions, non-streaming (stream=true gets a clear
 //     400). The prompt is counted with the injected Counter exactly as vLLM
-//     counts it; max_completion_tokens or max_tokens (the first that is
+//     counts it (or with Config.Prompts, a PromptCounter such as a test's
+//     independent reference, which /tokenize then uses too); max_completion_tokens or max_tokens (the first that is
 //     non-zero, as vLLM reads them) is checked against max_model_len with the
 //     rules and message wording of the configured ErrorStyle, in the
 //     configured ErrorShape (flat before vLLM 0.10.1, nested after). With

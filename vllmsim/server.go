@@ -35,6 +35,27 @@ type Counter interface {
 	Count(text string) int
 }
 
+// PromptCounter renders and tokenizes what a request asks vLLM to
+// tokenize: the prompt of a chat completion, the chat form of /tokenize
+// (both from the request body as received) and the text form of /tokenize.
+// It replaces Counter for prompts only (generations are still measured with
+// Counter), so that a test can count prompts with a reference that shares
+// nothing with the code under test. Implementations must be safe for
+// concurrent use.
+type PromptCounter interface {
+	// EncodeChatRequest returns the token IDs of the prompt vLLM renders
+	// from body, a chat completion or /tokenize request, with the given
+	// add_generation_prompt. An error wrapping ErrTemplate means vLLM would
+	// answer 400; any other is the counter's own failure (answered 500).
+	EncodeChatRequest(ctx context.Context, body []byte, addGenerationPrompt bool) ([]int, error)
+	// EncodeText returns the token IDs of text, without special tokens.
+	EncodeText(ctx context.Context, text string) ([]int, error)
+}
+
+// ErrTemplate is wrapped by a PromptCounter's errors for requests the chat
+// template cannot render (vLLM answers them with 400).
+var ErrTemplate = errors.New("vllmsim: the chat template cannot render the request")
+
 // Config configures a Server. Zero values are defaulted by New as
 // documented.
 type Config struct {
@@ -44,6 +65,9 @@ type Config struct {
 	MaxModelLen int
 	// Counter measures prompts and generations. Required.
 	Counter Counter
+	// Prompts, when set, measures prompts (chat completions and /tokenize)
+	// instead of Counter; nil means Counter.
+	Prompts PromptCounter
 	// Policy generates the answers. Required.
 	Policy Policy
 	// APIKey, when non-empty, is required as "Authorization: Bearer KEY" on

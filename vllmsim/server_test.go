@@ -91,8 +91,14 @@ func TestTokenize(t *testing.T) {
 	ts := start(t, vllmsim.Config{MaxModelLen: 4096})
 	c := newCounter(t)
 	req := openai.ChatCompletionRequest{Messages: baseMessages("sshd_disable_root_login"), Tools: workerTools()}
-	withGen, _ := c.EncodeChat(req, true)
-	withoutGen, _ := c.EncodeChat(req, false)
+	withGen, err := c.EncodeChat(req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutGen, err := c.EncodeChat(req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	text := "PermitRootLogin no\n"
 	type result struct {
 		Count       int       `json:"count"`
@@ -129,7 +135,7 @@ func TestTokenize(t *testing.T) {
 		})
 	}
 	// The chat form counts what a chat completion is charged.
-	if p, _ := c.CountChat(req); p != len(withGen) || len(withoutGen) >= len(withGen) {
+	if p, err := c.CountChat(req); err != nil || p != len(withGen) || len(withoutGen) >= len(withGen) {
 		t.Errorf("CountChat %d, EncodeChat %d / %d", p, len(withGen), len(withoutGen))
 	}
 	for _, tc := range []struct {
@@ -187,7 +193,10 @@ func TestChatResponse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _ := c.CountChat(openai.ChatCompletionRequest{Messages: msgs, Tools: workerTools()})
+		p, err := c.CountChat(openai.ChatCompletionRequest{Messages: msgs, Tools: workerTools()})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if resp.Usage.PromptTokens != p || resp.Usage.TotalTokens != p+resp.Usage.CompletionTokens {
 			t.Errorf("attempt %d: usage %+v, want prompt %d", attempt, resp.Usage, p)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/internal/vllmref"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -55,6 +58,9 @@ type env struct {
 	events  []worker.Event
 	dir     string
 	counter *budget.ChatCounter
+	// ref counts every prompt the simulator receives when
+	// envOptions.reference is set (nil otherwise).
+	ref *vllmref.Reference
 }
 
 type envOptions struct {
@@ -64,6 +70,11 @@ type envOptions struct {
 	serverWindow int // the simulator's max_model_len; 0 means 16384
 	faults       []vllmsim.Fault
 	errorStyle   vllmsim.ErrorStyle
+	// reference makes the simulator count prompts (and reject them) with
+	// the independent reference, Python Jinja2 and HF tokenizers
+	// (internal/vllmref), instead of package budget, which the worker
+	// counts with.
+	reference bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -96,8 +107,20 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if window == 0 {
 		window = 16384
 	}
-	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: window, Counter: sc, Policy: o.policy(e.dir), Faults: o.faults, ErrorStyle: o.errorStyle,
-		PromptTokensDetails: true})
+	var prompts vllmsim.PromptCounter // nil: the simulator counts with sc
+	if o.reference {
+		e.ref, err = vllmref.Start(ctx, vllmref.Config{Family: "qwen3"})
+		if errors.Is(err, vllmref.ErrUnavailable) {
+			testenv.Unavailable(t, "the reference counter: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.ref.Close() })
+		prompts = e.ref
+	}
+	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: window, Counter: sc, Prompts: prompts, Policy: o.policy(e.dir), Faults: o.faults,
+		ErrorStyle: o.errorStyle, PromptTokensDetails: true})
 	if err != nil {
 		t.Fatal(err)
 	}

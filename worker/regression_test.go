@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,24 +12,34 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // TestStubbornStaysInsideTheWindow is the regression test asked for by name:
-// 25, 50 and 100 attempts of the stubborn policy, whose commands print
-// thousands of tokens, against a real sshd and the vLLM simulator. vLLM never
-// rejects a prompt, the ban list is in every prompt, and the prompt plateaus.
+// 25, 50 and 100 attempts of the stubborn policy (a rule that never gets
+// fixed), whose commands print thousands of tokens so that the memory
+// compresses, against a real sshd and the vLLM simulator with a 16,384-token
+// window. The simulator counts every prompt, and rejects it as vLLM would,
+// with the independent reference (internal/vllmref: Python Jinja2 renders,
+// the HF tokenizers count), not with package budget, which the worker
+// counts with. vLLM never rejects a prompt, the worker's count of every
+// prompt equals the reference's, the ban list is in every prompt, and the
+// prompt plateaus.
 func TestStubbornStaysInsideTheWindow(t *testing.T) {
 	attempts := []int{25, 50, 100}
 	if testing.Short() {
-		attempts = []int{25}
+		attempts = []int{50}
 	}
 	for _, n := range attempts {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
+			start := time.Now()
+			e := newEnv(t, envOptions{reference: true, policy: func(dir string) vllmsim.Policy {
 				return vllmsim.Stubborn(vllmsim.StubbornConfig{Seed: uint64(n), DraftDir: filepath.Join(dir, "drafts")})
 			}})
 			r := e.rule(fmt.Sprintf(`rules:
@@ -40,32 +50,63 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
     max_attempts: %d
 `, e.dir, n), "aide_build_database")
 			out, err := e.worker(workerOptions{}).Fix(context.Background(), r)
-			if err != nil {
-				t.Fatalf("Fix: %v (outcome %+v)", err, out)
-			}
-			if out.Status != worker.StatusNotFixed || out.Attempts != n {
-				t.Fatalf("outcome %+v, want not_fixed after %d attempts", out, n)
-			}
-			if rej := e.sim.Stats().Rejections(); len(rej) != 0 || out.ContextRejections != 0 {
-				t.Fatalf("%d context-length rejections (first: %s)", len(rej), rej[0].Error)
+			require.NoError(t, err, "Fix (outcome %+v)", out)
+			require.Equal(t, worker.StatusNotFixed, out.Status, "outcome %+v", out)
+			require.Equal(t, n, out.Attempts, "outcome %+v", out)
+			rej := e.sim.Stats().Rejections()
+			if len(rej) != 0 || out.ContextRejections != 0 {
+				t.Fatalf("%d context-length rejections by the reference's count, %d in the outcome (first: %s)",
+					len(rej), out.ContextRejections, rej[0].Error)
 			}
 			reqs := e.requests()
-			if len(reqs) != n {
-				t.Fatalf("%d model calls for %d attempts", len(reqs), n)
+			require.Len(t, reqs, n, "model calls for %d attempts", n)
+			// Every prompt was counted by the reference, and answered.
+			assert.Equal(t, n, e.ref.Prompts(), "prompts counted by the reference")
+			completions := e.sim.Stats().Completions()
+			require.Len(t, completions, n)
+			for i, c := range completions {
+				require.Equal(t, http.StatusOK, c.Status, "call %d: %s", i+1, c.Error)
 			}
+			// The worker's count of every prompt is the reference's,
+			// token for token (a count a few tokens off fits the window
+			// here, so only this comparison catches it).
+			calls := e.eventsOf(worker.EventModelCall)
+			usages := e.eventsOf(worker.EventModelUsage)
+			require.Len(t, calls, n)
+			require.Len(t, usages, n)
+			var off []string
+			for i := range calls {
+				if local, ref := calls[i].Assessment.Prompt, completions[i].PromptTokens; local != ref {
+					off = append(off, fmt.Sprintf("attempt %d: the worker counted %d, the reference %d (%+d)", calls[i].Attempt, local, ref, local-ref))
+				}
+				require.Equal(t, completions[i].PromptTokens, usages[i].UsagePrompt, "attempt %d: usage.prompt_tokens", usages[i].Attempt)
+			}
+			if len(off) > 0 {
+				t.Errorf("%d of %d prompts counted differently by the worker and the reference; first %s", len(off), n, strings.Join(off[:min(3, len(off))], "; "))
+			}
+			// The memory compressed: later prompts summarise earlier turns.
+			compressed := 0
+			for _, req := range reqs {
+				for _, m := range req.Messages {
+					if groupRE.MatchString(m.Content) {
+						compressed++
+						break
+					}
+				}
+			}
+			require.NotZero(t, compressed, "no prompt summarises a turn: the memory never compressed")
 			checked := assertPromptContents(t, e, "systemctl (restart|stop) ssh", qwen3(t).Tokenizer)
 			prompt, cached := e.sim.Stats().PromptTokens()
 			var fromEvents int
-			for _, u := range e.eventsOf(worker.EventModelUsage) {
+			for _, u := range usages {
 				fromEvents += u.CachedTokens
 			}
 			if fromEvents != cached || out.CachedTokens != cached || out.PromptTokens != prompt {
 				t.Errorf("cached tokens: %d in the server's records, %d in the events, %d in the outcome (prompt %d, %d)",
 					cached, fromEvents, out.CachedTokens, prompt, out.PromptTokens)
 			}
-			t.Logf("%d attempts: %d prompt tokens, %d (%.1f%%) from the prefix cache, %d prefilled; last 3 turns checked in %d prompts",
-				n, prompt, cached, 100*float64(cached)/float64(prompt), prompt-cached, checked)
-			calls := e.eventsOf(worker.EventModelCall)
+			t.Logf("%d attempts: %d prompts counted by the reference, %d rejected, %d with summarised turns; %d prompt tokens, %d (%.1f%%) from the prefix cache, %d prefilled; last 3 turns checked in %d prompts; %s",
+				n, e.ref.Prompts(), len(rej), compressed, prompt, cached, 100*float64(cached)/float64(prompt), prompt-cached, checked, time.Since(start).Round(time.Millisecond))
 			// Plateau: the largest prompt of attempts 21..n stays within 25%
 			// of the largest of attempts 1..20, and the message count
 			// within its bound. (Both move with the memory's degrade steps,
@@ -315,7 +356,10 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	if err != nil || out.Status != worker.StatusInterrupted || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, err %v; want interrupted after attempt 2", out, err)
 	}
-	log, _ := os.ReadFile(filepath.Join(e.dir, "log"))
+	log, err := os.ReadFile(filepath.Join(e.dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := strings.Count(string(log), "attempt"); got != 2 {
 		t.Fatalf("%d commands ran, want the 2 of the finished attempts", got)
 	}

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -36,9 +36,7 @@ type scapEnv struct {
 // window of maxModelLen tokens and the policy, made once the target is up.
 func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.Policy) *scapEnv {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for the disposable Debian target (namespaces, chroot); the test command runs as root in CI: sudo make test")
-	}
+	testenv.NeedRoot(t, "the disposable Debian target (namespaces, chroot)")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	tg, err := debtarget.Start(ctx, debtarget.Options{})

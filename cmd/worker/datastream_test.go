@@ -14,6 +14,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -222,9 +223,7 @@ func (r oscapRunner) Run(ctx context.Context, command string) (rules.ExecResult,
 
 func startDebian(t *testing.T) (*debtarget.Target, *sshexec.Client) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for the disposable Debian target (namespaces, chroot); the test command runs as root in CI: sudo make test")
-	}
+	testenv.NeedRoot(t, "the disposable Debian target (namespaces, chroot)")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	tg, err := debtarget.Start(ctx, debtarget.Options{})

@@ -116,8 +116,14 @@ func TestRunResumeHistory(t *testing.T) {
 	if want := map[string]int{"fixed": 2, "compliant": 2, "not_fixed": 2}; fmt.Sprint(sum.Totals.Outcomes) != fmt.Sprint(want) {
 		t.Errorf("outcomes %v, want %v", sum.Totals.Outcomes, want)
 	}
-	x, _ := os.ReadFile(junit)
-	h, _ := os.ReadFile(html)
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n := bytes.Count(x, []byte("<testcase ")); n != 6 {
 		t.Errorf("JUnit has %d test cases, want 6", n)
 	}

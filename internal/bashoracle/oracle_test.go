@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 )
 
 // newOracle returns an oracle or, when the machine cannot run one, fails
@@ -16,10 +18,7 @@ func newOracle(t *testing.T, cfg Config) *Oracle {
 	t.Helper()
 	o, err := New(context.Background(), cfg)
 	if errors.Is(err, ErrUnavailable) {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("bash oracle needed under CI (scripts/install-test-deps.sh installs it): %v", err)
-		}
-		t.Skipf("bash oracle unavailable: %v", err)
+		testenv.Unavailable(t, "bash oracle unavailable: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
@@ -65,10 +66,11 @@ func run(t *testing.T, c *sshexec.Client, cmd string) sshexec.Result {
 // breaking /etc/ssh/sshd_config does not lock the control connection out,
 // and Close leaves no mounts and no files.
 func TestTargetIsolation(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, chroot, mounts); the test command runs as root in CI: sudo make test")
+	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
+	hostname, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
 	}
-	hostname, _ := os.Hostname()
 	tg := start(t)
 	c := dial(t, tg)
 	tests := []struct {
@@ -110,8 +112,8 @@ func TestTargetIsolation(t *testing.T) {
 			t.Errorf("CAP_%s is in the bounding set %s", strings.ToUpper(name), bnd)
 		}
 	}
-	if h, _ := os.Hostname(); h != hostname {
-		t.Errorf("the host's hostname changed from %q to %q", hostname, h)
+	if h, err := os.Hostname(); err != nil || h != hostname {
+		t.Errorf("the host's hostname changed from %q to %q (%v)", hostname, h, err)
 	}
 
 	// A remediation gone wrong on the target's own sshd configuration does
@@ -144,9 +146,7 @@ func TestTargetIsolation(t *testing.T) {
 // its mounts), Start returns ErrStart, kills what it started and removes
 // the directory it made, leaving no mount behind.
 func TestStartFailureTearsDown(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (namespaces, chroot, mounts); the test command runs as root in CI: sudo make test")
-	}
+	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -162,8 +162,8 @@ func TestStartFailureTearsDown(t *testing.T) {
 	if m := mountsUnder(tmp); len(m) != 0 {
 		t.Errorf("mounts left: %q", m)
 	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Errorf("files left in %s after a failed Start: %v", tmp, left)
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("files left in %s after a failed Start: %v (%v)", tmp, left, err)
 	}
 }
 

@@ -7,22 +7,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 )
 
 // TestCommandsSeeAnEmptyHome checks that, as root, the target's commands
 // see an empty home directory (so the machine's ~/.bashrc is not run for
 // every command) and that the machine's own home directory is untouched.
 func TestCommandsSeeAnEmptyHome(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the empty home needs a mount namespace: run as root (CI does)")
-	}
+	testenv.NeedRoot(t, "the empty home's mount namespace")
 	u, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(u.HomeDir, ".nightshift-home-test")
 	if err := os.WriteFile(marker, []byte("machine\n"), 0o600); err != nil {
-		t.Skipf("home directory %s is not writable: %v", u.HomeDir, err)
+		testenv.Unavailable(t, "home directory %s is not writable: %v", u.HomeDir, err)
 	}
 	defer os.Remove(marker)
 

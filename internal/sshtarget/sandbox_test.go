@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 )
 
 // run runs one command on t with a plain x/crypto/ssh client.
@@ -47,9 +49,7 @@ func run(t *testing.T, tg *Target, command string) (string, error) {
 // writable paths, firewall changes, mounts and reboots fail, and only the
 // sandbox's processes are visible; the writable path is shared with the host.
 func TestSandboxKeepsTheHostSafe(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the sandbox needs root; the test command runs as root in CI")
-	}
+	testenv.NeedRoot(t, "the sandbox")
 	shared := t.TempDir()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
