@@ -13,6 +13,8 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Defaults for Config's zero values.
@@ -95,14 +97,14 @@ type Config struct {
 // Progress is told how a run goes; package progress's Progress satisfies
 // it. Plan is called for every host before any work starts, with the
 // number of its tasks not yet finished; the other methods from the host's
-// goroutine. RuleEnded's status is the worker.Status of the task's outcome
-// ("unreachable" for the rules of a host that stopped answering, after
-// HostDown). A task stopped before its end (Stop, a cancelled context, the
+// goroutine. RuleEnded's status is the task's outcome
+// (nightshift.RuleUnreachable for the rules of a host that stopped
+// answering, after HostDown). A task stopped before its end (Stop, a cancelled context, the
 // model server down) is started but not ended.
 type Progress interface {
 	Plan(host string, rules int)
 	RuleStarted(host, rule string)
-	RuleEnded(host, rule, status string)
+	RuleEnded(host, rule string, status nightshift.RuleStatus)
 	HostDown(host string, err error)
 }
 
@@ -172,8 +174,8 @@ type RecordedRule struct {
 	Title string `json:"title,omitempty"`
 }
 
-// Result is what Run and Resume did.
-type Result struct {
+// RunResult is what Run and Resume did.
+type RunResult struct {
 	Run journal.RunID
 	// Total is rules × hosts; Finished counts the tasks finished in the
 	// journal (in this process or before).
@@ -242,18 +244,18 @@ func RecordedSpec(ctx context.Context, j *journal.Journal, run journal.RunID) (R
 // rule × host is finished, Stop is closed or ctx ends. The error is nil when
 // the run was worked through (rules that were not fixed are not errors) or
 // stopped by Stop.
-func (r *Runner) Run(ctx context.Context, spec Spec) (Result, error) {
+func (r *Runner) Run(ctx context.Context, spec Spec) (RunResult, error) {
 	if err := spec.validate(); err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	rec, err := spec.recorded()
 	if err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	rec.Model = r.cfg.Worker.ModelName
 	id, err := r.cfg.Journal.StartRun(ctx, journal.RunSpec{Name: spec.Name, Config: rec})
 	if err != nil {
-		return Result{}, fmt.Errorf("batch: start run: %w", err)
+		return RunResult{}, fmt.Errorf("batch: start run: %w", err)
 	}
 	return r.execute(ctx, id, spec, nil)
 }
@@ -266,22 +268,22 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (Result, error) {
 // state: its recorded model replies, command results and check results are
 // replayed to a fresh worker without calling the model or touching the host,
 // and only then does the work go on live.
-func (r *Runner) Resume(ctx context.Context, run journal.RunID, spec Spec) (Result, error) {
+func (r *Runner) Resume(ctx context.Context, run journal.RunID, spec Spec) (RunResult, error) {
 	rec, err := RecordedSpec(ctx, r.cfg.Journal, run)
 	if err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	ordered, err := orderSpec(rec, spec)
 	if err != nil {
-		return Result{}, err
+		return RunResult{}, err
 	}
 	st, err := r.cfg.Journal.ResumeRun(ctx, run)
 	if err != nil {
-		return Result{}, fmt.Errorf("batch: resume run %d: %w", run, err)
+		return RunResult{}, fmt.Errorf("batch: resume run %d: %w", run, err)
 	}
 	for _, c := range st.Pending {
 		if err := r.cfg.Journal.MarkUnknown(ctx, c.ID, "the worker stopped while the command ran (crash or kill); outcome unknown; not run again"); err != nil {
-			return Result{}, fmt.Errorf("batch: resume run %d: %w", run, err)
+			return RunResult{}, fmt.Errorf("batch: resume run %d: %w", run, err)
 		}
 	}
 	done := map[[2]string]bool{}
@@ -321,8 +323,8 @@ func orderSpec(rec Recorded, spec Spec) (Spec, error) {
 }
 
 // execute works on every task of spec not in done.
-func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done map[[2]string]bool) (Result, error) {
-	res := Result{Run: run, Total: len(spec.Rules) * len(spec.Hosts)}
+func (r *Runner) execute(ctx context.Context, run journal.RunID, spec Spec, done map[[2]string]bool) (RunResult, error) {
+	res := RunResult{Run: run, Total: len(spec.Rules) * len(spec.Hosts)}
 	stop := make(chan struct{}) // closed by Config.Stop, a fatal error, or the model going down
 	var stopOnce sync.Once
 	halt := func() { stopOnce.Do(func() { close(stop) }) }
@@ -409,12 +411,12 @@ feed:
 			}
 		}
 	}
-	status := journal.RunDone
+	status := nightshift.RunDone
 	switch {
 	case firstErr != nil && !errors.Is(firstErr, ErrModelUnreachable):
-		status = "failed"
+		status = nightshift.RunFailed
 	case res.Finished < res.Total:
-		status = "interrupted"
+		status = nightshift.RunInterrupted
 		res.Stopped = true
 	}
 	if err := r.cfg.Journal.EndRun(jctx, run, status); err != nil && firstErr == nil {

@@ -10,20 +10,21 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/journal"
-	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // wantOutcome is each kind's outcome and attempts.
 var wantOutcome = map[int]struct {
-	outcome  report.Outcome
+	outcome  nightshift.RuleStatus
 	attempts int
 }{
-	kindCompliant: {report.Compliant, 0},
-	kindFix1:      {report.Fixed, 1},
-	kindFix3:      {report.Fixed, 3},
-	kindGiveUp:    {report.GaveUp, 2},
-	kindNever:     {report.NotFixed, 5},
+	kindCompliant: {nightshift.RuleCompliant, 0},
+	kindFix1:      {nightshift.RuleFixed, 1},
+	kindFix3:      {nightshift.RuleFixed, 3},
+	kindGiveUp:    {nightshift.RuleGaveUp, 2},
+	kindNever:     {nightshift.RuleNotFixed, 5},
 }
 
 func TestRunRulesTimesHosts(t *testing.T) {
@@ -69,7 +70,7 @@ func TestRunRulesTimesHosts(t *testing.T) {
 			}
 			checkTargets(t, ctx, j, res.Run, n)
 			run, err := j.Run(ctx, res.Run)
-			if err != nil || run.Status != journal.RunDone {
+			if err != nil || run.Status != nightshift.RunDone {
 				t.Errorf("run status %q (%v), want done", run.Status, err)
 			}
 		})
@@ -221,7 +222,7 @@ func TestHostStopsAnswering(t *testing.T) {
 			if want := wantOutcome[ruleKind(r.Rule)].outcome; r.Outcome != want {
 				t.Errorf("%s on %s: %s, want %s: the other hosts go on", r.Rule, r.Host, r.Outcome, want)
 			}
-		case r.Outcome == report.Unreachable:
+		case r.Outcome == nightshift.RuleUnreachable:
 			unreachable++
 			if !strings.Contains(r.Reason, "host stopped answering") {
 				t.Errorf("%s on h01: reason %q", r.Rule, r.Reason)

@@ -14,6 +14,8 @@ import (
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ErrAlreadyRan is what the worker is told when a resumed task's model
@@ -52,7 +54,7 @@ type hostRun struct {
 	jerr    error         // the first journal error: nothing more runs
 }
 
-func (h *hostRun) j() *journal.Journal { return h.r.cfg.Journal }
+func (h *hostRun) journal() *journal.Journal { return h.r.cfg.Journal }
 
 // record runs a journal write unless one failed before.
 func (h *hostRun) record(f func(ctx context.Context) error) {
@@ -112,7 +114,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		if h.stopped(ctx) {
 			return false, nil
 		}
-		id, err := h.j().StartTask(ctx, h.run, rule.ID, h.host.Name)
+		id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
 		if errors.Is(err, journal.ErrTaskFinished) {
 			continue
 		}
@@ -144,15 +146,15 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		case ferr != nil && h.hostErr != nil:
 			reason := fmt.Sprintf("host stopped answering: %v", h.hostErr)
 			return true, h.markUnreachable(todo[i:], reason)
-		case out.Status == worker.StatusInterrupted:
+		case out.Status == nightshift.RuleInterrupted:
 			return false, nil // graceful stop: resumed later
 		}
-		o := journal.Outcome{Status: string(out.Status), Reason: out.Reason, Attempts: out.Attempts, Detail: out}
-		if err := h.j().FinishTask(h.jctx, id, o); err != nil {
+		o := journal.Outcome{Status: out.Status, Reason: out.Reason, Attempts: out.Attempts, Detail: out}
+		if err := h.journal().FinishTask(h.jctx, id, o); err != nil {
 			return false, fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
 		}
 		if p := h.r.cfg.Progress; p != nil {
-			p.RuleEnded(h.host.Name, rule.ID, string(out.Status))
+			p.RuleEnded(h.host.Name, rule.ID, out.Status)
 		}
 	}
 	return false, nil
@@ -161,7 +163,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 // begin makes id the current task, loading what it replays if resumed.
 func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
 	h.task, h.attempt, h.call, h.replied, h.script, h.hostErr = id, 0, nil, false, nil, nil
-	steps, err := h.j().Steps(ctx, id)
+	steps, err := h.journal().Steps(ctx, id)
 	if err != nil {
 		return fmt.Errorf("batch: task %d: %w", id, err)
 	}
@@ -179,7 +181,7 @@ func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
 // markUnreachable finishes todo on the host as unreachable.
 func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 	ctx := h.jctx
-	if err := h.j().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
+	if err := h.journal().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
 		return fmt.Errorf("batch: %w", err)
 	}
 	p := h.r.cfg.Progress
@@ -187,20 +189,20 @@ func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 		p.HostDown(h.host.Name, errors.New(reason))
 	}
 	for _, rule := range todo {
-		id, err := h.j().StartTask(ctx, h.run, rule.ID, h.host.Name)
+		id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
 		if errors.Is(err, journal.ErrTaskFinished) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("batch: %w", err)
 		}
-		out := worker.Outcome{Rule: rule.ID, Status: worker.StatusUnreachable, Reason: reason}
-		o := journal.Outcome{Status: string(out.Status), Reason: reason, Detail: out}
-		if err := h.j().FinishTask(ctx, id, o); err != nil {
+		out := worker.Outcome{Rule: rule.ID, Status: nightshift.RuleUnreachable, Reason: reason}
+		o := journal.Outcome{Status: out.Status, Reason: reason, Detail: out}
+		if err := h.journal().FinishTask(ctx, id, o); err != nil {
 			return fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
 		}
 		if p != nil {
-			p.RuleEnded(h.host.Name, rule.ID, string(out.Status))
+			p.RuleEnded(h.host.Name, rule.ID, out.Status)
 		}
 	}
 	return nil
@@ -249,14 +251,14 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 			mc.CachedTokens = d.CachedTokens
 		}
 	}
-	h.record(func(ctx context.Context) error { return h.j().RecordModelCall(ctx, h.task, mc) })
+	h.record(func(ctx context.Context) error { return h.journal().RecordModelCall(ctx, h.task, mc) })
 	if err == nil {
 		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}
 		if len(resp.Choices) > 0 {
 			msg = resp.Choices[0].Message
 		}
 		h.record(func(ctx context.Context) error {
-			return h.j().RecordEvent(ctx, h.run, h.task, h.attempt, eventReply, msg)
+			return h.journal().RecordEvent(ctx, h.run, h.task, h.attempt, eventReply, msg)
 		})
 		h.replied = true
 	}
@@ -294,13 +296,13 @@ func (t hostTarget) Run(ctx context.Context, command string) (worker.Exec, error
 	}
 	if h.script.recorded(command) {
 		h.record(func(ctx context.Context) error {
-			return h.j().RecordSkippedCommand(ctx, h.task, h.attempt, command, "refused", ErrAlreadyRan.Error())
+			return h.journal().RecordSkippedCommand(ctx, h.task, h.attempt, command, "refused", ErrAlreadyRan.Error())
 		})
 		return worker.Exec{ExitCode: -1}, ErrAlreadyRan
 	}
 	var p journal.PendingCommand
 	h.record(func(ctx context.Context) (err error) {
-		p, err = h.j().BeginCommand(ctx, h.task, h.attempt, command)
+		p, err = h.journal().BeginCommand(ctx, h.task, h.attempt, command)
 		return err
 	})
 	if h.jerr != nil {
@@ -317,7 +319,7 @@ func (t hostTarget) Run(ctx context.Context, command string) (worker.Exec, error
 	case ex.TimedOut:
 		res.Action = "timed_out"
 	}
-	h.record(func(ctx context.Context) error { return h.j().FinishCommand(ctx, p, res) })
+	h.record(func(ctx context.Context) error { return h.journal().FinishCommand(ctx, p, res) })
 	return ex, err
 }
 
@@ -340,7 +342,12 @@ func (c recCheck) Evaluate(ctx context.Context, _ rules.Runner) (rules.CheckResu
 		return rules.CheckResult{}, h.jerr
 	}
 	if ck, ok := h.script.check(); ok {
-		return rules.CheckResult{Status: parseStatus(ck.Status), ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
+		st, err := recordedCheckStatus(ck.Status)
+		if err != nil {
+			h.jerr = fmt.Errorf("replay check of attempt %d: %w", ck.Attempt, err)
+			return rules.CheckResult{}, h.jerr
+		}
+		return rules.CheckResult{Status: st, ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
 	}
 	start := time.Now()
 	res, err := c.Check.Evaluate(ctx, rawRunner{h})
@@ -348,22 +355,34 @@ func (c recCheck) Evaluate(ctx context.Context, _ rules.Runner) (rules.CheckResu
 		h.noteErr(ctx, err)
 		return res, err
 	}
-	ck := journal.Check{Attempt: h.attempt, Status: res.Status.String(), ExitCode: res.ExitCode, Output: res.Output,
+	ck := journal.CheckRecord{Attempt: h.attempt, Status: res.Status.String(), ExitCode: res.ExitCode, Output: res.Output,
 		Detail: res.Detail, Duration: time.Since(start)}
-	h.record(func(ctx context.Context) error { return h.j().RecordCheck(ctx, h.task, ck) })
+	h.record(func(ctx context.Context) error { return h.journal().RecordCheck(ctx, h.task, ck) })
 	if h.jerr != nil {
 		return rules.CheckResult{}, h.jerr
 	}
 	return res, nil
 }
 
-func parseStatus(s string) rules.Status {
-	for st := rules.StatusUnknown; st <= rules.StatusError+4; st++ {
-		if st.String() == s {
-			return st
-		}
+// recordedCheckStatus reads back a recorded check result; text that names no
+// result is an error wrapping nightshift.ErrUnknownValue.
+func recordedCheckStatus(text string) (rules.Status, error) {
+	var c nightshift.CheckStatus
+	if err := c.UnmarshalText([]byte(text)); err != nil {
+		return rules.StatusUnknown, err
 	}
-	return rules.StatusUnknown
+	switch c {
+	case nightshift.CheckPass:
+		return rules.StatusPass, nil
+	case nightshift.CheckFail:
+		return rules.StatusFail, nil
+	case nightshift.CheckError:
+		return rules.StatusError, nil
+	case nightshift.CheckNotApplicable:
+		return rules.StatusNotApplicable, nil
+	case nightshift.CheckNotRun: // "": a recorded check ran
+	}
+	return rules.StatusUnknown, fmt.Errorf("check status: %w %q", nightshift.ErrUnknownValue, text)
 }
 
 // rawRunner runs check commands on the host itself.
@@ -394,19 +413,19 @@ func (s eventSink) Observe(e worker.Event) {
 				break
 			}
 			h.record(func(ctx context.Context) error {
-				return h.j().RecordSkippedCommand(ctx, h.task, e.Attempt, e.Command, e.Action, e.Detail)
+				return h.journal().RecordSkippedCommand(ctx, h.task, e.Attempt, e.Command, e.Action, e.Detail)
 			})
 		}
 	case worker.EventAttempt:
 		if !h.script.attemptEnd() {
 			a := journal.AttemptEnd{Attempt: e.Attempt, Check: e.Check, PromptTokens: e.PromptTokens, Limit: e.Limit}
-			h.record(func(ctx context.Context) error { return h.j().EndAttempt(ctx, h.task, a) })
+			h.record(func(ctx context.Context) error { return h.journal().EndAttempt(ctx, h.task, a) })
 		}
 		h.attempt = e.Attempt + 1
 	case worker.EventRejected:
 		payload := map[string]any{"server_tokens": e.ServerTokens, "local_tokens": e.LocalTokens, "message": e.Error}
 		h.record(func(ctx context.Context) error {
-			return h.j().RecordEvent(ctx, h.run, h.task, e.Attempt, eventRejected, payload)
+			return h.journal().RecordEvent(ctx, h.run, h.task, e.Attempt, eventRejected, payload)
 		})
 	}
 	if s.next != nil {
@@ -425,7 +444,7 @@ func (s memSink) Observe(e memory.Event) {
 	if e.Kind == memory.EventDistill && !h.script.distill() {
 		d := journal.Distillation{Attempt: max(h.attempt, 1), Turn: e.Turn, FromTurn: e.FromTurn, ToTurn: e.ToTurn,
 			TokensBefore: e.TokensBefore, TokensAfter: e.TokensAfter, Messages: e.Before, Lines: e.Lines}
-		h.record(func(ctx context.Context) error { return h.j().RecordDistillation(ctx, h.task, d) })
+		h.record(func(ctx context.Context) error { return h.journal().RecordDistillation(ctx, h.task, d) })
 	}
 	if s.next != nil {
 		s.next.Observe(e)

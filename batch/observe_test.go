@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/batch"
-	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // hostEvents is one host's observer: the events it was given.
@@ -44,8 +45,8 @@ func (p *progressLog) Plan(host string, rules int) { p.add(host, fmt.Sprintf("pl
 func (p *progressLog) RuleStarted(host, rule string) {
 	p.add(host, "start "+rule)
 }
-func (p *progressLog) RuleEnded(host, rule, status string) {
-	p.add(host, "end "+rule+" "+status)
+func (p *progressLog) RuleEnded(host, rule string, status nightshift.RuleStatus) {
+	p.add(host, "end "+rule+" "+status.String())
 }
 func (p *progressLog) HostDown(host string, err error) {
 	p.add(host, fmt.Sprintf("down %v", err != nil))
@@ -96,7 +97,7 @@ func TestHostObserversAndProgress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			outcome := map[string]report.Outcome{}
+			outcome := map[string]nightshift.RuleStatus{}
 			for _, x := range rep.Results {
 				outcome[x.Rule+" "+x.Host] = x.Outcome
 			}
@@ -106,7 +107,7 @@ func TestHostObserversAndProgress(t *testing.T) {
 				downSeen := false
 				for _, rule := range n.Rules {
 					o := outcome[rule.ID+" "+h.Name]
-					if o == report.Unreachable {
+					if o == nightshift.RuleUnreachable {
 						if !downSeen {
 							want = append(want, "down true")
 							downSeen = true
@@ -114,7 +115,7 @@ func TestHostObserversAndProgress(t *testing.T) {
 						want = append(want, "end "+rule.ID+" unreachable")
 						continue
 					}
-					want = append(want, "start "+rule.ID, "end "+rule.ID+" "+string(o))
+					want = append(want, "start "+rule.ID, "end "+rule.ID+" "+o.String())
 				}
 				got := plog.calls[h.Name]
 				if h.Name == tt.down {

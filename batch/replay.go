@@ -18,7 +18,7 @@ import (
 type script struct {
 	replies  []openai.ChatCompletionMessage
 	commands []journal.Command // commands that ran or started, in order
-	checks   []journal.Check
+	checks   []journal.CheckRecord
 	skipped  int // commands recorded as not run (blocked, refused…)
 	attempts int // attempt ends
 	distills int
@@ -89,9 +89,9 @@ func (s *script) recorded(command string) bool {
 	return s != nil && (s.ran[command] > 0 || s.unknown[command])
 }
 
-func (s *script) check() (journal.Check, bool) {
+func (s *script) check() (journal.CheckRecord, bool) {
 	if s == nil || len(s.checks) == 0 {
-		return journal.Check{}, false
+		return journal.CheckRecord{}, false
 	}
 	c := s.checks[0]
 	s.checks = s.checks[1:]

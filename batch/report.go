@@ -10,6 +10,8 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Report builds the report of run from the journal alone, through a
@@ -44,7 +46,7 @@ func Report(ctx context.Context, j *journal.Journal, run journal.RunID, outputCa
 			c.Start(rule.ID, rule.Title, host)
 			t, ok := byKey[[2]string{rule.ID, host}]
 			if !ok {
-				c.End(rule.ID, host, report.Interrupted, "not started", 0)
+				c.End(rule.ID, host, nightshift.RuleInterrupted, "not started", 0)
 				continue
 			}
 			if err := collectTask(ctx, j, c, t, outputCap); err != nil {
@@ -100,16 +102,16 @@ func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t
 	}
 	flush("")
 	if !t.Finished {
-		c.End(t.Rule, t.Host, report.Interrupted, "not finished", 0)
+		c.End(t.Rule, t.Host, nightshift.RuleInterrupted, "not finished", 0)
 		return nil
 	}
+	// The journal refuses to read back a status it does not know, so a
+	// finished task's status is a rule outcome.
 	var out worker.Outcome
-	_ = json.Unmarshal(t.Outcome, &out) // Duration stays zero if absent
-	outcome := report.Outcome(t.Status)
-	if !outcome.Valid() {
-		outcome = report.Failed
+	if err := json.Unmarshal(t.Outcome, &out); err != nil {
+		return fmt.Errorf("batch: report: task %d (%s on %s): recorded outcome: %w", t.ID, t.Rule, t.Host, err)
 	}
-	c.End(t.Rule, t.Host, outcome, t.Reason, out.Duration)
+	c.End(t.Rule, t.Host, t.Status, t.Reason, out.Duration)
 	return nil
 }
 

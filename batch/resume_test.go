@@ -24,6 +24,8 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // normalized returns the report without what legitimately differs between
@@ -33,7 +35,7 @@ import (
 func normalized(r *report.Run) *report.Run {
 	c := *r
 	c.Started, c.Finished = time.Time{}, time.Time{}
-	c.Results = append([]report.Result(nil), r.Results...)
+	c.Results = append([]report.TaskResult(nil), r.Results...)
 	for i := range c.Results {
 		c.Results[i].Duration = 0
 		c.Results[i].UsagePromptTokens, c.Results[i].CachedTokens = 0, 0
@@ -108,7 +110,7 @@ func TestStopThenResumeMatchesUninterrupted(t *testing.T) {
 				t.Fatalf("first part: %+v, want a stopped run", res)
 			}
 			run, err := j.Run(ctx, res.Run)
-			if err != nil || run.Status != "interrupted" {
+			if err != nil || run.Status != nightshift.RunInterrupted {
 				t.Errorf("run status %q (err %v) after a stop, want interrupted", run.Status, err)
 			}
 			res2, err := n.runner(t, j, 3, 2, nil).Resume(ctx, res.Run, n.spec())
@@ -200,7 +202,7 @@ func TestKillChild(t *testing.T) {
 	}
 	r := n.runner(t, j, killParallel, killModels, nil)
 	fmt.Println("running")
-	var res batch.Result
+	var res batch.RunResult
 	if len(runs) == 0 {
 		res, err = r.Run(ctx, n.spec())
 	} else {
@@ -370,7 +372,7 @@ func TestKillNineAndResume(t *testing.T) {
 	}
 }
 
-func hasUnknownCommand(r report.Result) bool {
+func hasUnknownCommand(r report.TaskResult) bool {
 	for _, a := range r.Attempts {
 		for _, c := range a.Commands {
 			if c.Action == "unknown" {

@@ -11,6 +11,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/batch"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // A model server that stays down stops the run with ErrModelUnreachable;
@@ -35,11 +37,11 @@ func TestModelServerDownStopsTheRunForResume(t *testing.T) {
 		t.Fatalf("tasks of the run: %v (%d)", err, len(tasks))
 	}
 	for _, task := range tasks {
-		if task.Finished && task.Status != "compliant" {
+		if task.Finished && task.Status != nightshift.RuleCompliant {
 			t.Errorf("%s on %s finished as %s while the model server was down", task.Rule, task.Host, task.Status)
 		}
 	}
-	if run, err := j.Run(ctx, res.Run); err != nil || run.Status != "interrupted" {
+	if run, err := j.Run(ctx, res.Run); err != nil || run.Status != nightshift.RunInterrupted {
 		t.Errorf("run status %q (err %v), want interrupted", run.Status, err)
 	}
 	n.Worker.Model = good

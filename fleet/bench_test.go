@@ -15,6 +15,8 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/rules"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // neverRules are rules the simulated model never fixes: every night makes
@@ -88,11 +90,11 @@ func BenchmarkAttempt(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var res fleet.Result
+			var res fleet.NightResult
 			if err := run.Get(context.Background(), &res); err != nil {
 				b.Fatal(err)
 			}
-			if st := fleet.StatusOf(res); st.Finished != benchHosts*benchRules || st.Outcomes["not_fixed"] != st.Finished {
+			if st := fleet.StatusOf(res); st.Finished != benchHosts*benchRules || st.Outcomes[nightshift.RuleNotFixed] != st.Finished {
 				b.Fatalf("night %d: %+v", i, st)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ErrNotFound is wrapped when a night (or schedule) does not exist.
@@ -57,7 +59,7 @@ func Unschedule(ctx context.Context, c client.Client, id string) error {
 
 // Describe says whether night id is still running and how far it got: its
 // Status query while it runs, else a status computed from its result.
-func Describe(ctx context.Context, c client.Client, id string) (st Status, running bool, err error) {
+func Describe(ctx context.Context, c client.Client, id string) (st NightStatus, running bool, err error) {
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return st, false, fmt.Errorf("%w: %s: %w", ErrNotFound, id, err)
@@ -78,8 +80,8 @@ func Describe(ctx context.Context, c client.Client, id string) (st Status, runni
 
 // Fetch returns night id's result: the final one once it has ended, the
 // Result query's answer while it runs.
-func Fetch(ctx context.Context, c client.Client, id string) (Result, error) {
-	var r Result
+func Fetch(ctx context.Context, c client.Client, id string) (NightResult, error) {
+	var r NightResult
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return r, fmt.Errorf("%w: %s: %w", ErrNotFound, id, err)
@@ -98,24 +100,17 @@ func Fetch(ctx context.Context, c client.Client, id string) (Result, error) {
 }
 
 // StatusOf summarises a result.
-func StatusOf(r Result) Status {
-	st := Status{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]string{}, Outcomes: map[string]int{}}
+func StatusOf(r NightResult) NightStatus {
+	st := NightStatus{Name: r.Name, Total: len(r.Rules) * len(r.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range r.Hosts {
-		st.Hosts[h] = "not started"
+		st.Hosts[h] = HostNotStarted
 	}
 	for _, hr := range r.HostRuns {
-		switch {
-		case hr.Unreachable != "":
-			st.Hosts[hr.Host] = "unreachable"
-		case hr.Stopped != "":
-			st.Hosts[hr.Host] = "stopped"
-		default:
-			st.Hosts[hr.Host] = "done"
-		}
+		st.Hosts[hr.Host] = stateOf(hr)
 		for _, t := range hr.Tasks {
 			if t.Finished {
 				st.Finished++
-				st.Outcomes[string(t.Outcome.Status)]++
+				st.Outcomes[t.Outcome.Status]++
 			}
 		}
 	}

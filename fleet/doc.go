@@ -12,7 +12,7 @@
 // host workflow (HostWorkflowName) per host, ParallelHosts at a time in
 // inventory order, on the task queue of the host's zone, ZoneQueue(ZoneOf(h)):
 // the inventory variable nightshift_zone, DefaultZone when unset. Its
-// result, Result, holds every host's tasks; StatusQuery and ResultQuery
+// result, NightResult, holds every host's tasks; StatusQuery and ResultQuery
 // answer while it runs. Lessons taught by hosts that finished reach the host
 // workflows started after (the newest 24 per rule).
 //

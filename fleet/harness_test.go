@@ -177,7 +177,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	oc.BaseURL = strings.TrimRight(url, "/") + "/v1"
 	oc.HTTPClient = &http.Client{}
 	n.Client = &recordingModel{inner: openai.NewClientWithConfig(oc)}
-	n.Night.Model = fleet.Model{Name: srv.Model(), Tokenizer: "qwen3", ContextWindow: srv.MaxModelLen(), MaxTokens: budget.DefaultReserve}
+	n.Night.Model = fleet.ServedModel{Name: srv.Model(), Tokenizer: "qwen3", ContextWindow: srv.MaxModelLen(), MaxTokens: budget.DefaultReserve}
 	return n
 }
 
@@ -204,7 +204,7 @@ func (n *night) workerConfig(t testing.TB) worker.Config {
 
 // runNight runs the night workflow in the SDK's test environment with the
 // real activities.
-func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *testsuite.TestWorkflowEnvironment)) fleet.Result {
+func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *testsuite.TestWorkflowEnvironment)) fleet.NightResult {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))))
@@ -221,7 +221,7 @@ func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *tes
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res fleet.Result
+	var res fleet.NightResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func comparable(t testing.TB, r *report.Run) string {
 	t.Helper()
 	c := *r
 	c.Started, c.Finished = time.Time{}, time.Time{}
-	c.Results = append([]report.Result(nil), r.Results...)
+	c.Results = append([]report.TaskResult(nil), r.Results...)
 	for i := range c.Results {
 		c.Results[i].Duration = 0
 		// The model server's usage (prompt and prefix-cached tokens)

@@ -17,6 +17,8 @@ import (
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // never is the worker's own request timeout and retry deadline inside a
@@ -99,7 +101,7 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 			for j := i; j < len(rs); j++ {
 				t := &res.Tasks[j]
 				t.Finished = true
-				t.Outcome = worker.Outcome{Rule: t.Rule, Status: worker.StatusUnreachable, Reason: res.Unreachable}
+				t.Outcome = worker.Outcome{Rule: t.Rule, Status: nightshift.RuleUnreachable, Reason: res.Unreachable}
 			}
 		default:
 			h.task.Finished, h.task.Outcome = true, out

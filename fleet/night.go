@@ -10,7 +10,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
-	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // maxLessonsPerRule bounds the lessons of one rule handed to a host
@@ -65,20 +66,20 @@ func (f *Workflows) model(spec string) (*budget.Model, error) {
 // order. Lessons of the hosts that finished reach the hosts started after.
 // A cancelled night stops starting hosts, lets the running ones stop after
 // their current step, and completes with what was done.
-func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
+func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	n = n.withDefaults()
 	if err := n.Validate(); err != nil {
-		return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
+		return NightResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	rs, _ := n.Rules()
-	res := Result{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx)}
+	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx)}
 	for _, r := range rs {
 		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
 	}
-	st := Status{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]string{}, Outcomes: map[string]int{}}
+	st := NightStatus{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	for _, h := range n.Hosts {
 		res.Hosts = append(res.Hosts, h.Name)
-		st.Hosts[h.Name] = "waiting"
+		st.Hosts[h.Name] = HostWaiting
 	}
 	byHost := map[string]HostResult{}
 	ordered := func() []HostResult {
@@ -90,10 +91,10 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		}
 		return out
 	}
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (Status, error) { return st, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
 		return res, err
 	}
-	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (Result, error) {
+	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (NightResult, error) {
 		r := res
 		r.HostRuns = ordered()
 		return r, nil
@@ -116,7 +117,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 		if !n.NoLessons {
 			in.Lessons = newest(learned, maxLessonsPerRule)
 		}
-		st.Hosts[h.Name] = "running"
+		st.Hosts[h.Name] = HostRunning
 		fut := workflow.ExecuteChildWorkflow(cctx, HostWorkflowName, in)
 		sel.AddFuture(fut, func(fu workflow.Future) {
 			running--
@@ -129,18 +130,11 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (Result, error) {
 			}
 			byHost[h.Name] = hr
 			learned = append(learned, hr.Lessons...)
-			switch {
-			case hr.Unreachable != "":
-				st.Hosts[h.Name] = "unreachable"
-			case hr.Stopped != "":
-				st.Hosts[h.Name] = "stopped"
-			default:
-				st.Hosts[h.Name] = "done"
-			}
+			st.Hosts[h.Name] = stateOf(hr)
 			for _, t := range hr.Tasks {
 				if t.Finished {
 					st.Finished++
-					st.Outcomes[string(t.Outcome.Status)]++
+					st.Outcomes[t.Outcome.Status]++
 				}
 			}
 		})
@@ -179,5 +173,3 @@ func newest(ls []lessons.Lesson, per int) []lessons.Lesson {
 	}
 	return out
 }
-
-var _ = worker.StatusFixed

@@ -18,7 +18,8 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
-	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // The fleet's report of a night equals the report `worker run` (package
@@ -56,8 +57,8 @@ func TestNightEqualsBatchRun(t *testing.T) {
 		t.Fatalf("fleet report differs from worker run's:\n--- fleet\n%s\n--- worker run\n%s", g, w)
 	}
 
-	wantStatus := map[int]report.Outcome{kindCompliant: report.Compliant, kindFix1: report.Fixed, kindFix3: report.Fixed,
-		kindGiveUp: report.GaveUp, kindNever: report.NotFixed}
+	wantStatus := map[int]nightshift.RuleStatus{kindCompliant: nightshift.RuleCompliant, kindFix1: nightshift.RuleFixed, kindFix3: nightshift.RuleFixed,
+		kindGiveUp: nightshift.RuleGaveUp, kindNever: nightshift.RuleNotFixed}
 	for _, x := range got.Results {
 		if w := wantStatus[ruleKind(x.Rule)]; x.Outcome != w {
 			t.Errorf("%s on %s: %s, want %s", x.Rule, x.Host, x.Outcome, w)
@@ -102,7 +103,7 @@ func TestCommandOfDeadWorkerIsNotRetried(t *testing.T) {
 			})
 	})
 	rep := fleet.Report(res)
-	var r1 report.Result
+	var r1 report.TaskResult
 	for _, x := range rep.Results {
 		if x.Rule == "r001" {
 			r1 = x
@@ -123,7 +124,7 @@ func TestCommandOfDeadWorkerIsNotRetried(t *testing.T) {
 	if n := fl.Hosts[0].Count("set r001 ok"); n != 1 {
 		t.Fatalf("host ran the fix %d times, want 1", n)
 	}
-	if r1.Outcome != report.Fixed {
+	if r1.Outcome != nightshift.RuleFixed {
 		t.Fatalf("r001: %s, want fixed", r1.Outcome)
 	}
 }
@@ -169,7 +170,7 @@ func TestHostDownIsUnreachable(t *testing.T) {
 	down, fixed := 0, 0
 	for _, x := range rep.Results {
 		switch {
-		case x.Host == "h01" && x.Outcome == report.Unreachable:
+		case x.Host == "h01" && x.Outcome == nightshift.RuleUnreachable:
 			down++
 		case x.Host == "h00" && x.Outcome.Passed():
 			fixed++
@@ -196,7 +197,7 @@ func TestModelUnreachableStopsHost(t *testing.T) {
 		t.Fatalf("host stopped %q, want the model server unreachable", hr.Stopped)
 	}
 	rep := fleet.Report(res)
-	if rep.Results[0].Outcome != report.Compliant || rep.Results[1].Outcome != report.Interrupted {
+	if rep.Results[0].Outcome != nightshift.RuleCompliant || rep.Results[1].Outcome != nightshift.RuleInterrupted {
 		t.Fatalf("outcomes %s, %s; want compliant, interrupted", rep.Results[0].Outcome, rep.Results[1].Outcome)
 	}
 }
@@ -204,7 +205,7 @@ func TestModelUnreachableStopsHost(t *testing.T) {
 // Bad input is refused with a clear error before anything runs.
 func TestNightValidate(t *testing.T) {
 	good := fleet.Night{RuleFiles: []fleet.RuleFile{{Name: "r.yaml", Data: rulesYAML(1)}},
-		Hosts: nil, Model: fleet.Model{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
+		Hosts: nil, Model: fleet.ServedModel{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
 	for _, tc := range []struct {
 		name string
 		edit func(n *fleet.Night)
@@ -214,7 +215,7 @@ func TestNightValidate(t *testing.T) {
 		{"bad rules", func(n *fleet.Night) { n.RuleFiles[0].Data = []byte("rules: [{id: X}]") }, "r.yaml"},
 		{"unknown rule", func(n *fleet.Night) { n.RuleIDs = []string{"nope"} }, `rule "nope"`},
 		{"duplicate host", func(n *fleet.Night) { n.Hosts = append(n.Hosts, n.Hosts[0]) }, "listed twice"},
-		{"no model", func(n *fleet.Night) { n.Model = fleet.Model{} }, "model"},
+		{"no model", func(n *fleet.Night) { n.Model = fleet.ServedModel{} }, "model"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := good
@@ -238,8 +239,6 @@ func hostsN(n int) []inventoryHost {
 	}
 	return hs
 }
-
-var _ = worker.StatusFixed
 
 // A context-length rejection by the server reaches the attempt loop inside
 // the workflow as it does in `worker run`: the same parsing of the server's
@@ -282,7 +281,7 @@ func TestContextLengthRejection(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := rep.Results[1]
-	if got.ContextRejections == 0 || string(got.Status) != string(want.Outcome) || got.Reason != want.Reason {
+	if got.ContextRejections == 0 || got.Status != want.Outcome || got.Reason != want.Reason {
 		t.Fatalf("fleet: %s (%d rejections) %q\nworker run: %s %q", got.Status, got.ContextRejections, got.Reason, want.Outcome, want.Reason)
 	}
 }

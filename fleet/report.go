@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // outputCap bounds each command's output in tasks and reports, in bytes,
@@ -16,7 +18,7 @@ const outputCap = 2000
 // as batch.Report orders a journal's run: the same report a `worker run` of
 // the same inputs gives. A rule × host without a finished task is reported
 // as interrupted. A night still running ends now in the report.
-func Report(r Result) *report.Run {
+func Report(r NightResult) *report.Run {
 	c := report.NewCollector(r.Name, r.Model, r.Started)
 	tasks := map[[2]string]Task{}
 	for _, hr := range r.HostRuns {
@@ -29,7 +31,7 @@ func Report(r Result) *report.Run {
 			c.Start(rule.ID, rule.Title, host)
 			t, ok := tasks[[2]string{rule.ID, host}]
 			if !ok {
-				c.End(rule.ID, host, report.Interrupted, "not started", 0)
+				c.End(rule.ID, host, nightshift.RuleInterrupted, "not started", 0)
 				continue
 			}
 			collect(c, t)
@@ -55,14 +57,12 @@ func collect(c *report.Collector, t Task) {
 		c.Command(t.Rule, t.Host, t.Commands[used].Attempt, t.Commands[used].Command)
 	}
 	if !t.Finished {
-		c.End(t.Rule, t.Host, report.Interrupted, "not finished", 0)
+		c.End(t.Rule, t.Host, nightshift.RuleInterrupted, "not finished", 0)
 		return
 	}
-	o := report.Outcome(t.Outcome.Status)
-	if !o.Valid() {
-		o = report.Failed
-	}
-	c.End(t.Rule, t.Host, o, t.Outcome.Reason, t.Outcome.Duration)
+	// A finished task has an outcome (decoding refuses an unknown one); if
+	// it had none, the report's Validate would refuse the result.
+	c.End(t.Rule, t.Host, t.Outcome.Status, t.Outcome.Reason, t.Outcome.Duration)
 }
 
 // cutOutput keeps the first n bytes of s (at a rune boundary), marking the

@@ -10,6 +10,8 @@ import (
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Names registered with Temporal. They are part of the fleet's contract
@@ -22,7 +24,7 @@ const (
 	CommandActivity   = "nightshift.Command"
 	ModelActivity     = "nightshift.ModelCall"
 
-	// StatusQuery is answered by the night workflow with a Status.
+	// StatusQuery is answered by the night workflow with a NightStatus.
 	StatusQuery = "status"
 	// ResultQuery is answered by the night workflow with the Result so far.
 	ResultQuery = "result"
@@ -74,9 +76,9 @@ type RuleFile struct {
 	Data []byte `json:"data"`
 }
 
-// Model is the served model and the budget of its window, fixed when the
-// night starts so that every replay of a host workflow counts the same.
-type Model struct {
+// ServedModel is the served model and the budget of its window, fixed when
+// the night starts so that every replay of a host workflow counts the same.
+type ServedModel struct {
 	Name          string `json:"name"`           // the served model's id
 	Tokenizer     string `json:"tokenizer"`      // built-in name or tokenizer.json path present on every worker
 	ContextWindow int    `json:"context_window"` // tokens
@@ -90,7 +92,7 @@ type Night struct {
 	RuleFiles []RuleFile       `json:"rule_files"`
 	RuleIDs   []string         `json:"rule_ids,omitempty"` // empty: every rule, in file order
 	Hosts     []inventory.Host `json:"hosts"`
-	Model     Model            `json:"model"`
+	Model     ServedModel      `json:"model"`
 	// MaxAttempts caps the attempts per rule when the rule sets none (0:
 	// the worker's default, 20); KeepTurns is the memory's K (0: 3).
 	MaxAttempts int `json:"max_attempts,omitempty"`
@@ -235,9 +237,9 @@ type RuleRef struct {
 	Title string `json:"title,omitempty"`
 }
 
-// Result is what the night workflow returns (and its ResultQuery answers
+// NightResult is what the night workflow returns (and its ResultQuery answers
 // while it runs): every finished host's tasks.
-type Result struct {
+type NightResult struct {
 	Name     string       `json:"name"`
 	Model    string       `json:"model"`
 	Started  time.Time    `json:"started"`
@@ -247,11 +249,35 @@ type Result struct {
 	HostRuns []HostResult `json:"host_runs"`
 }
 
-// Status is what StatusQuery answers.
-type Status struct {
-	Name     string            `json:"name"`
-	Total    int               `json:"total"`    // rules × hosts
-	Finished int               `json:"finished"` // tasks ended
-	Hosts    map[string]string `json:"hosts"`    // host → waiting, running, done, unreachable, stopped
-	Outcomes map[string]int    `json:"outcomes"` // worker status → tasks
+// NightStatus is what StatusQuery answers.
+type NightStatus struct {
+	Name     string                        `json:"name"`
+	Total    int                           `json:"total"`    // rules × hosts
+	Finished int                           `json:"finished"` // tasks ended
+	Hosts    map[string]HostState          `json:"hosts"`    // host → its state
+	Outcomes map[nightshift.RuleStatus]int `json:"outcomes"` // rule outcome → tasks
+}
+
+// HostState is where a host of a night is.
+type HostState string
+
+// The host states.
+const (
+	HostWaiting     HostState = "waiting"     // not started yet (StatusQuery while the night runs)
+	HostNotStarted  HostState = "not started" // never started (StatusOf a night's result)
+	HostRunning     HostState = "running"     // its host workflow runs
+	HostDone        HostState = "done"        // its host workflow ended
+	HostUnreachable HostState = "unreachable" // it stopped answering
+	HostStopped     HostState = "stopped"     // its work ended early (model server down, night cancelled)
+)
+
+// stateOf is the state of a host whose workflow ended with hr.
+func stateOf(hr HostResult) HostState {
+	switch {
+	case hr.Unreachable != "":
+		return HostUnreachable
+	case hr.Stopped != "":
+		return HostStopped
+	}
+	return HostDone
 }

@@ -1,7 +1,10 @@
 package inventory
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -12,7 +15,15 @@ import (
 func ParseYAML(name string, data []byte) (inv *Inventory, err error) {
 	b := newBuilder(name)
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, &ParseError{File: name, Err: fmt.Errorf("%w: %v", ErrSyntax, err)}
+	}
+	// A second document would be silently ignored (its hosts dropped).
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, b.errf(extra.Line, ErrSyntax, "more than one YAML document (one inventory per file)")
+	} else if !errors.Is(err, io.EOF) {
 		return nil, &ParseError{File: name, Err: fmt.Errorf("%w: %v", ErrSyntax, err)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {

@@ -11,6 +11,12 @@
 // attempt ends, distillations (the distilled lines and, as the audit record,
 // the exact messages they replaced) and free-form events.
 //
+// A run's status is a nightshift.RunStatus and a finished task's a
+// nightshift.RuleStatus, stored as their text ("running", "done"; "fixed",
+// "not_fixed"…; an unfinished task's column reads "running"). Read back, a
+// status the program does not know is an error wrapping
+// nightshift.ErrUnknownValue, never a default.
+//
 // # Durability
 //
 // Every Record/Begin/Finish/End method is synchronous: it returns only after

@@ -17,6 +17,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/journal")
@@ -76,7 +78,7 @@ func recordAttempt(t testing.TB, j *Journal, task TaskID, n int, out string) {
 	ok(t, j.RecordModelCall(ctx, task, ModelCall{Attempt: n, Assessment: assessment, MaxTokens: 1024, Duration: 2 * time.Second}))
 	p := must(j.BeginCommand(ctx, task, n, fmt.Sprintf("sed -i 's/^PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config # %d", n)))(t)
 	ok(t, j.FinishCommand(ctx, p, CommandResult{ExitCode: 0, Stdout: out, Stderr: "warning\n", Duration: 30 * time.Millisecond}))
-	ok(t, j.RecordCheck(ctx, task, Check{Attempt: n, Status: "fail", ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}))
+	ok(t, j.RecordCheck(ctx, task, CheckRecord{Attempt: n, Status: "fail", ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}))
 	ok(t, j.RecordDistillation(ctx, task, Distillation{Attempt: n, Turn: n, FromTurn: n, ToTurn: n, TokensBefore: 5000, TokensAfter: 3000,
 		Messages: []openai.ChatCompletionMessage{{Role: "system", Content: "instruction"}, {Role: "user", Content: "task"}},
 		Lines:    []string{fmt.Sprintf("t%d sed … → exit 0; check FAIL", n), "second line"}}))
@@ -88,14 +90,14 @@ func TestRecordAndSteps(t *testing.T) {
 	j, _ := openTest(t, Config{OutputCap: 32})
 	run := must(j.StartRun(ctx, RunSpec{Name: "nightly", Config: map[string]any{"rules": []string{"r1"}, "hosts": []string{"h1"}}}))(t)
 	task := must(j.StartTask(ctx, run, "sshd_disable_root_login", "h1"))(t)
-	ok(t, j.RecordCheck(ctx, task, Check{Status: "fail", ExitCode: 1, Output: "x"}))
+	ok(t, j.RecordCheck(ctx, task, CheckRecord{Status: "fail", ExitCode: 1, Output: "x"}))
 	recordAttempt(t, j, task, 1, strings.Repeat("a", 20)+strings.Repeat("b", 20))
 	ok(t, j.RecordSkippedCommand(ctx, task, 2, "rm -rf /", "blocked", "rm -rf /"))
 	ok(t, j.RecordModelCall(ctx, task, ModelCall{Attempt: 2, Assessment: assessment, Rejected: true, ServerTokens: 4400, Error: "too long"}))
 	ok(t, j.RecordEvent(ctx, run, task, 2, "retry", map[string]string{"error": "503"}))
 	ok(t, j.RecordEvent(ctx, run, 0, 0, "host_down", []byte(`{"host":"h2"}`)))
-	ok(t, j.FinishTask(ctx, task, Outcome{Status: "fixed", Attempts: 2, Detail: map[string]int{"commands": 1}}))
-	ok(t, j.EndRun(ctx, run, RunDone))
+	ok(t, j.FinishTask(ctx, task, Outcome{Status: nightshift.RuleFixed, Attempts: 2, Detail: map[string]int{"commands": 1}}))
+	ok(t, j.EndRun(ctx, run, nightshift.RunDone))
 
 	steps := must(j.Steps(ctx, task))(t)
 	kinds := []StepKind{StepCheck, StepModelCall, StepCommand, StepCheck, StepDistill, StepAttempt, StepCommand, StepModelCall, StepEvent}
@@ -129,7 +131,7 @@ func TestRecordAndSteps(t *testing.T) {
 		{"stdout cut counted", steps[2].Command.Result.StdoutCut, int64(8)},
 		{"stderr kept", steps[2].Command.Result.Stderr, "warning\n"},
 		{"command attempt", steps[2].Command.Attempt, 1},
-		{"check", *steps[3].Check, Check{Attempt: 1, Status: "fail", ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}},
+		{"check", *steps[3].Check, CheckRecord{Attempt: 1, Status: "fail", ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}},
 		{"distilled lines", steps[4].Distillation.Lines, []string{"t1 sed … → exit 0; check FAIL", "second line"}},
 		{"audit messages", steps[4].Distillation.Messages, []openai.ChatCompletionMessage{{Role: "system", Content: "instruction"}, {Role: "user", Content: "task"}}},
 		{"attempt end", *steps[5].AttemptEnd, AttemptEnd{Attempt: 1, Check: "fail", PromptTokens: 4300, Limit: 16000}},
@@ -143,11 +145,11 @@ func TestRecordAndSteps(t *testing.T) {
 		}
 	}
 	tk := must(j.Task(ctx, task))(t)
-	if !tk.Finished || tk.Status != "fixed" || tk.Attempts != 2 || string(tk.Outcome) != `{"commands":1}` {
+	if !tk.Finished || tk.Status != nightshift.RuleFixed || tk.Attempts != 2 || string(tk.Outcome) != `{"commands":1}` {
 		t.Errorf("task = %+v", tk)
 	}
 	runs := must(j.Runs(ctx))(t)
-	if len(runs) != 1 || runs[0].Status != RunDone || runs[0].Ended.IsZero() || string(runs[0].Config) != `{"hosts":["h1"],"rules":["r1"]}` {
+	if len(runs) != 1 || runs[0].Status != nightshift.RunDone || runs[0].Ended.IsZero() || string(runs[0].Config) != `{"hosts":["h1"],"rules":["r1"]}` {
 		t.Errorf("runs = %+v", runs)
 	}
 }
@@ -159,7 +161,7 @@ func TestProtocolErrors(t *testing.T) {
 	open := must(j.StartTask(ctx, run, "r", "h"))(t)
 	pending := must(j.BeginCommand(ctx, open, 1, "true"))(t)
 	done := must(j.StartTask(ctx, run, "r2", "h"))(t)
-	ok(t, j.FinishTask(ctx, done, Outcome{Status: "fixed"}))
+	ok(t, j.FinishTask(ctx, done, Outcome{Status: nightshift.RuleFixed}))
 	finished := must(j.BeginCommand(ctx, must(j.StartTask(ctx, run, "r3", "h"))(t), 1, "true"))(t)
 	ok(t, j.FinishCommand(ctx, finished, CommandResult{}))
 
@@ -169,19 +171,19 @@ func TestProtocolErrors(t *testing.T) {
 		want error
 	}{
 		{"second begin while one is pending", second(j.BeginCommand(ctx, open, 1, "false")), ErrCommandPending},
-		{"finish task with a pending command", j.FinishTask(ctx, open, Outcome{Status: "fixed"}), ErrCommandPending},
+		{"finish task with a pending command", j.FinishTask(ctx, open, Outcome{Status: nightshift.RuleFixed}), ErrCommandPending},
 		{"finish a finished command", j.FinishCommand(ctx, finished, CommandResult{}), ErrNotPending},
 		{"zero handle", j.FinishCommand(ctx, PendingCommand{}, CommandResult{}), ErrNotPending},
 		{"mark a finished command unknown", j.MarkUnknown(ctx, finished.ID(), ""), ErrNotPending},
 		{"mark a missing command unknown", j.MarkUnknown(ctx, 9999, ""), ErrNotPending},
-		{"finish a task twice", j.FinishTask(ctx, done, Outcome{Status: "fixed"}), ErrTaskFinished},
+		{"finish a task twice", j.FinishTask(ctx, done, Outcome{Status: nightshift.RuleFixed}), ErrTaskFinished},
 		{"restart a finished task", second(j.StartTask(ctx, run, "r2", "h")), ErrTaskFinished},
-		{"step on a finished task", j.RecordCheck(ctx, done, Check{Status: "pass"}), ErrTaskFinished},
+		{"step on a finished task", j.RecordCheck(ctx, done, CheckRecord{Status: "pass"}), ErrTaskFinished},
 		{"command on a finished task", second(j.BeginCommand(ctx, done, 1, "true")), ErrTaskFinished},
 		{"task of a missing run", second(j.StartTask(ctx, 9999, "r", "h")), ErrNotFound},
 		{"step of a missing task", j.RecordModelCall(ctx, 9999, ModelCall{}), ErrNotFound},
 		{"event of a missing run", j.RecordEvent(ctx, 9999, 0, 0, "x", nil), ErrNotFound},
-		{"end a missing run", j.EndRun(ctx, 9999, RunDone), ErrNotFound},
+		{"end a missing run", j.EndRun(ctx, 9999, nightshift.RunDone), ErrNotFound},
 		{"read a missing task", second(j.Task(ctx, 9999)), ErrNotFound},
 		{"resume a missing run", second(j.ResumeRun(ctx, 9999)), ErrNotFound},
 	}
@@ -194,7 +196,7 @@ func TestProtocolErrors(t *testing.T) {
 	for name, err := range map[string]error{
 		"invalid status":  j.FinishTask(ctx, open, Outcome{}),
 		"invalid payload": j.RecordEvent(ctx, run, 0, 0, "x", []byte("{")),
-		"running end":     j.EndRun(ctx, run, RunRunning),
+		"running end":     j.EndRun(ctx, run, nightshift.RunRunning),
 		"bad messages":    j.RecordDistillation(ctx, open, Distillation{Messages: []openai.ChatCompletionMessage{{Content: "a", MultiContent: []openai.ChatMessagePart{{Type: "text"}}}}}),
 	} {
 		if err == nil || err.Error() != strings.ToLower(err.Error()[:1])+err.Error()[1:] {
@@ -203,7 +205,7 @@ func TestProtocolErrors(t *testing.T) {
 	}
 	// The pending command resolves through its handle.
 	ok(t, j.FinishCommand(ctx, pending, CommandResult{ExitCode: 1}))
-	ok(t, j.FinishTask(ctx, open, Outcome{Status: "not_fixed"}))
+	ok(t, j.FinishTask(ctx, open, Outcome{Status: nightshift.RuleNotFixed}))
 }
 
 func second[T any](_ T, err error) error { return err }
@@ -214,7 +216,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	run := must(j.StartRun(ctx, RunSpec{Name: "night"}))(t)
 	done := must(j.StartTask(ctx, run, "r1", "h1"))(t)
 	recordAttempt(t, j, done, 1, "out")
-	ok(t, j.FinishTask(ctx, done, Outcome{Status: "fixed", Attempts: 1}))
+	ok(t, j.FinishTask(ctx, done, Outcome{Status: nightshift.RuleFixed, Attempts: 1}))
 	busy := must(j.StartTask(ctx, run, "r2", "h1"))(t)
 	recordAttempt(t, j, busy, 1, "out")
 	recordAttempt(t, j, busy, 2, "out")
@@ -233,10 +235,10 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatalf("pending = %+v", pending)
 	}
 	st := must(j2.ResumeRun(ctx, run))(t)
-	if st.Run.Resumes != 1 || st.Run.Status != RunRunning {
+	if st.Run.Resumes != 1 || st.Run.Status != nightshift.RunRunning {
 		t.Errorf("run = %+v", st.Run)
 	}
-	if len(st.Finished) != 1 || st.Finished[0].ID != done || st.Finished[0].Status != "fixed" {
+	if len(st.Finished) != 1 || st.Finished[0].ID != done || st.Finished[0].Status != nightshift.RuleFixed {
 		t.Errorf("finished = %+v", st.Finished)
 	}
 	if len(st.InProgress) != 1 {
@@ -259,7 +261,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	ok(t, j2.MarkUnknown(ctx, inflight.ID(), "process killed; re-checking instead"))
 	p := must(j2.BeginCommand(ctx, busy, 4, "true"))(t)
 	ok(t, j2.FinishCommand(ctx, p, CommandResult{}))
-	ok(t, j2.FinishTask(ctx, busy, Outcome{Status: "fixed", Attempts: 4}))
+	ok(t, j2.FinishTask(ctx, busy, Outcome{Status: nightshift.RuleFixed, Attempts: 4}))
 	ts2 := must(j2.TaskState(ctx, busy))(t)
 	if got := ts2.Ledger[2]; got.State != CommandUnknown || got.Detail != "process killed; re-checking instead" || got.Result.Action != "unknown" {
 		t.Errorf("resolved command = %+v", got)
@@ -398,12 +400,12 @@ func TestPrune(t *testing.T) {
 	old := must(j.StartRun(ctx, RunSpec{Name: "old"}))(t)
 	task := must(j.StartTask(ctx, old, "r", "h"))(t)
 	recordAttempt(t, j, task, 1, strings.Repeat("x", 10000))
-	ok(t, j.FinishTask(ctx, task, Outcome{Status: "fixed"}))
-	ok(t, j.EndRun(ctx, old, RunDone))
+	ok(t, j.FinishTask(ctx, task, Outcome{Status: nightshift.RuleFixed}))
+	ok(t, j.EndRun(ctx, old, nightshift.RunDone))
 	crashed := must(j.StartRun(ctx, RunSpec{Name: "crashed, never ended"}))(t)
 	setNow(now.Add(30 * 24 * time.Hour))
 	recent := must(j.StartRun(ctx, RunSpec{Name: "recent"}))(t)
-	ok(t, j.EndRun(ctx, recent, RunDone))
+	ok(t, j.EndRun(ctx, recent, nightshift.RunDone))
 
 	n := must(j.Prune(ctx, 7*24*time.Hour))(t)
 	if n != 1 {
@@ -445,7 +447,7 @@ func TestConcurrentHosts(t *testing.T) {
 				for a := 1; a <= attempts; a++ {
 					recordAttempt(t, j, task, a, "output")
 				}
-				if err := j.FinishTask(ctx, task, Outcome{Status: "not_fixed", Attempts: attempts}); err != nil {
+				if err := j.FinishTask(ctx, task, Outcome{Status: nightshift.RuleNotFixed, Attempts: attempts}); err != nil {
 					errs <- err
 					return
 				}
@@ -480,7 +482,7 @@ func TestViews(t *testing.T) {
 	run := must(j.StartRun(ctx, RunSpec{Name: "views"}))(t)
 	a := must(j.StartTask(ctx, run, "r1", "h1"))(t)
 	recordAttempt(t, j, a, 1, "out")
-	ok(t, j.FinishTask(ctx, a, Outcome{Status: "fixed", Attempts: 1}))
+	ok(t, j.FinishTask(ctx, a, Outcome{Status: nightshift.RuleFixed, Attempts: 1}))
 	b := must(j.StartTask(ctx, run, "r2", "h1"))(t)
 	must(j.BeginCommand(ctx, b, 1, "reboot"))(t)
 

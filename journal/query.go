@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func fromNanos(ns sql.NullInt64) time.Time {
@@ -26,10 +28,14 @@ const runColumns = "id, name, config, status, resumes, started_ns, ended_ns"
 
 func scanRun(s interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var cfg string
+	var cfg, status string
 	var started, ended sql.NullInt64
-	if err := s.Scan(&r.ID, &r.Name, &cfg, &r.Status, &r.Resumes, &started, &ended); err != nil {
+	if err := s.Scan(&r.ID, &r.Name, &cfg, &status, &r.Resumes, &started, &ended); err != nil {
 		return Run{}, err
+	}
+	var err error
+	if r.Status, err = decodeRunStatus(status); err != nil {
+		return Run{}, fmt.Errorf("run %d: %w", r.ID, err)
 	}
 	r.Config, r.Started, r.Ended = []byte(cfg), fromNanos(started), fromNanos(ended)
 	return r, nil
@@ -62,14 +68,66 @@ func (j *Journal) Run(ctx context.Context, id RunID) (Run, error) {
 	return r, j.read(fmt.Sprintf("read run %d", id), err)
 }
 
+// decodeRunStatus reads back a run's stored status. Text that names no run
+// status, or none, is an error wrapping nightshift.ErrUnknownValue, never a
+// default.
+func decodeRunStatus(text string) (nightshift.RunStatus, error) {
+	var s nightshift.RunStatus
+	if err := s.UnmarshalText([]byte(text)); err != nil {
+		return 0, fmt.Errorf("stored status: %w", err)
+	}
+	if s == nightshift.RunNone {
+		return 0, fmt.Errorf("stored status: run status: %w %q", nightshift.ErrUnknownValue, text)
+	}
+	return s, nil
+}
+
+// unfinishedTask is the status column of a task until FinishTask records its
+// outcome (the schema's default).
+const unfinishedTask = "running"
+
+// StatusText is the task's status as the journal stores it: "running"
+// until the task is finished, then its outcome ("fixed", "not_fixed"…).
+func (t Task) StatusText() string {
+	if !t.Finished {
+		return unfinishedTask
+	}
+	return t.Status.String()
+}
+
+// decodeTaskStatus reads back a task's stored status: unfinishedTask while
+// the task is unfinished (RuleNone), the rule's outcome once it is
+// finished. Anything else is an error wrapping nightshift.ErrUnknownValue,
+// never a default.
+func decodeTaskStatus(finished bool, text string) (nightshift.RuleStatus, error) {
+	if !finished {
+		if text != unfinishedTask {
+			return 0, fmt.Errorf("stored status of an unfinished task: %w %q", nightshift.ErrUnknownValue, text)
+		}
+		return nightshift.RuleNone, nil
+	}
+	var s nightshift.RuleStatus
+	if err := s.UnmarshalText([]byte(text)); err != nil {
+		return 0, fmt.Errorf("stored status: %w", err)
+	}
+	if s == nightshift.RuleNone {
+		return 0, fmt.Errorf("stored status: rule status: %w %q", nightshift.ErrUnknownValue, text)
+	}
+	return s, nil
+}
+
 const taskColumns = "id, run_id, rule, host, finished, status, reason, attempts, outcome, started_ns, ended_ns"
 
 func scanTask(s interface{ Scan(...any) error }) (Task, error) {
 	var t Task
-	var outcome string
+	var outcome, status string
 	var started, ended sql.NullInt64
-	if err := s.Scan(&t.ID, &t.Run, &t.Rule, &t.Host, &t.Finished, &t.Status, &t.Reason, &t.Attempts, &outcome, &started, &ended); err != nil {
+	if err := s.Scan(&t.ID, &t.Run, &t.Rule, &t.Host, &t.Finished, &status, &t.Reason, &t.Attempts, &outcome, &started, &ended); err != nil {
 		return Task{}, err
+	}
+	var err error
+	if t.Status, err = decodeTaskStatus(t.Finished, status); err != nil {
+		return Task{}, fmt.Errorf("task %d: %w", t.ID, err)
 	}
 	t.Outcome, t.Started, t.Ended = []byte(outcome), fromNanos(started), fromNanos(ended)
 	return t, nil
@@ -159,7 +217,7 @@ type TaskState struct {
 	// CommandStarted ones have an unknown outcome.
 	Ledger []Command
 	// Checks are the check results, in order.
-	Checks []Check
+	Checks []CheckRecord
 	// Lines are the distilled lines, in order.
 	Lines []string
 	// ModelCalls counts the model calls.
@@ -223,7 +281,7 @@ type RunState struct {
 // "resume" event) and returns its state.
 func (j *Journal) ResumeRun(ctx context.Context, run RunID) (RunState, error) {
 	err := j.write(ctx, fmt.Sprintf("resume run %d", run), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = 'running', ended_ns = NULL, resumes = resumes + 1 WHERE id = ?", run)
+		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, ended_ns = NULL, resumes = resumes + 1 WHERE id = ?", nightshift.RunRunning.String(), run)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // write runs fn in one immediate transaction on the writer connection and
@@ -75,14 +77,15 @@ func (j *Journal) StartRun(ctx context.Context, spec RunSpec) (RunID, error) {
 	return id, err
 }
 
-// EndRun records the end of a run with its status ("done", "interrupted",
-// "failed"…).
-func (j *Journal) EndRun(ctx context.Context, run RunID, status string) error {
-	if status == "" || status == RunRunning {
+// EndRun records the end of a run with its status: nightshift.RunDone,
+// RunInterrupted or RunFailed (RunNone and RunRunning are refused).
+func (j *Journal) EndRun(ctx context.Context, run RunID, status nightshift.RunStatus) error {
+	text, err := status.MarshalText()
+	if err != nil || status == nightshift.RunNone || status == nightshift.RunRunning {
 		return fmt.Errorf("end run %d: invalid status %q", run, status)
 	}
 	return j.write(ctx, fmt.Sprintf("end run %d", run), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, ended_ns = ? WHERE id = ?", status, j.now(), run)
+		res, err := tx.ExecContext(ctx, "UPDATE runs SET status = ?, ended_ns = ? WHERE id = ?", string(text), j.now(), run)
 		if err != nil {
 			return err
 		}
@@ -135,7 +138,8 @@ func (j *Journal) StartTask(ctx context.Context, run RunID, rule, host string) (
 // (ErrTaskFinished afterwards) and refuses while a command of the task has
 // no result (ErrCommandPending).
 func (j *Journal) FinishTask(ctx context.Context, task TaskID, o Outcome) error {
-	if o.Status == "" || o.Status == RunRunning {
+	status, err := o.Status.MarshalText()
+	if err != nil || o.Status == nightshift.RuleNone {
 		return fmt.Errorf("finish task %d: invalid status %q", task, o.Status)
 	}
 	detail, err := marshal(o.Detail)
@@ -150,7 +154,7 @@ func (j *Journal) FinishTask(ctx context.Context, task TaskID, o Outcome) error 
 			return err
 		}
 		_, err := tx.ExecContext(ctx, "UPDATE tasks SET finished = 1, status = ?, reason = ?, attempts = max(attempts, ?), outcome = ?, ended_ns = ? WHERE id = ?",
-			o.Status, o.Reason, o.Attempts, detail, j.now(), task)
+			string(status), o.Reason, o.Attempts, detail, j.now(), task)
 		return err
 	})
 }
@@ -293,7 +297,7 @@ func (j *Journal) RecordSkippedCommand(ctx context.Context, task TaskID, attempt
 
 // RecordCheck records a check result of task; the output is capped at
 // Config.OutputCap.
-func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c Check) error {
+func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c CheckRecord) error {
 	out, _ := capText(c.Output, j.cfg.OutputCap)
 	return j.write(ctx, fmt.Sprintf("record check of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, c.Attempt, StepCheck)

@@ -59,7 +59,7 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 			m.UsagePrompt, m.CachedTokens = i(mc[14]), i(mc[15])
 			s.ModelCall = &m
 		case StepCheck:
-			s.Check = &Check{Attempt: s.Attempt, Status: kStatus.String, ExitCode: i(kc[0]), Output: kOutput.String,
+			s.Check = &CheckRecord{Attempt: s.Attempt, Status: kStatus.String, ExitCode: i(kc[0]), Output: kOutput.String,
 				Detail: kDetail.String, Duration: time.Duration(kc[1].Int64)}
 		case StepAttempt:
 			s.AttemptEnd = &AttemptEnd{Attempt: s.Attempt, Check: aCheck.String, PromptTokens: i(ac[0]), Limit: i(ac[1])}

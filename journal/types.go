@@ -6,6 +6,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // RunID, TaskID and CommandID identify rows of a journal.
@@ -24,19 +26,14 @@ type RunSpec struct {
 	Config any
 }
 
-// Run statuses set by StartRun and ResumeRun; EndRun takes any status
-// ("done", "interrupted", "failed").
-const (
-	RunRunning = "running"
-	RunDone    = "done"
-)
-
 // Run is a recorded run.
 type Run struct {
-	ID      RunID
-	Name    string
-	Config  []byte // JSON
-	Status  string
+	ID     RunID
+	Name   string
+	Config []byte // JSON
+	// Status is nightshift.RunRunning from StartRun and ResumeRun until
+	// EndRun records the end.
+	Status  nightshift.RunStatus
 	Resumes int
 	Started time.Time
 	Ended   time.Time // zero while running (or after a crash)
@@ -44,9 +41,8 @@ type Run struct {
 
 // Outcome is how a task ended.
 type Outcome struct {
-	// Status is the worker's outcome status ("fixed", "not_fixed",
-	// "compliant", "unreachable"…); "running" is reserved.
-	Status   string
+	// Status is how the rule ended; RuleNone is refused.
+	Status   nightshift.RuleStatus
 	Reason   string
 	Attempts int
 	// Detail is stored as JSON (the worker's full Outcome).
@@ -60,7 +56,7 @@ type Task struct {
 	Rule     string
 	Host     string
 	Finished bool
-	Status   string // "running" until finished
+	Status   nightshift.RuleStatus // RuleNone until finished
 	Reason   string
 	Attempts int
 	Outcome  []byte // JSON of Outcome.Detail; "null" while running
@@ -144,8 +140,8 @@ type PendingCommand struct {
 // ID returns the command's ID.
 func (p PendingCommand) ID() CommandID { return p.id }
 
-// Check is one evaluation of a rule's check.
-type Check struct {
+// CheckRecord is one recorded evaluation of a rule's check.
+type CheckRecord struct {
 	Attempt  int // 0: before the first attempt
 	Status   string
 	ExitCode int
@@ -205,7 +201,7 @@ type Step struct {
 
 	ModelCall    *ModelCall
 	Command      *Command
-	Check        *Check
+	Check        *CheckRecord
 	AttemptEnd   *AttemptEnd
 	Distillation *Distillation
 	Event        *Event

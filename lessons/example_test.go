@@ -7,6 +7,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Example records what a rule's attempts on web-1 taught and gives it to the
@@ -30,7 +32,7 @@ func Example() {
 		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "aideinit -y -f", Action: "ran", ExitCode: exit(0)},
 		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 2, Check: "pass"},
 		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2, Check: "pass"},
-		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Status: worker.StatusFixed, Attempts: 2}},
+		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 2}},
 	} {
 		rec.Observe(e)
 	}

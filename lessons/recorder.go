@@ -11,6 +11,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // DefaultMaxFailed is the number of failed lessons a rule's end yields at
@@ -189,7 +191,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 	var failed []string
 	for _, t := range lg.turns {
 		line := r.line(t)
-		if t.check == distill.Passed && o.Status == worker.StatusFixed {
+		if t.check == distill.Passed && o.Status == nightshift.RuleFixed {
 			l := base
 			l.Kind, l.Text = Worked, "fixed in attempt "+strconv.Itoa(t.attempt)+": "+line
 			out = append(out, l)
@@ -197,7 +199,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 		}
 		failed = append(failed, line)
 	}
-	if o.Status == worker.StatusGaveUp && strings.TrimSpace(o.Reason) != "" {
+	if o.Status == nightshift.RuleGaveUp && strings.TrimSpace(o.Reason) != "" {
 		failed = append(failed, "the model gave up after "+strconv.Itoa(o.Attempts)+" attempts: "+oneLine(o.Reason))
 	}
 	failed = latestDistinct(failed, r.cfg.MaxFailed)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func code(n int) *int { return &n }
@@ -35,18 +37,18 @@ func night() []worker.Event {
 		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "aideinit -y -f", Action: "ran", ExitCode: code(0)},
 		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 3, Check: "pass"},
 		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 3, Check: "pass"},
-		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Rule: "aide_build_database", Status: worker.StatusFixed, Attempts: 3}},
+		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Rule: "aide_build_database", Status: nightshift.RuleFixed, Attempts: 3}},
 		// compliant: nothing learned
 		{Kind: worker.EventRuleStart, Rule: "sshd_disable_root_login"},
 		{Kind: worker.EventCheck, Rule: "sshd_disable_root_login", Check: "pass"},
-		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Rule: "sshd_disable_root_login", Status: worker.StatusCompliant}},
+		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Rule: "sshd_disable_root_login", Status: nightshift.RuleCompliant}},
 		// gave up
 		{Kind: worker.EventRuleStart, Rule: "grub2_password"},
 		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 1, Command: "grub-mkpasswd-pbkdf2", Action: "timed_out"},
 		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 1, Check: ""},
 		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 2, Action: "give_up", Detail: "needs an interactive password"},
 		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 2, Check: "give_up"},
-		{Kind: worker.EventRuleEnd, Rule: "grub2_password", Facts: facts, Outcome: &worker.Outcome{Rule: "grub2_password", Status: worker.StatusGaveUp, Attempts: 2, Reason: "needs an\ninteractive password"}},
+		{Kind: worker.EventRuleEnd, Rule: "grub2_password", Facts: facts, Outcome: &worker.Outcome{Rule: "grub2_password", Status: nightshift.RuleGaveUp, Attempts: 2, Reason: "needs an\ninteractive password"}},
 	}
 	// not fixed: the same failure nine times, then seven different ones
 	ev = append(ev, worker.Event{Kind: worker.EventRuleStart, Rule: "audit_rules"})
@@ -61,7 +63,7 @@ func night() []worker.Event {
 			worker.Event{Kind: worker.EventAttempt, Rule: "audit_rules", Attempt: a, Check: "fail"})
 	}
 	return append(ev, worker.Event{Kind: worker.EventRuleEnd, Rule: "audit_rules", Facts: facts,
-		Outcome: &worker.Outcome{Rule: "audit_rules", Status: worker.StatusNotFixed, Attempts: 16}})
+		Outcome: &worker.Outcome{Rule: "audit_rules", Status: nightshift.RuleNotFixed, Attempts: 16}})
 }
 
 func TestRecorderGolden(t *testing.T) {

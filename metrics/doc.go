@@ -15,7 +15,7 @@
 //
 //	attempts_total{result}                 attempts ended: pass, fail, error, give_up, none (no command ran)
 //	fixes_total                            rules fixed (re-check passed after an attempt)
-//	rules_total{status}                    rules ended, by worker.Status
+//	rules_total{status}                    rules ended, by nightshift.RuleStatus
 //	rules_in_progress                      rules started and not yet ended
 //	context_rejections_total               prompts the server rejected for their length
 //	model_retries_total                    model calls retried after a failure

@@ -11,6 +11,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Example counts one rule fixed in its first attempt and scrapes the
@@ -28,7 +30,7 @@ func Example() {
 		{Kind: worker.EventModelCall, Rule: "sshd_disable_root_login", Attempt: 1, Assessment: &budget.Assessment{Prompt: 1834}},
 		{Kind: worker.EventCommand, Rule: "sshd_disable_root_login", Attempt: 1, Action: "ran", ExitCode: &exit0},
 		{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: "pass"},
-		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Status: worker.StatusFixed, Attempts: 1}},
+		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 1}},
 	} {
 		m.Observe(e)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // DefaultNamespace prefixes every metric name when Config.Namespace is empty.
@@ -141,7 +143,7 @@ func New(cfg Config) (*Metrics, error) {
 		}
 	}
 	// Series that exist before the first event, so rates start at zero.
-	for _, r := range []string{"pass", "fail", "error", "give_up", "none"} {
+	for _, r := range []string{nightshift.CheckPass.String(), nightshift.CheckFail.String(), nightshift.CheckError.String(), nightshift.ActionGiveUp.String(), "none"} {
 		m.attempts.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "error"} {
@@ -190,9 +192,9 @@ func (m *Metrics) Observe(e worker.Event) {
 		m.inProgress.Inc()
 	case worker.EventRuleEnd:
 		m.inProgress.Dec()
-		if e.Outcome != nil && e.Outcome.Status != "" {
-			m.rules.WithLabelValues(string(e.Outcome.Status)).Inc()
-			if e.Outcome.Status == worker.StatusFixed {
+		if e.Outcome != nil && e.Outcome.Status != nightshift.RuleNone {
+			m.rules.WithLabelValues(e.Outcome.Status.String()).Inc()
+			if e.Outcome.Status == nightshift.RuleFixed {
 				m.fixes.Inc()
 			}
 		}

@@ -21,6 +21,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func code(n int) *int { return &n }
@@ -47,7 +49,7 @@ func fixedRule(rule string, prompts ...int) []worker.Event {
 		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 2, Command: "fix", Action: "ran", ExitCode: code(0)},
 		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 2, Check: "pass"},
 		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 2, Check: "pass"},
-		worker.Event{Kind: worker.EventRuleEnd, Rule: rule, Outcome: &worker.Outcome{Status: worker.StatusFixed, Attempts: 2}})
+		worker.Event{Kind: worker.EventRuleEnd, Rule: rule, Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 2}})
 	return ev
 }
 
@@ -108,7 +110,7 @@ func TestObserverScrape(t *testing.T) {
 		{Kind: worker.EventAttempt, Rule: "c", Attempt: 1},
 		{Kind: worker.EventCommand, Rule: "c", Attempt: 2, Action: "give_up"},
 		{Kind: worker.EventAttempt, Rule: "c", Attempt: 2, Check: "give_up"},
-		{Kind: worker.EventRuleEnd, Rule: "c", Outcome: &worker.Outcome{Status: worker.StatusGaveUp}},
+		{Kind: worker.EventRuleEnd, Rule: "c", Outcome: &worker.Outcome{Status: nightshift.RuleGaveUp}},
 		// bad input: counted where it can be, never a panic
 		{Kind: worker.EventModelCall}, {Kind: "nonsense"}, {Kind: worker.EventCommand}}
 	cases := []struct {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/progress"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Example writes plain progress lines, as when the output is not a
@@ -23,7 +25,7 @@ func Example() {
 	obs := p.Observer("web-1") // worker.Config.Observer of web-1's worker
 	now = now.Add(9 * time.Second)
 	obs.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: "pass", PromptTokens: 1834})
-	p.RuleEnded("web-1", "sshd_disable_root_login", string(worker.StatusFixed))
+	p.RuleEnded("web-1", "sshd_disable_root_login", nightshift.RuleFixed)
 	if err := p.Close(); err != nil {
 		log.Fatal(err)
 	}

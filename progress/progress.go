@@ -12,6 +12,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Mode selects how progress is written.
@@ -174,17 +176,15 @@ func (p *Progress) RuleStarted(hostName, rule string) {
 	p.update(fmt.Sprintf("%s %s: started (rule %d of %d)", hostName, rule, h.done+1, max(h.total, h.done+1)), true)
 }
 
-// RuleEnded records that a host finished a rule with the given status (a
-// worker.Status, or the batch's own, e.g. "skipped").
-func (p *Progress) RuleEnded(hostName, rule, status string) {
+// RuleEnded records that a host finished a rule with the given outcome.
+func (p *Progress) RuleEnded(hostName, rule string, status nightshift.RuleStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h := p.host(hostName)
 	h.done++
-	switch worker.Status(status) {
-	case worker.StatusFixed, worker.StatusCompliant:
+	if status.Passed() {
 		h.fixed++
-	default:
+	} else {
 		h.failed++
 	}
 	took := ""

@@ -15,6 +15,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // clock is a manual clock.
@@ -57,7 +59,7 @@ func night(p *Progress, clk *clock) {
 	call(w2, "aide_build_database", 1, 2210)
 	clk.advance(10 * time.Second)
 	attempt(w1, "sshd_disable_root_login", 1, "pass", 1834)
-	p.RuleEnded("web-1", "sshd_disable_root_login", "fixed")
+	p.RuleEnded("web-1", "sshd_disable_root_login", nightshift.RuleFixed)
 	p.HostDown("db-1.example.com", errors.New("dial tcp 10.0.0.9:22: connect: connection refused"))
 	p.RuleStarted("web-1", "accounts_tmout")
 	attempt(w2, "aide_build_database", 1, "fail", 2210)
@@ -65,18 +67,18 @@ func night(p *Progress, clk *clock) {
 	call(w2, "aide_build_database", 2, 4410) // within the interval: no live redraw
 	clk.advance(30 * time.Second)
 	p.Tick()
-	p.RuleEnded("web-1", "accounts_tmout", "compliant")
+	p.RuleEnded("web-1", "accounts_tmout", nightshift.RuleCompliant)
 	p.RuleStarted("web-1", "grub2_password")
 	call(w1, "grub2_password", 1, 1500)
 	w1.Observe(worker.Event{Kind: worker.EventRejected, Rule: "grub2_password", Attempt: 1, ServerTokens: 16400, LocalTokens: 15200})
 	attempt(w1, "grub2_password", 1, "", 1500)
 	clk.advance(75 * time.Second)
 	attempt(w2, "aide_build_database", 2, "pass", 4410)
-	p.RuleEnded("web-2", "aide_build_database", "fixed")
-	p.RuleEnded("web-1", "grub2_password", "gave_up")
+	p.RuleEnded("web-2", "aide_build_database", nightshift.RuleFixed)
+	p.RuleEnded("web-1", "grub2_password", nightshift.RuleGaveUp)
 	p.RuleStarted("web-2", "audit_rules")
 	clk.advance(4 * time.Minute)
-	p.RuleEnded("web-2", "audit_rules", "not_fixed")
+	p.RuleEnded("web-2", "audit_rules", nightshift.RuleNotFixed)
 }
 
 func TestGolden(t *testing.T) {
@@ -237,7 +239,7 @@ func TestConcurrent(t *testing.T) {
 				p.RuleStarted(name, rule)
 				o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: rule, Attempt: 1})
 				clk.advance(time.Second)
-				p.RuleEnded(name, rule, "fixed")
+				p.RuleEnded(name, rule, nightshift.RuleFixed)
 			}
 		}()
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // nightRun is a simulated night: rules × hosts results with a few attempts
@@ -12,10 +14,10 @@ import (
 func nightRun(rules, hosts int) *Run {
 	start := time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC)
 	run := &Run{Name: "night", Model: "Qwen/Qwen3-8B", Started: start, Finished: start.Add(7 * time.Hour)}
-	outs := Outcomes()
+	outs := nightshift.RuleStatuses()
 	for r := 0; r < rules; r++ {
 		for h := 0; h < hosts; h++ {
-			res := Result{
+			res := TaskResult{
 				Rule: fmt.Sprintf("rule_%03d", r), Title: fmt.Sprintf("Rule number %d", r),
 				Host: fmt.Sprintf("host%02d.example.com", h), Outcome: outs[(r+h)%len(outs)],
 				Reason: "the check still fails", Duration: time.Duration(r+h) * time.Second,

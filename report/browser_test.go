@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // chromium runs headless Chromium on an HTML file with the given extra
@@ -154,8 +156,8 @@ func TestHTMLInjectionInChromium(t *testing.T) {
 // a long horizontal run of the limit colour (the dashed limit line) and the
 // colour of the rule's token line.
 func TestChartPixels(t *testing.T) {
-	run := &Run{Name: "pixels", Results: []Result{{
-		Rule: "r", Host: "h", Outcome: NotFixed,
+	run := &Run{Name: "pixels", Results: []TaskResult{{
+		Rule: "r", Host: "h", Outcome: nightshift.RuleNotFixed,
 		Attempts: []Attempt{{Number: 1, PromptTokens: 2000, Limit: 8000}, {Number: 2, PromptTokens: 5000, Limit: 8000}, {Number: 3, PromptTokens: 7000, Limit: 8000}},
 	}}}
 	var html bytes.Buffer

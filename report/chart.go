@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Chart geometry, in SVG user units.
@@ -30,7 +32,7 @@ type chart struct {
 
 type series struct {
 	Host    string
-	Outcome Outcome
+	Outcome nightshift.RuleStatus
 	Points  string // polyline points
 	Dots    []dot
 }

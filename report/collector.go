@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Collector builds a Run from what a batch run reports as it goes, in the
@@ -25,19 +27,19 @@ func NewCollector(name, model string, started time.Time) *Collector {
 }
 
 // result returns the result of rule on host, creating it. c.mu is held.
-func (c *Collector) result(rule, host string) *Result {
+func (c *Collector) result(rule, host string) *TaskResult {
 	key := [2]string{rule, host}
 	i, ok := c.index[key]
 	if !ok {
 		i = len(c.run.Results)
 		c.index[key] = i
-		c.run.Results = append(c.run.Results, Result{Rule: rule, Host: host})
+		c.run.Results = append(c.run.Results, TaskResult{Rule: rule, Host: host})
 	}
 	return &c.run.Results[i]
 }
 
 // attempt returns attempt number n of r, creating it in order. c.mu is held.
-func attempt(r *Result, n int) *Attempt {
+func attempt(r *TaskResult, n int) *Attempt {
 	n = max(n, 1)
 	for i := range r.Attempts {
 		if r.Attempts[i].Number == n {
@@ -96,7 +98,7 @@ func (c *Collector) Usage(rule, host string, promptTokens, cachedTokens int) {
 }
 
 // End records how rule ended on host.
-func (c *Collector) End(rule, host string, outcome Outcome, reason string, d time.Duration) {
+func (c *Collector) End(rule, host string, outcome nightshift.RuleStatus, reason string, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.result(rule, host)
@@ -104,14 +106,14 @@ func (c *Collector) End(rule, host string, outcome Outcome, reason string, d tim
 }
 
 // Run returns a copy of the run so far, finished at finished. A result
-// that has not ended has an empty outcome, which Validate rejects: mark it
-// (End with Interrupted) before writing reports of a stopped run.
+// that has not ended has no outcome (RuleNone), which Validate rejects: mark
+// it (End with nightshift.RuleInterrupted) before writing reports of a stopped run.
 func (c *Collector) Run(finished time.Time) *Run {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	run := c.run
 	run.Finished = finished
-	run.Results = make([]Result, len(c.run.Results))
+	run.Results = make([]TaskResult, len(c.run.Results))
 	for i, r := range c.run.Results {
 		r.Attempts = slices.Clone(r.Attempts)
 		for j := range r.Attempts {
@@ -135,7 +137,7 @@ func (c *Collector) Unfinished() [][2]string {
 	defer c.mu.Unlock()
 	var out [][2]string
 	for _, r := range c.run.Results {
-		if r.Outcome == "" {
+		if r.Outcome == nightshift.RuleNone {
 			out = append(out, [2]string{r.Rule, r.Host})
 		}
 	}

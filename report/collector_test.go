@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // TestCollectorRebuildsRun replays the sample run through a Collector in the
@@ -15,7 +17,7 @@ func TestCollectorRebuildsRun(t *testing.T) {
 	want := loadRun(t)
 	c := NewCollector(want.Name, want.Model, want.Started)
 	for _, r := range want.Results {
-		if r.Outcome != Unreachable {
+		if r.Outcome != nightshift.RuleUnreachable {
 			c.Start(r.Rule, r.Title, r.Host)
 		}
 		for _, a := range r.Attempts {
@@ -76,7 +78,7 @@ func TestCollectorConcurrent(t *testing.T) {
 					c.Command(rule, host, n, Command{Command: "x", Action: "ran"})
 					c.Attempt(rule, host, n, 10*n, 100, "fail")
 				}
-				c.End(rule, host, NotFixed, "", time.Second)
+				c.End(rule, host, nightshift.RuleNotFixed, "", time.Second)
 				_ = c.Run(time.Time{})
 			}
 		}()
@@ -100,8 +102,8 @@ func TestCacheShare(t *testing.T) {
 	c.Usage("r1", "h1", 5000, 0)
 	c.Usage("r1", "h1", 5200, 4992)
 	c.Usage("r2", "h1", 3000, 2000)
-	c.End("r1", "h1", NotFixed, "", 0)
-	c.End("r2", "h1", Fixed, "", 0)
+	c.End("r1", "h1", nightshift.RuleNotFixed, "", 0)
+	c.End("r2", "h1", nightshift.RuleFixed, "", 0)
 	run := c.Run(time.Time{})
 	s := NewSummary(run)
 	if s.Totals.PromptTokens != 13200 || s.Totals.CachedPromptTokens != 6992 || s.Totals.CacheShare != 0.53 {
@@ -120,7 +122,7 @@ func TestCacheShare(t *testing.T) {
 		t.Error("more cached tokens than prompt tokens was accepted")
 	}
 	empty := NewCollector("n", "m", time.Time{})
-	empty.End("r1", "h1", Fixed, "", 0)
+	empty.End("r1", "h1", nightshift.RuleFixed, "", 0)
 	if s := NewSummary(empty.Run(time.Time{})); s.Totals.PromptTokens != 0 || s.Totals.CacheShare != 0 {
 		t.Errorf("a run without usage has totals %+v", s.Totals)
 	}

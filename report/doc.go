@@ -1,9 +1,10 @@
 // Package report turns the results of a batch run (rules × hosts) into a
 // JSON summary, JUnit XML for CI dashboards and a self-contained HTML report.
 //
-// The input is the plain data model in this package (Run, Result, Attempt,
-// Command); the caller fills it from the worker's outcomes and events, so
-// report does not import worker. A Collector builds a Run from those facts
+// The input is the plain data model in this package (Run, TaskResult,
+// Attempt, Command), with each rule × host's outcome a nightshift.RuleStatus;
+// the caller fills it from the worker's outcomes and events, so report does
+// not import worker. A Collector builds a Run from those facts
 // as they arrive, in the worker's order (commands, then the attempt's end
 // with its prompt tokens and limit, then the rule's outcome).
 //

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func Example() {
@@ -15,15 +17,15 @@ func Example() {
 		Name:     "nightly",
 		Started:  start,
 		Finished: start.Add(90 * time.Second),
-		Results: []report.Result{
-			{Rule: "sshd_disable_root_login", Host: "web01", Outcome: report.Fixed, Duration: 40 * time.Second,
+		Results: []report.TaskResult{
+			{Rule: "sshd_disable_root_login", Host: "web01", Outcome: nightshift.RuleFixed, Duration: 40 * time.Second,
 				Attempts: []report.Attempt{{Number: 1, PromptTokens: 3120, Limit: 14336, Check: "pass",
 					Commands: []report.Command{{Command: "sed -i 's/^PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config", Action: "ran", ExitCode: &exit, Check: "pass"}}}}},
-			{Rule: "grub2_audit_argument", Host: "web01", Outcome: report.NotApplicable, Reason: "no GRUB 2"},
+			{Rule: "grub2_audit_argument", Host: "web01", Outcome: nightshift.RuleNotApplicable, Reason: "no GRUB 2"},
 		},
 	}
 	s := report.NewSummary(run)
-	fmt.Println(s.Totals.Results, "results,", s.Totals.Passed, "passed,", s.Totals.Outcomes[report.NotApplicable], "not applicable")
+	fmt.Println(s.Totals.Results, "results,", s.Totals.Passed, "passed,", s.Totals.Outcomes[nightshift.RuleNotApplicable], "not applicable")
 
 	// The HTML report goes to a file with report.WriteHTML; JUnit XML:
 	if err := report.WriteJUnit(os.Stdout, run); err != nil {

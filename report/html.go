@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"io"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 //go:embed report.html.tmpl
@@ -45,7 +47,7 @@ type htmlData struct {
 }
 
 type outcomeCount struct {
-	Outcome Outcome
+	Outcome nightshift.RuleStatus
 	Count   int
 }
 
@@ -61,7 +63,7 @@ type htmlRule struct {
 }
 
 type htmlResult struct {
-	Result
+	TaskResult
 	HostIndex       int
 	Commands        int
 	MaxPromptTokens int
@@ -71,7 +73,7 @@ type htmlResult struct {
 type htmlCell struct {
 	Host      string
 	HostIndex int
-	Outcome   Outcome // "" when the rule did not run on the host
+	Outcome   nightshift.RuleStatus // RuleNone when the rule did not run on the host
 }
 
 // WriteHTML writes the run as one self-contained HTML page (inline CSS and
@@ -82,7 +84,7 @@ func WriteHTML(w io.Writer, run *Run) error {
 	}
 	run = cleanRun(run)
 	d := htmlData{Run: run, Summary: NewSummary(run), Hosts: hostsOf(run.Results)}
-	for _, o := range outcomes {
+	for _, o := range nightshift.RuleStatuses() {
 		if n := d.Summary.Totals.Outcomes[o]; n > 0 {
 			d.Outcomes = append(d.Outcomes, outcomeCount{o, n})
 		}
@@ -93,9 +95,9 @@ func WriteHTML(w io.Writer, run *Run) error {
 	}
 	for i, g := range byRule(run.Results) {
 		hr := htmlRule{Index: i, Rule: g.Rule, Title: g.Title, Chart: newChart(g)}
-		byHost := map[string]Outcome{}
+		byHost := map[string]nightshift.RuleStatus{}
 		for _, r := range g.Results {
-			x := htmlResult{Result: r, HostIndex: hostIndex[r.Host]}
+			x := htmlResult{TaskResult: r, HostIndex: hostIndex[r.Host]}
 			for _, a := range r.Attempts {
 				x.Commands += len(a.Commands)
 				x.MaxPromptTokens = max(x.MaxPromptTokens, a.PromptTokens)
@@ -107,7 +109,7 @@ func WriteHTML(w io.Writer, run *Run) error {
 				hr.Passed++
 			}
 		}
-		for _, o := range outcomes {
+		for _, o := range nightshift.RuleStatuses() {
 			n := 0
 			for _, r := range g.Results {
 				if r.Outcome == o {
@@ -129,30 +131,30 @@ func WriteHTML(w io.Writer, run *Run) error {
 	return nil
 }
 
-func outcomeLabel(o Outcome) string {
+func outcomeLabel(o nightshift.RuleStatus) string {
 	switch o {
-	case Fixed:
+	case nightshift.RuleFixed:
 		return "fixed"
-	case Compliant:
+	case nightshift.RuleCompliant:
 		return "compliant"
-	case NotFixed:
+	case nightshift.RuleNotFixed:
 		return "not fixed"
-	case GaveUp:
+	case nightshift.RuleGaveUp:
 		return "gave up"
-	case CheckError:
+	case nightshift.RuleCheckError:
 		return "check error"
-	case NotApplicable:
+	case nightshift.RuleNotApplicable:
 		return "not applicable"
-	case Unreachable:
+	case nightshift.RuleUnreachable:
 		return "unreachable"
-	case Interrupted:
+	case nightshift.RuleInterrupted:
 		return "interrupted"
-	case Failed:
+	case nightshift.RuleFailed:
 		return "failed"
-	case "":
+	case nightshift.RuleNone:
 		return "not run"
 	}
-	return string(o)
+	return o.String()
 }
 
 func formatDuration(d time.Duration) string {
@@ -173,7 +175,7 @@ func formatDuration(d time.Duration) string {
 func cleanRun(run *Run) *Run {
 	c := *run
 	c.Name, c.Model = xmlSafe(run.Name), xmlSafe(run.Model)
-	c.Results = make([]Result, len(run.Results))
+	c.Results = make([]TaskResult, len(run.Results))
 	for i, r := range run.Results {
 		r.Rule, r.Title, r.Host, r.Reason = xmlSafe(r.Rule), xmlSafe(r.Title), xmlSafe(r.Host), xmlSafe(r.Reason)
 		attempts := make([]Attempt, len(r.Attempts))

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // SummaryVersion is the version of the JSON summary format.
@@ -53,13 +55,13 @@ type Summary struct {
 
 // Totals counts the results of a run.
 type Totals struct {
-	Results  int             `json:"results"`
-	Rules    int             `json:"rules"`
-	Hosts    int             `json:"hosts"`
-	Attempts int             `json:"attempts"`
-	Commands int             `json:"commands"`
-	Passed   int             `json:"passed"` // fixed or compliant
-	Outcomes map[Outcome]int `json:"outcomes"`
+	Results  int                           `json:"results"`
+	Rules    int                           `json:"rules"`
+	Hosts    int                           `json:"hosts"`
+	Attempts int                           `json:"attempts"`
+	Commands int                           `json:"commands"`
+	Passed   int                           `json:"passed"` // fixed or compliant
+	Outcomes map[nightshift.RuleStatus]int `json:"outcomes"`
 	// PromptTokens and CachedPromptTokens sum the model server's usage
 	// over the run; CacheShare is their ratio, the share of prompt tokens
 	// its prefix cache served. Absent when the server reported no usage.
@@ -70,25 +72,25 @@ type Totals struct {
 
 // HostSummary counts one host's results.
 type HostSummary struct {
-	Host     string          `json:"host"`
-	Results  int             `json:"results"`
-	Passed   int             `json:"passed"`
-	Outcomes map[Outcome]int `json:"outcomes"`
+	Host     string                        `json:"host"`
+	Results  int                           `json:"results"`
+	Passed   int                           `json:"passed"`
+	Outcomes map[nightshift.RuleStatus]int `json:"outcomes"`
 }
 
 // ResultSummary is one rule × host in the summary.
 type ResultSummary struct {
-	Rule            string    `json:"rule"`
-	Title           string    `json:"title,omitempty"`
-	Host            string    `json:"host"`
-	Outcome         Outcome   `json:"outcome"`
-	Reason          string    `json:"reason,omitempty"`
-	DurationSeconds float64   `json:"duration_seconds"`
-	Attempts        int       `json:"attempts"`
-	Commands        int       `json:"commands"`
-	MaxPromptTokens int       `json:"max_prompt_tokens"`
-	Limit           int       `json:"limit"`
-	AttemptDetails  []Attempt `json:"attempt_details"`
+	Rule            string                `json:"rule"`
+	Title           string                `json:"title,omitempty"`
+	Host            string                `json:"host"`
+	Outcome         nightshift.RuleStatus `json:"outcome"`
+	Reason          string                `json:"reason,omitempty"`
+	DurationSeconds float64               `json:"duration_seconds"`
+	Attempts        int                   `json:"attempts"`
+	Commands        int                   `json:"commands"`
+	MaxPromptTokens int                   `json:"max_prompt_tokens"`
+	Limit           int                   `json:"limit"`
+	AttemptDetails  []Attempt             `json:"attempt_details"`
 }
 
 // NewSummary computes the summary of a run.
@@ -100,14 +102,14 @@ func NewSummary(run *Run) Summary {
 		Started:         run.Started.UTC(),
 		Finished:        run.Finished.UTC(),
 		DurationSeconds: seconds(run.Finished.Sub(run.Started)),
-		Totals:          Totals{Outcomes: map[Outcome]int{}},
+		Totals:          Totals{Outcomes: map[nightshift.RuleStatus]int{}},
 		Hosts:           []HostSummary{},
 		Results:         make([]ResultSummary, 0, len(run.Results)),
 	}
 	hostIndex := map[string]int{}
 	for _, h := range hostsOf(run.Results) {
 		hostIndex[h] = len(s.Hosts)
-		s.Hosts = append(s.Hosts, HostSummary{Host: h, Outcomes: map[Outcome]int{}})
+		s.Hosts = append(s.Hosts, HostSummary{Host: h, Outcomes: map[nightshift.RuleStatus]int{}})
 	}
 	s.Totals.Rules = len(byRule(run.Results))
 	s.Totals.Hosts = len(s.Hosts)

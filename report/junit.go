@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // maxOutput caps each command's output in <system-out>.
@@ -105,17 +107,17 @@ func WriteJUnit(w io.Writer, run *Run) error {
 			Name:      xmlSafe(r.Rule),
 			Classname: xmlSafe(r.Host),
 			Time:      secondsAttr(d),
-			Status:    string(r.Outcome),
+			Status:    r.Outcome.String(),
 			SystemOut: &junitText{xmlSafe(transcript(r))},
 		}
-		message := string(r.Outcome)
+		message := r.Outcome.String()
 		if r.Reason != "" {
 			message += ": " + r.Reason
 		}
 		message = xmlSafe(truncate(message, maxMessage))
-		problem := &junitProblem{Type: string(r.Outcome), Message: message, Text: message}
+		problem := &junitProblem{Type: r.Outcome.String(), Message: message, Text: message}
 		switch {
-		case r.Outcome == NotApplicable:
+		case r.Outcome == nightshift.RuleNotApplicable:
 			skipped := xmlSafe(truncate("the rule does not apply to this host: "+r.Reason, maxMessage))
 			c.Skipped = &skipped
 			s.Skipped++
@@ -150,7 +152,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 }
 
 // transcript is a result's attempts and commands as plain text.
-func transcript(r Result) string {
+func transcript(r TaskResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %s: %s", r.Rule, r.Host, r.Outcome)
 	if r.Reason != "" {

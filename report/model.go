@@ -3,76 +3,33 @@ package report
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ErrInvalid is wrapped by the errors that reject a Run.
 var ErrInvalid = errors.New("invalid run")
 
-// Outcome is how a rule ended on a host. The values match the worker's
-// statuses.
-type Outcome string
-
-// The outcomes.
-const (
-	Fixed         Outcome = "fixed"         // the re-check passed after an attempt
-	Compliant     Outcome = "compliant"     // compliant before any attempt
-	NotFixed      Outcome = "not_fixed"     // attempts ran out
-	GaveUp        Outcome = "gave_up"       // the model gave up
-	CheckError    Outcome = "check_error"   // the check could not be evaluated
-	NotApplicable Outcome = "notapplicable" // the rule does not apply to the host
-	Unreachable   Outcome = "unreachable"   // the host or the model server stayed down
-	Interrupted   Outcome = "interrupted"   // the run was stopped
-	Failed        Outcome = "failed"        // an error stopped the rule
-)
-
-// Outcomes lists every outcome in report order.
-var outcomes = []Outcome{Fixed, Compliant, NotFixed, GaveUp, CheckError, Failed, Unreachable, Interrupted, NotApplicable}
-
-// Outcomes returns every outcome in the order reports list them.
-func Outcomes() []Outcome { return append([]Outcome(nil), outcomes...) }
-
-// Valid reports whether o is one of the outcomes.
-func (o Outcome) Valid() bool {
-	for _, x := range outcomes {
-		if o == x {
-			return true
-		}
-	}
-	return false
-}
-
-// Passed reports whether the rule is compliant at the end.
-func (o Outcome) Passed() bool { return o == Fixed || o == Compliant }
-
-// IsFailure reports whether JUnit counts o as a failure: the rule is not
-// compliant.
-func (o Outcome) IsFailure() bool { return o == NotFixed || o == GaveUp }
-
-// IsError reports whether JUnit counts o as an error: whether the rule is
-// compliant is unknown.
-func (o Outcome) IsError() bool {
-	return o == CheckError || o == Failed || o == Unreachable || o == Interrupted
-}
-
 // Run is the input: every rule × host result of one batch run.
 type Run struct {
-	Name     string    `json:"name,omitempty"`  // e.g. the profile; the JUnit testsuites name
-	Model    string    `json:"model,omitempty"` // the served model name
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-	Results  []Result  `json:"results"`
+	Name     string       `json:"name,omitempty"`  // e.g. the profile; the JUnit testsuites name
+	Model    string       `json:"model,omitempty"` // the served model name
+	Started  time.Time    `json:"started"`
+	Finished time.Time    `json:"finished"`
+	Results  []TaskResult `json:"results"`
 }
 
-// Result is one rule on one host.
-type Result struct {
-	Rule     string        `json:"rule"`
-	Title    string        `json:"title,omitempty"`
-	Host     string        `json:"host"`
-	Outcome  Outcome       `json:"outcome"`
-	Reason   string        `json:"reason,omitempty"` // why it ended so (worker Outcome.Reason)
-	Duration time.Duration `json:"duration_ns"`
-	Attempts []Attempt     `json:"attempts,omitempty"`
+// TaskResult is one rule on one host (a task).
+type TaskResult struct {
+	Rule     string                `json:"rule"`
+	Title    string                `json:"title,omitempty"`
+	Host     string                `json:"host"`
+	Outcome  nightshift.RuleStatus `json:"outcome"`
+	Reason   string                `json:"reason,omitempty"` // why it ended so (worker Outcome.Reason)
+	Duration time.Duration         `json:"duration_ns"`
+	Attempts []Attempt             `json:"attempts,omitempty"`
 	// UsagePromptTokens and CachedTokens sum the model server's usage over
 	// the result's model calls: prompt tokens and those its prefix cache
 	// served (0 when the server does not report them).
@@ -110,7 +67,7 @@ func (r *Run) Validate() error {
 			return fmt.Errorf("%w: result %d has no rule", ErrInvalid, i)
 		case res.Host == "":
 			return fmt.Errorf("%w: result %d (%s) has no host", ErrInvalid, i, res.Rule)
-		case !res.Outcome.Valid():
+		case !slices.Contains(nightshift.RuleStatuses(), res.Outcome):
 			return fmt.Errorf("%w: result %d (%s on %s): unknown outcome %q", ErrInvalid, i, res.Rule, res.Host, res.Outcome)
 		}
 		key := [2]string{res.Rule, res.Host}
@@ -131,11 +88,11 @@ func (r *Run) Validate() error {
 type ruleGroup struct {
 	Rule    string
 	Title   string
-	Results []Result
+	Results []TaskResult
 }
 
 // byRule groups results by rule in order of first appearance.
-func byRule(results []Result) []ruleGroup {
+func byRule(results []TaskResult) []ruleGroup {
 	var groups []ruleGroup
 	index := map[string]int{}
 	for _, r := range results {
@@ -154,7 +111,7 @@ func byRule(results []Result) []ruleGroup {
 }
 
 // hostsOf returns the hosts in order of first appearance.
-func hostsOf(results []Result) []string {
+func hostsOf(results []TaskResult) []string {
 	var hosts []string
 	seen := map[string]bool{}
 	for _, r := range results {

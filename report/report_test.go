@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func testdata(name string) string { return filepath.Join("..", "testdata", "report", name) }
@@ -60,7 +62,7 @@ func TestGolden(t *testing.T) {
 func TestSummary(t *testing.T) {
 	s := NewSummary(loadRun(t))
 	want := Totals{Results: 7, Rules: 4, Hosts: 2, Attempts: 9, Commands: 9, Passed: 2,
-		Outcomes: map[Outcome]int{Fixed: 1, Compliant: 1, NotFixed: 1, GaveUp: 1, NotApplicable: 1, CheckError: 1, Unreachable: 1}}
+		Outcomes: map[nightshift.RuleStatus]int{nightshift.RuleFixed: 1, nightshift.RuleCompliant: 1, nightshift.RuleNotFixed: 1, nightshift.RuleGaveUp: 1, nightshift.RuleNotApplicable: 1, nightshift.RuleCheckError: 1, nightshift.RuleUnreachable: 1}}
 	assert.Equal(t, want, s.Totals)
 	require.Len(t, s.Hosts, 2)
 	assert.Equal(t, "web01.example.com", s.Hosts[0].Host)
@@ -95,20 +97,21 @@ func TestSummary(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	ok := Result{Rule: "r", Host: "h", Outcome: Fixed}
+	ok := TaskResult{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed}
 	tests := []struct {
 		name    string
-		results []Result
+		results []TaskResult
 		wantErr bool
 	}{
 		{"empty run", nil, false},
-		{"one result", []Result{ok}, false},
-		{"no rule", []Result{{Host: "h", Outcome: Fixed}}, true},
-		{"no host", []Result{{Rule: "r", Outcome: Fixed}}, true},
-		{"unknown outcome", []Result{{Rule: "r", Host: "h", Outcome: "passed"}}, true},
-		{"duplicate", []Result{ok, ok}, true},
-		{"negative tokens", []Result{{Rule: "r", Host: "h", Outcome: Fixed, Attempts: []Attempt{{Number: 1, PromptTokens: -1}}}}, true},
-		{"same rule other host", []Result{ok, {Rule: "r", Host: "h2", Outcome: NotFixed}}, false},
+		{"one result", []TaskResult{ok}, false},
+		{"no rule", []TaskResult{{Host: "h", Outcome: nightshift.RuleFixed}}, true},
+		{"no host", []TaskResult{{Rule: "r", Outcome: nightshift.RuleFixed}}, true},
+		{"unknown outcome", []TaskResult{{Rule: "r", Host: "h", Outcome: nightshift.RuleStatus(42)}}, true},
+		{"no outcome", []TaskResult{{Rule: "r", Host: "h"}}, true},
+		{"duplicate", []TaskResult{ok, ok}, true},
+		{"negative tokens", []TaskResult{{Rule: "r", Host: "h", Outcome: nightshift.RuleFixed, Attempts: []Attempt{{Number: 1, PromptTokens: -1}}}}, true},
+		{"same rule other host", []TaskResult{ok, {Rule: "r", Host: "h2", Outcome: nightshift.RuleNotFixed}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,15 +269,15 @@ func hostileRun() *Run {
 		Model:    `model"><svg onload=alert(3)>`,
 		Started:  time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Finished: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC),
-		Results: []Result{{
-			Rule: "rule" + evil, Title: evil, Host: "host" + evil, Outcome: NotFixed,
+		Results: []TaskResult{{
+			Rule: "rule" + evil, Title: evil, Host: "host" + evil, Outcome: nightshift.RuleNotFixed,
 			Reason: "reason\x00\x1b[31m" + evil + "\xff\xfe",
 			Attempts: []Attempt{{Number: 1, PromptTokens: 100, Limit: 200, Check: evil, Commands: []Command{{
 				Command: "echo '" + evil + "'", Action: "ran", ExitCode: &exit, Check: "fail",
 				Output: "\x07\x08 output " + evil, Detail: evil,
 			}}}},
 		}, {
-			Rule: "r2", Host: "host" + evil, Outcome: NotApplicable, Reason: evil,
+			Rule: "r2", Host: "host" + evil, Outcome: nightshift.RuleNotApplicable, Reason: evil,
 		}},
 	}
 }
@@ -343,9 +346,9 @@ func TestXMLSafe(t *testing.T) {
 }
 
 func TestChartGeometry(t *testing.T) {
-	g := ruleGroup{Rule: "r", Results: []Result{
-		{Host: "a", Outcome: NotFixed, Attempts: []Attempt{{Number: 1, PromptTokens: 1000, Limit: 8000}, {Number: 2, PromptTokens: 9000, Limit: 8000}}},
-		{Host: "b", Outcome: Compliant},
+	g := ruleGroup{Rule: "r", Results: []TaskResult{
+		{Host: "a", Outcome: nightshift.RuleNotFixed, Attempts: []Attempt{{Number: 1, PromptTokens: 1000, Limit: 8000}, {Number: 2, PromptTokens: 9000, Limit: 8000}}},
+		{Host: "b", Outcome: nightshift.RuleCompliant},
 	}}
 	c := newChart(g)
 	if c == nil || len(c.Series) != 1 || len(c.Series[0].Dots) != 2 || len(c.Limits) != 1 {
@@ -366,7 +369,7 @@ func TestChartGeometry(t *testing.T) {
 	if !(y2 < yl && yl < y1 && y1 < plotBase && y2 >= plotTop) {
 		t.Errorf("y: attempt1 %v, attempt2 %v, limit %v", y1, y2, yl)
 	}
-	if newChart(ruleGroup{Rule: "r", Results: []Result{{Host: "b", Outcome: Compliant}}}) != nil {
+	if newChart(ruleGroup{Rule: "r", Results: []TaskResult{{Host: "b", Outcome: nightshift.RuleCompliant}}}) != nil {
 		t.Error("a chart for a rule without attempts")
 	}
 	for _, tt := range []struct{ in, want int }{{0, 10}, {9, 10}, {11, 20}, {14336, 20000}, {15600, 20000}, {21000, 25000}, {26000, 50000}, {100, 100}} {

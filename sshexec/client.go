@@ -216,6 +216,7 @@ func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time
 			}
 		}
 		var cn *conn
+		started := time.Now()
 		cn, err = c.dial(ctx)
 		if err == nil {
 			return cn, nil
@@ -225,12 +226,7 @@ func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time
 			c.cfg.Logger.Warn("sshexec: dial failed", "host", c.addr, "attempt", attempt+1, "err", err)
 			return nil, err
 		}
-		if attempt+1 < b.Attempts {
-			c.cfg.Logger.Warn("sshexec: dial failed; retrying", "host", c.addr, "attempt", attempt+1, "of", b.Attempts,
-				"retry_in", b.delay(failures+attempt+1), "err", err)
-		} else {
-			c.cfg.Logger.Warn("sshexec: dial failed; giving up", "host", c.addr, "attempt", attempt+1, "of", b.Attempts, "err", err)
-		}
+		c.dialFailed(ctx, failures, attempt, time.Since(started), err)
 	}
 	return nil, err
 }

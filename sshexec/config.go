@@ -116,6 +116,11 @@ type Config struct {
 	// keys, keepalive failures) — never commands, output or secrets.
 	// Default: discard.
 	Logger *slog.Logger
+	// OnDialFailure, when set, is called once per failed dial that is
+	// retried and once when the dials give up (see DialFailure), from the
+	// goroutine that dials; it must return quickly. The Logger then gets
+	// those failures at Info rather than Warn. Default: nil.
+	OnDialFailure func(DialFailure)
 }
 
 // Backoff paces dial attempts: the first attempt is immediate, each retry

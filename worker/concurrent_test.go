@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -33,7 +34,7 @@ func TestConcurrentFixOnOneWorker(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range n {
-		if errs[i] != nil || outs[i].Status != worker.StatusGaveUp {
+		if errs[i] != nil || outs[i].Status != nightshift.RuleGaveUp {
 			t.Errorf("rule %d: outcome %+v, err %v; want gave_up", i, outs[i], errs[i])
 		}
 	}

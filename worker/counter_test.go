@@ -8,10 +8,10 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/vllmsim"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // countingCounter is a prompt counter other than *budget.ChatCounter: it
@@ -33,7 +33,7 @@ func TestAnyPromptCounter(t *testing.T) {
 	c := &countingCounter{inner: e.counter}
 	r := e.rule(fmt.Sprintf("rules:\n  - id: accounts_tmout\n    check: \"test -f %s/never\"\n", e.dir), "accounts_tmout")
 	out, err := e.worker(workerOptions{counter: c}).Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusGaveUp {
+	if err != nil || out.Status != nightshift.RuleGaveUp {
 		t.Fatalf("outcome %+v, err %v; want gave_up", out, err)
 	}
 	if n := c.calls.Load(); n < int64(out.ModelCalls) {

@@ -12,6 +12,8 @@ import (
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // maxContextRetries bounds how often one attempt's model call is retried
@@ -29,16 +31,16 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	var facts *HostFacts
 	defer func() {
 		out.Duration = time.Since(start)
-		if err != nil && out.Status == "" {
-			out.Status = StatusFailed
+		if err != nil && out.Status == nightshift.RuleNone {
+			out.Status = nightshift.RuleFailed
 			out.Reason = err.Error()
 		}
 		var ue *UnreachableError
 		if errors.As(err, &ue) {
-			out.Status = StatusUnreachable
+			out.Status = nightshift.RuleUnreachable
 		}
 		if ctx.Err() != nil && err != nil {
-			out.Status = StatusInterrupted
+			out.Status = nightshift.RuleInterrupted
 		}
 		end := Event{Kind: EventRuleEnd, Rule: r.ID, Outcome: &out, Error: errString(err)}
 		if facts != nil {
@@ -56,13 +58,13 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	w.emit(Event{Kind: EventCheck, Rule: r.ID, Check: res.Status.String()})
 	switch res.Status {
 	case rules.StatusPass:
-		out.Status = StatusCompliant
+		out.Status = nightshift.RuleCompliant
 		return out, nil
 	case rules.StatusNotApplicable:
-		out.Status, out.Reason = StatusNotApplic, res.Detail
+		out.Status, out.Reason = nightshift.RuleNotApplicable, res.Detail
 		return out, nil
 	case rules.StatusError:
-		out.Status, out.Reason = StatusCheckError, res.Detail
+		out.Status, out.Reason = nightshift.RuleCheckError, res.Detail
 		return out, nil
 	}
 
@@ -95,7 +97,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 			return out, err
 		}
 		if w.stopped() {
-			out.Status, out.Reason = StatusInterrupted, "stopped by signal"
+			out.Status, out.Reason = nightshift.RuleInterrupted, "stopped by signal"
 			return out, nil
 		}
 		out.Attempts = attempt
@@ -111,14 +113,14 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		}
 		switch status {
 		case "pass":
-			out.Status = StatusFixed
+			out.Status = nightshift.RuleFixed
 			return out, nil
 		case "give_up":
-			out.Status = StatusGaveUp
+			out.Status = nightshift.RuleGaveUp
 			return out, nil
 		}
 	}
-	out.Status = StatusNotFixed
+	out.Status = nightshift.RuleNotFixed
 	out.Reason = fmt.Sprintf("not fixed after %d attempts", maxAttempts)
 	return out, nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // lessonWorker is e.worker with lessons and extra observers.
@@ -91,7 +93,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 	ctx := context.Background()
 
 	first, err := e.lessonWorker(src, 0, rec).Fix(ctx, r)
-	if err != nil || first.Status != worker.StatusFixed || first.Attempts != 3 {
+	if err != nil || first.Status != nightshift.RuleFixed || first.Attempts != 3 {
 		t.Fatalf("first host: %+v, %v; want fixed in 3 attempts", first, err)
 	}
 	if err := rec.Flush(ctx); err != nil {
@@ -102,7 +104,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 	}
 	n := len(e.requests())
 	second, err := e.lessonWorker(src, 0).Fix(ctx, r)
-	if err != nil || second.Status != worker.StatusFixed {
+	if err != nil || second.Status != nightshift.RuleFixed {
 		t.Fatalf("second host: %+v, %v", second, err)
 	}
 	sys := e.requests()[n].Messages[1].Content

@@ -19,6 +19,8 @@ import (
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // TestStubbornStaysInsideTheWindow is the regression test asked for by name:
@@ -51,7 +53,7 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 `, e.dir, n), "aide_build_database")
 			out, err := e.worker(workerOptions{}).Fix(context.Background(), r)
 			require.NoError(t, err, "Fix (outcome %+v)", out)
-			require.Equal(t, worker.StatusNotFixed, out.Status, "outcome %+v", out)
+			require.Equal(t, nightshift.RuleNotFixed, out.Status, "outcome %+v", out)
 			require.Equal(t, n, out.Attempts, "outcome %+v", out)
 			rej := e.sim.Stats().Rejections()
 			if len(rej) != 0 || out.ContextRejections != 0 {
@@ -193,14 +195,14 @@ func TestEventualFixes(t *testing.T) {
     check: "grep -q '^PermitRootLogin no' %s"
 `, conf), "sshd_disable_root_login")
 	out, err := e2.worker(workerOptions{}).Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusFixed || out.Attempts != 4 {
+	if err != nil || out.Status != nightshift.RuleFixed || out.Attempts != 4 {
 		t.Fatalf("outcome %+v, err %v; want fixed at attempt 4", out, err)
 	}
 	assertPromptContents(t, e2, "", qwen3(t).Tokenizer)
 	// Checking again costs no model call.
 	calls := len(e2.requests())
 	out, err = e2.worker(workerOptions{}).Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusCompliant || len(e2.requests()) != calls {
+	if err != nil || out.Status != nightshift.RuleCompliant || len(e2.requests()) != calls {
 		t.Fatalf("a compliant rule: outcome %+v, err %v, %d model calls", out, err, len(e2.requests())-calls)
 	}
 }
@@ -218,7 +220,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v", err)
 	}
-	if out.Status != worker.StatusNotFixed || out.Attempts != 12 {
+	if out.Status != nightshift.RuleNotFixed || out.Attempts != 12 {
 		t.Fatalf("outcome %+v", out)
 	}
 	malformed := 0
@@ -254,7 +256,7 @@ func TestRetriesAreNotAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v", err)
 	}
-	if out.Retries != 3 || out.Status != worker.StatusGaveUp || out.Attempts != 2 {
+	if out.Retries != 3 || out.Status != nightshift.RuleGaveUp || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, want 3 retries and give_up at attempt 2", out)
 	}
 }
@@ -270,7 +272,7 @@ func TestServerDownPastDeadline(t *testing.T) {
 `, e.dir), "accounts_tmout")
 	out, err := e.worker(workerOptions{retryDeadline: 3 * time.Second}).Fix(context.Background(), r)
 	var ue *worker.UnreachableError
-	if !errors.As(err, &ue) || out.Status != worker.StatusUnreachable {
+	if !errors.As(err, &ue) || out.Status != nightshift.RuleUnreachable {
 		t.Fatalf("got %v (outcome %+v), want *UnreachableError", err, out)
 	}
 }
@@ -353,7 +355,7 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := w.Fix(context.Background(), r)
-	if err != nil || out.Status != worker.StatusInterrupted || out.Attempts != 2 {
+	if err != nil || out.Status != nightshift.RuleInterrupted || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, err %v; want interrupted after attempt 2", out, err)
 	}
 	log, err := os.ReadFile(filepath.Join(e.dir, "log"))

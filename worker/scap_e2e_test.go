@@ -14,6 +14,8 @@ import (
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // The SSG end-to-end tests run the worker against a disposable Debian 12
@@ -114,7 +116,7 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Fix: %v (outcome %+v)", err, out)
 	}
-	if out.Status != worker.StatusNotFixed || out.Attempts != n {
+	if out.Status != nightshift.RuleNotFixed || out.Attempts != n {
 		t.Fatalf("outcome %+v, want not_fixed after %d attempts", out, n)
 	}
 	if rej := e.sim.Stats().Rejections(); len(rej) != 0 || out.ContextRejections != 0 {

@@ -17,6 +17,8 @@ import (
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Exec is the result of one command on the target.
@@ -107,7 +109,7 @@ type Config struct {
 	// after the rule's own text. Nil means no lessons.
 	Lessons LessonSource
 	// Stop, when closed, ends Fix after the current step with
-	// StatusInterrupted (a graceful stop; cancelling the context is the
+	// nightshift.RuleInterrupted (a graceful stop; cancelling the context is the
 	// hard one). Nil means never.
 	Stop <-chan struct{}
 
@@ -168,35 +170,19 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{cfg: cfg}, nil
 }
 
-// Status is how a rule ended.
-type Status string
-
-// Rule outcomes.
-const (
-	StatusCompliant   Status = "compliant"     // compliant before any attempt
-	StatusFixed       Status = "fixed"         // the re-check passed after an attempt
-	StatusNotFixed    Status = "not_fixed"     // attempts ran out
-	StatusGaveUp      Status = "gave_up"       // the model called give_up
-	StatusCheckError  Status = "check_error"   // the check could not be evaluated
-	StatusInterrupted Status = "interrupted"   // the context was cancelled
-	StatusFailed      Status = "failed"        // an error stopped the loop
-	StatusUnreachable Status = "unreachable"   // the model server or host stayed down
-	StatusNotApplic   Status = "notapplicable" // the check says the rule does not apply
-)
-
 // Outcome is the result of Fix for one rule.
 type Outcome struct {
-	Rule              string        `json:"rule"`
-	Status            Status        `json:"status"`
-	Attempts          int           `json:"attempts"`
-	ModelCalls        int           `json:"model_calls"`
-	Retries           int           `json:"retries"`
-	ContextRejections int           `json:"context_rejections"`
-	Commands          int           `json:"commands"`
-	Blocked           int           `json:"blocked"`
-	Reason            string        `json:"reason,omitempty"`
-	Duration          time.Duration `json:"duration_ns"`
-	MaxPromptTokens   int           `json:"max_prompt_tokens"`
+	Rule              string                `json:"rule"`
+	Status            nightshift.RuleStatus `json:"status"`
+	Attempts          int                   `json:"attempts"`
+	ModelCalls        int                   `json:"model_calls"`
+	Retries           int                   `json:"retries"`
+	ContextRejections int                   `json:"context_rejections"`
+	Commands          int                   `json:"commands"`
+	Blocked           int                   `json:"blocked"`
+	Reason            string                `json:"reason,omitempty"`
+	Duration          time.Duration         `json:"duration_ns"`
+	MaxPromptTokens   int                   `json:"max_prompt_tokens"`
 	// PromptTokens and CachedTokens sum the server's usage over the rule's
 	// answered model calls: prompt tokens, and those its prefix cache
 	// served.
@@ -214,7 +200,7 @@ func (o Outcome) CacheShare() float64 {
 }
 
 // Fixed reports whether the rule is compliant at the end.
-func (o Outcome) Fixed() bool { return o.Status == StatusFixed || o.Status == StatusCompliant }
+func (o Outcome) Fixed() bool { return o.Status.Passed() }
 
 func (w *Worker) log() *slog.Logger { return w.cfg.Logger }
 

@@ -32,6 +32,11 @@ func tiny(model, normalizer, preTokenizer, decoder, extra string) string {
 		normalizer, preTokenizer, decoder, model, extra)
 }
 
+// withAdded is tiny's tokenizer with these added_tokens.
+func withAdded(tokens string) string {
+	return strings.Replace(tiny("", "", "", "", ""), `"added_tokens": []`, `"added_tokens": [`+tokens+`]`, 1)
+}
+
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -58,6 +63,8 @@ func TestLoadErrors(t *testing.T) {
 		{"not json", "tokenizer", false, "tokenizer.json"},
 		{"no model", `{"version": "1.0", "added_tokens": []}`, false, "no model"},
 		{"duplicate ids", tiny(`{"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}`, "", "", "", ""), false, `vocab: tokens "a" and "b" have the same id 0`},
+		{"duplicate added ids", withAdded(`{"id": 5, "content": "<x>", "special": true}, {"id": 5, "content": "<y>", "special": true}`), false, `added_tokens: tokens "<x>" and "<y>" have the same id 5`},
+		{"added id of a vocab token", withAdded(`{"id": 0, "content": "<x>", "special": true}`), false, `added_tokens: token "<x>" has id 0, the vocab's`},
 		{"duplicate token", tiny(`{"type": "BPE", "vocab": {"a": 0, "a": 1}, "merges": []}`, "", "", "", ""), false, `vocab: token "a" appears twice`},
 		{"null model", `{"version": "1.0", "model": null}`, false, "no model"},
 		{"merge token not in vocab", tiny(`{"type": "BPE", "vocab": {"a": 0}, "merges": ["a c"]}`, "", "", "", ""), false, `"c"`},

@@ -25,6 +25,9 @@ func LoadFile(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("bpe: open tokenizer: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%w (file %s)", malformed("tokenizer.json is larger than %d MiB", MaxFileSize>>20), path)
+	}
 	t, err := Load(f)
 	if err != nil {
 		return nil, fmt.Errorf("%w (file %s)", err, path)
@@ -251,7 +254,22 @@ func (t *Tokenizer) buildModel(m *modelJSON, merges json.RawMessage) error {
 // the vocabulary takes that ID, any other the next free one, and the split
 // patterns are the special tokens then the others, partitioned by their
 // normalized flag.
+//
+// Two added tokens the file gives one id, or an added token the file gives
+// the id of another vocabulary token, are refused as malformed (HF only
+// warns, then numbers them its own way).
 func (t *Tokenizer) buildAdded(list []addedTokenJSON, vocab map[string]int64) error {
+	stated := map[int]string{}
+	for _, j := range list {
+		if other, dup := stated[j.ID]; dup && other != j.Content {
+			a, b := min(other, j.Content), max(other, j.Content)
+			return malformed("added_tokens: tokens %q and %q have the same id %d", a, b, j.ID)
+		}
+		stated[j.ID] = j.Content
+		if j.ID >= 0 && j.ID < len(t.tokens) && t.tokens[j.ID] != "" && t.tokens[j.ID] != j.Content {
+			return malformed("added_tokens: token %q has id %d, the vocab's %q", j.Content, j.ID, t.tokens[j.ID])
+		}
+	}
 	byContent := map[string]int32{}
 	byID := map[int32]*addedToken{}
 	var specials, others []*addedToken

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 )
@@ -73,12 +74,9 @@ func runCheckCommand(_ context.Context, args []string, stdin io.Reader, stdout, 
 			return &usageError{fmt.Errorf("check-command: %w", err)}
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, maxCommandInput+1))
+	data, err := readfile.ReadAll(stdin, "standard input", maxCommandInput)
 	if err != nil {
-		return &usageError{fmt.Errorf("check-command: reading standard input: %w", err)}
-	}
-	if len(data) > maxCommandInput {
-		return usagef("check-command: standard input is over %d bytes", maxCommandInput)
+		return &usageError{fmt.Errorf("check-command: %w", err)}
 	}
 	command := strings.TrimSuffix(string(data), "\n")
 	if strings.TrimSpace(command) == "" {

@@ -24,6 +24,8 @@ import (
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const demoUsage = `Usage:
@@ -192,7 +194,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := demoEnd(stdout, *jsonOut, root, rec, last, host, time.Since(start)); err != nil {
 		return err
 	}
-	if outs[0].Status != worker.StatusFixed || outs[1].Status != worker.StatusNotFixed || outs[1].Attempts != demoStubbornMax {
+	if outs[0].Status != nightshift.RuleFixed || outs[1].Status != nightshift.RuleNotFixed || outs[1].Attempts != demoStubbornMax {
 		return fmt.Errorf("demo: did not run as scripted: %s %s after %d attempts (want fixed), %s %s after %d (want not_fixed after %d)",
 			outs[0].Rule, outs[0].Status, outs[0].Attempts, outs[1].Rule, outs[1].Status, outs[1].Attempts, demoStubbornMax)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const fixUsage = `Usage:
@@ -228,7 +230,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// The host.
 	dest := f.dest
 	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew,
-		CommandTimeout: f.commandTimeout, Logger: logger, Passphrase: sshexec.TerminalPassphrase()}
+		CommandTimeout: sshCommandTimeout(f.commandTimeout), Logger: logger, Passphrase: sshexec.TerminalPassphrase(), OnDialFailure: dialNotices(stderr)}
 	if f.identity != "" {
 		scfg.IdentityFiles = []string{f.identity}
 	}
@@ -283,7 +285,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			switch {
 			case errors.As(err, &ue), errors.As(err, &op):
 				runErr = &unreachable{err}
-			case hardCtx.Err() != nil || out.Status == worker.StatusInterrupted:
+			case hardCtx.Err() != nil || out.Status == nightshift.RuleInterrupted:
 				runErr = err
 			default:
 				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
@@ -291,13 +293,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			break
 		}
-		if out.Status == worker.StatusInterrupted {
+		if out.Status == nightshift.RuleInterrupted {
 			break
 		}
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == worker.StatusNotApplic || o.Status == worker.StatusCheckError {
+		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError {
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
 		}
 	}

@@ -30,12 +30,15 @@ the processes is the fleet-wide cap on model calls in flight.
 A command whose worker process dies while it runs is reported 'unknown' and
 never run again; probes, checks and model calls are retried.
 
-Try it with the Temporal dev server:
+Run 'worker help fleet SUBCOMMAND' (or 'worker fleet SUBCOMMAND --help') for
+a subcommand's flags and examples. The examples below use Temporal's dev
+server.
+
+Examples:
   temporal server start-dev --headless &
   worker fleet serve --zone default --base-url http://gpu1:8000/v1 &
   worker fleet start --rules rules/ --inventory hosts.yaml --id tonight --wait --html night.html
-
-Run 'worker fleet SUBCOMMAND --help' for a subcommand's flags.
+  worker fleet status tonight
 `
 
 func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -88,18 +91,19 @@ func (t temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Clien
 	return c, nil
 }
 
-// parseFleetFlags parses args, mapping -h to errHelp and bad flags to
-// usage errors, and returns the positional arguments.
-func parseFleetFlags(fs *flag.FlagSet, usage string, args []string) ([]string, error) {
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
+// parseFleetFlags parses args, mapping -h to errHelp (the help: usage,
+// flags, examples) and bad flags to usage errors, checks --temporal, and
+// returns the positional arguments.
+func parseFleetFlags(fs *flag.FlagSet, usage, examples string, args []string) ([]string, error) {
+	setUsage(fs, usage, examples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, errHelp
 		}
 		return nil, &usageError{err}
+	}
+	if err := checkHostPort("--temporal", fs.Lookup("temporal").Value.String(), false); err != nil {
+		return nil, err
 	}
 	return fs.Args(), nil
 }

@@ -5,11 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/report"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const fleetStatusUsage = `Usage:
@@ -18,8 +22,12 @@ const fleetStatusUsage = `Usage:
 Prints how far night RUN got: rules × hosts ended, outcomes, and each host's
 state (waiting, running, done, unreachable, stopped). Exit 0 when it has
 ended, 1 while it runs.
+`
 
-Flags:
+const fleetStatusExamples = `
+Examples:
+  worker fleet status tonight
+  worker fleet status --temporal temporal.internal:7233 --namespace nights tonight
 `
 
 const fleetReportUsage = `Usage:
@@ -28,8 +36,12 @@ const fleetReportUsage = `Usage:
 Writes the reports of night RUN — the same JSON summary, JUnit XML and HTML
 report 'worker run' writes — from its result (while it runs: from what has
 ended; the rest is reported interrupted) and prints its summary.
+`
 
-Flags:
+const fleetReportExamples = `
+Examples:
+  worker fleet report tonight
+  worker fleet report tonight --html night.html --junit night.xml --json-report night.json
 `
 
 const fleetCancelUsage = `Usage:
@@ -40,17 +52,21 @@ Cancels night RUN: no more hosts start, running hosts stop after their
 current step, and the night ends with what was done ('worker fleet report'
 still works). With --schedule, deletes the schedule ID (nights it started
 are not touched).
-
-Flags:
 `
 
-func oneRun(fs *flag.FlagSet, usage string, args []string) (string, error) {
-	rest, err := parseFleetFlags(fs, usage, args)
+const fleetCancelExamples = `
+Examples:
+  worker fleet cancel tonight
+  worker fleet cancel --schedule nightly
+`
+
+func oneRun(fs *flag.FlagSet, usage, examples string, args []string) (string, error) {
+	rest, err := parseFleetFlags(fs, usage, examples, args)
 	if err != nil {
 		return "", err
 	}
 	if len(rest) != 1 {
-		return "", usagef("%s: give exactly one RUN", fs.Name())
+		return "", usagef("%s: give exactly one RUN", strings.TrimPrefix(fs.Name(), "worker "))
 	}
 	return rest[0], nil
 }
@@ -60,7 +76,7 @@ func runFleetStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("worker fleet status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
-	id, err := oneRun(fs, fleetStatusUsage, args)
+	id, err := oneRun(fs, fleetStatusUsage, fleetStatusExamples, args)
 	if err != nil {
 		return err
 	}
@@ -79,7 +95,7 @@ func runFleetStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "night %s (%s): %s, %d of %d rules × hosts ended\n", id, st.Name, state, st.Finished, st.Total)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	for _, o := range sortedKeys(st.Outcomes) {
+	for _, o := range sortedByName(st.Outcomes) {
 		fmt.Fprintf(tw, "  %s\t%d\n", o, st.Outcomes[o])
 	}
 	for _, h := range sortedKeys(st.Hosts) {
@@ -97,6 +113,16 @@ type stillRunning struct{ id string }
 
 func (e *stillRunning) Error() string { return "night " + e.id + " is still running" }
 func (e *stillRunning) ExitCode() int { return exitNotFixed }
+
+// sortedByName returns the outcomes of m in the order of their names.
+func sortedByName[V any](m map[nightshift.RuleStatus]V) []nightshift.RuleStatus {
+	ks := make([]nightshift.RuleStatus, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b nightshift.RuleStatus) int { return strings.Compare(a.String(), b.String()) })
+	return ks
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
@@ -116,8 +142,11 @@ func runFleetReport(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&m.JSONReport, "json-report", "", "write the JSON summary to `FILE`")
 	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
 	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
-	id, err := oneRun(fs, fleetReportUsage, args)
+	id, err := oneRun(fs, fleetReportUsage, fleetReportExamples, args)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputs(m); err != nil {
 		return err
 	}
 	c, err := tf.dial(ctx, stderr)
@@ -134,7 +163,7 @@ func runFleetReport(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // finishFleetReport writes the reports m names, prints the summary and
 // returns the exit status 'worker run' would: not fixed when some rule is.
-func finishFleetReport(id string, m *runMeta, res fleet.Result, stdout io.Writer) error {
+func finishFleetReport(id string, m *runMeta, res fleet.NightResult, stdout io.Writer) error {
 	rep := fleet.Report(res)
 	if err := writeReports(m, rep); err != nil {
 		return err
@@ -143,7 +172,7 @@ func finishFleetReport(id string, m *runMeta, res fleet.Result, stdout io.Writer
 	fmt.Fprintf(stdout, "night %s: %d of %d rules × hosts finished\n", id, st.Finished, st.Total)
 	s := report.NewSummary(rep)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	for _, o := range report.Outcomes() {
+	for _, o := range nightshift.RuleStatuses() {
 		if n := s.Totals.Outcomes[o]; n > 0 {
 			fmt.Fprintf(tw, "  %s\t%d\n", o, n)
 		}
@@ -168,7 +197,7 @@ func runFleetCancel(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
 	fs.StringVar(&schedule, "schedule", "", "delete the schedule `ID` instead")
-	rest, err := parseFleetFlags(fs, fleetCancelUsage, args)
+	rest, err := parseFleetFlags(fs, fleetCancelUsage, fleetCancelExamples, args)
 	if err != nil {
 		return err
 	}

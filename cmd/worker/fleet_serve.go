@@ -27,8 +27,13 @@ known_hosts are this machine's), runs night workflows, and with
 fleet-wide cap is the sum of the slots of the processes serving them;
 --model-rate caps the calls started per second across the fleet, enforced by
 the Temporal server). Runs until SIGINT or SIGTERM.
+`
 
-Flags:
+const fleetServeExamples = `
+Examples:
+  worker fleet serve --zone default --base-url http://gpu1:8000/v1
+  worker fleet serve --temporal temporal.internal:7233 --zone dc2 --model-slots 0 \
+                     --identity ~/.ssh/nightshift --known-hosts ~/.ssh/known_hosts
 `
 
 func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -51,8 +56,8 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
 	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
 	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
-	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host")
-	rest, err := parseFleetFlags(fs, fleetServeUsage, args)
+	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
+	rest, err := parseFleetFlags(fs, fleetServeUsage, fleetServeExamples, args)
 	if err != nil {
 		return err
 	}
@@ -64,12 +69,17 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case modelSlots < 0 || modelRate < 0 || hostSlots < 1:
 		return usagef("fleet serve: --model-slots and --model-rate must not be negative, --host-slots must be positive")
 	}
+	if err := validateServe(m, tokenizers); err != nil {
+		return err
+	}
 	c, err := tf.dial(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: sshBase(m, nil)}}
+	base := sshBase(m, nil)
+	base.OnDialFailure = dialNotices(stderr)
+	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: base}}
 	if modelSlots > 0 {
 		oc := openai.DefaultConfig(os.Getenv(m.APIKeyEnv))
 		oc.BaseURL = strings.TrimRight(m.BaseURL, "/")

@@ -35,8 +35,13 @@ The served model's name and context window are read from --base-url unless
 is the workflow id that status, report and cancel take.
 
 --datastream is not supported in fleet mode yet.
+`
 
-Flags:
+const fleetStartExamples = `
+Examples:
+  worker fleet start --rules rules/ --inventory hosts.yaml --id tonight --wait --html night.html
+  worker fleet start --rules rules/ --inventory hosts.ini --limit webservers \
+                     --schedule '0 2 * * *' --id nightly --base-url http://gpu1:8000/v1
 `
 
 func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,7 +72,10 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", fleet.DefaultCommandTimeout, "timeout of each command or check activity")
 	fs.DurationVar(&heartbeat, "heartbeat", fleet.DefaultHeartbeat, "how soon an activity whose worker died is found out (its command then reported unknown)")
 	addRunFlags(fs, m)
-	rest, err := parseFleetFlags(fs, fleetStartUsage, args)
+	// A night always retries the model and bounds its activities: 0 is
+	// not "none" here.
+	fs.Lookup("retry-deadline").Usage = "how long the model server may stay unreachable before a host's night stops"
+	rest, err := parseFleetFlags(fs, fleetStartUsage, fleetStartExamples, args)
 	if err != nil {
 		return err
 	}
@@ -86,6 +94,11 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("fleet start: --heartbeat must be at least 1s")
 	case m.ParallelHosts < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
 		return usagef("fleet start: --parallel-hosts, --max-tokens and --keep-turns must be positive, --max-attempts and --context-window not negative")
+	case m.RetryDeadline <= 0 || m.CommandTimeout <= 0:
+		return usagef("fleet start: --retry-deadline and --command-timeout must be positive (a night always retries the model and bounds its commands)")
+	}
+	if err := validateStart(m, rulesPaths); err != nil {
+		return err
 	}
 	files, err := readRuleFiles(rulesPaths)
 	if err != nil {
@@ -99,7 +112,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return &usageError{err}
 	}
-	model, err := fleetModel(ctx, m)
+	model, err := fleetModel(ctx, m, stderr)
 	if err != nil {
 		return err
 	}
@@ -136,7 +149,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if !wait {
 		return nil
 	}
-	var res fleet.Result
+	var res fleet.NightResult
 	if err := run.Get(ctx, &res); err != nil {
 		return fmt.Errorf("night %s: %w", id, err)
 	}
@@ -149,12 +162,12 @@ func mustRules(n fleet.Night) []rules.Rule {
 }
 
 // fleetModel fixes the served model and its window for the night: from the
-// flags, else from the server.
-func fleetModel(ctx context.Context, m *runMeta) (fleet.Model, error) {
+// flags, else from the server (a line on notices per failed try).
+func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.ServedModel, error) {
 	if _, err := budget.LoadModel(m.Tokenizer); err != nil {
-		return fleet.Model{}, &usageError{err}
+		return fleet.ServedModel{}, &usageError{err}
 	}
-	fm := fleet.Model{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
+	fm := fleet.ServedModel{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
 	if fm.Name != "" && fm.ContextWindow > 0 {
 		return fm, nil
 	}
@@ -162,7 +175,7 @@ func fleetModel(ctx context.Context, m *runMeta) (fleet.Model, error) {
 	if err != nil {
 		return fm, &usageError{err}
 	}
-	served, err := serverModel(ctx, vllm, m.BaseURL, m.Model, min(m.RetryDeadline, 30*time.Second), io.Discard)
+	served, err := serverModel(ctx, vllm, m.BaseURL, m.Model, min(m.RetryDeadline, 30*time.Second), notices)
 	if err != nil {
 		return fm, err
 	}

@@ -105,6 +105,9 @@ func runHelp(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, fixExamples)
 		return errHelp
 	}
+	if len(args) == 2 && args[0] == "fleet" {
+		return run(ctx, []string{"fleet", args[1], "--help"}, nil, stdout, stdout)
+	}
 	if len(args) > 1 {
 		return usagef("help: one subcommand at a time (got %s)", strings.Join(args, " "))
 	}

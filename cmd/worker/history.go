@@ -88,12 +88,22 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return &usageError{err}
 		}
 		if jsonOut {
-			return json.NewEncoder(stdout).Encode(tasks)
+			// An unfinished task's status is "running", as the journal
+			// stores it.
+			type taskRow struct {
+				journal.Task
+				Status string
+			}
+			rows := make([]taskRow, len(tasks))
+			for i, t := range tasks {
+				rows[i] = taskRow{t, t.StatusText()}
+			}
+			return json.NewEncoder(stdout).Encode(rows)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "RULE\tHOST\tSTATUS\tATTEMPTS\tREASON")
 		for _, t := range tasks {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", t.Rule, t.Host, t.Status, t.Attempts, oneLine(t.Reason, 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", t.Rule, t.Host, t.StatusText(), t.Attempts, oneLine(t.Reason, 80))
 		}
 		return tw.Flush()
 	}

@@ -110,7 +110,16 @@ func waitNotice(w io.Writer, what, cause string, retryIn time.Duration, giveUpAt
 		return
 	}
 	fmt.Fprintf(w, "worker: %s: %s; retrying in %s, giving up at %s\n", what, shortCause(cause),
-		retryIn.Round(100*time.Millisecond), giveUpAt.Format(time.TimeOnly))
+		roundWait(retryIn), giveUpAt.Format(time.TimeOnly))
+}
+
+// roundWait rounds a wait for people: to 10 ms under a second (250ms stays
+// 250ms), to 100 ms above (a jittered 8.234s is 8.2s).
+func roundWait(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }
 
 // shortCause names the common network failures plainly; other errors are

@@ -34,6 +34,14 @@ func addObserveFlags(fs *flag.FlagSet, o *observeFlags) {
 	fs.BoolVar(&o.noLessons, "no-lessons", false, "neither record lessons in the journal file nor give them to later rules and hosts")
 }
 
+// validate checks --metrics-addr before anything is dialled.
+func (o observeFlags) validate() error {
+	if o.metricsAddr == "" {
+		return nil
+	}
+	return checkHostPort("--metrics-addr", o.metricsAddr, true)
+}
+
 // observers are what watches a batch run: progress, metrics, lessons.
 type observers struct {
 	progress *progress.Progress

@@ -11,6 +11,8 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const resumeUsage = `Usage:
@@ -117,7 +119,15 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkBaseURL(m.BaseURL); err != nil {
 		return err
 	}
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
+	if err := checkOutputs(m); err != nil {
+		return err
+	}
+	if err := of.validate(); err != nil {
+		return err
+	}
+	base := sshBase(m, nil)
+	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
+	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
 	if err != nil {
 		return err
 	}
@@ -162,7 +172,7 @@ func pickRun(ctx context.Context, j *journal.Journal, id journal.RunID) (journal
 		return 0, err
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
-		if runs[i].Status != journal.RunDone {
+		if runs[i].Status != nightshift.RunDone {
 			return runs[i].ID, nil
 		}
 	}

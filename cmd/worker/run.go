@@ -20,6 +20,8 @@ import (
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const runUsage = `Usage:
@@ -169,6 +171,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := validateRun(m, rulesPaths, journalPath); err != nil {
 		return err
 	}
+	if err := of.validate(); err != nil {
+		return err
+	}
 	m.Rules, m.RuleIDs, m.Limit = abs(rulesPaths), ruleIDs, limit
 	m.Inventory, m.Identity, m.KnownHosts = absPath(m.Inventory), absPath(m.Identity), absPath(m.KnownHosts)
 	m.Tokenizer = tokenizerArg(m.Tokenizer)
@@ -178,7 +183,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			name = rules.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: sshBase(m, nil)})
+	base := sshBase(m, nil)
+	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
+	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
 	if err != nil {
 		return err
 	}
@@ -237,6 +244,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		return err
 	}
 	scfg := sshBase(m, logger)
+	scfg.OnDialFailure = dialNotices(stderr)
 
 	obs, err := startObservers(ctx, j, of, ms.model.Tokenizer, logger, stderr)
 	if err == nil {
@@ -262,7 +270,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	if err != nil {
 		return &usageError{err}
 	}
-	var res batch.Result
+	var res batch.RunResult
 	if resume > 0 {
 		res, err = r.Resume(hardCtx, resume, spec)
 	} else {
@@ -344,7 +352,7 @@ func writeReports(m *runMeta, rep *report.Run) error {
 	return nil
 }
 
-func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
+func printSummary(w io.Writer, path string, res batch.RunResult, rep *report.Run) {
 	s := report.NewSummary(rep)
 	fmt.Fprintf(w, "run %d in %s: %d of %d rules × hosts finished", res.Run, path, res.Finished, res.Total)
 	if len(res.Unreachable) > 0 {
@@ -352,7 +360,7 @@ func printSummary(w io.Writer, path string, res batch.Result, rep *report.Run) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, o := range report.Outcomes() {
+	for _, o := range nightshift.RuleStatuses() {
 		if n := s.Totals.Outcomes[o]; n > 0 {
 			fmt.Fprintf(tw, "  %s\t%d\n", o, n)
 		}
@@ -401,6 +409,9 @@ func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 		if err := checkInput("--journal", journalPath, false); err != nil {
 			return err
 		}
+	}
+	if err := checkOutputs(m); err != nil {
+		return err
 	}
 	return checkTokenizerArg(m.Tokenizer)
 }

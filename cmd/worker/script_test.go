@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ func TestMain(m *testing.M) {
 //	status N PROG [ARGS…]   run PROG, which must exit with status N (its
 //	                        stdout and stderr are kept for stdout/stderr)
 //	mkfifo NAME             make a FIFO (nothing ever writes to it)
+//	sparse NAME SIZE        make a file of SIZE bytes (a hole: no disk
+//	                        used) of zero bytes, SIZE as 4MiB+1 or 100
 //	pathonly TOOL…          set PATH to a directory holding only TOOLs
 //	                        (and worker), so a script proves what it does
 //	                        not need (sshd, ssh, bwrap)
@@ -40,6 +43,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":   cmdStatus,
 			"mkfifo":   cmdMkfifo,
+			"sparse":   cmdSparse,
 			"pathonly": cmdPathOnly,
 			"freeport": cmdFreePort,
 			"waitport": cmdWaitPort,
@@ -74,6 +78,30 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: mkfifo NAME")
 	}
 	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+}
+
+func cmdSparse(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sparse NAME SIZE")
+	}
+	var size int64
+	for _, term := range strings.Split(args[1], "+") {
+		unit := int64(1)
+		for suffix, u := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20} {
+			if s, ok := strings.CutSuffix(term, suffix); ok {
+				term, unit = s, u
+			}
+		}
+		n, err := strconv.ParseInt(term, 10, 64)
+		ts.Check(err)
+		size += n * unit
+	}
+	name := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(name), 0o755))
+	f, err := os.Create(name)
+	ts.Check(err)
+	ts.Check(f.Truncate(size))
+	ts.Check(f.Close())
 }
 
 func cmdPathOnly(ts *testscript.TestScript, neg bool, args []string) {

@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,4 +87,103 @@ func workerDeadline(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// sshCommandTimeout maps --command-timeout to sshexec.Config.CommandTimeout,
+// where zero is the default (10 minutes) and a negative value means none.
+func sshCommandTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// checkHostPort refuses an address flag that is not HOST:PORT with a port
+// from 1 to 65535; listen addresses may leave the host out (":9464") and
+// take port 0 (any free port).
+func checkHostPort(flagName, addr string, listen bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || (host == "" && !listen) {
+		return usagef("%s %q is not HOST:PORT", flagName, addr)
+	}
+	low := 1
+	if listen {
+		low = 0
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < low || n > 65535 {
+		return usagef("%s %q: port %q is not a number from %d to 65535", flagName, addr, port, low)
+	}
+	return nil
+}
+
+// checkOutputs checks, before a run starts, that the reports it will write
+// at its end can be written: the directory exists and the path is not a
+// directory, a FIFO or a device.
+func checkOutputs(m *runMeta) error {
+	for _, o := range []struct{ flag, path string }{{"--json-report", m.JSONReport}, {"--junit", m.JUnit}, {"--html", m.HTML}} {
+		if o.path == "" {
+			continue
+		}
+		st, err := os.Stat(o.path)
+		switch {
+		case err == nil:
+			if err := readfile.Regular(o.path, st.Mode()); err != nil {
+				return usagef("%s: %v", o.flag, err)
+			}
+			continue
+		case !errors.Is(err, os.ErrNotExist):
+			return usagef("%s: %v", o.flag, err)
+		}
+		dir := filepath.Dir(o.path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("%s %s: no directory %s", o.flag, o.path, dir)
+		}
+	}
+	return nil
+}
+
+// validateServe checks fleet serve's flags before it dials Temporal.
+func validateServe(m *runMeta, tokenizers []string) error {
+	if err := nonNegative(map[string]time.Duration{"--command-timeout": m.CommandTimeout}); err != nil {
+		return err
+	}
+	if err := checkBaseURL(m.BaseURL); err != nil {
+		return err
+	}
+	if m.Identity != "" {
+		if err := checkInput("--identity", m.Identity, false); err != nil {
+			return err
+		}
+	}
+	if m.KnownHosts != "" && !m.AcceptNew {
+		if err := checkInput("--known-hosts", m.KnownHosts, false); err != nil {
+			return err
+		}
+	}
+	for _, t := range tokenizers {
+		if err := checkTokenizerArg(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateStart checks fleet start's flags before it asks the model server
+// or dials Temporal.
+func validateStart(m *runMeta, rulesPaths []string) error {
+	if err := checkBaseURL(m.BaseURL); err != nil {
+		return err
+	}
+	for _, p := range rulesPaths {
+		if err := checkInput("--rules", p, true); err != nil {
+			return err
+		}
+	}
+	if err := checkInput("--inventory", m.Inventory, false); err != nil {
+		return err
+	}
+	if err := checkOutputs(m); err != nil {
+		return err
+	}
+	return checkTokenizerArg(m.Tokenizer)
 }

@@ -28,11 +28,21 @@ func Open(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
+	if err := Regular(path, st.Mode()); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(st.Mode()))
+		return nil, err
 	}
 	return f, nil
+}
+
+// Regular returns the error Open gives for path when its mode m is not a
+// regular file ("PATH: not a regular file (a FIFO)"), else nil. It lets a
+// caller that stats a path, say one it will write, word it the same way.
+func Regular(path string, m fs.FileMode) error {
+	if m.IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(m))
 }
 
 // Check reports whether path is a readable regular file, without reading
@@ -46,13 +56,16 @@ func Check(path string) error {
 }
 
 // Read returns the contents of the regular file at path, refusing more
-// than limit bytes.
+// than limit bytes (a file whose size is over it without reading it).
 func Read(path string, limit int64) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > limit {
+		return nil, fmt.Errorf("%s: %w: more than %s", path, ErrTooLarge, Size(limit))
+	}
 	return ReadAll(f, path, limit)
 }
 
