@@ -40,9 +40,10 @@ var (
 	ErrOutcomeUnknown = errors.New("the worker stopped while this command ran; its outcome is unknown and it was not run again")
 )
 
-// Target is a connected host: the worker's Target plus Close.
+// Target is a connected host: a runner of its commands that must be
+// closed (sshexec's *Client is one).
 type Target interface {
-	worker.Target
+	nightshift.Runner
 	Close() error
 }
 
@@ -61,9 +62,9 @@ type Config struct {
 	Connector Connector
 	// Worker holds the settings of each host's worker that the Runner does
 	// not own. Model, ModelName, Counter, Tokenizer and Budget are
-	// required, as for worker.New. The Runner owns Target (each host's
-	// connection) and Stop (Config.Stop): New refuses a Worker that sets
-	// them. What the Runner adds to the rest: Model is wrapped (the
+	// required, as for worker.New. The Runner owns Target and Probe (each
+	// host's connection) and Stop (Config.Stop): New refuses a Worker that
+	// sets them. What the Runner adds to the rest: Model is wrapped (the
 	// ModelConcurrency cap, the journal); Observer and MemoryObserver, if
 	// set, receive every event after the journal has recorded it (called
 	// from the host's goroutine). Every other field is passed on as is.
@@ -127,8 +128,8 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%w: Worker.Model and Worker.ModelName are required", ErrConfig)
 	case cfg.Worker.Counter == nil || cfg.Worker.Tokenizer == nil || cfg.Worker.Budget == nil:
 		return nil, fmt.Errorf("%w: Worker.Counter, Worker.Tokenizer and Worker.Budget are required", ErrConfig)
-	case cfg.Worker.Target != nil:
-		return nil, fmt.Errorf("%w: Worker.Target is set by the Runner for each host (Connector)", ErrConfig)
+	case cfg.Worker.Target != nil || cfg.Worker.Probe != nil:
+		return nil, fmt.Errorf("%w: Worker.Target and Worker.Probe are set by the Runner for each host (Connector)", ErrConfig)
 	case cfg.Worker.Stop != nil:
 		return nil, fmt.Errorf("%w: Worker.Stop is set by the Runner (use Config.Stop)", ErrConfig)
 	case cfg.ParallelHosts < 0 || cfg.ModelConcurrency < 0 || cfg.ReportOutputCap < 0:

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/journal"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -176,7 +175,7 @@ func TestJournalHoldsEveryStep(t *testing.T) {
 			case s.Event != nil:
 				k = s.Event.Name
 			case s.Command != nil:
-				k += ":" + s.Command.Result.Action
+				k += ":" + s.Command.Result.Action.String()
 			case s.ModelCall != nil && s.ModelCall.Assessment.Prompt == 0:
 				t.Errorf("%s: model call without its budget: %+v", task.Rule, s.ModelCall)
 			}
@@ -238,8 +237,9 @@ func TestConfigErrors(t *testing.T) {
 	n := startNight(t, nightOptions{rules: 1, hosts: 1})
 	j := openJournal(t, filepath.Join(t.TempDir(), "j.db"))
 	// The fields the Runner owns are refused, not silently overwritten.
-	withTarget, withStop := n.Worker, n.Worker
-	withTarget.Target = struct{ worker.Target }{} // any non-nil target
+	withTarget, withProbe, withStop := n.Worker, n.Worker, n.Worker
+	withTarget.Target = struct{ nightshift.Runner }{} // any non-nil runner
+	withProbe.Probe = struct{ nightshift.Runner }{}
 	withStop.Stop = make(chan struct{})
 	tests := []struct {
 		name string
@@ -250,6 +250,7 @@ func TestConfigErrors(t *testing.T) {
 		{"no model", batch.Config{Journal: j, Connector: n.Conn}},
 		{"negative parallelism", batch.Config{Journal: j, Connector: n.Conn, Worker: n.Worker, ParallelHosts: -1}},
 		{"worker target set", batch.Config{Journal: j, Connector: n.Conn, Worker: withTarget}},
+		{"worker probe set", batch.Config{Journal: j, Connector: n.Conn, Worker: withProbe}},
 		{"worker stop set", batch.Config{Journal: j, Connector: n.Conn, Worker: withStop}},
 	}
 	for _, tt := range tests {

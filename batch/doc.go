@@ -27,9 +27,11 @@
 //     model_call event), its duration and error, then the model's reply as a
 //     model_reply event;
 //   - each remediation command in two phases: BeginCommand before it runs,
-//     FinishCommand with its capped output, exit code, signal and duration
-//     after (the host probe, before any model reply, is read-only and not a
-//     step);
+//     FinishCommand with its capped output (and what the cap cut from each
+//     stream), exit code, signal, timeout, cancellation and duration after
+//     (the host probe runs through worker.Config.Probe on the host itself:
+//     read-only and not a step; a transport error of it, reported by the
+//     worker's probe event, marks the host unreachable);
 //   - commands that were not run (blocked, refused, malformed, give_up);
 //   - every check result (attempt 0 before the first attempt);
 //   - each attempt's end with its prompt tokens and limit;

@@ -122,6 +122,8 @@ type nightOptions struct {
 	rules, hosts int
 	dir          string         // hosts keep their state and exec logs under dir/hosts/NAME
 	dieAfter     map[string]int // host name → commands before it stops answering
+	policy       vllmsim.Policy // the model's answers; nil means nightPolicy
+	outputCap    int            // sshexec's cap on each stream; 0 means its default
 }
 
 func startNight(t testing.TB, o nightOptions) *night {
@@ -158,13 +160,17 @@ func startNight(t testing.TB, o nightOptions) *night {
 	}
 	n.Conn = batch.SSHConnector{Base: sshexec.Config{Signers: []ssh.Signer{client}, NoAgent: true, KnownHostsFiles: []string{kh},
 		DialTimeout: 5 * time.Second, CommandTimeout: 30 * time.Second, KeepAlive: -1,
-		Backoff: sshexec.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 2}}}
+		Backoff: sshexec.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 2}, OutputCap: o.outputCap}}
 
 	simCounter, err := vllmsim.NewBudgetCounter(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := vllmsim.New(vllmsim.Config{Counter: simCounter, Policy: nightPolicy{}, Seed: 1, Created: time.Unix(1, 0)})
+	var policy vllmsim.Policy = nightPolicy{}
+	if o.policy != nil {
+		policy = o.policy
+	}
+	srv, err := vllmsim.New(vllmsim.Config{Counter: simCounter, Policy: policy, Seed: 1, Created: time.Unix(1, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,6 @@ type hostRun struct {
 	task    journal.TaskID
 	attempt int           // the attempt the next step belongs to
 	call    *worker.Event // the last EventModelCall
-	replied bool          // a model reply came in this Fix: target runs are remediation commands
 	script  *script       // what a resumed task replays; nil for a fresh one
 	hostErr error         // a transport error of the host in this task
 	jerr    error         // the first journal error: nothing more runs
@@ -97,6 +96,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	cfg := h.r.cfg.Worker
 	cfg.Model = hostModel{h}
 	cfg.Target = hostTarget{h}
+	cfg.Probe = t // read-only, not a step; EventProbe reports it
 	next := cfg.Observer
 	if h.r.cfg.HostObserver != nil {
 		if o := h.r.cfg.HostObserver(h.host.Name); o != nil {
@@ -162,7 +162,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 
 // begin makes id the current task, loading what it replays if resumed.
 func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
-	h.task, h.attempt, h.call, h.replied, h.script, h.hostErr = id, 0, nil, false, nil, nil
+	h.task, h.attempt, h.call, h.script, h.hostErr = id, 0, nil, nil, nil
 	steps, err := h.journal().Steps(ctx, id)
 	if err != nil {
 		return fmt.Errorf("batch: task %d: %w", id, err)
@@ -236,7 +236,6 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 		return openai.ChatCompletionResponse{}, h.jerr
 	}
 	if msg, ok := h.script.reply(); ok {
-		h.replied = true
 		return openai.ChatCompletionResponse{Model: req.Model, Choices: []openai.ChatCompletionChoice{{Message: msg}}}, nil
 	}
 	start := time.Now()
@@ -260,7 +259,6 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 		h.record(func(ctx context.Context) error {
 			return h.journal().RecordEvent(ctx, h.run, h.task, h.attempt, eventReply, msg)
 		})
-		h.replied = true
 	}
 	if h.jerr != nil {
 		return openai.ChatCompletionResponse{}, h.jerr
@@ -268,37 +266,33 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 	return resp, err
 }
 
-// hostTarget is the worker's target: the probe runs as is; a remediation
-// command is replayed if recorded, else begun in the journal, run, and its
-// result recorded before the worker goes on.
+// hostTarget is the worker's target for remediation commands (the probe
+// has its own runner, the checks recCheck): a command is replayed if
+// recorded, else begun in the journal, run, and its result recorded before
+// the worker goes on.
 type hostTarget struct{ h *hostRun }
 
-func (t hostTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+func (t hostTarget) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	h := t.h
 	if h.jerr != nil {
-		return worker.Exec{ExitCode: -1}, h.jerr
-	}
-	if !h.replied { // the host probe, before any model reply: read-only, not a step
-		ex, err := h.raw.Run(ctx, command)
-		h.noteErr(ctx, err)
-		return ex, err
+		return nightshift.Exec{ExitCode: -1}, h.jerr
 	}
 	if c, ok := h.script.command(command); ok {
 		switch {
 		case c.State != journal.CommandFinished:
 			// Not an error: the worker then re-runs the check, which tells
 			// the model (and the report) whether the command took effect.
-			return worker.Exec{ExitCode: -1, Stderr: ErrOutcomeUnknown.Error() + "\n"}, nil
+			return nightshift.Exec{ExitCode: -1, Stderr: ErrOutcomeUnknown.Error() + "\n"}, nil
 		case c.Result.Error != "":
-			return execOf(c.Result), errors.New(c.Result.Error)
+			return c.Result.Exec, errors.New(c.Result.Error)
 		}
-		return execOf(c.Result), nil
+		return c.Result.Exec, nil
 	}
 	if h.script.recorded(command) {
 		h.record(func(ctx context.Context) error {
-			return h.journal().RecordSkippedCommand(ctx, h.task, h.attempt, command, "refused", ErrAlreadyRan.Error())
+			return h.journal().RecordSkippedCommand(ctx, h.task, h.attempt, command, nightshift.ActionRefused, ErrAlreadyRan.Error())
 		})
-		return worker.Exec{ExitCode: -1}, ErrAlreadyRan
+		return nightshift.Exec{ExitCode: -1}, ErrAlreadyRan
 	}
 	var p journal.PendingCommand
 	h.record(func(ctx context.Context) (err error) {
@@ -306,26 +300,13 @@ func (t hostTarget) Run(ctx context.Context, command string) (worker.Exec, error
 		return err
 	})
 	if h.jerr != nil {
-		return worker.Exec{ExitCode: -1}, h.jerr
+		return nightshift.Exec{ExitCode: -1}, h.jerr
 	}
 	ex, err := h.raw.Run(ctx, command)
 	h.noteErr(ctx, err)
-	res := journal.CommandResult{Action: "ran", ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut,
-		Canceled: ctx.Err() != nil, Stdout: ex.Stdout, Stderr: ex.Stderr, StdoutCut: ex.CutBytes,
-		Duration: ex.Duration, Error: errString(err)}
-	switch {
-	case err != nil:
-		res.Action = "unknown"
-	case ex.TimedOut:
-		res.Action = "timed_out"
-	}
+	res := journal.CommandResult{Action: nightshift.ActionOf(ex, err), Exec: ex, Error: errString(err)}
 	h.record(func(ctx context.Context) error { return h.journal().FinishCommand(ctx, p, res) })
 	return ex, err
-}
-
-func execOf(r journal.CommandResult) worker.Exec {
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}
 }
 
 // recCheck evaluates the rule's check on the raw target (its commands are
@@ -336,61 +317,27 @@ type recCheck struct {
 	h *hostRun
 }
 
-func (c recCheck) Evaluate(ctx context.Context, _ rules.Runner) (rules.CheckResult, error) {
+func (c recCheck) Evaluate(ctx context.Context, _ nightshift.Runner) (rules.CheckResult, error) {
 	h := c.h
 	if h.jerr != nil {
 		return rules.CheckResult{}, h.jerr
 	}
 	if ck, ok := h.script.check(); ok {
-		st, err := recordedCheckStatus(ck.Status)
-		if err != nil {
-			h.jerr = fmt.Errorf("replay check of attempt %d: %w", ck.Attempt, err)
-			return rules.CheckResult{}, h.jerr
-		}
-		return rules.CheckResult{Status: st, ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
+		return rules.CheckResult{Status: ck.Status, ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
 	}
 	start := time.Now()
-	res, err := c.Check.Evaluate(ctx, rawRunner{h})
+	res, err := c.Check.Evaluate(ctx, h.raw)
 	if err != nil {
 		h.noteErr(ctx, err)
 		return res, err
 	}
-	ck := journal.CheckRecord{Attempt: h.attempt, Status: res.Status.String(), ExitCode: res.ExitCode, Output: res.Output,
+	ck := journal.CheckRecord{Attempt: h.attempt, Status: res.Status, ExitCode: res.ExitCode, Output: res.Output,
 		Detail: res.Detail, Duration: time.Since(start)}
 	h.record(func(ctx context.Context) error { return h.journal().RecordCheck(ctx, h.task, ck) })
 	if h.jerr != nil {
 		return rules.CheckResult{}, h.jerr
 	}
 	return res, nil
-}
-
-// recordedCheckStatus reads back a recorded check result; text that names no
-// result is an error wrapping nightshift.ErrUnknownValue.
-func recordedCheckStatus(text string) (rules.Status, error) {
-	var c nightshift.CheckStatus
-	if err := c.UnmarshalText([]byte(text)); err != nil {
-		return rules.StatusUnknown, err
-	}
-	switch c {
-	case nightshift.CheckPass:
-		return rules.StatusPass, nil
-	case nightshift.CheckFail:
-		return rules.StatusFail, nil
-	case nightshift.CheckError:
-		return rules.StatusError, nil
-	case nightshift.CheckNotApplicable:
-		return rules.StatusNotApplicable, nil
-	case nightshift.CheckNotRun: // "": a recorded check ran
-	}
-	return rules.StatusUnknown, fmt.Errorf("check status: %w %q", nightshift.ErrUnknownValue, text)
-}
-
-// rawRunner runs check commands on the host itself.
-type rawRunner struct{ h *hostRun }
-
-func (r rawRunner) Run(ctx context.Context, command string) (rules.ExecResult, error) {
-	ex, err := r.h.raw.Run(ctx, command)
-	return rules.ExecResult{ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut, Stdout: ex.Stdout, Stderr: ex.Stderr}, err
 }
 
 // eventSink records the steps only the worker's events carry: commands
@@ -406,19 +353,30 @@ func (s eventSink) Observe(e worker.Event) {
 	case worker.EventModelCall:
 		ev := e
 		h.call, h.attempt = &ev, e.Attempt
+	case worker.EventProbe:
+		// The probe runs on the raw target, outside the journal; a
+		// transport error of it is the host's.
+		if e.Error != "" {
+			h.hostErr = errors.New(e.Error)
+		}
 	case worker.EventCommand:
 		switch e.Action {
-		case "blocked", "refused", "malformed", "give_up":
+		case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
 			if h.script.skip() {
 				break
 			}
 			h.record(func(ctx context.Context) error {
 				return h.journal().RecordSkippedCommand(ctx, h.task, e.Attempt, e.Command, e.Action, e.Detail)
 			})
+		case nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
+			// hostTarget recorded the command with its result.
+		case nightshift.ActionNone:
+		default:
 		}
 	case worker.EventAttempt:
 		if !h.script.attemptEnd() {
-			a := journal.AttemptEnd{Attempt: e.Attempt, Check: e.Check, PromptTokens: e.PromptTokens, Limit: e.Limit}
+			a := journal.AttemptEnd{Attempt: e.Attempt, Check: e.Check, GaveUp: e.Action == nightshift.ActionGiveUp,
+				PromptTokens: e.PromptTokens, Limit: e.Limit}
 			h.record(func(ctx context.Context) error { return h.journal().EndAttempt(ctx, h.task, a) })
 		}
 		h.attempt = e.Attempt + 1

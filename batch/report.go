@@ -92,12 +92,12 @@ func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t
 			pending = append(pending, reportCommand(*st.Command, outputCap))
 		case st.Check != nil && st.Check.Attempt > 0:
 			attempt = st.Check.Attempt
-			flush(st.Check.Status)
+			flush(st.Check.Status.String())
 		case st.AttemptEnd != nil:
 			a := st.AttemptEnd
 			attempt = a.Attempt
 			flush("")
-			c.Attempt(t.Rule, t.Host, a.Attempt, a.PromptTokens, a.Limit, a.Check)
+			c.Attempt(t.Rule, t.Host, a.Attempt, a.PromptTokens, a.Limit, AttemptCheck(a.Check, a.GaveUp))
 		}
 	}
 	flush("")
@@ -116,12 +116,9 @@ func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t
 }
 
 func reportCommand(cmd journal.Command, outputCap int) report.Command {
-	rc := report.Command{Command: cmd.Command, Action: cmd.Result.Action, Detail: cmd.Detail}
+	rc := report.Command{Command: cmd.Command, Action: cmd.Result.Action.String(), Detail: cmd.Detail}
 	switch cmd.State {
 	case journal.CommandFinished:
-		if cmd.Result.Action == "" {
-			rc.Action = "ran"
-		}
 		if !cmd.Result.TimedOut && cmd.Result.Error == "" {
 			code := cmd.Result.ExitCode
 			rc.ExitCode = &code
@@ -138,12 +135,21 @@ func reportCommand(cmd journal.Command, outputCap int) report.Command {
 			rc.Detail = cmd.Result.Error
 		}
 	case journal.CommandStarted, journal.CommandUnknown:
-		rc.Action = "unknown"
+		rc.Action = nightshift.ActionUnknown.String()
 		if rc.Detail == "" {
 			rc.Detail = "outcome unknown: the worker stopped while the command ran"
 		}
 	}
 	return rc
+}
+
+// AttemptCheck is how a report shows an attempt's end: the re-check's
+// status, "give_up" when the model gave up, "" when nothing ran.
+func AttemptCheck(check nightshift.CheckStatus, gaveUp bool) string {
+	if gaveUp {
+		return nightshift.ActionGiveUp.String()
+	}
+	return check.String()
 }
 
 // cut keeps the first n bytes of s (at a rune boundary), marking the cut.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/sshexec"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // SSHConnector connects to inventory hosts with sshexec. Base holds what
@@ -37,16 +36,5 @@ func (c SSHConnector) Connect(_ context.Context, h inventory.Host) (Target, erro
 	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", h.Name, err)
 	}
-	return sshTarget{cl}, nil
+	return cl, nil
 }
-
-// sshTarget adapts an sshexec client to Target.
-type sshTarget struct{ c *sshexec.Client }
-
-func (t sshTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
-	r, err := t.c.Run(ctx, command)
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
-}
-
-func (t sshTarget) Close() error { return t.c.Close() }

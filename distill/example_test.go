@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/nightshift-dev/nightshift/distill"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func Example() {
@@ -11,13 +13,14 @@ func Example() {
 	turn := distill.Turn{
 		Number: 4,
 		Steps: []distill.Step{{
+			Action:   nightshift.ActionRan,
 			Tool:     distill.ToolApply,
 			Command:  `sudo apt-get install -y aide`,
 			ExitCode: 100,
 			Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n" +
 				"E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?\n",
 		}},
-		Check: distill.Failed,
+		Check: nightshift.CheckFail,
 	}
 	s := d.Summarize(turn)
 	fmt.Println(s.Line())

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nightshift-dev/nightshift/shell"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 var fuzzSeeds = []string{
@@ -100,7 +102,7 @@ func FuzzSummarize(f *testing.F) {
 	}
 	d := New(Config{CommandTokens: 8, MaxLineTokens: 40})
 	f.Fuzz(func(t *testing.T, cmd, out string, exit int) {
-		turn := Turn{Number: 3, Steps: []Step{{Tool: ToolApply, Command: cmd, Stderr: out, ExitCode: exit}}, Check: Failed}
+		turn := Turn{Number: 3, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: cmd, Stderr: out, ExitCode: exit}}, Check: nightshift.CheckFail}
 		line := d.Summarize(turn).Line()
 		if !strings.HasPrefix(line, "[Turn 3") || !strings.HasSuffix(line, "]") {
 			t.Fatalf("malformed line %q", line)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 )
 
@@ -41,8 +42,8 @@ type jsonStep struct {
 }
 
 var (
-	actionByName = map[string]Action{"": Ran, "ran": Ran, "blocked": Blocked, "rejected": Rejected, "timed out": TimedOut, "unknown": Unknown}
-	checkByName  = map[string]Check{"": NotRun, "not run": NotRun, "passed": Passed, "failed": Failed, "errored": Error}
+	actionByName = map[string]nightshift.Action{"": nightshift.ActionRan, "ran": nightshift.ActionRan, "blocked": nightshift.ActionBlocked, "rejected": nightshift.ActionMalformed, "timed out": nightshift.ActionTimedOut, "unknown": nightshift.ActionUnknown}
+	checkByName  = map[string]nightshift.CheckStatus{"": nightshift.CheckNotRun, "not run": nightshift.CheckNotRun, "passed": nightshift.CheckPass, "failed": nightshift.CheckFail, "errored": nightshift.CheckError}
 )
 
 func readOutput(t testing.TB, inline, file string) string {
@@ -127,7 +128,7 @@ func checkPastTense(t *testing.T, turn Turn, line string) {
 	t.Helper()
 	assert.True(t, strings.HasPrefix(line, fmt.Sprintf("[Turn %d: ", turn.Number)), "line %q: the turn's prefix", line)
 	assert.True(t, strings.HasSuffix(line, "]"), "line %q: suffix ]", line)
-	if turn.Check != Passed {
+	if turn.Check != nightshift.CheckPass {
 		assert.NotContains(t, line, "passed", "re-check %s", turn.Check)
 	}
 	for _, w := range []string{"succeeded", "fixed", " run ", "try ", "should ", "must "} {

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Merge writes one group line for consecutive turns, e.g.
@@ -35,22 +37,22 @@ func Merge(ss []Summary) string {
 	other := newCounts() // blocked, rejected, timed out, lost
 	classes := newCounts()
 	var passed []int
-	failed, notRun, errored, gaveUp, idle := 0, 0, 0, 0, 0
+	failed, notRun, errored, notApplicable, gaveUp, idle := 0, 0, 0, 0, 0, 0
 	for _, s := range ss {
 		gave := s.GaveUp
 		for _, st := range s.Steps {
 			switch {
 			case st.Tool == ToolGiveUp:
 				gave = true
-			case st.Action == Rejected:
+			case st.Action == nightshift.ActionMalformed:
 				other.add("rejected malformed " + orDefault(st.Tool, "tool") + " call")
 			case st.Tool != ToolApply && st.Command == "":
 				ran.add("called " + st.Tool)
-			case st.Action == Blocked:
+			case blocked(st.Action):
 				other.add("blocked " + orDefault(st.Gist, st.Command))
-			case st.Action == TimedOut:
+			case st.Action == nightshift.ActionTimedOut:
 				other.add("timed out " + orDefault(st.Gist, st.Command))
-			case st.Action == Unknown:
+			case st.Action == nightshift.ActionUnknown:
 				other.add("lost connection during " + orDefault(st.Gist, st.Command))
 			default:
 				ran.add(orDefault(st.Gist, st.Command))
@@ -66,12 +68,16 @@ func Merge(ss []Summary) string {
 			idle++
 		}
 		switch s.Check {
-		case Passed:
+		case nightshift.CheckPass:
 			passed = append(passed, s.Turn)
-		case Failed:
+		case nightshift.CheckFail:
 			failed++
-		case Error:
+		case nightshift.CheckError:
 			errored++
+		case nightshift.CheckNotApplicable:
+			notApplicable++
+		case nightshift.CheckNotRun:
+			notRun++
 		default:
 			notRun++
 		}
@@ -94,7 +100,7 @@ func Merge(ss []Summary) string {
 	}
 	b.WriteString(strings.Join(acts, "; "))
 	b.WriteString(" — ")
-	b.WriteString(checkOutcome(passed, failed, errored, notRun, len(ss)))
+	b.WriteString(checkOutcome(passed, failed, errored, notApplicable, notRun, len(ss)))
 	if l := classes.list(true); l != "" {
 		b.WriteString("; ")
 		b.WriteString(l)
@@ -103,7 +109,7 @@ func Merge(ss []Summary) string {
 	return b.String()
 }
 
-func checkOutcome(passed []int, failed, errored, notRun, total int) string {
+func checkOutcome(passed []int, failed, errored, notApplicable, notRun, total int) string {
 	if len(passed) > 0 {
 		ns := make([]string, len(passed))
 		for i, n := range passed {
@@ -124,6 +130,9 @@ func checkOutcome(passed []int, failed, errored, notRun, total int) string {
 	}
 	if errored > 0 {
 		parts = append(parts, "errored ×"+strconv.Itoa(errored))
+	}
+	if notApplicable > 0 {
+		parts = append(parts, "not applicable ×"+strconv.Itoa(notApplicable))
 	}
 	if notRun > 0 {
 		parts = append(parts, "not run ×"+strconv.Itoa(notRun))

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ChatClient is the part of an OpenAI-compatible client the model distiller
@@ -141,8 +143,8 @@ func (m *Model) ask(ctx context.Context, t Turn, det string) (string, error) {
 	if n := m.fallback.count(line); n > m.fallback.maxLineTokens {
 		return "", fmt.Errorf("%w: turn %d: %d tokens, budget %d", ErrModelOversize, t.Number, n, m.fallback.maxLineTokens)
 	}
-	if t.Check != Passed && claimsSuccess.MatchString(line) {
-		return "", fmt.Errorf("%w: turn %d: re-check %s", ErrModelClaim, t.Number, t.Check)
+	if t.Check != nightshift.CheckPass && claimsSuccess.MatchString(line) {
+		return "", fmt.Errorf("%w: turn %d: re-check %s", ErrModelClaim, t.Number, checkWord(t.Check))
 	}
 	return line, nil
 }
@@ -166,8 +168,8 @@ func (m *Model) facts(t Turn, det string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Turn %d. Reference line: %s\n", t.Number, det)
 	for i, st := range t.Steps {
-		fmt.Fprintf(&b, "Step %d: tool %s, %s", i+1, orDefault(st.Tool, ToolApply), st.Action)
-		if st.Action == Ran {
+		fmt.Fprintf(&b, "Step %d: tool %s, %s", i+1, orDefault(st.Tool, ToolApply), actionWord(st.Action))
+		if st.Action == nightshift.ActionRan {
 			fmt.Fprintf(&b, ", exit %d", st.ExitCode)
 		}
 		if st.Signal != "" {
@@ -184,7 +186,7 @@ func (m *Model) facts(t Turn, det string) string {
 			fmt.Fprintf(&b, "output (last lines):\n%s\n", tail(out, 12, 1500))
 		}
 	}
-	fmt.Fprintf(&b, "re-check: %s\n", t.Check)
+	fmt.Fprintf(&b, "re-check: %s\n", checkWord(t.Check))
 	return b.String()
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // chatServer speaks the OpenAI chat-completions wire format: it decodes the
@@ -85,8 +87,8 @@ func newModel(t *testing.T, s *chatServer, timeout time.Duration) *Model {
 	return m
 }
 
-var lockTurn = Turn{Number: 4, Steps: []Step{{Tool: ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
-	Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n"}}, Check: Failed}
+var lockTurn = Turn{Number: 4, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
+	Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n"}}, Check: nightshift.CheckFail}
 
 func TestModelDistiller(t *testing.T) {
 	det := New(Config{}).Summarize(lockTurn).Line()
@@ -130,7 +132,7 @@ func TestModelDistiller(t *testing.T) {
 func TestModelSuccessAllowedWhenPassed(t *testing.T) {
 	s := &chatServer{reply: reply{content: "[Turn 9: ran sed on /etc/ssh/sshd_config and reloaded sshd; re-check passed]"}}
 	m := newModel(t, s, 0)
-	turn := Turn{Number: 9, Steps: []Step{{Tool: ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: Passed}
+	turn := Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: nightshift.CheckPass}
 	r := m.Distill(context.Background(), turn)
 	if r.Fallback != nil || r.Line != s.content {
 		t.Errorf("got %q, %v", r.Line, r.Fallback)

@@ -3,6 +3,8 @@ package distill
 import (
 	"strconv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -60,7 +62,7 @@ func New(cfg Config) *Distiller {
 // StepSummary holds the facts of one tool call that a line shows.
 type StepSummary struct {
 	Tool   string
-	Action Action
+	Action nightshift.Action
 	// Program is the head of the command used to group similar steps: the
 	// program of its first simple command, with the subcommand for package
 	// managers and systemctl ("sed", "apt-get install", "systemctl restart").
@@ -89,7 +91,7 @@ type StepSummary struct {
 type Summary struct {
 	Turn   int
 	Steps  []StepSummary
-	Check  Check
+	Check  nightshift.CheckStatus
 	GaveUp bool
 	line   string
 }
@@ -121,14 +123,14 @@ func (d *Distiller) step(st Step) StepSummary {
 		ss.Command = d.abbreviate(ss.Full, ss.Targets, ss.head, d.commandTokens)
 	}
 	switch {
-	case st.Action == Blocked || st.Action == Rejected:
+	case blocked(st.Action) || st.Action == nightshift.ActionMalformed:
 		ss.Note = d.clip(oneLineText(st.Note), noteTokens)
 	case ss.Tool == ToolGiveUp:
 		ss.Note = d.clip(oneLineText(st.Reason), noteTokens)
 	}
-	if st.Action == Ran || st.Action == TimedOut || st.Action == Unknown {
+	if st.Action.Ran() {
 		code := st.ExitCode
-		if st.Action != Ran {
+		if st.Action != nightshift.ActionRan {
 			code = 0
 		}
 		ss.Classes = ClassifyError(joinOutput(st.Stderr, st.Stdout), code)
@@ -277,8 +279,8 @@ func render(s Summary, lv level) string {
 	if len(parts) == 0 {
 		parts = append(parts, "made no tool call")
 	}
-	if s.Check != NotRun {
-		parts = append(parts, "re-check "+s.Check.String())
+	if s.Check != nightshift.CheckNotRun {
+		parts = append(parts, "re-check "+checkWord(s.Check))
 	}
 	b.WriteString(strings.Join(parts, "; "))
 	b.WriteByte(']')
@@ -306,7 +308,7 @@ func stepPhrase(st StepSummary, lv level) string {
 			return "gave up ('" + st.Note + "')"
 		}
 		return "gave up"
-	case st.Action == Rejected:
+	case st.Action == nightshift.ActionMalformed:
 		what := "a malformed " + orDefault(st.Tool, "tool") + " call"
 		if st.Note != "" {
 			return "rejected " + what + " (" + st.Note + ")"
@@ -314,14 +316,14 @@ func stepPhrase(st StepSummary, lv level) string {
 		return "rejected " + what
 	case st.Tool != ToolApply && st.Command == "":
 		return "called " + st.Tool + outcome(st, lv)
-	case st.Action == Blocked:
+	case blocked(st.Action):
 		if st.Note != "" {
 			return "blocked " + quoted + on + " (ban pattern '" + st.Note + "')"
 		}
 		return "blocked " + quoted + on + " (ban list)"
-	case st.Action == TimedOut:
+	case st.Action == nightshift.ActionTimedOut:
 		return "timed out running " + quoted + on + classList(st.Classes, lv.classes, " — ")
-	case st.Action == Unknown:
+	case st.Action == nightshift.ActionUnknown:
 		return "lost the connection running " + quoted + on + " — outcome unknown"
 	}
 	return "ran " + quoted + on + outcome(st, lv)

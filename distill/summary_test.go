@@ -3,6 +3,8 @@ package distill
 import (
 	"strings"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // wordCounter counts whitespace-separated words: a stand-in tokenizer for
@@ -43,7 +45,7 @@ func TestAbbreviateBudgetHolds(t *testing.T) {
 	long := "sudo bash -c '" + strings.Repeat("sed -i s/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/b/ /etc/x; ", 40) + "'"
 	for _, budget := range []int{4, 8, 24, 60} {
 		d := New(Config{CommandTokens: budget})
-		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Tool: ToolApply, Command: long, ExitCode: 1}}})
+		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: long, ExitCode: 1}}})
 		if n := d.count(s.Steps[0].Command); n > budget {
 			t.Errorf("budget %d: command %q has %d tokens", budget, s.Steps[0].Command, n)
 		}
@@ -56,12 +58,12 @@ func TestAbbreviateBudgetHolds(t *testing.T) {
 func TestLineBudget(t *testing.T) {
 	var steps []Step
 	for i := 0; i < 12; i++ {
-		steps = append(steps, Step{Tool: ToolApply, Command: "sed -i 's/x/y/' /etc/a /etc/b /etc/c /etc/d && systemctl restart sshd auditd", ExitCode: 1,
+		steps = append(steps, Step{Action: nightshift.ActionRan, Tool: ToolApply, Command: "sed -i 's/x/y/' /etc/a /etc/b /etc/c /etc/d && systemctl restart sshd auditd", ExitCode: 1,
 			Stderr: "sed: can't read /etc/a: No such file or directory\nsudo: a password is required\nbash: x: command not found\nE: Unable to locate package y"})
 	}
 	for _, max := range []int{16, 40, 120, 400} {
 		d := New(Config{MaxLineTokens: max})
-		line := d.Summarize(Turn{Number: 7, Steps: steps, Check: Failed}).Line()
+		line := d.Summarize(Turn{Number: 7, Steps: steps, Check: nightshift.CheckFail}).Line()
 		if n := d.count(line); n > max {
 			t.Errorf("max %d: %d tokens: %s", max, n, line)
 		}
@@ -80,14 +82,14 @@ func TestLinePhrases(t *testing.T) {
 	}{
 		{"no call", Turn{Number: 2}, "[Turn 2: made no tool call]"},
 		{"gave up without step", Turn{Number: 3, GaveUp: true}, "[Turn 3: gave up]"},
-		{"blocked without pattern", Turn{Number: 4, Steps: []Step{{Tool: ToolApply, Command: "reboot", Action: Blocked}}}, "[Turn 4: blocked 'reboot' (ban list)]"},
-		{"rejected", Turn{Number: 5, Steps: []Step{{Tool: ToolApply, Action: Rejected, Note: `missing "command"`}}}, `[Turn 5: rejected a malformed ssh_apply call (missing "command")]`},
-		{"unknown tool", Turn{Number: 6, Steps: []Step{{Tool: "read_file", ExitCode: 0}}}, "[Turn 6: called read_file — exited 0]"},
-		{"signal", Turn{Number: 7, Steps: []Step{{Command: "aideinit", Signal: "9", ExitCode: 137}}, Check: Error}, "[Turn 7: ran 'aideinit' — killed by SIGKILL; re-check errored]"},
-		{"lost", Turn{Number: 8, Steps: []Step{{Command: "dnf -y update", Action: Unknown}}}, "[Turn 8: lost the connection running 'dnf -y update' — outcome unknown]"},
-		{"program, not its substitution", Turn{Number: 11, Steps: []Step{{Command: "kill -HUP $(cat /run/sshd.pid)"}}}, "[Turn 11: ran 'kill -HUP $(cat /run/sshd.pid)' — exited 0]"},
-		{"exit 0 is not success", Turn{Number: 9, Steps: []Step{{Command: "true"}}, Check: Failed}, "[Turn 9: ran 'true' — exited 0; re-check failed]"},
-		{"hidden targets named", Turn{Number: 10, Steps: []Step{{Command: "cat > /etc/issue <<'EOF'\nAuthorized uses only.\nEOF"}}}, "[Turn 10: ran 'cat >/etc/issue <<'EOF' …' — exited 0]"},
+		{"blocked without pattern", Turn{Number: 4, Steps: []Step{{Tool: ToolApply, Command: "reboot", Action: nightshift.ActionBlocked}}}, "[Turn 4: blocked 'reboot' (ban list)]"},
+		{"rejected", Turn{Number: 5, Steps: []Step{{Tool: ToolApply, Action: nightshift.ActionMalformed, Note: `missing "command"`}}}, `[Turn 5: rejected a malformed ssh_apply call (missing "command")]`},
+		{"unknown tool", Turn{Number: 6, Steps: []Step{{Action: nightshift.ActionRan, Tool: "read_file", ExitCode: 0}}}, "[Turn 6: called read_file — exited 0]"},
+		{"signal", Turn{Number: 7, Steps: []Step{{Action: nightshift.ActionRan, Command: "aideinit", Signal: "9", ExitCode: 137}}, Check: nightshift.CheckError}, "[Turn 7: ran 'aideinit' — killed by SIGKILL; re-check errored]"},
+		{"lost", Turn{Number: 8, Steps: []Step{{Command: "dnf -y update", Action: nightshift.ActionUnknown}}}, "[Turn 8: lost the connection running 'dnf -y update' — outcome unknown]"},
+		{"program, not its substitution", Turn{Number: 11, Steps: []Step{{Action: nightshift.ActionRan, Command: "kill -HUP $(cat /run/sshd.pid)"}}}, "[Turn 11: ran 'kill -HUP $(cat /run/sshd.pid)' — exited 0]"},
+		{"exit 0 is not success", Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Command: "true"}}, Check: nightshift.CheckFail}, "[Turn 9: ran 'true' — exited 0; re-check failed]"},
+		{"hidden targets named", Turn{Number: 10, Steps: []Step{{Action: nightshift.ActionRan, Command: "cat > /etc/issue <<'EOF'\nAuthorized uses only.\nEOF"}}}, "[Turn 10: ran 'cat >/etc/issue <<'EOF' …' — exited 0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +99,7 @@ func TestLinePhrases(t *testing.T) {
 		})
 	}
 	// A hand-built Summary renders in full.
-	s := Summary{Turn: 1, Steps: []StepSummary{{Tool: ToolApply, Command: "ls", Program: "ls"}}, Check: Passed}
+	s := Summary{Turn: 1, Steps: []StepSummary{{Tool: ToolApply, Command: "ls", Program: "ls"}}, Check: nightshift.CheckPass}
 	if got, want := s.Line(), "[Turn 1: ran 'ls' — exited 0; re-check passed]"; got != want {
 		t.Errorf("hand-built: %s, want %s", got, want)
 	}
@@ -105,15 +107,15 @@ func TestLinePhrases(t *testing.T) {
 
 func TestMerge(t *testing.T) {
 	d := New(Config{})
-	mk := func(n int, cmd string, exit int, stderr string, c Check) Summary {
-		return d.Summarize(Turn{Number: n, Steps: []Step{{Tool: ToolApply, Command: cmd, ExitCode: exit, Stderr: stderr}}, Check: c})
+	mk := func(n int, cmd string, exit int, stderr string, c nightshift.CheckStatus) Summary {
+		return d.Summarize(Turn{Number: n, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: cmd, ExitCode: exit, Stderr: stderr}}, Check: c})
 	}
 	ss := []Summary{
-		mk(1, "sed -i 's/a/b/' /etc/aide.conf", 1, "sed: -e expression #1, char 5: unterminated `s' command", Failed),
-		mk(2, "apt-get install -y aide", 100, "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1 (apt-get)", Failed),
-		mk(3, `sed  -i "s/a/c/" /etc/aide.conf`, 1, "sed: -e expression #1, char 5: unterminated `s' command", Failed),
-		mk(4, "apt-get install -y aide", 100, "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1 (apt-get)", Failed),
-		mk(5, "sed -i 's/a/d/' /etc/aide.conf", 1, "sed: -e expression #1, char 5: unterminated `s' command", Failed),
+		mk(1, "sed -i 's/a/b/' /etc/aide.conf", 1, "sed: -e expression #1, char 5: unterminated `s' command", nightshift.CheckFail),
+		mk(2, "apt-get install -y aide", 100, "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1 (apt-get)", nightshift.CheckFail),
+		mk(3, `sed  -i "s/a/c/" /etc/aide.conf`, 1, "sed: -e expression #1, char 5: unterminated `s' command", nightshift.CheckFail),
+		mk(4, "apt-get install -y aide", 100, "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1 (apt-get)", nightshift.CheckFail),
+		mk(5, "sed -i 's/a/d/' /etc/aide.conf", 1, "sed: -e expression #1, char 5: unterminated `s' command", nightshift.CheckFail),
 	}
 	want := "[Turns 1–5: ran sed on /etc/aide.conf ×3, apt-get install aide ×2 — re-check failed every time; sed expression error ×3, dpkg lock held ×2]"
 	if got := Merge(ss); got != want {
@@ -144,7 +146,7 @@ func TestProgramAndGist(t *testing.T) {
 		{`> /etc/cron.deny`, "", "redirection on /etc/cron.deny"},
 	}
 	for _, tt := range tests {
-		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Tool: ToolApply, Command: tt.cmd}}}).Steps[0]
+		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: tt.cmd}}}).Steps[0]
 		if s.Program != tt.prog || s.Gist != tt.gist {
 			t.Errorf("%s: program %q gist %q, want %q %q", tt.cmd, s.Program, s.Gist, tt.prog, tt.gist)
 		}

@@ -1,56 +1,53 @@
 package distill
 
-// Action says what happened to one tool call.
-type Action int
+import "github.com/nightshift-dev/nightshift"
 
-// The actions. The zero value is Ran.
-const (
-	// Ran: the command ran over SSH to completion; ExitCode (and Signal)
-	// say how it ended.
-	Ran Action = iota
-	// Blocked: the ban list refused the command before it ran; Note names
-	// the ban pattern.
-	Blocked
-	// Rejected: the tool call was malformed and nothing ran; Note says what
-	// was wrong with it.
-	Rejected
-	// TimedOut: the command ran past its time limit and was stopped.
-	TimedOut
-	// Unknown: the connection dropped while the command ran; whether it ran
-	// to completion is not known.
-	Unknown
-)
-
-var actionNames = [...]string{"ran", "blocked", "rejected", "timed out", "unknown"}
-
-// String returns the action's past-tense word: "ran", "blocked", "rejected",
-// "timed out" or "unknown".
-func (a Action) String() string {
-	if a >= 0 && int(a) < len(actionNames) {
-		return actionNames[a]
+// actionWord is the past-tense word the summaries use for an action (the
+// model distiller's facts too): a refused repeat reads as blocked, a
+// malformed call as rejected.
+func actionWord(a nightshift.Action) string {
+	switch a {
+	case nightshift.ActionRan:
+		return "ran"
+	case nightshift.ActionBlocked, nightshift.ActionRefused:
+		return "blocked"
+	case nightshift.ActionMalformed:
+		return "rejected"
+	case nightshift.ActionTimedOut:
+		return "timed out"
+	case nightshift.ActionUnknown:
+		return "unknown"
+	case nightshift.ActionGiveUp:
+		return "gave up"
+	case nightshift.ActionNone:
+		return "no action"
+	default:
+		return a.String()
 	}
-	return "unknown"
 }
 
-// Check is the outcome of the rule's re-check after a turn.
-type Check int
-
-// The re-check outcomes. The zero value is NotRun.
-const (
-	NotRun Check = iota // no re-check ran after the turn
-	Passed              // the rule's check passed
-	Failed              // the rule's check ran and failed
-	Error               // the check itself could not run or errored
-)
-
-var checkNames = [...]string{"not run", "passed", "failed", "errored"}
-
-// String returns "not run", "passed", "failed" or "errored".
-func (c Check) String() string {
-	if c >= 0 && int(c) < len(checkNames) {
-		return checkNames[c]
+// checkWord is the word the summaries use for a re-check's status.
+func checkWord(c nightshift.CheckStatus) string {
+	switch c {
+	case nightshift.CheckNotRun:
+		return "not run"
+	case nightshift.CheckPass:
+		return "passed"
+	case nightshift.CheckFail:
+		return "failed"
+	case nightshift.CheckError:
+		return "errored"
+	case nightshift.CheckNotApplicable:
+		return "not applicable"
+	default:
+		return c.String()
 	}
-	return "errored"
+}
+
+// blocked reports whether a is a call refused before it ran: by the ban
+// list or as a repeat of a failed command.
+func blocked(a nightshift.Action) bool {
+	return a == nightshift.ActionBlocked || a == nightshift.ActionRefused
 }
 
 // The tool names the worker offers the model. Other names are summarised
@@ -69,17 +66,21 @@ type Step struct {
 	// Reason is the model's stated reason (ssh_apply's optional reason, or
 	// give_up's reason).
 	Reason string
-	// Action says what happened to the call.
-	Action Action
-	// ExitCode is the command's exit status when Action is Ran.
+	// Action says what happened to the call: ActionRan, ActionBlocked or
+	// ActionRefused (summarised as blocked), ActionMalformed (summarised as
+	// rejected), ActionTimedOut, ActionUnknown (the connection was lost) or
+	// ActionGiveUp. Only the actions that started the command
+	// (Action.Ran) have their output classified.
+	Action nightshift.Action
+	// ExitCode is the command's exit status when Action is ActionRan.
 	ExitCode int
 	// Signal names the signal that ended the command, if any ("KILL").
 	Signal string
 	// Stdout and Stderr are the command's output. Error classes are read
 	// from both, since apt and aide print errors to stdout.
 	Stdout, Stderr string
-	// Note explains a Blocked (the ban pattern) or Rejected (what was
-	// malformed) call.
+	// Note explains a blocked (the ban pattern), refused or malformed (what
+	// was wrong with it) call.
 	Note string
 }
 
@@ -90,8 +91,9 @@ type Turn struct {
 	Number int
 	// Steps are the tool calls, in the order the model made them.
 	Steps []Step
-	// Check is the rule's re-check outcome after the turn.
-	Check Check
+	// Check is the rule's re-check outcome after the turn (CheckNotRun when
+	// none ran).
+	Check nightshift.CheckStatus
 	// GaveUp records that the model gave up in this turn.
 	GaveUp bool
 	// Text is the model's own text in the turn. The deterministic distiller

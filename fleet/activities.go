@@ -16,6 +16,8 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Error types of activity failures the workflows match on.
@@ -49,8 +51,8 @@ type CommandInput struct {
 // CommandResult is what a remediation command did. Err is set when the
 // transport failed while it ran: its outcome is unknown.
 type CommandResult struct {
-	Exec worker.Exec `json:"exec"`
-	Err  string      `json:"err,omitempty"`
+	Exec nightshift.Exec `json:"exec"`
+	Err  string          `json:"err,omitempty"`
 }
 
 // Activities are everything a night does to the world: host commands over
@@ -148,13 +150,13 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 	return func() { close(done) }
 }
 
-func (a *Activities) run(ctx context.Context, h inventory.Host, command string) (worker.Exec, error) {
+func (a *Activities) run(ctx context.Context, h inventory.Host, command string) (nightshift.Exec, error) {
 	if a.Connector == nil {
-		return worker.Exec{}, errors.New("fleet: this worker has no connector to hosts")
+		return nightshift.Exec{}, errors.New("fleet: this worker has no connector to hosts")
 	}
 	t, err := a.conn(ctx, h)
 	if err != nil {
-		return worker.Exec{ExitCode: -1}, err
+		return nightshift.Exec{ExitCode: -1}, err
 	}
 	ex, err := t.Run(ctx, command)
 	if err != nil && ctx.Err() == nil {
@@ -165,7 +167,7 @@ func (a *Activities) run(ctx context.Context, h inventory.Host, command string) 
 
 // Probe runs one read-only probe command. A transport error fails the
 // activity (retried by its policy).
-func (a *Activities) Probe(ctx context.Context, in ProbeInput) (worker.Exec, error) {
+func (a *Activities) Probe(ctx context.Context, in ProbeInput) (nightshift.Exec, error) {
 	defer a.heartbeat(ctx)()
 	return a.run(ctx, in.Host, in.Command)
 }
@@ -174,14 +176,21 @@ func (a *Activities) Probe(ctx context.Context, in ProbeInput) (worker.Exec, err
 // activity (retried by its policy); a banned check command is not retried.
 func (a *Activities) Check(ctx context.Context, in CheckInput) (rules.CheckResult, error) {
 	defer a.heartbeat(ctx)()
-	res, err := rules.ShellCheck{Command: in.Command}.Evaluate(ctx, rules.RunnerFunc(func(ctx context.Context, c string) (rules.ExecResult, error) {
-		ex, err := a.run(ctx, in.Host, c)
-		return rules.ExecResult{ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut, Stdout: ex.Stdout, Stderr: ex.Stderr}, err
-	}))
+	res, err := rules.ShellCheck{Command: in.Command}.Evaluate(ctx, hostRunner{a, in.Host})
 	if errors.Is(err, safety.ErrBanned) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), errTypeBanned, err)
 	}
 	return res, err
+}
+
+// hostRunner runs commands on one host through the activities' connector.
+type hostRunner struct {
+	a    *Activities
+	host inventory.Host
+}
+
+func (r hostRunner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	return r.a.run(ctx, r.host, command)
 }
 
 // Command runs one remediation command. It is scheduled with a single

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -66,7 +67,7 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 	if err != nil {
 		return res, err
 	}
-	cfg := worker.Config{Model: hostModel{h}, ModelName: n.Model.Name, Target: hostTarget{h}, Counter: counter,
+	cfg := worker.Config{Model: hostModel{h}, ModelName: n.Model.Name, Target: hostTarget{h}, Probe: hostProbe{h}, Counter: counter,
 		Tokenizer: model.Tokenizer, Budget: bud, MaxAttempts: n.MaxAttempts, KeepTurns: n.KeepTurns,
 		RetryDeadline: never, RequestTimeout: never, Observer: h}
 	if !n.NoLessons {
@@ -124,7 +125,6 @@ type hostRun struct {
 	in      HostInput
 	rec     *lessons.Recorder
 	task    *Task          // the task being worked on
-	replied bool           // a model reply came: target runs are remediation commands
 	hostErr error          // a transport error of the host in this task
 	last    *CommandResult // the last remediation command's result
 	lost    bool           // its worker died while it ran: outcome unknown
@@ -151,31 +151,31 @@ func (h *hostRun) Observe(e worker.Event) {
 	}
 	switch e.Kind {
 	case worker.EventCommand:
-		rc := report.Command{Command: e.Command, Action: e.Action, Detail: e.Detail}
-		switch e.Action {
-		case "ran", "timed_out", "unknown":
+		rc := report.Command{Command: e.Command, Action: e.Action.String(), Detail: e.Detail}
+		if e.Action.Ran() {
 			if l := h.last; l != nil {
 				rc = commandReport(e, *l)
 			}
 			if h.lost {
-				rc.Action, rc.ExitCode, rc.Detail = "unknown", nil, "outcome unknown: the worker stopped while the command ran"
+				rc.Action, rc.ExitCode, rc.Detail = nightshift.ActionUnknown.String(), nil, "outcome unknown: the worker stopped while the command ran"
 			}
 		}
 		t.Commands = append(t.Commands, Command{Attempt: max(e.Attempt, 1), Command: rc})
 	case worker.EventCheck:
 		if e.Attempt > 0 && len(t.Commands) > 0 {
 			if c := &t.Commands[len(t.Commands)-1]; c.Attempt == e.Attempt {
-				c.Command.Check = e.Check
+				c.Command.Check = e.Check.String()
 			}
 		}
 	case worker.EventAttempt:
-		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit, Check: e.Check})
+		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit,
+			Check: batch.AttemptCheck(e.Check, e.Action == nightshift.ActionGiveUp)})
 	}
 }
 
 // commandReport is a remediation command as the report shows it.
 func commandReport(e worker.Event, r CommandResult) report.Command {
-	rc := report.Command{Command: e.Command, Action: e.Action, Detail: r.Err}
+	rc := report.Command{Command: e.Command, Action: e.Action.String(), Detail: r.Err}
 	if e.ExitCode != nil {
 		code := *e.ExitCode
 		rc.ExitCode = &code
@@ -222,7 +222,6 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	var resp openai.ChatCompletionResponse
 	err := workflow.ExecuteActivity(ctx, ModelActivity, req).Get(ctx, &resp)
 	if err == nil {
-		h.replied = true
 		return resp, nil
 	}
 	if canceled(err) || h.wctx.Err() != nil {
@@ -272,25 +271,32 @@ func modelAttempts(deadline time.Duration) int {
 	return n
 }
 
-// hostTarget runs the probe (before any model reply; read-only, retried)
-// and remediation commands (one attempt, never retried).
+// hostProbe runs the worker's read-only host probe as the probe activity
+// (retried).
+type hostProbe struct{ h *hostRun }
+
+func (p hostProbe) Run(_ context.Context, command string) (nightshift.Exec, error) {
+	h := p.h
+	ctx := h.hostOptions(h.wctx)
+	var ex nightshift.Exec
+	err := workflow.ExecuteActivity(ctx, ProbeActivity, ProbeInput{Host: h.in.Host, Command: command}).Get(ctx, &ex)
+	if err != nil {
+		if canceled(err) || h.wctx.Err() != nil {
+			return nightshift.Exec{ExitCode: -1}, context.Canceled
+		}
+		h.hostErr = errors.New(rootMessage(err))
+		return nightshift.Exec{ExitCode: -1}, h.hostErr
+	}
+	return ex, nil
+}
+
+// hostTarget runs remediation commands as the command activity (one
+// attempt, never retried).
 type hostTarget struct{ h *hostRun }
 
-func (t hostTarget) Run(_ context.Context, command string) (worker.Exec, error) {
+func (t hostTarget) Run(_ context.Context, command string) (nightshift.Exec, error) {
 	h := t.h
 	ctx := h.hostOptions(h.wctx)
-	if !h.replied {
-		var ex worker.Exec
-		err := workflow.ExecuteActivity(ctx, ProbeActivity, ProbeInput{Host: h.in.Host, Command: command}).Get(ctx, &ex)
-		if err != nil {
-			if canceled(err) || h.wctx.Err() != nil {
-				return worker.Exec{ExitCode: -1}, context.Canceled
-			}
-			h.hostErr = errors.New(rootMessage(err))
-			return worker.Exec{ExitCode: -1}, h.hostErr
-		}
-		return ex, nil
-	}
 	ctx = workflow.WithRetryPolicy(ctx, temporal.RetryPolicy{MaximumAttempts: 1})
 	attempt := 0
 	if h.task != nil {
@@ -300,12 +306,12 @@ func (t hostTarget) Run(_ context.Context, command string) (worker.Exec, error) 
 	err := workflow.ExecuteActivity(ctx, CommandActivity, CommandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
-			return worker.Exec{ExitCode: -1}, context.Canceled
+			return nightshift.Exec{ExitCode: -1}, context.Canceled
 		}
 		// The worker running it died or it timed out: its outcome is
 		// unknown and it is not run again, as the journal does on resume.
 		// Not an error: the worker re-runs the check, which tells.
-		res = CommandResult{Exec: worker.Exec{ExitCode: -1, Stderr: batch.ErrOutcomeUnknown.Error() + "\n"}}
+		res = CommandResult{Exec: nightshift.Exec{ExitCode: -1, Stderr: batch.ErrOutcomeUnknown.Error() + "\n"}}
 		h.last, h.lost = &res, true
 		return res.Exec, nil
 	}
@@ -326,24 +332,54 @@ type fleetCheck struct {
 func (c fleetCheck) Kind() string   { return c.orig.Kind() }
 func (c fleetCheck) String() string { return c.orig.String() }
 
-func (c fleetCheck) Evaluate(_ context.Context, _ rules.Runner) (rules.CheckResult, error) {
+func (c fleetCheck) Evaluate(_ context.Context, _ nightshift.Runner) (rules.CheckResult, error) {
 	h := c.h
 	sc, ok := c.orig.(rules.ShellCheck)
 	if !ok {
-		return rules.CheckResult{Status: rules.StatusError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())
+		return rules.CheckResult{Status: nightshift.CheckError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())
 	}
 	ctx := h.hostOptions(h.wctx)
-	var res rules.CheckResult
+	var res recordedCheck
 	err := workflow.ExecuteActivity(ctx, CheckActivity, CheckInput{Host: h.in.Host, Rule: h.task.Rule, Command: sc.Command}).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
-			return rules.CheckResult{Status: rules.StatusError}, context.Canceled
+			return rules.CheckResult{Status: nightshift.CheckError}, context.Canceled
 		}
 		var ae *temporal.ApplicationError
 		if !(errors.As(err, &ae) && ae.Type() == errTypeBanned) {
 			h.hostErr = errors.New(rootMessage(err))
 		}
-		return rules.CheckResult{Status: rules.StatusError}, errors.New(rootMessage(err))
+		return rules.CheckResult{Status: nightshift.CheckError}, errors.New(rootMessage(err))
 	}
-	return res, nil
+	return rules.CheckResult{Status: nightshift.CheckStatus(res.Status), ExitCode: res.ExitCode, Output: res.Output, Detail: res.Detail}, nil
+}
+
+// recordedCheck is the check activity's result (a rules.CheckResult) as
+// the workflow reads it back, from this version's histories (the status as
+// text, "fail") and from those recorded before the status was typed
+// (rules.Status's number, in the same order as nightshift.CheckStatus).
+type recordedCheck struct {
+	Status   recordedCheckStatus
+	ExitCode int
+	Output   string
+	Detail   string
+}
+
+type recordedCheckStatus nightshift.CheckStatus
+
+func (s *recordedCheckStatus) UnmarshalJSON(b []byte) error {
+	var n uint8
+	if err := json.Unmarshal(b, &n); err == nil {
+		if n > uint8(nightshift.CheckNotApplicable) {
+			return fmt.Errorf("recorded check status %d: %w", n, nightshift.ErrUnknownValue)
+		}
+		*s = recordedCheckStatus(n)
+		return nil
+	}
+	var c nightshift.CheckStatus
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	*s = recordedCheckStatus(c)
+	return nil
 }

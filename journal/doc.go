@@ -6,8 +6,10 @@
 //
 // A run (its configuration, start and end) holds tasks, one per rule × host.
 // A task holds steps, each its own row in the steps table plus a detail row:
-// model calls with their budget breakdown, commands (the command, capped
-// stdout and stderr, exit code, signal, timeout, duration), check results,
+// model calls with their budget breakdown, commands (the command, its
+// nightshift.Action, and the runner's nightshift.Exec: capped stdout and
+// stderr with what the cap cut from each, exit code, signal, timeout,
+// cancellation, duration), check results (a nightshift.CheckStatus),
 // attempt ends, distillations (the distilled lines and, as the audit record,
 // the exact messages they replaced) and free-form events.
 //
@@ -16,6 +18,12 @@
 // "not_fixed"…; an unfinished task's column reads "running"). Read back, a
 // status the program does not know is an error wrapping
 // nightshift.ErrUnknownValue, never a default.
+//
+// Actions and check statuses are stored as their text ("ran", "timed_out",
+// "fail"…; an attempt in which the model gave up as "give_up"). The journal
+// refuses to store a value that does not fit the step, and a stored text it
+// does not know is an error wrapping nightshift.ErrUnknownValue when read
+// back, never a default.
 //
 // # Durability
 //

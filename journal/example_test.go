@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/nightshift-dev/nightshift/journal"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Example records one command of a rule on a host, "crashes" with a second
@@ -30,7 +32,7 @@ func Example() {
 	run, _ := j.StartRun(ctx, journal.RunSpec{Name: "nightly"})
 	task, _ := j.StartTask(ctx, run, "sshd_disable_root_login", "web-1")
 	cmd, _ := j.BeginCommand(ctx, task, 1, "sed -i 's/^PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config")
-	if err := j.FinishCommand(ctx, cmd, journal.CommandResult{ExitCode: 0}); err != nil {
+	if err := j.FinishCommand(ctx, cmd, journal.CommandResult{Exec: nightshift.Exec{ExitCode: 0}}); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := j.BeginCommand(ctx, task, 2, "sshd -t"); err != nil {

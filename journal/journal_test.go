@@ -77,12 +77,12 @@ func recordAttempt(t testing.TB, j *Journal, task TaskID, n int, out string) {
 	ctx := context.Background()
 	ok(t, j.RecordModelCall(ctx, task, ModelCall{Attempt: n, Assessment: assessment, MaxTokens: 1024, Duration: 2 * time.Second}))
 	p := must(j.BeginCommand(ctx, task, n, fmt.Sprintf("sed -i 's/^PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config # %d", n)))(t)
-	ok(t, j.FinishCommand(ctx, p, CommandResult{ExitCode: 0, Stdout: out, Stderr: "warning\n", Duration: 30 * time.Millisecond}))
-	ok(t, j.RecordCheck(ctx, task, CheckRecord{Attempt: n, Status: "fail", ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}))
+	ok(t, j.FinishCommand(ctx, p, CommandResult{Exec: nightshift.Exec{ExitCode: 0, Stdout: out, Stderr: "warning\n", Duration: 30 * time.Millisecond}}))
+	ok(t, j.RecordCheck(ctx, task, CheckRecord{Attempt: n, Status: nightshift.CheckFail, ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}))
 	ok(t, j.RecordDistillation(ctx, task, Distillation{Attempt: n, Turn: n, FromTurn: n, ToTurn: n, TokensBefore: 5000, TokensAfter: 3000,
 		Messages: []openai.ChatCompletionMessage{{Role: "system", Content: "instruction"}, {Role: "user", Content: "task"}},
 		Lines:    []string{fmt.Sprintf("t%d sed … → exit 0; check FAIL", n), "second line"}}))
-	ok(t, j.EndAttempt(ctx, task, AttemptEnd{Attempt: n, Check: "fail", PromptTokens: 4300, Limit: 16000}))
+	ok(t, j.EndAttempt(ctx, task, AttemptEnd{Attempt: n, Check: nightshift.CheckFail, PromptTokens: 4300, Limit: 16000}))
 }
 
 func TestRecordAndSteps(t *testing.T) {
@@ -90,9 +90,9 @@ func TestRecordAndSteps(t *testing.T) {
 	j, _ := openTest(t, Config{OutputCap: 32})
 	run := must(j.StartRun(ctx, RunSpec{Name: "nightly", Config: map[string]any{"rules": []string{"r1"}, "hosts": []string{"h1"}}}))(t)
 	task := must(j.StartTask(ctx, run, "sshd_disable_root_login", "h1"))(t)
-	ok(t, j.RecordCheck(ctx, task, CheckRecord{Status: "fail", ExitCode: 1, Output: "x"}))
+	ok(t, j.RecordCheck(ctx, task, CheckRecord{Status: nightshift.CheckFail, ExitCode: 1, Output: "x"}))
 	recordAttempt(t, j, task, 1, strings.Repeat("a", 20)+strings.Repeat("b", 20))
-	ok(t, j.RecordSkippedCommand(ctx, task, 2, "rm -rf /", "blocked", "rm -rf /"))
+	ok(t, j.RecordSkippedCommand(ctx, task, 2, "rm -rf /", nightshift.ActionBlocked, "rm -rf /"))
 	ok(t, j.RecordModelCall(ctx, task, ModelCall{Attempt: 2, Assessment: assessment, Rejected: true, ServerTokens: 4400, Error: "too long"}))
 	ok(t, j.RecordEvent(ctx, run, task, 2, "retry", map[string]string{"error": "503"}))
 	ok(t, j.RecordEvent(ctx, run, 0, 0, "host_down", []byte(`{"host":"h2"}`)))
@@ -126,16 +126,16 @@ func TestRecordAndSteps(t *testing.T) {
 		{"model call max tokens", steps[1].ModelCall.MaxTokens, 1024},
 		{"model call duration", steps[1].ModelCall.Duration, 2 * time.Second},
 		{"command state", steps[2].Command.State, CommandFinished},
-		{"command action defaulted", steps[2].Command.Result.Action, "ran"},
+		{"command action defaulted", steps[2].Command.Result.Action, nightshift.ActionRan},
 		{"stdout capped", steps[2].Command.Result.Stdout, strings.Repeat("a", 16) + "\n[… journal cut 8 bytes …]\n" + strings.Repeat("b", 16)},
 		{"stdout cut counted", steps[2].Command.Result.StdoutCut, int64(8)},
 		{"stderr kept", steps[2].Command.Result.Stderr, "warning\n"},
 		{"command attempt", steps[2].Command.Attempt, 1},
-		{"check", *steps[3].Check, CheckRecord{Attempt: 1, Status: "fail", ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}},
+		{"check", *steps[3].Check, CheckRecord{Attempt: 1, Status: nightshift.CheckFail, ExitCode: 1, Output: "PermitRootLogin yes", Detail: "exit 1: not compliant"}},
 		{"distilled lines", steps[4].Distillation.Lines, []string{"t1 sed … → exit 0; check FAIL", "second line"}},
 		{"audit messages", steps[4].Distillation.Messages, []openai.ChatCompletionMessage{{Role: "system", Content: "instruction"}, {Role: "user", Content: "task"}}},
-		{"attempt end", *steps[5].AttemptEnd, AttemptEnd{Attempt: 1, Check: "fail", PromptTokens: 4300, Limit: 16000}},
-		{"skipped command", [3]any{steps[6].Command.State, steps[6].Command.Result.Action, steps[6].Command.Detail}, [3]any{CommandSkipped, "blocked", "rm -rf /"}},
+		{"attempt end", *steps[5].AttemptEnd, AttemptEnd{Attempt: 1, Check: nightshift.CheckFail, PromptTokens: 4300, Limit: 16000}},
+		{"skipped command", [3]any{steps[6].Command.State, steps[6].Command.Result.Action, steps[6].Command.Detail}, [3]any{CommandSkipped, nightshift.ActionBlocked, "rm -rf /"}},
 		{"rejection", [2]any{steps[7].ModelCall.Rejected, steps[7].ModelCall.ServerTokens}, [2]any{true, 4400}},
 		{"event", [2]string{steps[8].Event.Name, string(steps[8].Event.Payload)}, [2]string{"retry", `{"error":"503"}`}},
 	}
@@ -178,7 +178,7 @@ func TestProtocolErrors(t *testing.T) {
 		{"mark a missing command unknown", j.MarkUnknown(ctx, 9999, ""), ErrNotPending},
 		{"finish a task twice", j.FinishTask(ctx, done, Outcome{Status: nightshift.RuleFixed}), ErrTaskFinished},
 		{"restart a finished task", second(j.StartTask(ctx, run, "r2", "h")), ErrTaskFinished},
-		{"step on a finished task", j.RecordCheck(ctx, done, CheckRecord{Status: "pass"}), ErrTaskFinished},
+		{"step on a finished task", j.RecordCheck(ctx, done, CheckRecord{Status: nightshift.CheckPass}), ErrTaskFinished},
 		{"command on a finished task", second(j.BeginCommand(ctx, done, 1, "true")), ErrTaskFinished},
 		{"task of a missing run", second(j.StartTask(ctx, 9999, "r", "h")), ErrNotFound},
 		{"step of a missing task", j.RecordModelCall(ctx, 9999, ModelCall{}), ErrNotFound},
@@ -204,7 +204,7 @@ func TestProtocolErrors(t *testing.T) {
 		}
 	}
 	// The pending command resolves through its handle.
-	ok(t, j.FinishCommand(ctx, pending, CommandResult{ExitCode: 1}))
+	ok(t, j.FinishCommand(ctx, pending, CommandResult{Exec: nightshift.Exec{ExitCode: 1}}))
 	ok(t, j.FinishTask(ctx, open, Outcome{Status: nightshift.RuleNotFixed}))
 }
 
@@ -263,7 +263,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	ok(t, j2.FinishCommand(ctx, p, CommandResult{}))
 	ok(t, j2.FinishTask(ctx, busy, Outcome{Status: nightshift.RuleFixed, Attempts: 4}))
 	ts2 := must(j2.TaskState(ctx, busy))(t)
-	if got := ts2.Ledger[2]; got.State != CommandUnknown || got.Detail != "process killed; re-checking instead" || got.Result.Action != "unknown" {
+	if got := ts2.Ledger[2]; got.State != CommandUnknown || got.Detail != "process killed; re-checking instead" || got.Result.Action != nightshift.ActionUnknown {
 		t.Errorf("resolved command = %+v", got)
 	}
 	if len(must(j2.PendingCommands(ctx, run))(t)) != 0 {

@@ -169,11 +169,18 @@ func scanCommand(s interface{ Scan(...any) error }) (Command, error) {
 	var dur int64
 	var started, finished sql.NullInt64
 	r := &c.Result
-	if err := s.Scan(&c.ID, &c.Task, &c.Attempt, &c.Command, &c.State, &r.Action, &r.ExitCode, &r.Signal, &r.TimedOut, &r.Canceled,
+	var action string
+	if err := s.Scan(&c.ID, &c.Task, &c.Attempt, &c.Command, &c.State, &action, &r.ExitCode, &r.Signal, &r.TimedOut, &r.Canceled,
 		&r.Stdout, &r.Stderr, &r.StdoutCut, &r.StderrCut, &dur, &c.Detail, &r.Error, &started, &finished); err != nil {
 		return Command{}, err
 	}
 	r.Duration, c.Started, c.Finished = time.Duration(dur), fromNanos(started), fromNanos(finished)
+	if c.State == CommandStarted {
+		return c, nil // no action yet (stored as "started")
+	}
+	if err := r.Action.UnmarshalText([]byte(action)); err != nil {
+		return Command{}, fmt.Errorf("command %d: %w", c.ID, err)
+	}
 	return c, nil
 }
 

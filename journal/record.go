@@ -248,8 +248,14 @@ func (j *Journal) FinishCommand(ctx context.Context, p PendingCommand, r Command
 	if p.id == 0 {
 		return fmt.Errorf("finish command: zero PendingCommand: %w", ErrNotPending)
 	}
-	if r.Action == "" {
-		r.Action = "ran"
+	switch r.Action {
+	case nightshift.ActionNone:
+		r.Action = nightshift.ActionRan
+	case nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
+	case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
+		return fmt.Errorf("finish command %d: action %s is not one of a command that ran", p.id, r.Action)
+	default:
+		return fmt.Errorf("finish command %d: action %w", p.id, badValue(r.Action))
 	}
 	stdout, outCut := capText(r.Stdout, j.cfg.OutputCap)
 	stderr, errCut := capText(r.Stderr, j.cfg.OutputCap)
@@ -257,7 +263,7 @@ func (j *Journal) FinishCommand(ctx context.Context, p PendingCommand, r Command
 		res, err := tx.ExecContext(ctx, `UPDATE commands SET state = 'finished', action = ?, exit_code = ?, signal = ?, timed_out = ?,
 			canceled = ?, stdout = ?, stderr = ?, stdout_cut = ?, stderr_cut = ?, duration_ns = ?, error = ?, finished_ns = ?
 			WHERE step_id = ? AND task_id = ? AND state = 'started'`,
-			r.Action, r.ExitCode, r.Signal, r.TimedOut, r.Canceled, stdout, stderr, r.StdoutCut+outCut, r.StderrCut+errCut,
+			r.Action.String(), r.ExitCode, r.Signal, r.TimedOut, r.Canceled, stdout, stderr, r.StdoutCut+outCut, r.StderrCut+errCut,
 			int64(r.Duration), r.Error, j.now(), p.id, p.task)
 		if err != nil {
 			return err
@@ -282,15 +288,23 @@ func (j *Journal) MarkUnknown(ctx context.Context, id CommandID, note string) er
 }
 
 // RecordSkippedCommand records a command that was not run: action is
-// "blocked", "refused", "malformed" or "give_up", detail says why.
-func (j *Journal) RecordSkippedCommand(ctx context.Context, task TaskID, attempt int, command, action, detail string) error {
+// ActionBlocked, ActionRefused, ActionMalformed or ActionGiveUp, detail says
+// why.
+func (j *Journal) RecordSkippedCommand(ctx context.Context, task TaskID, attempt int, command string, action nightshift.Action, detail string) error {
+	switch action {
+	case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
+	case nightshift.ActionNone, nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
+		return fmt.Errorf("record skipped command of task %d: action %q is not one of a command that did not run", task, action)
+	default:
+		return fmt.Errorf("record skipped command of task %d: action %w", task, badValue(action))
+	}
 	return j.write(ctx, fmt.Sprintf("record skipped command of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, attempt, StepCommand)
 		if err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "INSERT INTO commands(step_id, task_id, command, state, action, detail, finished_ns) VALUES (?, ?, ?, 'skipped', ?, ?, ?)",
-			id, task, command, action, detail, j.now())
+			id, task, command, action.String(), detail, j.now())
 		return err
 	})
 }
@@ -298,6 +312,10 @@ func (j *Journal) RecordSkippedCommand(ctx context.Context, task TaskID, attempt
 // RecordCheck records a check result of task; the output is capped at
 // Config.OutputCap.
 func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c CheckRecord) error {
+	status, err := c.Status.MarshalText()
+	if err != nil || c.Status == nightshift.CheckNotRun {
+		return fmt.Errorf("record check of task %d: status %w", task, badValue(c.Status))
+	}
 	out, _ := capText(c.Output, j.cfg.OutputCap)
 	return j.write(ctx, fmt.Sprintf("record check of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, c.Attempt, StepCheck)
@@ -305,7 +323,7 @@ func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c CheckRecord) e
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "INSERT INTO checks(step_id, status, exit_code, output, detail, duration_ns) VALUES (?, ?, ?, ?, ?, ?)",
-			id, c.Status, c.ExitCode, out, c.Detail, int64(c.Duration))
+			id, string(status), c.ExitCode, out, c.Detail, int64(c.Duration))
 		return err
 	})
 }
@@ -313,13 +331,17 @@ func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c CheckRecord) e
 // EndAttempt records the end of an attempt of task and raises the task's
 // attempt count to it.
 func (j *Journal) EndAttempt(ctx context.Context, task TaskID, a AttemptEnd) error {
+	check, err := attemptCheckText(a)
+	if err != nil {
+		return fmt.Errorf("end attempt %d of task %d: %w", a.Attempt, task, err)
+	}
 	return j.write(ctx, fmt.Sprintf("end attempt %d of task %d", a.Attempt, task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, a.Attempt, StepAttempt)
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO attempts(step_id, check_status, prompt_tokens, limit_tokens) VALUES (?, ?, ?, ?)",
-			id, a.Check, a.PromptTokens, a.Limit); err != nil {
+			id, check, a.PromptTokens, a.Limit); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "UPDATE tasks SET attempts = max(attempts, ?) WHERE id = ?", a.Attempt, task)
@@ -396,4 +418,40 @@ func capText(s string, limit int) (string, int64) {
 	}
 	cut := int64(start - head)
 	return s[:head] + fmt.Sprintf("\n[… journal cut %d bytes …]\n", cut) + s[start:], cut
+}
+
+// giveUpCheck is the check status stored for an attempt in which the model
+// gave up (AttemptEnd.GaveUp).
+const giveUpCheck = "give_up"
+
+// attemptCheckText is the stored check status of an attempt's end: the
+// check's text, "" when none ran, giveUpCheck when the model gave up.
+func attemptCheckText(a AttemptEnd) (string, error) {
+	if a.GaveUp {
+		if a.Check != nightshift.CheckNotRun {
+			return "", fmt.Errorf("the model gave up, but check %s ran", a.Check)
+		}
+		return giveUpCheck, nil
+	}
+	b, err := a.Check.MarshalText()
+	if err != nil {
+		return "", fmt.Errorf("check %w", err)
+	}
+	return string(b), nil
+}
+
+// badValue is the error for an enumeration value the journal does not
+// store.
+func badValue(v fmt.Stringer) error {
+	return fmt.Errorf("%w %s", nightshift.ErrUnknownValue, v)
+}
+
+// parseAttemptCheck reads the stored check status of an attempt's end into
+// a; text that is neither a check status nor giveUpCheck is an error.
+func parseAttemptCheck(a *AttemptEnd, text string) error {
+	if text == giveUpCheck {
+		a.Check, a.GaveUp = nightshift.CheckNotRun, true
+		return nil
+	}
+	return a.Check.UnmarshalText([]byte(text))
 }

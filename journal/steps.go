@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Steps returns every step of a task in the order recorded.
@@ -59,10 +61,18 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 			m.UsagePrompt, m.CachedTokens = i(mc[14]), i(mc[15])
 			s.ModelCall = &m
 		case StepCheck:
-			s.Check = &CheckRecord{Attempt: s.Attempt, Status: kStatus.String, ExitCode: i(kc[0]), Output: kOutput.String,
+			s.Check = &CheckRecord{Attempt: s.Attempt, ExitCode: i(kc[0]), Output: kOutput.String,
 				Detail: kDetail.String, Duration: time.Duration(kc[1].Int64)}
+			if err := s.Check.Status.UnmarshalText([]byte(kStatus.String)); err != nil || s.Check.Status == nightshift.CheckNotRun {
+				rows.Close()
+				return nil, fmt.Errorf("%s: check %d: status %w", what, s.ID, badValue(s.Check.Status))
+			}
 		case StepAttempt:
-			s.AttemptEnd = &AttemptEnd{Attempt: s.Attempt, Check: aCheck.String, PromptTokens: i(ac[0]), Limit: i(ac[1])}
+			s.AttemptEnd = &AttemptEnd{Attempt: s.Attempt, PromptTokens: i(ac[0]), Limit: i(ac[1])}
+			if err := parseAttemptCheck(s.AttemptEnd, aCheck.String); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("%s: attempt end %d: %w", what, s.ID, err)
+			}
 		case StepDistill:
 			d := &Distillation{Attempt: s.Attempt, Turn: i(dc[0]), FromTurn: i(dc[1]), ToTurn: i(dc[2]),
 				TokensBefore: i(dc[3]), TokensAfter: i(dc[4]), Lines: make([]string, 0, i(dc[5]))}

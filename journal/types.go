@@ -98,21 +98,15 @@ const (
 	CommandSkipped CommandState = "skipped"
 )
 
-// CommandResult is what running a command produced, as reported by sshexec.
+// CommandResult is what running a command produced: the runner's Exec
+// (both streams with what the output cap cut from each, exit code, signal,
+// timeout, cancellation, duration) and what only the journal keeps.
 type CommandResult struct {
-	// Action is the worker's verdict: "ran", "timed_out", "unknown"…
-	// Default "ran".
-	Action string
-	// ExitCode is the exit status; -1 when unknown.
-	ExitCode  int
-	Signal    string
-	TimedOut  bool
-	Canceled  bool
-	Stdout    string
-	Stderr    string
-	StdoutCut int64
-	StderrCut int64
-	Duration  time.Duration
+	// Action is the worker's verdict on a command that ran: ActionRan,
+	// ActionTimedOut or ActionUnknown (the runner failed). The zero value,
+	// ActionNone, is recorded as ActionRan.
+	Action nightshift.Action
+	nightshift.Exec
 	// Error is the transport error, if any (connection lost…).
 	Error string
 }
@@ -142,8 +136,8 @@ func (p PendingCommand) ID() CommandID { return p.id }
 
 // CheckRecord is one recorded evaluation of a rule's check.
 type CheckRecord struct {
-	Attempt  int // 0: before the first attempt
-	Status   string
+	Attempt  int                    // 0: before the first attempt
+	Status   nightshift.CheckStatus // never CheckNotRun
 	ExitCode int
 	Output   string
 	Detail   string
@@ -152,8 +146,13 @@ type CheckRecord struct {
 
 // AttemptEnd records the end of an attempt.
 type AttemptEnd struct {
-	Attempt      int
-	Check        string // pass, fail, error, give_up, "" (nothing ran)
+	Attempt int
+	// Check is the re-check after the attempt's commands; CheckNotRun when
+	// nothing ran or the model gave up.
+	Check nightshift.CheckStatus
+	// GaveUp is set when the model gave up in the attempt (stored as the
+	// check status "give_up", as journals before typed values did).
+	GaveUp       bool
 	PromptTokens int
 	Limit        int
 }

@@ -26,12 +26,12 @@ func Example() {
 	facts := &worker.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get", Init: "systemd"}
 	for _, e := range []worker.Event{
 		{Kind: worker.EventRuleStart, Rule: "aide_build_database"},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: "ran", ExitCode: exit(100), Classes: []string{"dpkg lock held"}},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "aideinit -y -f", Action: "ran", ExitCode: exit(0)},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 2, Check: "pass"},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2, Check: "pass"},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: exit(100), Classes: []string{"dpkg lock held"}},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "aideinit -y -f", Action: nightshift.ActionRan, ExitCode: exit(0)},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
 		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 2}},
 	} {
 		rec.Observe(e)

@@ -62,7 +62,7 @@ type turnLog struct {
 	attempt int
 	steps   []distill.Step
 	classes [][]string
-	check   distill.Check
+	check   nightshift.CheckStatus
 }
 
 // NewRecorder returns a Recorder.
@@ -103,7 +103,7 @@ func (r *Recorder) Observe(e worker.Event) {
 		}
 	case worker.EventCheck:
 		if e.Attempt > 0 {
-			lg.cur.check = checkOf(e.Check)
+			lg.cur.check = e.Check
 		}
 	case worker.EventAttempt:
 		if lg.cur.attempt == e.Attempt && len(lg.cur.steps) > 0 {
@@ -145,35 +145,21 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // stepOf maps a command event to a distiller step. Malformed and refused
 // calls and give-ups teach nothing about the host and are left out.
 func stepOf(e worker.Event) (distill.Step, bool) {
-	st := distill.Step{Tool: distill.ToolApply, Command: e.Command}
+	st := distill.Step{Tool: distill.ToolApply, Command: e.Command, Action: e.Action}
 	switch e.Action {
-	case "ran":
-		st.Action = distill.Ran
+	case nightshift.ActionRan:
 		if e.ExitCode != nil {
 			st.ExitCode = *e.ExitCode
 		}
-	case "blocked":
-		st.Action, st.Note = distill.Blocked, e.Detail
-	case "timed_out":
-		st.Action = distill.TimedOut
-	case "unknown":
-		st.Action = distill.Unknown
+	case nightshift.ActionBlocked:
+		st.Note = e.Detail
+	case nightshift.ActionTimedOut, nightshift.ActionUnknown:
+	case nightshift.ActionNone, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
+		return st, false
 	default:
 		return st, false
 	}
 	return st, e.Command != ""
-}
-
-func checkOf(s string) distill.Check {
-	switch s {
-	case "pass":
-		return distill.Passed
-	case "fail":
-		return distill.Failed
-	case "":
-		return distill.NotRun
-	}
-	return distill.Error
 }
 
 // build writes the lessons of a rule that ended: the passing attempt (what
@@ -191,7 +177,7 @@ func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
 	var failed []string
 	for _, t := range lg.turns {
 		line := r.line(t)
-		if t.check == distill.Passed && o.Status == nightshift.RuleFixed {
+		if t.check == nightshift.CheckPass && o.Status == nightshift.RuleFixed {
 			l := base
 			l.Kind, l.Text = Worked, "fixed in attempt "+strconv.Itoa(t.attempt)+": "+line
 			out = append(out, l)

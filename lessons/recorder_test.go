@@ -23,31 +23,31 @@ func night() []worker.Event {
 	ev := []worker.Event{
 		// fixed in attempt 3
 		{Kind: worker.EventRuleStart, Rule: "aide_build_database"},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Check: "fail"},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Check: nightshift.CheckFail},
 		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 1},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: "ran", ExitCode: code(100), Classes: []string{"dpkg lock held"}},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: "fail"},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: code(100), Classes: []string{"dpkg lock held"}},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
 		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 2},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Action: "malformed", Detail: "arguments are not JSON"},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "rm -rf /var/lib/aide", Action: "blocked", Detail: `rm\s+-rf\s+/`},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Action: nightshift.ActionMalformed, Detail: "arguments are not JSON"},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "rm -rf /var/lib/aide", Action: nightshift.ActionBlocked, Detail: `rm\s+-rf\s+/`},
 		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2},
 		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 3},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "while fuser /var/lib/dpkg/lock-frontend; do sleep 5; done; apt-get install -y aide", Action: "ran", ExitCode: code(0)},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "aideinit -y -f", Action: "ran", ExitCode: code(0)},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 3, Check: "pass"},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 3, Check: "pass"},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "while fuser /var/lib/dpkg/lock-frontend; do sleep 5; done; apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: code(0)},
+		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "aideinit -y -f", Action: nightshift.ActionRan, ExitCode: code(0)},
+		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 3, Check: nightshift.CheckPass},
+		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 3, Check: nightshift.CheckPass},
 		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Rule: "aide_build_database", Status: nightshift.RuleFixed, Attempts: 3}},
 		// compliant: nothing learned
 		{Kind: worker.EventRuleStart, Rule: "sshd_disable_root_login"},
-		{Kind: worker.EventCheck, Rule: "sshd_disable_root_login", Check: "pass"},
+		{Kind: worker.EventCheck, Rule: "sshd_disable_root_login", Check: nightshift.CheckPass},
 		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Rule: "sshd_disable_root_login", Status: nightshift.RuleCompliant}},
 		// gave up
 		{Kind: worker.EventRuleStart, Rule: "grub2_password"},
-		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 1, Command: "grub-mkpasswd-pbkdf2", Action: "timed_out"},
-		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 1, Check: ""},
-		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 2, Action: "give_up", Detail: "needs an interactive password"},
-		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 2, Check: "give_up"},
+		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 1, Command: "grub-mkpasswd-pbkdf2", Action: nightshift.ActionTimedOut},
+		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 1},
+		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 2, Action: nightshift.ActionGiveUp, Detail: "needs an interactive password"},
+		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 2, Action: nightshift.ActionGiveUp},
 		{Kind: worker.EventRuleEnd, Rule: "grub2_password", Facts: facts, Outcome: &worker.Outcome{Rule: "grub2_password", Status: nightshift.RuleGaveUp, Attempts: 2, Reason: "needs an\ninteractive password"}},
 	}
 	// not fixed: the same failure nine times, then seven different ones
@@ -58,9 +58,9 @@ func night() []worker.Event {
 			cmd = fmt.Sprintf("echo '-w /etc/passwd -p wa -k %d' >> /etc/audit/rules.d/x.rules", a)
 		}
 		ev = append(ev,
-			worker.Event{Kind: worker.EventCommand, Rule: "audit_rules", Attempt: a, Command: cmd, Action: "ran", ExitCode: code(1 - a/10)},
-			worker.Event{Kind: worker.EventCheck, Rule: "audit_rules", Attempt: a, Check: "fail"},
-			worker.Event{Kind: worker.EventAttempt, Rule: "audit_rules", Attempt: a, Check: "fail"})
+			worker.Event{Kind: worker.EventCommand, Rule: "audit_rules", Attempt: a, Command: cmd, Action: nightshift.ActionRan, ExitCode: code(1 - a/10)},
+			worker.Event{Kind: worker.EventCheck, Rule: "audit_rules", Attempt: a, Check: nightshift.CheckFail},
+			worker.Event{Kind: worker.EventAttempt, Rule: "audit_rules", Attempt: a, Check: nightshift.CheckFail})
 	}
 	return append(ev, worker.Event{Kind: worker.EventRuleEnd, Rule: "audit_rules", Facts: facts,
 		Outcome: &worker.Outcome{Rule: "audit_rules", Status: nightshift.RuleNotFixed, Attempts: 16}})

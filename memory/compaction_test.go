@@ -10,6 +10,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/distill"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // TestAppendOnlyBetweenCompactions runs 60 scripted turns of realistic
@@ -106,10 +108,10 @@ func bigTurn(t *testing.T, m *Memory, turn, lines int) []string {
 	m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: id, Type: "function",
 		Function: openai.FunctionCall{Name: "ssh_apply", Arguments: fmt.Sprintf(`{"command": %q}`, cmd)}}}})
 	out := "exit status: 1\nstdout:\n" + b.String()
-	if err := m.AddToolResult(id, out, distill.Step{Tool: "ssh_apply", Command: cmd, Action: distill.Ran, ExitCode: 1, Stdout: b.String()}); err != nil {
+	if err := m.AddToolResult(id, out, distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1, Stdout: b.String()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetCheck(distill.Failed); err != nil {
+	if err := m.SetCheck(nightshift.CheckFail); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.AddFeedback(FeedbackCheck, fmt.Sprintf("Re-check after turn %d: FAIL (exit 1).", turn)); err != nil {

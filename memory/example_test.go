@@ -11,6 +11,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // A conversation that outgrows a small window: older turns become one-line
@@ -31,8 +33,8 @@ func Example() {
 		mem.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
 			ID: id, Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: string(args)}}}})
 		_ = mem.AddToolResult(id, "exit status: 17\n"+output,
-			distill.Step{Tool: "ssh_apply", Command: "aide --init", Action: distill.Ran, ExitCode: 17, Stdout: output})
-		_ = mem.SetCheck(distill.Failed)
+			distill.Step{Tool: "ssh_apply", Command: "aide --init", Action: nightshift.ActionRan, ExitCode: 17, Stdout: output})
+		_ = mem.SetCheck(nightshift.CheckFail)
 	}
 	p, err := mem.Prompt(context.Background())
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // The real Qwen3 tokenizer and chat template, loaded once for all tests.
@@ -154,12 +156,12 @@ func addScriptedTurn(tb testing.TB, m *Memory, n int) {
 		out := outs[(n%20+c)%len(outs)]
 		cmd := scriptedCommands[(n*3+c)%len(scriptedCommands)]
 		content := fmt.Sprintf("exit status: 1\nstdout:\n%s\nstderr:\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n", out)
-		if err := m.AddToolResult(call.ID, content, distill.Step{Tool: "ssh_apply", Command: cmd, Action: distill.Ran, ExitCode: 1,
+		if err := m.AddToolResult(call.ID, content, distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1,
 			Stdout: out, Stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)"}); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	if err := m.SetCheck(distill.Failed); err != nil {
+	if err := m.SetCheck(nightshift.CheckFail); err != nil {
 		tb.Fatal(err)
 	}
 	if err := m.AddFeedback(FeedbackCheck, fmt.Sprintf("Re-check after turn %d: FAIL (exit 1). The rule is still not compliant.", n)); err != nil {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/distill"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // LedgerEntry is what the ledger knows of one command, keyed by its canonical
@@ -48,14 +50,14 @@ func (l *Ledger) record(turn int, s distill.Step) {
 	e.Tries++
 	e.LastTurn = turn
 	switch {
-	case s.Action == distill.Blocked:
+	case s.Action == nightshift.ActionBlocked || s.Action == nightshift.ActionRefused:
 		e.Blocked++
 		e.Failed++
-	case s.Action == distill.Ran && s.ExitCode == 0 && s.Signal == "":
+	case s.Action == nightshift.ActionRan && s.ExitCode == 0 && s.Signal == "":
 		e.Ran++
 		// Failed or fixed is decided by the re-check.
 		l.byTurn[turn] = append(l.byTurn[turn], key)
-	case s.Action == distill.Ran:
+	case s.Action == nightshift.ActionRan:
 		e.Ran++
 		e.Failed++
 	default:
@@ -63,10 +65,10 @@ func (l *Ledger) record(turn int, s distill.Step) {
 	}
 }
 
-func (l *Ledger) check(turn int, c distill.Check) {
+func (l *Ledger) check(turn int, c nightshift.CheckStatus) {
 	for _, key := range l.byTurn[turn] {
 		e := l.entries[key]
-		if c == distill.Passed {
+		if c == nightshift.CheckPass {
 			e.Fixed = true
 		} else {
 			e.Failed++

@@ -9,6 +9,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // FeedbackKind says what a worker feedback message is about. Every feedback
@@ -195,7 +197,7 @@ func (m *Memory) AddFeedback(kind FeedbackKind, text string) error {
 
 // SetCheck records the rule's re-check outcome for the current turn. It does
 // not add a feedback message; the worker adds one with AddFeedback.
-func (m *Memory) SetCheck(c distill.Check) error {
+func (m *Memory) SetCheck(c nightshift.CheckStatus) error {
 	t, err := m.current()
 	if err != nil {
 		return err

@@ -15,6 +15,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func TestNewRefusesBadConfig(t *testing.T) {
@@ -57,7 +59,7 @@ func TestUnderSoftLimitSendsAsIs(t *testing.T) {
 	h := newHarness(t, nil)
 	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
 		ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"sshd -t"}`}}}})
-	require.NoError(t, h.m.AddToolResult("c1", "exit status: 0", distill.Step{Tool: "ssh_apply", Command: "sshd -t", Action: distill.Ran}))
+	require.NoError(t, h.m.AddToolResult("c1", "exit status: 0", distill.Step{Tool: "ssh_apply", Command: "sshd -t", Action: nightshift.ActionRan}))
 	p, err := h.m.Prompt(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, p.Messages, 4, "system, task, assistant, tool")
@@ -159,7 +161,7 @@ func TestPairingProperty(t *testing.T) {
 					continue // missing result
 				}
 				out := outs[rng.IntN(len(outs))]
-				if err := h.m.AddToolResult(c.ID, out, distill.Step{Tool: "ssh_apply", Command: "echo x", Action: distill.Ran, ExitCode: rng.IntN(3)}); err != nil {
+				if err := h.m.AddToolResult(c.ID, out, distill.Step{Tool: "ssh_apply", Command: "echo x", Action: nightshift.ActionRan, ExitCode: rng.IntN(3)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -204,7 +206,7 @@ func TestHugeOutput(t *testing.T) {
 	out := b.String()
 	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
 		ID: "big", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"aide --init"}`}}}})
-	if err := h.m.AddToolResult("big", out, distill.Step{Tool: "ssh_apply", Command: "aide --init", Action: distill.Ran, ExitCode: 17, Stdout: out}); err != nil {
+	if err := h.m.AddToolResult("big", out, distill.Step{Tool: "ssh_apply", Command: "aide --init", Action: nightshift.ActionRan, ExitCode: 17, Stdout: out}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := h.m.Prompt(context.Background())
@@ -278,10 +280,10 @@ func TestLedgerCountsRepeats(t *testing.T) {
 		}
 		h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: fmt.Sprint(turn), Type: "function",
 			Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"x"}`}}}})
-		if err := h.m.AddToolResult(fmt.Sprint(turn), "", distill.Step{Tool: "ssh_apply", Command: cmd, Action: distill.Ran, ExitCode: 0}); err != nil {
+		if err := h.m.AddToolResult(fmt.Sprint(turn), "", distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 0}); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.m.SetCheck(distill.Failed); err != nil {
+		if err := h.m.SetCheck(nightshift.CheckFail); err != nil {
 			t.Fatal(err)
 		}
 	}

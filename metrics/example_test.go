@@ -28,8 +28,8 @@ func Example() {
 	for _, e := range []worker.Event{
 		{Kind: worker.EventRuleStart, Rule: "sshd_disable_root_login"},
 		{Kind: worker.EventModelCall, Rule: "sshd_disable_root_login", Attempt: 1, Assessment: &budget.Assessment{Prompt: 1834}},
-		{Kind: worker.EventCommand, Rule: "sshd_disable_root_login", Attempt: 1, Action: "ran", ExitCode: &exit0},
-		{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: "pass"},
+		{Kind: worker.EventCommand, Rule: "sshd_disable_root_login", Attempt: 1, Action: nightshift.ActionRan, ExitCode: &exit0},
+		{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: nightshift.CheckPass},
 		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 1}},
 	} {
 		m.Observe(e)

@@ -199,11 +199,7 @@ func (m *Metrics) Observe(e worker.Event) {
 			}
 		}
 	case worker.EventAttempt:
-		r := e.Check
-		if r == "" {
-			r = "none"
-		}
-		m.attempts.WithLabelValues(r).Inc()
+		m.attempts.WithLabelValues(attemptLabel(e)).Inc()
 	case worker.EventModelCall:
 		if e.Assessment != nil {
 			m.promptToks.Observe(float64(e.Assessment.Prompt))
@@ -216,17 +212,30 @@ func (m *Metrics) Observe(e worker.Event) {
 	case worker.EventRetry:
 		m.retries.Inc()
 	case worker.EventCommand:
-		if e.Action != "" {
-			m.commands.WithLabelValues(e.Action).Inc()
+		if e.Action != nightshift.ActionNone {
+			m.commands.WithLabelValues(e.Action.String()).Inc()
 		}
+	}
+}
+
+// attemptLabel is an attempt's result label: the re-check's status, give_up
+// when the model gave up, none when no check ran.
+func attemptLabel(e worker.Event) string {
+	switch {
+	case e.Action == nightshift.ActionGiveUp:
+		return nightshift.ActionGiveUp.String()
+	case e.Check == nightshift.CheckNotRun:
+		return "none"
+	default:
+		return e.Check.String()
 	}
 }
 
 // Model wraps a model client so that each call's latency is observed.
 func (m *Metrics) Model(inner worker.ChatModel) worker.ChatModel { return timedModel{m, inner} }
 
-// Target wraps a host target so that each command's latency is observed.
-func (m *Metrics) Target(inner worker.Target) worker.Target { return timedTarget{m, inner} }
+// Target wraps a host's runner so that each command's latency is observed.
+func (m *Metrics) Target(inner nightshift.Runner) nightshift.Runner { return timedTarget{m, inner} }
 
 type timedModel struct {
 	m     *Metrics
@@ -242,10 +251,10 @@ func (t timedModel) CreateChatCompletion(ctx context.Context, req openai.ChatCom
 
 type timedTarget struct {
 	m     *Metrics
-	inner worker.Target
+	inner nightshift.Runner
 }
 
-func (t timedTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+func (t timedTarget) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	start := t.m.now()
 	ex, err := t.inner.Run(ctx, command)
 	t.m.commandLat.WithLabelValues(result(err)).Observe(t.m.now().Sub(start).Seconds())

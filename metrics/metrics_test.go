@@ -30,7 +30,7 @@ func code(n int) *int { return &n }
 // fixedRule is the events of a rule fixed in attempt 2, with one context
 // rejection and one retry in attempt 1.
 func fixedRule(rule string, prompts ...int) []worker.Event {
-	ev := []worker.Event{{Kind: worker.EventRuleStart, Rule: rule}, {Kind: worker.EventCheck, Rule: rule, Check: "fail"}}
+	ev := []worker.Event{{Kind: worker.EventRuleStart, Rule: rule}, {Kind: worker.EventCheck, Rule: rule, Check: nightshift.CheckFail}}
 	call := func(a, p int) worker.Event {
 		return worker.Event{Kind: worker.EventModelCall, Rule: rule, Attempt: a, Assessment: &budget.Assessment{Prompt: p}}
 	}
@@ -40,15 +40,15 @@ func fixedRule(rule string, prompts ...int) []worker.Event {
 		worker.Event{Kind: worker.EventRejected, Rule: rule, Attempt: 1, ServerTokens: 16000, LocalTokens: prompts[0]},
 		call(1, prompts[1]),
 		worker.Event{Kind: worker.EventModelUsage, Rule: rule, Attempt: 1, UsagePrompt: prompts[1], CachedTokens: prompts[1] / 2},
-		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "rm -rf /", Action: "blocked"},
-		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "true", Action: "ran", ExitCode: code(0)},
-		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 1, Check: "fail"},
-		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 1, Check: "fail"},
+		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "rm -rf /", Action: nightshift.ActionBlocked},
+		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "true", Action: nightshift.ActionRan, ExitCode: code(0)},
+		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 1, Check: nightshift.CheckFail},
+		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 1, Check: nightshift.CheckFail},
 		call(2, prompts[2]),
 		worker.Event{Kind: worker.EventModelUsage, Rule: rule, Attempt: 2, UsagePrompt: prompts[2], CachedTokens: prompts[1] / 16 * 16},
-		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 2, Command: "fix", Action: "ran", ExitCode: code(0)},
-		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 2, Check: "pass"},
-		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 2, Check: "pass"},
+		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 2, Command: "fix", Action: nightshift.ActionRan, ExitCode: code(0)},
+		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 2, Check: nightshift.CheckPass},
+		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 2, Check: nightshift.CheckPass},
 		worker.Event{Kind: worker.EventRuleEnd, Rule: rule, Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 2}})
 	return ev
 }
@@ -108,8 +108,8 @@ func TestObserverScrape(t *testing.T) {
 	twoRules := append(fixedRule("a", 1000, 900, 3000), fixedRule("b", 20000, 15000, 15500)...)
 	open := []worker.Event{{Kind: worker.EventRuleStart, Rule: "c"}, {Kind: worker.EventRuleStart, Rule: "d"},
 		{Kind: worker.EventAttempt, Rule: "c", Attempt: 1},
-		{Kind: worker.EventCommand, Rule: "c", Attempt: 2, Action: "give_up"},
-		{Kind: worker.EventAttempt, Rule: "c", Attempt: 2, Check: "give_up"},
+		{Kind: worker.EventCommand, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
+		{Kind: worker.EventAttempt, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
 		{Kind: worker.EventRuleEnd, Rule: "c", Outcome: &worker.Outcome{Status: nightshift.RuleGaveUp}},
 		// bad input: counted where it can be, never a panic
 		{Kind: worker.EventModelCall}, {Kind: "nonsense"}, {Kind: worker.EventCommand}}
@@ -204,8 +204,8 @@ func (f fakeModel) CreateChatCompletion(context.Context, openai.ChatCompletionRe
 
 type fakeTarget struct{ err error }
 
-func (f fakeTarget) Run(_ context.Context, cmd string) (worker.Exec, error) {
-	return worker.Exec{Stdout: cmd}, f.err
+func (f fakeTarget) Run(_ context.Context, cmd string) (nightshift.Exec, error) {
+	return nightshift.Exec{Stdout: cmd}, f.err
 }
 
 // TestGolden: the whole exposition of a known run, with the wrappers timed

@@ -24,7 +24,7 @@ func Example() {
 	p.RuleStarted("web-1", "sshd_disable_root_login")
 	obs := p.Observer("web-1") // worker.Config.Observer of web-1's worker
 	now = now.Add(9 * time.Second)
-	obs.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: "pass", PromptTokens: 1834})
+	obs.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: nightshift.CheckPass, PromptTokens: 1834})
 	p.RuleEnded("web-1", "sshd_disable_root_login", nightshift.RuleFixed)
 	if err := p.Close(); err != nil {
 		log.Fatal(err)

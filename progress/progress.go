@@ -244,8 +244,11 @@ func (o observer) Observe(e worker.Event) {
 		if e.Rule == h.rule || h.rule == "" {
 			h.attempt = max(h.attempt, e.Attempt)
 		}
-		check := e.Check
-		if check == "" {
+		check := e.Check.String()
+		switch {
+		case e.Action == nightshift.ActionGiveUp:
+			check = nightshift.ActionGiveUp.String()
+		case e.Check == nightshift.CheckNotRun:
 			check = "nothing ran"
 		}
 		p.update(fmt.Sprintf("%s %s: attempt %d: %s (prompt %d tokens)", o.host, e.Rule, e.Attempt, check, e.PromptTokens), false)

@@ -48,7 +48,7 @@ func night(p *Progress, clk *clock) {
 		o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: rule, Attempt: attempt,
 			Assessment: &budget.Assessment{Prompt: prompt, Limit: 16352, Reserve: 1024}})
 	}
-	attempt := func(o worker.Observer, rule string, attempt int, check string, prompt int) {
+	attempt := func(o worker.Observer, rule string, attempt int, check nightshift.CheckStatus, prompt int) {
 		o.Observe(worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: attempt, Check: check, PromptTokens: prompt})
 	}
 	p.RuleStarted("web-1", "sshd_disable_root_login")
@@ -58,11 +58,11 @@ func night(p *Progress, clk *clock) {
 	call(w1, "sshd_disable_root_login", 1, 1834)
 	call(w2, "aide_build_database", 1, 2210)
 	clk.advance(10 * time.Second)
-	attempt(w1, "sshd_disable_root_login", 1, "pass", 1834)
+	attempt(w1, "sshd_disable_root_login", 1, nightshift.CheckPass, 1834)
 	p.RuleEnded("web-1", "sshd_disable_root_login", nightshift.RuleFixed)
 	p.HostDown("db-1.example.com", errors.New("dial tcp 10.0.0.9:22: connect: connection refused"))
 	p.RuleStarted("web-1", "accounts_tmout")
-	attempt(w2, "aide_build_database", 1, "fail", 2210)
+	attempt(w2, "aide_build_database", 1, nightshift.CheckFail, 2210)
 	clk.advance(100 * time.Millisecond)
 	call(w2, "aide_build_database", 2, 4410) // within the interval: no live redraw
 	clk.advance(30 * time.Second)
@@ -71,9 +71,9 @@ func night(p *Progress, clk *clock) {
 	p.RuleStarted("web-1", "grub2_password")
 	call(w1, "grub2_password", 1, 1500)
 	w1.Observe(worker.Event{Kind: worker.EventRejected, Rule: "grub2_password", Attempt: 1, ServerTokens: 16400, LocalTokens: 15200})
-	attempt(w1, "grub2_password", 1, "", 1500)
+	attempt(w1, "grub2_password", 1, nightshift.CheckNotRun, 1500)
 	clk.advance(75 * time.Second)
-	attempt(w2, "aide_build_database", 2, "pass", 4410)
+	attempt(w2, "aide_build_database", 2, nightshift.CheckPass, 4410)
 	p.RuleEnded("web-2", "aide_build_database", nightshift.RuleFixed)
 	p.RuleEnded("web-1", "grub2_password", nightshift.RuleGaveUp)
 	p.RuleStarted("web-2", "audit_rules")

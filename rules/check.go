@@ -8,68 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift"
 )
-
-// Runner runs one shell command on the target host. The worker adapts
-// package sshexec to it. Run returns an error only when the command could
-// not be run or its outcome is unknown (connection lost, context ended);
-// a command that ran and failed is reported in ExecResult.
-type Runner interface {
-	Run(ctx context.Context, command string) (ExecResult, error)
-}
-
-// RunnerFunc adapts a function to Runner.
-type RunnerFunc func(ctx context.Context, command string) (ExecResult, error)
-
-// Run calls f.
-func (f RunnerFunc) Run(ctx context.Context, command string) (ExecResult, error) {
-	return f(ctx, command)
-}
-
-// ExecResult is the outcome of a command that ran.
-type ExecResult struct {
-	// ExitCode is the exit status; meaningful when Signal is empty and
-	// TimedOut is false.
-	ExitCode int
-	// Signal is the name of the signal that ended the command ("KILL"),
-	// empty if it exited.
-	Signal string
-	// TimedOut is set when the runner stopped the command at its deadline.
-	TimedOut bool
-	// Stdout and Stderr are what the command wrote (possibly already capped
-	// by the runner).
-	Stdout, Stderr string
-}
-
-// Status is the outcome of a check.
-type Status int
-
-// Check outcomes. The zero Status is StatusUnknown, which Evaluate never
-// returns, so a zero CheckResult never reads as compliant.
-const (
-	StatusUnknown Status = iota
-	// StatusPass: the host complies (exit 0).
-	StatusPass
-	// StatusFail: the host does not comply (exit 1..125).
-	StatusFail
-	// StatusError: the check itself failed (exit 126/127 or above 128, a
-	// signal, a timeout, a runner error, a banned check command). Never a
-	// pass.
-	StatusError
-	// StatusNotApplicable: the rule does not apply to the host. Shell checks
-	// never report it; it is reserved for check kinds that can (SCAP).
-	StatusNotApplicable
-)
-
-var statusNames = [...]string{"unknown", "pass", "fail", "error", "notapplicable"}
-
-// String returns "pass", "fail", "error", "notapplicable" or "unknown".
-func (s Status) String() string {
-	if s >= 0 && int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return "status(" + strconv.Itoa(int(s)) + ")"
-}
 
 // MaxCheckOutput bounds CheckResult.Output in bytes; longer output keeps its
 // head and tail around an omission marker.
@@ -77,7 +18,10 @@ const MaxCheckOutput = 4096
 
 // CheckResult is the outcome of evaluating a check.
 type CheckResult struct {
-	Status Status
+	// Status is the check's verdict. Evaluate never returns the zero value,
+	// nightshift.CheckNotRun, so a zero CheckResult never reads as
+	// compliant.
+	Status nightshift.CheckStatus
 	// ExitCode is the check command's exit status, -1 when there is none
 	// (signal, timeout, not run).
 	ExitCode int
@@ -89,18 +33,18 @@ type CheckResult struct {
 }
 
 // Passed reports whether the check found the host compliant.
-func (r CheckResult) Passed() bool { return r.Status == StatusPass }
+func (r CheckResult) Passed() bool { return r.Status == nightshift.CheckPass }
 
 // Check decides whether a host complies with a rule. Implementations must
-// be safe for concurrent use. ShellCheck is the only kind today; an SCAP
-// (oscap) kind can be added without changing Rule.
+// be safe for concurrent use. The kinds are ShellCheck and OscapCheck.
 type Check interface {
 	// Kind names the kind of check ("shell").
 	Kind() string
 	// String describes the check for people and prompts.
 	String() string
-	// Evaluate runs the check on the target through r.
-	Evaluate(ctx context.Context, r Runner) (CheckResult, error)
+	// Evaluate runs the check on the target through r (sshexec's client,
+	// the worker's target, a simulated host).
+	Evaluate(ctx context.Context, r nightshift.Runner) (CheckResult, error)
 }
 
 // ShellCheck is a shell command run on the target: exit 0 means compliant,
@@ -118,13 +62,13 @@ func (c ShellCheck) String() string { return c.Command }
 
 // Evaluate runs the command through r and classifies the outcome. The
 // command is first matched against DefaultBanList and never run if banned
-// (StatusError, an error matching safety.ErrBanned). The returned error is non-nil
+// (nightshift.CheckError, an error matching safety.ErrBanned). The returned error is non-nil
 // only when the outcome is unknown: the command was banned, the runner
-// failed or ctx ended; the result then has StatusError and says why. Exit
-// 126/127, a signal or a timeout are StatusError with a nil error: the check
+// failed or ctx ended; the result then has nightshift.CheckError and says why. Exit
+// 126/127, a signal or a timeout are nightshift.CheckError with a nil error: the check
 // ran and is broken, which the worker reports, never as fixed.
-func (c ShellCheck) Evaluate(ctx context.Context, r Runner) (CheckResult, error) {
-	res := CheckResult{Status: StatusError, ExitCode: -1}
+func (c ShellCheck) Evaluate(ctx context.Context, r nightshift.Runner) (CheckResult, error) {
+	res := CheckResult{Status: nightshift.CheckError, ExitCode: -1}
 	if c.Command == "" {
 		res.Detail = "empty check command"
 		return res, ErrNoCheck
@@ -153,9 +97,9 @@ func (c ShellCheck) Evaluate(ctx context.Context, r Runner) (CheckResult, error)
 	case out.Signal != "":
 		res.Detail = "check killed by signal " + out.Signal
 	case code == 0:
-		res.Status, res.ExitCode, res.Detail = StatusPass, 0, "exit 0: compliant"
+		res.Status, res.ExitCode, res.Detail = nightshift.CheckPass, 0, "exit 0: compliant"
 	case code >= 1 && code <= 125:
-		res.Status, res.ExitCode, res.Detail = StatusFail, code, "exit "+strconv.Itoa(code)+": not compliant"
+		res.Status, res.ExitCode, res.Detail = nightshift.CheckFail, code, "exit "+strconv.Itoa(code)+": not compliant"
 	case code == 126:
 		res.ExitCode, res.Detail = code, "exit 126: check command not executable"
 	case code == 127:

@@ -9,15 +9,17 @@ import (
 	"syscall"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 type fakeRunner struct {
-	res   ExecResult
+	res   nightshift.Exec
 	err   error
 	calls []string
 }
 
-func (f *fakeRunner) Run(_ context.Context, cmd string) (ExecResult, error) {
+func (f *fakeRunner) Run(_ context.Context, cmd string) (nightshift.Exec, error) {
 	f.calls = append(f.calls, cmd)
 	return f.res, f.err
 }
@@ -25,25 +27,25 @@ func (f *fakeRunner) Run(_ context.Context, cmd string) (ExecResult, error) {
 func TestShellCheckClassification(t *testing.T) {
 	tests := []struct {
 		name    string
-		res     ExecResult
+		res     nightshift.Exec
 		err     error
-		status  Status
+		status  nightshift.CheckStatus
 		code    int
 		detail  string
 		wantErr bool
 	}{
-		{"exit 0", ExecResult{ExitCode: 0, Stdout: "ok\n"}, nil, StatusPass, 0, "exit 0: compliant", false},
-		{"exit 1", ExecResult{ExitCode: 1}, nil, StatusFail, 1, "exit 1: not compliant", false},
-		{"exit 125", ExecResult{ExitCode: 125}, nil, StatusFail, 125, "exit 125: not compliant", false},
-		{"exit 126", ExecResult{ExitCode: 126}, nil, StatusError, 126, "not executable", false},
-		{"exit 127", ExecResult{ExitCode: 127, Stderr: "sh: 1: aide: not found"}, nil, StatusError, 127, "not found", false},
-		{"exit 128", ExecResult{ExitCode: 128}, nil, StatusError, 128, "check error", false},
-		{"exit 137", ExecResult{ExitCode: 137}, nil, StatusError, 137, "signal 9", false},
-		{"exit 255", ExecResult{ExitCode: 255}, nil, StatusError, 255, "check error", false},
-		{"negative", ExecResult{ExitCode: -1}, nil, StatusError, -1, "check error", false},
-		{"signal", ExecResult{ExitCode: 0, Signal: "KILL"}, nil, StatusError, -1, "signal KILL", false},
-		{"timeout", ExecResult{ExitCode: 0, TimedOut: true}, nil, StatusError, -1, "timed out", false},
-		{"runner error", ExecResult{}, errors.New("connection lost"), StatusError, -1, "connection lost", true},
+		{"exit 0", nightshift.Exec{ExitCode: 0, Stdout: "ok\n"}, nil, nightshift.CheckPass, 0, "exit 0: compliant", false},
+		{"exit 1", nightshift.Exec{ExitCode: 1}, nil, nightshift.CheckFail, 1, "exit 1: not compliant", false},
+		{"exit 125", nightshift.Exec{ExitCode: 125}, nil, nightshift.CheckFail, 125, "exit 125: not compliant", false},
+		{"exit 126", nightshift.Exec{ExitCode: 126}, nil, nightshift.CheckError, 126, "not executable", false},
+		{"exit 127", nightshift.Exec{ExitCode: 127, Stderr: "sh: 1: aide: not found"}, nil, nightshift.CheckError, 127, "not found", false},
+		{"exit 128", nightshift.Exec{ExitCode: 128}, nil, nightshift.CheckError, 128, "check error", false},
+		{"exit 137", nightshift.Exec{ExitCode: 137}, nil, nightshift.CheckError, 137, "signal 9", false},
+		{"exit 255", nightshift.Exec{ExitCode: 255}, nil, nightshift.CheckError, 255, "check error", false},
+		{"negative", nightshift.Exec{ExitCode: -1}, nil, nightshift.CheckError, -1, "check error", false},
+		{"signal", nightshift.Exec{ExitCode: 0, Signal: "KILL"}, nil, nightshift.CheckError, -1, "signal KILL", false},
+		{"timeout", nightshift.Exec{ExitCode: 0, TimedOut: true}, nil, nightshift.CheckError, -1, "timed out", false},
+		{"runner error", nightshift.Exec{}, errors.New("connection lost"), nightshift.CheckError, -1, "connection lost", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +60,7 @@ func TestShellCheckClassification(t *testing.T) {
 			if got.Status != tt.status || got.ExitCode != tt.code || !strings.Contains(got.Detail, tt.detail) {
 				t.Errorf("got %+v, want status %v code %d detail ~%q", got, tt.status, tt.code, tt.detail)
 			}
-			if got.Passed() != (tt.status == StatusPass) {
+			if got.Passed() != (tt.status == nightshift.CheckPass) {
 				t.Errorf("Passed() = %v", got.Passed())
 			}
 			if len(r.calls) != 1 || r.calls[0] != "test -f /etc/x" {
@@ -72,13 +74,13 @@ func TestShellCheckRefusals(t *testing.T) {
 	r := &fakeRunner{}
 	res, err := ShellCheck{Command: "grep -q x /etc/y || sudo reboot"}.Evaluate(context.Background(), r)
 	var be *safety.BannedError
-	if !errors.As(err, &be) || !errors.Is(err, safety.ErrBanned) || res.Status != StatusError || len(r.calls) != 0 {
+	if !errors.As(err, &be) || !errors.Is(err, safety.ErrBanned) || res.Status != nightshift.CheckError || len(r.calls) != 0 {
 		t.Errorf("banned check: %+v, %v, %d calls", res, err, len(r.calls))
 	}
-	if res, err := (ShellCheck{}).Evaluate(context.Background(), r); !errors.Is(err, ErrNoCheck) || res.Status != StatusError {
+	if res, err := (ShellCheck{}).Evaluate(context.Background(), r); !errors.Is(err, ErrNoCheck) || res.Status != nightshift.CheckError {
 		t.Errorf("empty check: %+v, %v", res, err)
 	}
-	if res, err := (Rule{ID: "x"}).Evaluate(context.Background(), r); !errors.Is(err, ErrNoCheck) || res.Status != StatusError {
+	if res, err := (Rule{ID: "x"}).Evaluate(context.Background(), r); !errors.Is(err, ErrNoCheck) || res.Status != nightshift.CheckError {
 		t.Errorf("rule without check: %+v, %v", res, err)
 	}
 	if _, err := (ShellCheck{Command: "true"}).Evaluate(context.Background(), nil); err == nil {
@@ -87,7 +89,7 @@ func TestShellCheckRefusals(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err = ShellCheck{Command: "true"}.Evaluate(ctx, r)
-	if !errors.Is(err, context.Canceled) || res.Status != StatusError || len(r.calls) != 0 {
+	if !errors.Is(err, context.Canceled) || res.Status != nightshift.CheckError || len(r.calls) != 0 {
 		t.Errorf("cancelled context: %+v, %v, %d calls", res, err, len(r.calls))
 	}
 }
@@ -121,12 +123,12 @@ func TestCapOutput(t *testing.T) {
 // given to it.
 type localRunner struct{}
 
-func (localRunner) Run(ctx context.Context, command string) (ExecResult, error) {
+func (localRunner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	res := ExecResult{Stdout: out.String(), Stderr: errb.String()}
+	res := nightshift.Exec{Stdout: out.String(), Stderr: errb.String()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -148,18 +150,18 @@ func (localRunner) Run(ctx context.Context, command string) (ExecResult, error) 
 func TestShellCheckRealShell(t *testing.T) {
 	tests := []struct {
 		cmd    string
-		status Status
+		status nightshift.CheckStatus
 		code   int
 	}{
-		{"true", StatusPass, 0},
-		{"grep -q root /etc/passwd", StatusPass, 0},
-		{"grep -q no-such-user-xyz /etc/passwd", StatusFail, 1},
-		{"test -e /no/such/file", StatusFail, 1},
-		{"exit 3", StatusFail, 3},
-		{"no-such-command-xyz", StatusError, 127},
-		{"/etc/passwd", StatusError, 126},
-		{"sh -c 'kill -TERM $$'", StatusError, 143},
-		{"kill -KILL $$", StatusError, -1},
+		{"true", nightshift.CheckPass, 0},
+		{"grep -q root /etc/passwd", nightshift.CheckPass, 0},
+		{"grep -q no-such-user-xyz /etc/passwd", nightshift.CheckFail, 1},
+		{"test -e /no/such/file", nightshift.CheckFail, 1},
+		{"exit 3", nightshift.CheckFail, 3},
+		{"no-such-command-xyz", nightshift.CheckError, 127},
+		{"/etc/passwd", nightshift.CheckError, 126},
+		{"sh -c 'kill -TERM $$'", nightshift.CheckError, 143},
+		{"kill -KILL $$", nightshift.CheckError, -1},
 	}
 	for _, tt := range tests {
 		res, err := Rule{ID: "t", Check: ShellCheck{Command: tt.cmd}}.Evaluate(context.Background(), localRunner{})
@@ -169,21 +171,16 @@ func TestShellCheckRealShell(t *testing.T) {
 	}
 	// A runner stopped by the context reports an error, never a pass.
 	ctx, cancel := context.WithCancel(context.Background())
-	r := RunnerFunc(func(ctx context.Context, cmd string) (ExecResult, error) {
-		cancel()
-		return localRunner{}.Run(ctx, "sleep 30")
-	})
-	res, err := ShellCheck{Command: "sleep 30"}.Evaluate(ctx, r)
-	if !errors.Is(err, context.Canceled) || res.Status != StatusError {
+	res, err := ShellCheck{Command: "sleep 30"}.Evaluate(ctx, cancelRunner{cancel})
+	if !errors.Is(err, context.Canceled) || res.Status != nightshift.CheckError {
 		t.Errorf("cancelled run: %+v, %v", res, err)
 	}
 }
 
-func TestStatusString(t *testing.T) {
-	for s, want := range map[Status]string{StatusUnknown: "unknown", StatusPass: "pass", StatusFail: "fail",
-		StatusError: "error", StatusNotApplicable: "notapplicable", Status(42): "status(42)"} {
-		if s.String() != want {
-			t.Errorf("%d: %q, want %q", int(s), s.String(), want)
-		}
-	}
+// cancelRunner cancels the context, then runs the command locally.
+type cancelRunner struct{ cancel context.CancelFunc }
+
+func (r cancelRunner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	r.cancel()
+	return localRunner{}.Run(ctx, command)
 }

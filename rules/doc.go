@@ -34,13 +34,13 @@
 // # Checks
 //
 // A rule's check is a Check. ShellCheck is a shell command run on the
-// target through the caller's Runner: exit 0 means compliant (StatusPass),
-// 1..125 not compliant (StatusFail), and 126, 127, other codes above 125, a
-// signal or a timeout mean the check itself failed (StatusError), which is
+// target through the caller's nightshift.Runner: exit 0 means compliant (nightshift.CheckPass),
+// 1..125 not compliant (nightshift.CheckFail), and 126, 127, other codes above 125, a
+// signal or a timeout mean the check itself failed (nightshift.CheckError), which is
 // never reported as fixed. OscapCheck runs OpenSCAP on the target (`oscap
 // xccdf eval --profile P --rule R DS`) and maps the rule's XCCDF result:
-// pass, fail, notapplicable (StatusNotApplicable), error and notchecked
-// (StatusError); EvaluateMany checks several rules in one oscap run.
+// pass, fail, notapplicable (nightshift.CheckNotApplicable), error and notchecked
+// (nightshift.CheckError); EvaluateMany checks several rules in one oscap run.
 //
 // # SCAP datastreams
 //

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/nightshift-dev/nightshift/rules"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func Example() {
@@ -40,11 +42,9 @@ rules:
 		}
 	}
 
-	// Evaluate the check through a Runner (the worker adapts sshexec).
-	runner := rules.RunnerFunc(func(ctx context.Context, command string) (rules.ExecResult, error) {
-		return rules.ExecResult{ExitCode: 1}, nil // grep found no match
-	})
-	res, err := rule.Evaluate(context.Background(), runner)
+	// Evaluate the check through a nightshift.Runner (sshexec's client in
+	// production; here one whose grep finds no match).
+	res, err := rule.Evaluate(context.Background(), exitRunner{code: 1})
 	fmt.Println(res.Status, res.Detail, err)
 
 	// Validation errors name the file, line and field.
@@ -56,4 +56,14 @@ rules:
 	// banned: reboot (takes the host down)
 	// fail exit 1: not compliant <nil>
 	// typo.yaml:4: rules[0].max_attemps: unknown field (did you mean "max_attempts"?) (a rule has id, title, description, check, banned, hints, max_attempts)
+}
+
+// exitRunner answers every command with an exit code and stdout.
+type exitRunner struct {
+	code   int
+	stdout string
+}
+
+func (r exitRunner) Run(context.Context, string) (nightshift.Exec, error) {
+	return nightshift.Exec{ExitCode: r.code, Stdout: r.stdout}, nil
 }

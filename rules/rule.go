@@ -5,6 +5,8 @@ import (
 	"github.com/nightshift-dev/nightshift/safety"
 	"slices"
 	"strconv"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Rule is one compliance rule. A Rule returned by a Set is a copy; changing
@@ -46,9 +48,9 @@ func (p Position) String() string {
 
 // Evaluate runs the rule's check on the target through r. See
 // ShellCheck.Evaluate for the meaning of the result and of the error.
-func (r Rule) Evaluate(ctx context.Context, run Runner) (CheckResult, error) {
+func (r Rule) Evaluate(ctx context.Context, run nightshift.Runner) (CheckResult, error) {
 	if r.Check == nil {
-		return CheckResult{Status: StatusError, ExitCode: -1, Detail: "rule " + r.ID + " has no check"}, ErrNoCheck
+		return CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: "rule " + r.ID + " has no check"}, ErrNoCheck
 	}
 	return r.Check.Evaluate(ctx, run)
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // OscapCheck evaluates one XCCDF rule with OpenSCAP on the target:
@@ -14,11 +16,11 @@ import (
 //	oscap xccdf eval --skip-valid --progress --profile P --rule R DS
 //
 // and reads the rule's result from oscap's progress lines ("RULE:RESULT").
-// pass and fixed are StatusPass; fail is StatusFail; notapplicable is
-// StatusNotApplicable; error, unknown, notchecked, notselected and
-// informational are StatusError, with the result named in Detail — none of
+// pass and fixed are nightshift.CheckPass; fail is nightshift.CheckFail; notapplicable is
+// nightshift.CheckNotApplicable; error, unknown, notchecked, notselected and
+// informational are nightshift.CheckError, with the result named in Detail — none of
 // them ever reads as fixed. A missing result, an oscap exit status other
-// than 0 or 2, a signal or a timeout is StatusError too.
+// than 0 or 2, a signal or a timeout is nightshift.CheckError too.
 type OscapCheck struct {
 	// Datastream is the path of the source datastream on the target.
 	Datastream string
@@ -39,11 +41,11 @@ func (c OscapCheck) String() string {
 
 // Evaluate runs oscap for the rule through r. The error is non-nil only when
 // the outcome is unknown (the runner failed, ctx ended, the check is
-// incomplete); the result then has StatusError.
-func (c OscapCheck) Evaluate(ctx context.Context, r Runner) (CheckResult, error) {
+// incomplete); the result then has nightshift.CheckError.
+func (c OscapCheck) Evaluate(ctx context.Context, r nightshift.Runner) (CheckResult, error) {
 	res, err := EvaluateMany(ctx, r, []OscapCheck{c})
 	if len(res) == 0 {
-		return CheckResult{Status: StatusError, ExitCode: -1, Detail: "not run"}, err
+		return CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: "not run"}, err
 	}
 	return res[0], err
 }
@@ -52,13 +54,13 @@ func (c OscapCheck) Evaluate(ctx context.Context, r Runner) (CheckResult, error)
 // (oscap, datastream, profile), so the datastream is loaded once. Results
 // are in the order of checks. The error joins the failures of the runs
 // whose outcome is unknown; the other results are valid.
-func EvaluateMany(ctx context.Context, r Runner, checks []OscapCheck) ([]CheckResult, error) {
+func EvaluateMany(ctx context.Context, r nightshift.Runner, checks []OscapCheck) ([]CheckResult, error) {
 	results := make([]CheckResult, len(checks))
 	type key struct{ oscap, ds, profile string }
 	groups := map[key][]int{}
 	var order []key
 	for i, c := range checks {
-		results[i] = CheckResult{Status: StatusError, ExitCode: -1, Detail: "not run"}
+		results[i] = CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: "not run"}
 		if c.Datastream == "" || c.Profile == "" || c.Rule == "" {
 			results[i].Detail = "incomplete oscap check (datastream, profile and rule are required)"
 			continue
@@ -142,8 +144,8 @@ func oscapStderr(s string) string {
 	return b.String()
 }
 
-func classifyOscap(rule string, byRule map[string]string, out ExecResult, stderr string) CheckResult {
-	res := CheckResult{Status: StatusError, ExitCode: out.ExitCode}
+func classifyOscap(rule string, byRule map[string]string, out nightshift.Exec, stderr string) CheckResult {
+	res := CheckResult{Status: nightshift.CheckError, ExitCode: out.ExitCode}
 	result, found := byRule[rule]
 	if !found {
 		// oscap matches --rule exactly; a short id never appears.
@@ -170,11 +172,11 @@ func classifyOscap(rule string, byRule map[string]string, out ExecResult, stderr
 	}
 	switch result {
 	case "pass", "fixed":
-		res.Status, res.Detail = StatusPass, "oscap: "+result+": compliant"
+		res.Status, res.Detail = nightshift.CheckPass, "oscap: "+result+": compliant"
 	case "fail":
-		res.Status, res.Detail = StatusFail, "oscap: fail: not compliant"
+		res.Status, res.Detail = nightshift.CheckFail, "oscap: fail: not compliant"
 	case "notapplicable":
-		res.Status, res.Detail = StatusNotApplicable, "oscap: notapplicable: the rule does not apply to this host"
+		res.Status, res.Detail = nightshift.CheckNotApplicable, "oscap: notapplicable: the rule does not apply to this host"
 	case "notchecked":
 		res.Detail = "oscap: notchecked: the rule has no automated check"
 	case "notselected":

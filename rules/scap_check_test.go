@@ -8,17 +8,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // replay is a Runner answering every command with one real oscap run
 // captured by testdata/scap/oscap/capture.sh, and recording the commands.
 type replay struct {
-	out      ExecResult
+	out      nightshift.Exec
 	err      error
 	commands []string
 }
 
-func (r *replay) Run(_ context.Context, command string) (ExecResult, error) {
+func (r *replay) Run(_ context.Context, command string) (nightshift.Exec, error) {
 	r.commands = append(r.commands, command)
 	return r.out, r.err
 }
@@ -37,7 +39,7 @@ func captured(t *testing.T, name string) *replay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &replay{out: ExecResult{ExitCode: code, Stdout: read(".stdout"), Stderr: read(".stderr")}}
+	return &replay{out: nightshift.Exec{ExitCode: code, Stdout: read(".stdout"), Stderr: read(".stderr")}}
 }
 
 func TestOscapCheckCaptured(t *testing.T) {
@@ -45,21 +47,21 @@ func TestOscapCheckCaptured(t *testing.T) {
 	tests := []struct {
 		capture    string
 		rule       string
-		want       Status
+		want       nightshift.CheckStatus
 		wantDetail string
 		wantExit   int
 	}{
-		{"fail-many", "sshd_disable_root_login", StatusFail, "oscap: fail", 2},
-		{"fail-many", "accounts_tmout", StatusFail, "oscap: fail", 2},
-		{"fail-many", "sysctl_kernel_kptr_restrict", StatusFail, "oscap: fail", 2},
-		{"fail-many", "package_audit_installed", StatusError, "oscap reported no result for package_audit_installed", 2},
-		{"pass-and-fail", "accounts_tmout", StatusPass, "oscap: pass", 2},
-		{"pass-and-fail", "sshd_disable_root_login", StatusFail, "oscap: fail", 2},
-		{"notapplicable", "sshd_disable_root_login", StatusNotApplicable, "oscap: notapplicable", 0},
-		{"notapplicable", "accounts_tmout", StatusNotApplicable, "oscap: notapplicable", 0},
-		{"unknown-profile", "accounts_tmout", StatusError, "oscap exit 1: No profile matching", 1},
-		{"unknown-rule", "nosuchrule", StatusError, "oscap exit 1: OpenSCAP Error: Rule", 1},
-		{"missing-datastream", "accounts_tmout", StatusError, "oscap exit 1", 1},
+		{"fail-many", "sshd_disable_root_login", nightshift.CheckFail, "oscap: fail", 2},
+		{"fail-many", "accounts_tmout", nightshift.CheckFail, "oscap: fail", 2},
+		{"fail-many", "sysctl_kernel_kptr_restrict", nightshift.CheckFail, "oscap: fail", 2},
+		{"fail-many", "package_audit_installed", nightshift.CheckError, "oscap reported no result for package_audit_installed", 2},
+		{"pass-and-fail", "accounts_tmout", nightshift.CheckPass, "oscap: pass", 2},
+		{"pass-and-fail", "sshd_disable_root_login", nightshift.CheckFail, "oscap: fail", 2},
+		{"notapplicable", "sshd_disable_root_login", nightshift.CheckNotApplicable, "oscap: notapplicable", 0},
+		{"notapplicable", "accounts_tmout", nightshift.CheckNotApplicable, "oscap: notapplicable", 0},
+		{"unknown-profile", "accounts_tmout", nightshift.CheckError, "oscap exit 1: No profile matching", 1},
+		{"unknown-rule", "nosuchrule", nightshift.CheckError, "oscap exit 1: OpenSCAP Error: Rule", 1},
+		{"missing-datastream", "accounts_tmout", nightshift.CheckError, "oscap exit 1", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.capture+"/"+tt.rule, func(t *testing.T) {
@@ -72,7 +74,7 @@ func TestOscapCheckCaptured(t *testing.T) {
 			if res.Status != tt.want || !strings.HasPrefix(res.Detail, tt.wantDetail) || res.ExitCode != tt.wantExit {
 				t.Errorf("result = %s %q exit %d, want %s %q… exit %d", res.Status, res.Detail, res.ExitCode, tt.want, tt.wantDetail, tt.wantExit)
 			}
-			if res.Passed() != (tt.want == StatusPass) {
+			if res.Passed() != (tt.want == nightshift.CheckPass) {
 				t.Errorf("Passed() = %v", res.Passed())
 			}
 			if strings.Contains(res.Output, "WARNING: Skipping") {
@@ -90,22 +92,22 @@ func TestOscapCheckCaptured(t *testing.T) {
 func TestOscapResults(t *testing.T) {
 	tests := []struct {
 		result string
-		want   Status
+		want   nightshift.CheckStatus
 	}{
-		{"pass", StatusPass},
-		{"fixed", StatusPass},
-		{"fail", StatusFail},
-		{"notapplicable", StatusNotApplicable},
-		{"error", StatusError},
-		{"unknown", StatusError},
-		{"notchecked", StatusError},
-		{"notselected", StatusError},
-		{"informational", StatusError},
-		{"garbage", StatusError},
+		{"pass", nightshift.CheckPass},
+		{"fixed", nightshift.CheckPass},
+		{"fail", nightshift.CheckFail},
+		{"notapplicable", nightshift.CheckNotApplicable},
+		{"error", nightshift.CheckError},
+		{"unknown", nightshift.CheckError},
+		{"notchecked", nightshift.CheckError},
+		{"notselected", nightshift.CheckError},
+		{"informational", nightshift.CheckError},
+		{"garbage", nightshift.CheckError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.result, func(t *testing.T) {
-			r := &replay{out: ExecResult{ExitCode: 2, Stdout: rulePrefix + "a:" + tt.result + "\n"}}
+			r := &replay{out: nightshift.Exec{ExitCode: 2, Stdout: rulePrefix + "a:" + tt.result + "\n"}}
 			res, err := OscapCheck{Datastream: "ds.xml", Profile: "p", Rule: rulePrefix + "a"}.Evaluate(context.Background(), r)
 			if err != nil || res.Status != tt.want || !strings.Contains(res.Detail, tt.result) {
 				t.Errorf("%s: %s %q, %v; want %s", tt.result, res.Status, res.Detail, err, tt.want)
@@ -115,28 +117,28 @@ func TestOscapResults(t *testing.T) {
 }
 
 func TestOscapCheckFailures(t *testing.T) {
-	ok := ExecResult{Stdout: rulePrefix + "a:pass\n"}
+	ok := nightshift.Exec{Stdout: rulePrefix + "a:pass\n"}
 	tests := []struct {
 		name    string
 		check   OscapCheck
-		runner  Runner
+		runner  nightshift.Runner
 		ctx     func() context.Context
-		want    Status
+		want    nightshift.CheckStatus
 		wantErr bool
 	}{
-		{"pass", OscapCheck{Datastream: "d", Profile: "p", Rule: rulePrefix + "a"}, &replay{out: ok}, nil, StatusPass, false},
-		{"short id reported by full id", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, nil, StatusPass, false},
-		{"timeout", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ExecResult{TimedOut: true, Stdout: ok.Stdout}}, nil, StatusError, false},
-		{"signal", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ExecResult{Signal: "KILL", Stdout: ok.Stdout}}, nil, StatusError, false},
-		{"not installed", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ExecResult{ExitCode: 127, Stderr: "sh: oscap: not found"}}, nil, StatusError, false},
-		{"runner error", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{err: errors.New("connection lost")}, nil, StatusError, true},
-		{"nil runner", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, nil, nil, StatusError, true},
-		{"incomplete", OscapCheck{Profile: "p", Rule: "a"}, &replay{out: ok}, nil, StatusError, true},
+		{"pass", OscapCheck{Datastream: "d", Profile: "p", Rule: rulePrefix + "a"}, &replay{out: ok}, nil, nightshift.CheckPass, false},
+		{"short id reported by full id", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, nil, nightshift.CheckPass, false},
+		{"timeout", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{TimedOut: true, Stdout: ok.Stdout}}, nil, nightshift.CheckError, false},
+		{"signal", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{Signal: "KILL", Stdout: ok.Stdout}}, nil, nightshift.CheckError, false},
+		{"not installed", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{ExitCode: 127, Stderr: "sh: oscap: not found"}}, nil, nightshift.CheckError, false},
+		{"runner error", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{err: errors.New("connection lost")}, nil, nightshift.CheckError, true},
+		{"nil runner", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, nil, nil, nightshift.CheckError, true},
+		{"incomplete", OscapCheck{Profile: "p", Rule: "a"}, &replay{out: ok}, nil, nightshift.CheckError, true},
 		{"cancelled", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, func() context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			return ctx
-		}, StatusError, true},
+		}, nightshift.CheckError, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,7 +173,7 @@ func TestEvaluateManyOneRunPerProfile(t *testing.T) {
 		t.Errorf("first run names %d rules, want 2: %s", got, r.commands[0])
 	}
 	for i, c := range checks {
-		if res[i].Status != StatusFail {
+		if res[i].Status != nightshift.CheckFail {
 			t.Errorf("%s: %s %q", c.Rule, res[i].Status, res[i].Detail)
 		}
 	}

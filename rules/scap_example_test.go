@@ -28,9 +28,7 @@ func ExampleDatastream_Set() {
 
 	// The check runs oscap on the target; here a runner answers as oscap
 	// does for a host without TMOUT.
-	target := rules.RunnerFunc(func(ctx context.Context, command string) (rules.ExecResult, error) {
-		return rules.ExecResult{ExitCode: 2, Stdout: "xccdf_org.ssgproject.content_rule_accounts_tmout:fail\n"}, nil
-	})
+	target := exitRunner{code: 2, stdout: "xccdf_org.ssgproject.content_rule_accounts_tmout:fail\n"}
 	res, _ := rule.Evaluate(context.Background(), target)
 	fmt.Println(rule.Check.Kind(), res.Status, res.Detail)
 	// Output:

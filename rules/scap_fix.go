@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // ErrFixScript: the output of `oscap xccdf generate fix` could not be read.
@@ -28,7 +30,7 @@ const OscapTestResultPrefix = "xccdf_org.open-scap_testresult_"
 // generator's progress line; rules that passed, do not apply or ship no
 // bash fix have no entry. Fix scripts can exit 0 while failing: only a
 // re-check tells whether one worked.
-func OscapFixes(ctx context.Context, r Runner, datastream, profile string, ruleIDs []string) (map[string]string, error) {
+func OscapFixes(ctx context.Context, r nightshift.Runner, datastream, profile string, ruleIDs []string) (map[string]string, error) {
 	if r == nil {
 		return nil, errors.New("rules: generate oscap fixes: nil runner")
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // TestParseFixScriptCaptured reads the script OpenSCAP 1.3.7 generated on
@@ -119,20 +121,20 @@ func TestOscapFixes(t *testing.T) {
 	ok := captured(t, "generate-fix")
 	tests := []struct {
 		name    string
-		runner  Runner
+		runner  nightshift.Runner
 		ds      string
 		rules   []string
 		want    int
 		wantErr string
 	}{
 		{"captured", ok, "/ds.xml", []string{"sshd_disable_root_login"}, 2, ""},
-		{"oscap failed", &replay{out: ExecResult{ExitCode: 1, Stderr: "WARNING: Skipping x\nOpenSCAP Error: Unable to open file\n"}}, "/ds.xml", []string{"a"}, 0, "exit 1: OpenSCAP Error: Unable to open file"},
-		{"timed out", &replay{out: ExecResult{ExitCode: -1, TimedOut: true}}, "/ds.xml", []string{"a"}, 0, "exit -1"},
+		{"oscap failed", &replay{out: nightshift.Exec{ExitCode: 1, Stderr: "WARNING: Skipping x\nOpenSCAP Error: Unable to open file\n"}}, "/ds.xml", []string{"a"}, 0, "exit 1: OpenSCAP Error: Unable to open file"},
+		{"timed out", &replay{out: nightshift.Exec{ExitCode: -1, TimedOut: true}}, "/ds.xml", []string{"a"}, 0, "exit -1"},
 		{"runner error", &replay{err: errors.New("connection lost")}, "/ds.xml", []string{"a"}, 0, "connection lost"},
 		{"nil runner", nil, "/ds.xml", []string{"a"}, 0, "nil runner"},
 		{"no rules", ok, "/ds.xml", nil, 0, "required"},
 		{"no datastream", ok, "", []string{"a"}, 0, "required"},
-		{"bad script", &replay{out: ExecResult{Stdout: "# BEGIN fix (1 / 1) for 'a'\n"}}, "/ds.xml", []string{"a"}, 0, "does not end"},
+		{"bad script", &replay{out: nightshift.Exec{Stdout: "# BEGIN fix (1 / 1) for 'a'\n"}}, "/ds.xml", []string{"a"}, 0, "does not end"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

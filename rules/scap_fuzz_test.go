@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // FuzzParseDatastream: any input yields a Datastream or an error, never a
@@ -43,7 +45,7 @@ func FuzzOscapOutput(f *testing.F) {
 	f.Add("xccdf_a_rule_x:fail\n", "WARNING: Skipping x\n", 2)
 	f.Add("xccdf_a_rule_x:pass\nxccdf_a_rule_x:error\n", "", 1)
 	f.Fuzz(func(t *testing.T, stdout, stderr string, code int) {
-		r := &replay{out: ExecResult{ExitCode: code, Stdout: stdout, Stderr: stderr}}
+		r := &replay{out: nightshift.Exec{ExitCode: code, Stdout: stdout, Stderr: stderr}}
 		res, err := OscapCheck{Datastream: "d", Profile: "p", Rule: "xccdf_a_rule_x"}.Evaluate(context.Background(), r)
 		if err != nil {
 			t.Fatal(err)

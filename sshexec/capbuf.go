@@ -72,6 +72,6 @@ func (b *capBuffer) result() (string, int64) {
 	return string(out), cut
 }
 
-// CutMarker is the line Run puts in Result.Stdout or Result.Stderr where
+// CutMarker is the line Run puts in Exec.Stdout or Exec.Stderr where
 // bytes were cut, formatted with the count.
 const CutMarker = "\n[sshexec: %d bytes cut]\n"

@@ -90,7 +90,7 @@ type Config struct {
 	// authentication. Default: 15s.
 	DialTimeout time.Duration
 	// CommandTimeout bounds each Run; on expiry the command is signalled
-	// and Result.TimedOut is set. Default: 10m; negative means no limit
+	// and Exec.TimedOut is set. Default: 10m; negative means no limit
 	// other than the context's.
 	CommandTimeout time.Duration
 	// KillGrace is how long a timed-out or cancelled command has between

@@ -18,13 +18,14 @@
 // Config.AcceptNewHostKey, and never replaces a changed key; verification is
 // skipped only with Config.InsecureSkipHostKeyVerification.
 //
-// [Client.Run] runs one command and returns a [Result]: stdout and stderr
+// [Client.Run] runs one command and returns a [nightshift.Exec]
+// (the client is a [nightshift.Runner]): stdout and stderr
 // separately, each capped (default 1 MiB, keeping head and tail, with the
 // number of bytes cut), the exit code or signal, and the duration. A
 // non-zero exit is a result, not an error. Each command has a timeout
 // (Config.CommandTimeout) and obeys its context: on either, the remote
 // command's process group is sent SIGTERM, then SIGKILL after
-// Config.KillGrace, its session is closed, and the Result says it timed out
+// Config.KillGrace, its session is closed, and the Exec says it timed out
 // (or was cancelled).
 //
 // Signalling works for every login user, root included: OpenSSH's sshd

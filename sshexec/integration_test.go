@@ -22,6 +22,8 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 func startTarget(t testing.TB, opts sshtarget.Options) *sshtarget.Target {
@@ -90,15 +92,15 @@ func TestOpenSSHRun(t *testing.T) {
 	tests := []struct {
 		name string
 		cmd  string
-		want Result
+		want nightshift.Exec
 	}{
-		{"stdout and stderr apart", "echo out; echo err >&2", Result{Stdout: "out\n", Stderr: "err\n"}},
-		{"exit code", "echo failing >&2; exit 3", Result{Stderr: "failing\n", ExitCode: 3}},
-		{"killed by signal", "kill -9 $$", Result{ExitCode: 137, Signal: "KILL"}},
-		{"closes stdout early", "exec 1>&-; echo after >&2; exit 4", Result{Stderr: "after\n", ExitCode: 4}},
-		{"pipeline head", "yes | head -c 6", Result{Stdout: "y\ny\ny\n"}},
-		{"quoting", `printf '%s|' "a b" 'c'\''d'`, Result{Stdout: "a b|c'd|"}},
-		{"writes only under TempDir", "cd " + dir + " && echo x > f && cat f", Result{Stdout: "x\n"}},
+		{"stdout and stderr apart", "echo out; echo err >&2", nightshift.Exec{Stdout: "out\n", Stderr: "err\n"}},
+		{"exit code", "echo failing >&2; exit 3", nightshift.Exec{Stderr: "failing\n", ExitCode: 3}},
+		{"killed by signal", "kill -9 $$", nightshift.Exec{ExitCode: 137, Signal: "KILL"}},
+		{"closes stdout early", "exec 1>&-; echo after >&2; exit 4", nightshift.Exec{Stderr: "after\n", ExitCode: 4}},
+		{"pipeline head", "yes | head -c 6", nightshift.Exec{Stdout: "y\ny\ny\n"}},
+		{"quoting", `printf '%s|' "a b" 'c'\''d'`, nightshift.Exec{Stdout: "a b|c'd|"}},
+		{"writes only under TempDir", "cd " + dir + " && echo x > f && cat f", nightshift.Exec{Stdout: "x\n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,55 +9,37 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
-// Result is what a command did. A non-zero exit, a signal and a timeout are
-// results, not errors.
-type Result struct {
-	// Stdout and Stderr are the captured streams, each capped at
-	// Config.OutputCap bytes: the first and the last half are kept and the
-	// cut is marked in place by a CutMarker line.
-	Stdout, Stderr string
-	// StdoutCut and StderrCut count the bytes dropped from each stream.
-	StdoutCut, StderrCut int64
-	// ExitCode is the command's exit status; 128+N when signal N killed it
-	// (as shells report); -1 when unknown (timed out or cancelled before
-	// the server reported one, or connection lost).
-	ExitCode int
-	// Signal names the signal that killed the command ("TERM", "KILL"…),
-	// or "".
-	Signal string
-	// Duration runs from sending the command to its end (or to giving up
-	// on it).
-	Duration time.Duration
-	// TimedOut is set when Config.CommandTimeout or the context's deadline
-	// expired; the command was then signalled (TERM, then KILL after
-	// Config.KillGrace) and its session closed.
-	TimedOut bool
-	// Canceled is set when the context was cancelled, with the same
-	// signalling.
-	Canceled bool
-}
-
-// OK reports a clean exit with status 0.
-func (r Result) OK() bool { return r.ExitCode == 0 && !r.TimedOut && !r.Canceled }
+// The client is a [nightshift.Runner]: Run returns the module's one command
+// result, [nightshift.Exec]. Each stream is capped at Config.OutputCap bytes
+// (the first and the last half are kept and the cut is marked in place by a
+// CutMarker line; StdoutCut and StderrCut count the bytes dropped); ExitCode
+// is -1 when unknown (timed out or cancelled before the server reported one,
+// or connection lost); TimedOut is set when Config.CommandTimeout or the
+// context's deadline expired, Canceled when the context was cancelled (the
+// command was then signalled, TERM then KILL after Config.KillGrace, and its
+// session closed).
+var _ nightshift.Runner = (*Client)(nil)
 
 var errCommandTimeout = errors.New("command timeout")
 
 // Run runs command on the host through the user's login shell (as ssh(1)
 // does), with Sudo applied, and waits for it.
 //
-// A non-zero exit or a signal is reported in the Result with a nil error.
+// A non-zero exit or a signal is reported in the Exec with a nil error.
 // When Config.CommandTimeout expires, the command is signalled, its session
-// closed, and Result.TimedOut set, with a nil error. When ctx ends, the same
+// closed, and Exec.TimedOut set, with a nil error. When ctx ends, the same
 // happens and the error wraps ctx.Err().
 //
 // Errors are *OpError. If the connection cannot be used before the command
 // is sent, Run redials once with backoff. If it drops after the command was
-// sent, Run returns the partial Result with an error wrapping
+// sent, Run returns the partial Exec with an error wrapping
 // ErrOutcomeUnknown and never re-runs the command; the next Run redials.
-func (c *Client) Run(ctx context.Context, command string) (Result, error) {
-	res := Result{ExitCode: -1}
+func (c *Client) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	res := nightshift.Exec{ExitCode: -1}
 	if command == "" || strings.ContainsRune(command, 0) {
 		return res, &OpError{Host: c.addr, Op: OpSession, Err: errors.New("command is empty or contains a NUL byte")}
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test to share.
@@ -119,13 +121,13 @@ func TestRunResults(t *testing.T) {
 
 	tests := []struct {
 		cmd  string
-		want Result
+		want nightshift.Exec
 	}{
-		{"greet", Result{Stdout: "hello\n", Stderr: "warning\n", ExitCode: 0}},
-		{"fail", Result{Stderr: "no such rule\n", ExitCode: 3}},
-		{"crash", Result{ExitCode: 128 + 11, Signal: "SEGV"}},
-		{"quiet", Result{ExitCode: 0}},
-		{"missing", Result{Stderr: "sh: command not found\n", ExitCode: 127}},
+		{"greet", nightshift.Exec{Stdout: "hello\n", Stderr: "warning\n", ExitCode: 0}},
+		{"fail", nightshift.Exec{Stderr: "no such rule\n", ExitCode: 3}},
+		{"crash", nightshift.Exec{ExitCode: 128 + 11, Signal: "SEGV"}},
+		{"quiet", nightshift.Exec{ExitCode: 0}},
+		{"missing", nightshift.Exec{Stderr: "sh: command not found\n", ExitCode: 127}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cmd, func(t *testing.T) {
@@ -140,8 +142,8 @@ func TestRunResults(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("Run(%q) = %+v, want %+v", tc.cmd, got, tc.want)
 			}
-			if got.OK() != (tc.want.ExitCode == 0) {
-				t.Errorf("OK() = %v", got.OK())
+			if got.Exited() != (tc.want.Signal == "") {
+				t.Errorf("Exited() = %v", got.Exited())
 			}
 		})
 	}

@@ -1,11 +1,9 @@
 package worker
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/nightshift-dev/nightshift/memory"
-	"github.com/nightshift-dev/nightshift/rules"
 )
 
 // memLogger logs the memory's events with slog.
@@ -27,12 +25,4 @@ func (l memLogger) Observe(e memory.Event) {
 	if l.next != nil {
 		l.next.Observe(e)
 	}
-}
-
-// runnerAdapter lets rules evaluate checks through the worker's Target.
-type runnerAdapter struct{ t Target }
-
-func (a runnerAdapter) Run(ctx context.Context, command string) (rules.ExecResult, error) {
-	ex, err := a.t.Run(ctx, command)
-	return rules.ExecResult{ExitCode: ex.ExitCode, Signal: ex.Signal, TimedOut: ex.TimedOut, Stdout: ex.Stdout, Stderr: ex.Stderr}, err
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // instantModel answers at once with one ssh_apply call that varies per
@@ -37,12 +39,12 @@ type instantTarget struct {
 	n    int
 }
 
-func (t *instantTarget) Run(_ context.Context, command string) (worker.Exec, error) {
+func (t *instantTarget) Run(_ context.Context, command string) (nightshift.Exec, error) {
 	t.n++
 	if len(command) > 4 && command[:4] == "test" { // the rule's check
-		return worker.Exec{ExitCode: 1}, nil
+		return nightshift.Exec{ExitCode: 1}, nil
 	}
-	return worker.Exec{Stdout: t.outs[t.n%len(t.outs)], Stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)\n", ExitCode: 100}, nil
+	return nightshift.Exec{Stdout: t.outs[t.n%len(t.outs)], Stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)\n", ExitCode: 100}, nil
 }
 
 type attemptClock struct {

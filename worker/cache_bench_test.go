@@ -20,6 +20,8 @@ import (
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 var (
@@ -38,16 +40,16 @@ type shortOutputs struct {
 	large bool
 }
 
-func (s shortOutputs) Run(_ context.Context, command string) (worker.Exec, error) {
+func (s shortOutputs) Run(_ context.Context, command string) (nightshift.Exec, error) {
 	if strings.HasPrefix(command, "test ") {
-		return worker.Exec{ExitCode: 1}, nil
+		return nightshift.Exec{ExitCode: 1}, nil
 	}
 	h := fnv.New32a()
 	h.Write([]byte(command))
 	v := h.Sum32()
 	want := 50 + int(v%151)
 	if s.large {
-		return worker.Exec{Stdout: s.outs[int(v/151)%len(s.outs)], ExitCode: 1}, nil
+		return nightshift.Exec{Stdout: s.outs[int(v/151)%len(s.outs)], ExitCode: 1}, nil
 	}
 	lines := strings.SplitAfter(s.outs[int(v/151)%len(s.outs)], "\n")
 	var b strings.Builder
@@ -57,7 +59,7 @@ func (s shortOutputs) Run(_ context.Context, command string) (worker.Exec, error
 		}
 		b.WriteString(l)
 	}
-	return worker.Exec{Stdout: b.String(), ExitCode: 1}, nil
+	return nightshift.Exec{Stdout: b.String(), ExitCode: 1}, nil
 }
 
 // variedPolicy proposes a different plausible command at every attempt.

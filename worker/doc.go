@@ -2,7 +2,8 @@
 // on one host with a model served by an OpenAI-compatible server (vLLM).
 //
 // Fix checks the rule first (a compliant rule costs no model call), probes the
-// host once (os-release, package manager, init system), assembles the
+// host once per Worker (os-release, package manager, init system; through
+// Config.Probe, reported as EventProbe), assembles the
 // instruction and then makes attempts. The instruction is two messages: a
 // system message the same for every rule and host of a run — the worker's
 // instructions and the global ban list, followed in the chat template by
@@ -40,6 +41,6 @@
 // A Worker may fix several rules one after another or concurrently; each
 // Fix call has its own memory, and the host is probed once for all of them
 // (concurrent calls wait for the one probe). If Fix is called concurrently,
-// the Target must allow concurrent Run calls, and the Observer, the
-// MemoryObserver and the Lessons source concurrent calls.
+// the Target must allow concurrent Run calls (the Probe runs once), and the
+// Observer, the MemoryObserver and the Lessons source concurrent calls.
 package worker

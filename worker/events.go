@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/budget"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // EventKind names a worker event.
@@ -13,6 +15,10 @@ type EventKind string
 const (
 	EventRuleStart EventKind = "rule_start" // a rule begins
 	EventCheck     EventKind = "check"      // the rule's check ran (before the first attempt, or after a command)
+	// EventProbe: the read-only host probe ran (once per Worker, before
+	// its first attempt), with its Command and Exec, and the Facts it
+	// found, or the Error that stopped it.
+	EventProbe     EventKind = "probe"
 	EventModelCall EventKind = "model_call" // a model call with its budget breakdown
 	// EventModelUsage follows each answered model call with the server's
 	// usage: its prompt tokens and how many of them its prefix cache served.
@@ -42,17 +48,25 @@ type Event struct {
 	UsagePrompt  int `json:"usage_prompt_tokens,omitempty"`
 	CachedTokens int `json:"cached_tokens,omitempty"`
 
-	// EventCommand
-	Command  string `json:"command,omitempty"`
-	Action   string `json:"action,omitempty"` // ran, blocked, refused, malformed, timed_out, unknown, give_up
-	ExitCode *int   `json:"exit_code,omitempty"`
-	Detail   string `json:"detail,omitempty"`
+	// EventCommand (and EventProbe: Command). Action is what became of
+	// the command; on EventAttempt, ActionGiveUp when the model gave up in
+	// the attempt.
+	Command  string            `json:"command,omitempty"`
+	Action   nightshift.Action `json:"action,omitempty"`
+	ExitCode *int              `json:"exit_code,omitempty"`
+	Detail   string            `json:"detail,omitempty"`
 	// Classes are the error classes distill.ClassifyError found in the
 	// output of a command that ran (or timed out, or was lost).
 	Classes []string `json:"classes,omitempty"`
 
-	// EventCheck and EventAttempt
-	Check string `json:"check,omitempty"` // pass, fail, error, notapplicable
+	// EventCheck and EventAttempt: the check's status; on EventAttempt the
+	// re-check after its commands, CheckNotRun when none ran or the model
+	// gave up.
+	Check nightshift.CheckStatus `json:"check,omitempty"`
+
+	// EventProbe: what the probe command produced (nil when the runner
+	// failed: Error says why).
+	Exec *nightshift.Exec `json:"exec,omitempty"`
 
 	// EventAttempt: the prompt's tokens and the limit
 	PromptTokens int `json:"prompt_tokens,omitempty"`
@@ -71,8 +85,8 @@ type Event struct {
 
 	// EventRuleEnd
 	Outcome *Outcome `json:"outcome,omitempty"`
-	// Facts are the host facts the probe found (EventRuleEnd; nil when the
-	// rule ended before the probe).
+	// Facts are the host facts the probe found (EventProbe, and
+	// EventRuleEnd; nil when the rule ended before the probe).
 	Facts *HostFacts `json:"facts,omitempty"`
 
 	Error string `json:"error,omitempty"`

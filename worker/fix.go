@@ -55,20 +55,24 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	if err != nil {
 		return out, fmt.Errorf("rule %s: check: %w", r.ID, err)
 	}
-	w.emit(Event{Kind: EventCheck, Rule: r.ID, Check: res.Status.String()})
+	w.emit(Event{Kind: EventCheck, Rule: r.ID, Check: res.Status})
 	switch res.Status {
-	case rules.StatusPass:
+	case nightshift.CheckPass:
 		out.Status = nightshift.RuleCompliant
 		return out, nil
-	case rules.StatusNotApplicable:
+	case nightshift.CheckNotApplicable:
 		out.Status, out.Reason = nightshift.RuleNotApplicable, res.Detail
 		return out, nil
-	case rules.StatusError:
+	case nightshift.CheckError:
 		out.Status, out.Reason = nightshift.RuleCheckError, res.Detail
 		return out, nil
+	case nightshift.CheckFail, nightshift.CheckNotRun:
+		// Not compliant: work on it. (A check never returns CheckNotRun.)
+	default:
+		return out, fmt.Errorf("rule %s: check: unexpected status %s", r.ID, res.Status)
 	}
 
-	facts, err = w.probe(ctx)
+	facts, err = w.probe(ctx, r.ID)
 	if err != nil {
 		return out, fmt.Errorf("rule %s: %w", r.ID, err)
 	}
@@ -105,18 +109,22 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		if err != nil {
 			return out, err
 		}
-		status, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
-		w.emit(Event{Kind: EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit(),
-			UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
+		status, gaveUp, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
+		end := Event{Kind: EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit(),
+			UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)}
+		if gaveUp {
+			end.Action = nightshift.ActionGiveUp
+		}
+		w.emit(end)
 		if err != nil {
 			return out, err
 		}
-		switch status {
-		case "pass":
-			out.Status = nightshift.RuleFixed
-			return out, nil
-		case "give_up":
+		switch {
+		case gaveUp:
 			out.Status = nightshift.RuleGaveUp
+			return out, nil
+		case status == nightshift.CheckPass:
+			out.Status = nightshift.RuleFixed
 			return out, nil
 		}
 	}
@@ -217,87 +225,87 @@ func cachedTokens(u openai.Usage) int {
 }
 
 // act records the model's message, carries out its tool calls and runs the
-// check. It returns "pass", "fail", "error", "give_up" or "" (nothing ran).
+// check. It returns the re-check's status (CheckNotRun when nothing ran or
+// the model gave up) and whether the model gave up.
 func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, attempt int, mem *memory.Memory,
-	msg openai.ChatCompletionMessage, out *Outcome) (string, error) {
+	msg openai.ChatCompletionMessage, out *Outcome) (nightshift.CheckStatus, bool, error) {
 	mem.AddAssistant(msg)
 	calls := parseCalls(msg)
 	if len(calls) == 0 {
 		text := fmt.Sprintf("Malformed reply: %v. Reply with exactly one ssh_apply or give_up tool call.", ErrNoToolCall)
-		w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "malformed", Detail: ErrNoToolCall.Error()})
+		w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: ErrNoToolCall.Error()})
 		if err := mem.AddFeedback(memory.FeedbackMalformed, text); err != nil {
-			return "", err
+			return nightshift.CheckNotRun, false, err
 		}
-		return "", mem.AddFeedback(memory.FeedbackCheck, fmt.Sprintf("Nothing ran in attempt %d; the rule still fails.\n%s", attempt, nextAttempt(attempt)))
+		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck, fmt.Sprintf("Nothing ran in attempt %d; the rule still fails.\n%s", attempt, nextAttempt(attempt)))
 	}
 	ran, gaveUp := false, false
 	for _, c := range calls {
 		switch {
 		case c.err != nil:
-			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "malformed", Detail: c.err.Error()})
+			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
 			if err := mem.AddToolResult(c.id, "error: malformed call: "+c.err.Error(),
-				distill.Step{Tool: c.name, Action: distill.Rejected, Note: c.err.Error()}); err != nil {
-				return "", err
+				distill.Step{Tool: c.name, Action: nightshift.ActionMalformed, Note: c.err.Error()}); err != nil {
+				return nightshift.CheckNotRun, false, err
 			}
 			if err := mem.AddFeedback(memory.FeedbackMalformed, "Malformed tool call: "+c.err.Error()+". Nothing was run."); err != nil {
-				return "", err
+				return nightshift.CheckNotRun, false, err
 			}
 		case c.name == ToolGiveUp:
 			gaveUp = true
 			out.Reason = c.reason
-			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: "give_up", Detail: c.reason})
-			if err := mem.AddToolResult(c.id, "Understood: the worker stops working on this rule.", distill.Step{Tool: c.name, Action: distill.Ran, Reason: c.reason}); err != nil {
-				return "", err
+			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionGiveUp, Detail: c.reason})
+			if err := mem.AddToolResult(c.id, "Understood: the worker stops working on this rule.", distill.Step{Tool: c.name, Action: nightshift.ActionGiveUp, Reason: c.reason}); err != nil {
+				return nightshift.CheckNotRun, false, err
 			}
 			if err := mem.SetGaveUp(); err != nil {
-				return "", err
+				return nightshift.CheckNotRun, false, err
 			}
 		default:
 			did, err := w.apply(ctx, r.ID, bans, attempt, mem, c, out)
 			if err != nil {
-				return "", err
+				return nightshift.CheckNotRun, gaveUp, err
 			}
 			ran = ran || did
 		}
 	}
 	if gaveUp {
-		return "give_up", nil
+		return nightshift.CheckNotRun, true, nil
 	}
 	if !ran {
-		return "", mem.AddFeedback(memory.FeedbackCheck,
+		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck,
 			fmt.Sprintf("No command ran in attempt %d, so the check was not re-run: the rule still fails.\n%s", attempt, nextAttempt(attempt)))
 	}
 	res, err := w.check(ctx, r)
 	if err != nil {
-		return "", fmt.Errorf("rule %s attempt %d: check: %w", r.ID, attempt, err)
+		return nightshift.CheckNotRun, false, fmt.Errorf("rule %s attempt %d: check: %w", r.ID, attempt, err)
 	}
-	status := res.Status.String()
+	status := res.Status
 	w.emit(Event{Kind: EventCheck, Rule: r.ID, Attempt: attempt, Check: status})
-	check := distill.Failed
 	var text string
-	switch res.Status {
-	case rules.StatusPass:
-		check = distill.Passed
+	switch status {
+	case nightshift.CheckPass:
 		text = fmt.Sprintf("Re-check after attempt %d: PASS. The rule is compliant.", attempt)
-	case rules.StatusFail:
+	case nightshift.CheckFail:
 		text = fmt.Sprintf("Re-check after attempt %d: FAIL (exit %d). The host is still not compliant.", attempt, res.ExitCode)
-	default:
-		check = distill.Error
+	case nightshift.CheckError, nightshift.CheckNotApplicable, nightshift.CheckNotRun:
 		text = fmt.Sprintf("Re-check after attempt %d: %s: %s", attempt, status, res.Detail)
+	default:
+		return status, false, fmt.Errorf("rule %s attempt %d: check: unexpected status %s", r.ID, attempt, status)
 	}
-	if res.Output != "" && res.Status != rules.StatusPass {
+	if res.Output != "" && status != nightshift.CheckPass {
 		text += "\nCheck output:\n" + abbreviate(res.Output, 2000)
 	}
-	if res.Status != rules.StatusPass {
+	if status != nightshift.CheckPass {
 		text += "\n" + nextAttempt(attempt)
 	}
-	if err := mem.SetCheck(check); err != nil {
-		return "", err
+	if err := mem.SetCheck(status); err != nil {
+		return nightshift.CheckNotRun, false, err
 	}
 	if err := mem.AddFeedback(memory.FeedbackCheck, text); err != nil {
-		return "", err
+		return status, false, err
 	}
-	return status, nil
+	return status, false, nil
 }
 
 // apply runs one ssh_apply call unless the ban list or the repeat rule stops
@@ -306,10 +314,10 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	if ban, hit := bans.Match(c.command); hit {
 		out.Blocked++
 		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)
-		w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: "blocked", Detail: ban.Pattern})
+		w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
 		w.log().Warn("command blocked", "rule", rule, "attempt", attempt, "pattern", ban.Pattern)
 		if err := mem.AddToolResult(c.id, "BLOCKED: the command was not run: "+note+".",
-			distill.Step{Tool: c.name, Command: c.command, Action: distill.Blocked, Note: ban.Pattern}); err != nil {
+			distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionBlocked, Note: ban.Pattern}); err != nil {
 			return false, err
 		}
 		return false, mem.AddFeedback(memory.FeedbackBlocked,
@@ -317,10 +325,10 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	}
 	if e, ok := mem.Ledger().Lookup(c.command); ok && e.Failed > 0 && !e.Fixed {
 		if w.cfg.RefuseRepeats > 0 && e.Tries >= w.cfg.RefuseRepeats {
-			w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: "refused",
+			w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionRefused,
 				Detail: fmt.Sprintf("failed %d times before", e.Failed)})
 			if err := mem.AddToolResult(c.id, fmt.Sprintf("REFUSED: this exact command was already tried %d times and failed; it was not run again.", e.Tries),
-				distill.Step{Tool: c.name, Command: c.command, Action: distill.Blocked, Note: "repeat of a failed command"}); err != nil {
+				distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionRefused, Note: "repeat of a failed command"}); err != nil {
 				return false, err
 			}
 			return false, mem.AddFeedback(memory.FeedbackRepeat,
@@ -340,13 +348,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	if err == nil && !ex.TimedOut {
 		code = &ex.ExitCode
 	}
-	action := "ran"
-	switch {
-	case err != nil:
-		action = "unknown"
-	case ex.TimedOut:
-		action = "timed_out"
-	}
+	action := nightshift.ActionOf(ex, err)
 	w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code,
 		Classes: classes(ex, err), Error: errString(err)})
 	if err := mem.AddToolResult(c.id, formatExec(ex, err), stepOf(c, ex, err)); err != nil {
@@ -375,7 +377,7 @@ func (w *Worker) stopped() bool {
 // the first prompt, with no model call and no command but the check and the
 // host probe.
 type Plan struct {
-	Check        string
+	Check        nightshift.CheckStatus
 	PromptTokens int
 	Limit        int
 	// Instruction is the system message followed by the task message.
@@ -389,7 +391,7 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 	if err != nil {
 		return Plan{}, fmt.Errorf("rule %s: check: %w", r.ID, err)
 	}
-	facts, err := w.probe(ctx)
+	facts, err := w.probe(ctx, r.ID)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -411,7 +413,7 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	return Plan{Check: res.Status.String(), PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Budget.PromptLimit(), Instruction: system + taskMsg}, nil
+	return Plan{Check: res.Status, PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Budget.PromptLimit(), Instruction: system + taskMsg}, nil
 }
 
 // nextAttempt is the line that tells the model (and the simulator) which

@@ -26,6 +26,8 @@ import (
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 var (
@@ -180,7 +182,7 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, sshAdapter{e.ssh}},
+		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
 		Counter: o.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
 	})
@@ -193,30 +195,22 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 // ran is one command run on the target and its result.
 type ran struct {
 	command string
-	exec    worker.Exec
+	exec    nightshift.Exec
 }
 
 // recordingTarget records every command and result on their way back to
 // the worker: what the target really printed, to compare prompts with.
 type recordingTarget struct {
 	e     *env
-	inner worker.Target
+	inner nightshift.Runner
 }
 
-func (r recordingTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+func (r recordingTarget) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	ex, err := r.inner.Run(ctx, command)
 	r.e.mu.Lock()
 	r.e.runs = append(r.e.runs, ran{command, ex})
 	r.e.mu.Unlock()
 	return ex, err
-}
-
-type sshAdapter struct{ c *sshexec.Client }
-
-func (a sshAdapter) Run(ctx context.Context, command string) (worker.Exec, error) {
-	r, err := a.c.Run(ctx, command)
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
 }
 
 // rule writes a rules file in the test's directory and loads one rule from it.

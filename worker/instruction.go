@@ -24,17 +24,19 @@ const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unk
 	`for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then echo "pkg=$p"; break; fi; done; ` +
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
-// probe learns the host facts once per Worker. Concurrent callers wait for
-// the one probe under way; a failed probe is not remembered, the next caller
-// probes again. The facts returned are shared and must not be modified.
-func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
+// probe learns the host facts once per Worker, through Config.Probe, and
+// reports the probe with EventProbe. Concurrent callers wait for the one
+// probe under way; a failed probe is not remembered, the next caller probes
+// again. The facts returned are shared and must not be modified.
+func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
 	w.probeMu.Lock()
 	defer w.probeMu.Unlock()
 	if w.facts != nil {
 		return w.facts, nil
 	}
-	ex, err := w.cfg.Target.Run(ctx, ProbeCommand)
+	ex, err := w.cfg.Probe.Run(ctx, ProbeCommand)
 	if err != nil {
+		w.emit(Event{Kind: EventProbe, Rule: rule, Command: ProbeCommand, Error: err.Error()})
 		return nil, fmt.Errorf("probe host: %w", err)
 	}
 	f := &HostFacts{OS: "unknown", PackageManager: "unknown", Init: "unknown"}
@@ -54,6 +56,8 @@ func (w *Worker) probe(ctx context.Context) (*HostFacts, error) {
 		}
 	}
 	w.facts = f
+	facts := *f
+	w.emit(Event{Kind: EventProbe, Rule: rule, Command: ProbeCommand, Exec: &ex, Facts: &facts})
 	return f, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/distill"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // LessonSource supplies lessons for a rule on a host like the one the
@@ -73,7 +75,7 @@ func (w *Worker) withLessons(s string, lessons []string, maxTokens int) string {
 
 // classes names the error classes in a command's output for the command
 // event.
-func classes(ex Exec, err error) []string {
+func classes(ex nightshift.Exec, err error) []string {
 	code := ex.ExitCode
 	if err != nil || ex.TimedOut {
 		code = 0

@@ -32,7 +32,7 @@ func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...worker.Obser
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
 		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, Observer: fanout(append([]worker.Observer{e}, obs...)),
 		Lessons: src, InstructionPercent: pct,
 	})
@@ -231,7 +231,7 @@ func TestEventsCarryClassesAndFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := e.eventsOf(worker.EventCommand)
-	if len(cmds) != 1 || cmds[0].Action != "ran" || !slices.Contains(cmds[0].Classes, string(distill.ClassSedExpression)) {
+	if len(cmds) != 1 || cmds[0].Action != nightshift.ActionRan || !slices.Contains(cmds[0].Classes, string(distill.ClassSedExpression)) {
 		t.Fatalf("command events %+v, want one that ran with class %q", cmds, distill.ClassSedExpression)
 	}
 	ends := e.eventsOf(worker.EventRuleEnd)

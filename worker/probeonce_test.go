@@ -4,21 +4,23 @@ import (
 	"context"
 	"sync"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // factsTarget answers the probe at once, without any synchronisation of its
 // own, so that the race detector sees what the Worker itself guards.
 type factsTarget struct{}
 
-func (factsTarget) Run(context.Context, string) (Exec, error) {
-	return Exec{Stdout: "os=Debian GNU/Linux 12 (bookworm)\npkg=apt-get\ninit=systemd\n"}, nil
+func (factsTarget) Run(context.Context, string) (nightshift.Exec, error) {
+	return nightshift.Exec{Stdout: "os=Debian GNU/Linux 12 (bookworm)\npkg=apt-get\ninit=systemd\n"}, nil
 }
 
 // TestProbeOnceUnderConcurrentCalls: concurrent probes of one Worker share
 // one probe — every caller gets the same facts — and, under -race, the
 // Worker's state shows no data race.
 func TestProbeOnceUnderConcurrentCalls(t *testing.T) {
-	w := &Worker{cfg: Config{Target: factsTarget{}}}
+	w := &Worker{cfg: Config{Target: factsTarget{}, Probe: factsTarget{}}}
 	const n = 8
 	got := make([]*HostFacts, n)
 	var wg sync.WaitGroup
@@ -26,7 +28,7 @@ func TestProbeOnceUnderConcurrentCalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f, err := w.probe(context.Background())
+			f, err := w.probe(context.Background(), "r1")
 			if err != nil {
 				t.Error(err)
 			}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // errorLineRE is this test's own notion of an error line: independent of
@@ -44,7 +46,7 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 	e.mu.Unlock()
 	next := 0
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action != "ran" {
+		if ev.Action != nightshift.ActionRan {
 			byAttempt[ev.Attempt] = attemptRun{command: ev.Command}
 			continue
 		}

@@ -165,13 +165,13 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 	}
 	blocked := 0
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "blocked" {
+		if ev.Action == nightshift.ActionBlocked {
 			blocked++
 			if !strings.Contains(ev.Command, marker) {
 				t.Errorf("blocked command without the marker: %q", ev.Command)
 			}
 		}
-		if ev.Action == "ran" && strings.Contains(ev.Command, marker) {
+		if ev.Action == nightshift.ActionRan && strings.Contains(ev.Command, marker) {
 			t.Errorf("a marked (banned) command ran: %q", ev.Command)
 		}
 	}
@@ -225,7 +225,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 	}
 	malformed := 0
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "malformed" {
+		if ev.Action == nightshift.ActionMalformed {
 			malformed++
 			if ev.Detail == "" {
 				t.Error("malformed event without a detail")
@@ -349,7 +349,7 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	stop := make(chan struct{})
-	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: sshAdapter{e.ssh},
+	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
 		Counter: e.counter, Tokenizer: qwen3(t).Tokenizer, Budget: b, Stop: stop, Observer: &stopAfter{attempt: 2, stop: stop, inner: e}})
 	if err != nil {
 		t.Fatal(err)

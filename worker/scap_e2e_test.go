@@ -126,7 +126,7 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	// worker refused (exact repeats of failed commands) were not.
 	ran, checked := map[int]bool{}, map[int]bool{}
 	for _, ev := range e.eventsOf(worker.EventCommand) {
-		if ev.Action == "ran" || ev.Action == "timed_out" {
+		if ev.Action == nightshift.ActionRan || ev.Action == nightshift.ActionTimedOut {
 			ran[ev.Attempt] = true
 		}
 	}

@@ -21,22 +21,6 @@ import (
 	"github.com/nightshift-dev/nightshift"
 )
 
-// Exec is the result of one command on the target.
-type Exec struct {
-	Stdout, Stderr string
-	ExitCode       int
-	Signal         string
-	TimedOut       bool
-	Duration       time.Duration
-	CutBytes       int64 // bytes cut from the streams by the output cap
-}
-
-// Target runs shell commands on the host being fixed. A non-zero exit is a
-// result, not an error; an error means the command's outcome is unknown.
-type Target interface {
-	Run(ctx context.Context, command string) (Exec, error)
-}
-
 // Observer receives the worker's per-attempt events. Observe is called from
 // the goroutine running Fix, so concurrently when Fix is.
 type Observer interface {
@@ -60,10 +44,18 @@ var ErrConfig = errors.New("invalid worker configuration")
 type Config struct {
 	Model     ChatModel            // the model server client (required)
 	ModelName string               // the model to ask (required)
-	Target    Target               // the host (required)
+	Target    nightshift.Runner    // runs the remediation commands and the checks on the host (required)
 	Counter   memory.PromptCounter // counts prompts as the server does, e.g. a *budget.ChatCounter (required)
 	Tokenizer budget.Tokenizer     // the model's tokenizer (required)
 	Budget    *budget.Budget       // window, reserve (max_tokens), soft limit, margin (required)
+
+	// Probe runs the read-only host probe (ProbeCommand, once per Worker
+	// before its first attempt; EventProbe reports it). Nil means Target.
+	// Callers that record or route remediation commands (package batch
+	// journals them, package fleet runs them as unretried activities) give
+	// the probe its own runner, so that they never have to guess which
+	// command is the probe.
+	Probe nightshift.Runner
 
 	// Bans is the ban list; nil means safety.DefaultBanList(). A rule's own
 	// patterns are added to it for that rule.
@@ -143,6 +135,9 @@ func New(cfg Config) (*Worker, error) {
 	case cfg.InstructionPercent < 0 || cfg.InstructionPercent > 90:
 		return nil, fmt.Errorf("%w: InstructionPercent %d is outside 1..90", ErrConfig, cfg.InstructionPercent)
 	}
+	if cfg.Probe == nil {
+		cfg.Probe = cfg.Target
+	}
 	if cfg.Bans == nil {
 		cfg.Bans = safety.DefaultBanList()
 	}
@@ -215,27 +210,21 @@ func (w *Worker) check(ctx context.Context, r rules.Rule) (rules.CheckResult, er
 	if r.Check == nil {
 		return rules.CheckResult{}, fmt.Errorf("rule %s has no check", r.ID)
 	}
-	return r.Check.Evaluate(ctx, runnerAdapter{w.cfg.Target})
+	return r.Check.Evaluate(ctx, w.cfg.Target)
 }
 
 // stepOf turns an execution into distiller facts.
-func stepOf(c call, ex Exec, err error) distill.Step {
-	s := distill.Step{Tool: c.name, Command: c.command, Reason: c.reason}
-	switch {
-	case err != nil:
-		s.Action = distill.Unknown
+func stepOf(c call, ex nightshift.Exec, err error) distill.Step {
+	s := distill.Step{Tool: c.name, Command: c.command, Reason: c.reason, Action: nightshift.ActionOf(ex, err)}
+	if err != nil {
 		s.Note = err.Error()
-	case ex.TimedOut:
-		s.Action = distill.TimedOut
-	default:
-		s.Action = distill.Ran
 	}
 	s.ExitCode, s.Signal, s.Stdout, s.Stderr = ex.ExitCode, ex.Signal, ex.Stdout, ex.Stderr
 	return s
 }
 
 // formatExec renders a command's result for the model.
-func formatExec(ex Exec, err error) string {
+func formatExec(ex nightshift.Exec, err error) string {
 	var b strings.Builder
 	switch {
 	case err != nil:
@@ -248,8 +237,8 @@ func formatExec(ex Exec, err error) string {
 	default:
 		fmt.Fprintf(&b, "exit status: %d\n", ex.ExitCode)
 	}
-	if ex.CutBytes > 0 {
-		fmt.Fprintf(&b, "(output cap: %d bytes cut from the middle)\n", ex.CutBytes)
+	if cut := ex.CutBytes(); cut > 0 {
+		fmt.Fprintf(&b, "(output cap: %d bytes cut from the middle)\n", cut)
 	}
 	if ex.Stdout != "" {
 		b.WriteString("stdout:\n")

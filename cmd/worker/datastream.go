@@ -9,24 +9,20 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/rules"
-	"github.com/nightshift-dev/nightshift/sshexec"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // hostChunk is how much of a file one command on the host returns: well
 // under sshexec's default output cap (1 MiB), so no chunk is ever cut.
 const hostChunk = 512 << 10
 
-// hostRunner is the part of *sshexec.Client datastreamRules uses.
-type hostRunner interface {
-	Run(ctx context.Context, command string) (sshexec.Result, error)
-}
-
 // datastreamRules reads the SCAP source datastream at path on the host
 // (the file the host's oscap evaluates) and builds the worker rules of
 // profile for ids, each checked by oscap against that path. An unreadable
 // or invalid datastream, an unknown profile or rule is a usage error; a
 // connection that fails is the host being unreachable.
-func datastreamRules(ctx context.Context, c hostRunner, host, path, profile string, ids []string) ([]rules.Rule, error) {
+func datastreamRules(ctx context.Context, c nightshift.Runner, host, path, profile string, ids []string) ([]rules.Rule, error) {
 	data, err := readHostFile(ctx, c, path, rules.MaxDatastreamSize)
 	if err != nil {
 		return nil, err
@@ -52,7 +48,7 @@ func datastreamRules(ctx context.Context, c hostRunner, host, path, profile stri
 // readHostFile reads a regular file on the host in chunks of hostChunk
 // bytes through the existing connection (no second login, no passphrase
 // asked twice). A file that changes size while it is read is an error.
-func readHostFile(ctx context.Context, c hostRunner, path string, limit int) ([]byte, error) {
+func readHostFile(ctx context.Context, c nightshift.Runner, path string, limit int) ([]byte, error) {
 	q := shellQuote(path)
 	// A FIFO or a device would make wc wait or read forever: only a
 	// regular file is measured.

@@ -18,6 +18,8 @@ import (
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 const excerptPath = "../../testdata/scap/ssg-debian12-excerpt.xml"
@@ -59,20 +61,20 @@ type localHost struct {
 	mutate   func(n int)
 }
 
-func (h *localHost) Run(ctx context.Context, command string) (sshexec.Result, error) {
+func (h *localHost) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	h.commands = append(h.commands, command)
 	if h.mutate != nil {
 		h.mutate(len(h.commands))
 	}
 	if len(h.commands) == h.fail {
-		return sshexec.Result{ExitCode: -1}, &sshexec.OpError{Host: "h", Op: sshexec.OpSession, Err: sshexec.ErrOutcomeUnknown}
+		return nightshift.Exec{ExitCode: -1}, &sshexec.OpError{Host: "h", Op: sshexec.OpSession, Err: sshexec.ErrOutcomeUnknown}
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = h.dir
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	res := sshexec.Result{Stdout: out.String(), Stderr: errb.String()}
+	res := nightshift.Exec{Stdout: out.String(), Stderr: errb.String()}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -214,13 +216,6 @@ var scapBatch = []string{"sshd_set_keepalive", "sshd_set_idle_timeout"}
 
 const scapBatchProfile = "xccdf_org.ssgproject.content_profile_standard"
 
-type oscapRunner struct{ c *sshexec.Client }
-
-func (r oscapRunner) Run(ctx context.Context, command string) (rules.ExecResult, error) {
-	res, err := r.c.Run(ctx, command)
-	return rules.ExecResult{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Stdout: res.Stdout, Stderr: res.Stderr}, err
-}
-
 func startDebian(t *testing.T) (*debtarget.Target, *sshexec.Client) {
 	t.Helper()
 	testenv.NeedRoot(t, "the disposable Debian target (namespaces, chroot)")
@@ -252,7 +247,7 @@ func evaluate(t *testing.T, c *sshexec.Client, profile string, ids []string) map
 	for i, id := range ids {
 		checks[i] = rules.OscapCheck{Datastream: debtarget.DatastreamPath, Profile: profile, Rule: "xccdf_org.ssgproject.content_rule_" + id}
 	}
-	res, err := rules.EvaluateMany(context.Background(), oscapRunner{c}, checks)
+	res, err := rules.EvaluateMany(context.Background(), c, checks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,20 +300,20 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	tg, c := startDebian(t)
 	all := append(append([]string{}, scapFixed...), "sudo_add_env_reset")
 	for id, res := range evaluate(t, c, scapProfile, all) {
-		if res.Status != rules.StatusFail {
+		if res.Status != nightshift.CheckFail {
 			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
 		}
 	}
 	for id, res := range evaluate(t, c, scapBatchProfile, scapBatch) {
-		if res.Status != rules.StatusFail {
+		if res.Status != nightshift.CheckFail {
 			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
 		}
 	}
-	fixes, err := rules.OscapFixes(context.Background(), oscapRunner{c}, debtarget.DatastreamPath, scapProfile, scapFixed)
+	fixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapProfile, scapFixed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	batchFixes, err := rules.OscapFixes(context.Background(), oscapRunner{c}, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
+	batchFixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,12 +426,12 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 		t.Errorf("worker run: exit %d, results\n%v\nwant exit 1 and\n%v\nstdout:\n%s\nstderr:\n%s", code, got, want, out, errOut)
 	}
 	for id, res := range evaluate(t, c, scapProfile, all) {
-		if res.Status != rules.StatusPass {
+		if res.Status != nightshift.CheckPass {
 			t.Errorf("%s after the runs: %s (%s)", id, res.Status, res.Detail)
 		}
 	}
 	for id, res := range evaluate(t, c, scapBatchProfile, scapBatch) {
-		if res.Status != rules.StatusPass {
+		if res.Status != nightshift.CheckPass {
 			t.Errorf("%s after the runs: %s (%s)", id, res.Status, res.Detail)
 		}
 	}

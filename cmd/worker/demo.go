@@ -173,7 +173,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
 	last := &lastCall{}
 	w, err := worker.New(worker.Config{
-		Model: rec, ModelName: srv.Model(), Target: sshTarget{ssh},
+		Model: rec, ModelName: srv.Model(), Target: ssh,
 		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: fanOut{rep, last}, MemoryObserver: rep.memory(),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

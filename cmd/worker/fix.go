@@ -264,7 +264,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	go handleSignals(hardCtx, stop, cancel, stderr)
 
 	w, err := worker.New(worker.Config{
-		Model: ms.client, ModelName: ms.served.ID, Target: sshTarget{ssh},
+		Model: ms.client, ModelName: ms.served.ID, Target: ssh,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
 		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: fanOut{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 	})
@@ -349,15 +349,6 @@ func dryRun(ctx context.Context, w *worker.Worker, rs []rules.Rule, stdout io.Wr
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.ID, p.Check, p.PromptTokens, p.Limit)
 	}
 	return tw.Flush()
-}
-
-// sshTarget adapts sshexec to worker.Target.
-type sshTarget struct{ c *sshexec.Client }
-
-func (t sshTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
-	r, err := t.c.Run(ctx, command)
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, Duration: r.Duration, CutBytes: r.StdoutCut + r.StderrCut}, err
 }
 
 var _ = json.Marshal

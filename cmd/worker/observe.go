@@ -18,6 +18,8 @@ import (
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/progress"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // observeFlags are the flags of run and resume that watch a run rather
@@ -197,7 +199,7 @@ func (c timedConnector) Connect(ctx context.Context, h inventory.Host) (batch.Ta
 }
 
 type timedTarget struct {
-	worker.Target
+	nightshift.Runner
 	closer io.Closer
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // reporter prints the worker's events: one line per attempt and a summary
@@ -68,15 +70,15 @@ func (r *reporter) Observe(e worker.Event) {
 	case worker.EventCommand:
 		c := e.Command
 		if c == "" {
-			c = "(" + e.Action + ")"
-		} else if e.Action != "ran" {
-			c = "(" + e.Action + ") " + c
+			c = "(" + e.Action.String() + ")"
+		} else if e.Action != nightshift.ActionRan {
+			c = "(" + e.Action.String() + ") " + c
 		}
 		r.cmds = append(r.cmds, c)
 		switch {
 		case e.ExitCode != nil:
 			r.exit = fmt.Sprint(*e.ExitCode)
-		case e.Action == "timed_out":
+		case e.Action == nightshift.ActionTimedOut:
 			r.exit = "T/O"
 		default:
 			r.exit = "-"
@@ -87,8 +89,11 @@ func (r *reporter) Observe(e worker.Event) {
 		if len([]rune(cmd)) > 44 {
 			cmd = string([]rune(cmd)[:43]) + "…"
 		}
-		check := e.Check
-		if check == "" {
+		check := e.Check.String()
+		switch {
+		case e.Action == nightshift.ActionGiveUp:
+			check = nightshift.ActionGiveUp.String()
+		case e.Check == nightshift.CheckNotRun:
 			check = "-"
 		}
 		mem := ""

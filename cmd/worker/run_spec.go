@@ -100,7 +100,7 @@ func hostDatastreamRules(ctx context.Context, conn batch.Connector, hosts []inve
 			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
 			continue
 		}
-		rs, err := datastreamRules(ctx, targetRunner{t}, h.Name, path, profile, ids)
+		rs, err := datastreamRules(ctx, t, h.Name, path, profile, ids)
 		t.Close()
 		var u *unreachable
 		if errors.As(err, &u) {
@@ -110,14 +110,4 @@ func hostDatastreamRules(ctx context.Context, conn batch.Connector, hosts []inve
 		return rs, err
 	}
 	return nil, &unreachable{fmt.Errorf("read the datastream %s: no host answered: %w", path, errors.Join(errs...))}
-}
-
-// targetRunner adapts a batch target to the hostRunner datastreamRules
-// reads files through.
-type targetRunner struct{ t batch.Target }
-
-func (r targetRunner) Run(ctx context.Context, command string) (sshexec.Result, error) {
-	e, err := r.t.Run(ctx, command)
-	return sshexec.Result{Stdout: e.Stdout, Stderr: e.Stderr, ExitCode: e.ExitCode, Signal: e.Signal,
-		TimedOut: e.TimedOut, Duration: e.Duration, StdoutCut: e.CutBytes}, err
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
-	"github.com/nightshift-dev/nightshift/worker"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // localConnector connects inventory hosts to localHosts: hosts named in
@@ -37,12 +38,11 @@ type localTarget struct {
 	down bool
 }
 
-func (t localTarget) Run(ctx context.Context, command string) (worker.Exec, error) {
+func (t localTarget) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	if t.down {
-		return worker.Exec{ExitCode: -1}, &sshexec.OpError{Host: t.name, Op: sshexec.OpDial, Err: syscall.ECONNREFUSED}
+		return nightshift.Exec{ExitCode: -1}, &sshexec.OpError{Host: t.name, Op: sshexec.OpDial, Err: syscall.ECONNREFUSED}
 	}
-	r, err := t.h.Run(ctx, command)
-	return worker.Exec{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, CutBytes: r.StdoutCut}, err
+	return t.h.Run(ctx, command)
 }
 
 func (localTarget) Close() error { return nil }

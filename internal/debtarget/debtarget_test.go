@@ -11,6 +11,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/sshexec"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // start starts a target for the test (building the cached root on first
@@ -50,7 +52,7 @@ func dial(t *testing.T, tg *Target) *sshexec.Client {
 	return c
 }
 
-func run(t *testing.T, c *sshexec.Client, cmd string) sshexec.Result {
+func run(t *testing.T, c *sshexec.Client, cmd string) nightshift.Exec {
 	t.Helper()
 	r, err := c.Run(context.Background(), cmd)
 	if err != nil {
