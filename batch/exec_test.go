@@ -79,5 +79,5 @@ func TestJournalKeepsEachStreamsCut(t *testing.T) {
 		assert.Equal(t, w.stderrCut, c.Result.StderrCut, "command %d: stderr cut", i)
 		assert.False(t, c.Result.Canceled || c.Result.TimedOut, c.Command)
 	}
-	assert.Contains(t, cmds[1].Result.Stderr, "bytes cut]", "the cut is marked in the recorded stderr")
+	assert.Contains(t, cmds[1].Result.Stderr, "bytes cut …]", "the cut is marked in the recorded stderr")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -160,7 +161,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	}
 	n.Conn = batch.SSHConnector{Base: sshexec.Config{Signers: []ssh.Signer{client}, NoAgent: true, KnownHostsFiles: []string{kh},
 		DialTimeout: 5 * time.Second, CommandTimeout: 30 * time.Second, KeepAlive: -1,
-		Backoff: sshexec.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 2}, OutputCap: o.outputCap}}
+		Redial: retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxTries: 2}, OutputCap: o.outputCap}}
 
 	simCounter, err := vllmsim.NewBudgetCounter(model)
 	if err != nil {

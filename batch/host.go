@@ -100,7 +100,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	next := cfg.Observer
 	if h.r.cfg.HostObserver != nil {
 		if o := h.r.cfg.HostObserver(h.host.Name); o != nil {
-			next = fanOut{next, o}
+			next = worker.Observers{next, o}
 		}
 	}
 	cfg.Observer = eventSink{h, next}
@@ -206,17 +206,6 @@ func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 		}
 	}
 	return nil
-}
-
-// fanOut passes each event to its observers in order, skipping nil ones.
-type fanOut []worker.Observer
-
-func (f fanOut) Observe(e worker.Event) {
-	for _, o := range f {
-		if o != nil {
-			o.Observe(e)
-		}
-	}
 }
 
 // noteErr remembers a transport error of the host.

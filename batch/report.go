@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -19,7 +20,8 @@ import (
 // did, whichever process did it. Results are in the recorded order (rules,
 // then hosts), not in the order tasks happened to start; a rule × host that
 // has not finished is reported as interrupted. Each command's output (stdout
-// then stderr) is cut to outputCap bytes (0: 2000).
+// then stderr) longer than outputCap bytes (0: 2000) keeps its head and tail
+// around the cut marker (textcut.Middle).
 func Report(ctx context.Context, j *journal.Journal, run journal.RunID, outputCap int) (*report.Run, error) {
 	if outputCap <= 0 {
 		outputCap = 2000
@@ -130,7 +132,7 @@ func reportCommand(cmd journal.Command, outputCap int) report.Command {
 			}
 			out += cmd.Result.Stderr
 		}
-		rc.Output = cut(out, outputCap)
+		rc.Output, _ = textcut.Middle(out, outputCap)
 		if cmd.Result.Error != "" {
 			rc.Detail = cmd.Result.Error
 		}
@@ -150,16 +152,4 @@ func AttemptCheck(check nightshift.CheckStatus, gaveUp bool) string {
 		return nightshift.ActionGiveUp.String()
 	}
 	return check.String()
-}
-
-// cut keeps the first n bytes of s (at a rune boundary), marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && i < len(s) && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + fmt.Sprintf("\n[… %d bytes cut]", len(s)-i)
 }

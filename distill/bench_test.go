@@ -22,8 +22,8 @@ func BenchmarkSummarizeLine(b *testing.B) {
 	out1 := read("ls-la-etc.txt") + read("apt-get-install-dpkg-lock.txt")
 	out2 := read("sed-errors.txt")
 	turn := Turn{Number: 12, Check: nightshift.CheckFail, Steps: []Step{
-		{Action: nightshift.ActionRan, Tool: ToolApply, Command: "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -o Dpkg::Options::=--force-confold aide aide-common && ls -la /etc", ExitCode: 100, Stdout: out1},
-		{Action: nightshift.ActionRan, Tool: ToolApply, Command: `sudo sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config && sudo sshd -t && sudo systemctl reload ssh`, ExitCode: 1, Stderr: out2},
+		{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -o Dpkg::Options::=--force-confold aide aide-common && ls -la /etc", ExitCode: 100, Stdout: out1},
+		{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: `sudo sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config && sudo sshd -t && sudo systemctl reload ssh`, ExitCode: 1, Stderr: out2},
 	}}
 	d := New(Config{})
 	b.SetBytes(int64(len(out1) + len(out2)))

@@ -3,9 +3,8 @@ package distill_test
 import (
 	"fmt"
 
-	"github.com/nightshift-dev/nightshift/distill"
-
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/distill"
 )
 
 func Example() {
@@ -14,7 +13,7 @@ func Example() {
 		Number: 4,
 		Steps: []distill.Step{{
 			Action:   nightshift.ActionRan,
-			Tool:     distill.ToolApply,
+			Tool:     nightshift.ToolApply,
 			Command:  `sudo apt-get install -y aide`,
 			ExitCode: 100,
 			Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n" +

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/nightshift-dev/nightshift/shell"
-
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/shell"
 )
 
 var fuzzSeeds = []string{
@@ -102,7 +101,7 @@ func FuzzSummarize(f *testing.F) {
 	}
 	d := New(Config{CommandTokens: 8, MaxLineTokens: 40})
 	f.Fuzz(func(t *testing.T, cmd, out string, exit int) {
-		turn := Turn{Number: 3, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: cmd, Stderr: out, ExitCode: exit}}, Check: nightshift.CheckFail}
+		turn := Turn{Number: 3, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: cmd, Stderr: out, ExitCode: exit}}, Check: nightshift.CheckFail}
 		line := d.Summarize(turn).Line()
 		if !strings.HasPrefix(line, "[Turn 3") || !strings.HasSuffix(line, "]") {
 			t.Fatalf("malformed line %q", line)

@@ -42,11 +42,11 @@ func Merge(ss []Summary) string {
 		gave := s.GaveUp
 		for _, st := range s.Steps {
 			switch {
-			case st.Tool == ToolGiveUp:
+			case st.Tool == nightshift.ToolGiveUp:
 				gave = true
 			case st.Action == nightshift.ActionMalformed:
 				other.add("rejected malformed " + orDefault(st.Tool, "tool") + " call")
-			case st.Tool != ToolApply && st.Command == "":
+			case st.Tool != nightshift.ToolApply && st.Command == "":
 				ran.add("called " + st.Tool)
 			case blocked(st.Action):
 				other.add("blocked " + orDefault(st.Gist, st.Command))

@@ -168,7 +168,7 @@ func (m *Model) facts(t Turn, det string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Turn %d. Reference line: %s\n", t.Number, det)
 	for i, st := range t.Steps {
-		fmt.Fprintf(&b, "Step %d: tool %s, %s", i+1, orDefault(st.Tool, ToolApply), actionWord(st.Action))
+		fmt.Fprintf(&b, "Step %d: tool %s, %s", i+1, orDefault(st.Tool, nightshift.ToolApply), actionWord(st.Action))
 		if st.Action == nightshift.ActionRan {
 			fmt.Fprintf(&b, ", exit %d", st.ExitCode)
 		}

@@ -87,7 +87,7 @@ func newModel(t *testing.T, s *chatServer, timeout time.Duration) *Model {
 	return m
 }
 
-var lockTurn = Turn{Number: 4, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
+var lockTurn = Turn{Number: 4, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "apt-get install -y aide", ExitCode: 100,
 	Stdout: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)\n"}}, Check: nightshift.CheckFail}
 
 func TestModelDistiller(t *testing.T) {
@@ -132,7 +132,7 @@ func TestModelDistiller(t *testing.T) {
 func TestModelSuccessAllowedWhenPassed(t *testing.T) {
 	s := &chatServer{reply: reply{content: "[Turn 9: ran sed on /etc/ssh/sshd_config and reloaded sshd; re-check passed]"}}
 	m := newModel(t, s, 0)
-	turn := Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: nightshift.CheckPass}
+	turn := Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "sed -i s/a/b/ /etc/ssh/sshd_config"}}, Check: nightshift.CheckPass}
 	r := m.Distill(context.Background(), turn)
 	if r.Fallback != nil || r.Line != s.content {
 		t.Errorf("got %q, %v", r.Line, r.Fallback)

@@ -110,7 +110,7 @@ func (d *Distiller) Summarize(t Turn) Summary {
 func (d *Distiller) step(st Step) StepSummary {
 	ss := StepSummary{Tool: st.Tool, Action: st.Action, ExitCode: st.ExitCode, Signal: normSignal(st.Signal)}
 	if ss.Tool == "" && st.Command != "" {
-		ss.Tool = ToolApply
+		ss.Tool = nightshift.ToolApply
 	}
 	if st.Command != "" {
 		an := analyze(st.Command)
@@ -125,7 +125,7 @@ func (d *Distiller) step(st Step) StepSummary {
 	switch {
 	case blocked(st.Action) || st.Action == nightshift.ActionMalformed:
 		ss.Note = d.clip(oneLineText(st.Note), noteTokens)
-	case ss.Tool == ToolGiveUp:
+	case ss.Tool == nightshift.ToolGiveUp:
 		ss.Note = d.clip(oneLineText(st.Reason), noteTokens)
 	}
 	if st.Action.Ran() {
@@ -266,7 +266,7 @@ func render(s Summary, lv level) string {
 	gaveUp := false
 	for _, st := range steps {
 		parts = append(parts, stepPhrase(st, lv))
-		if st.Tool == ToolGiveUp {
+		if st.Tool == nightshift.ToolGiveUp {
 			gaveUp = true
 		}
 	}
@@ -303,7 +303,7 @@ func stepPhrase(st StepSummary, lv level) string {
 	quoted := "'" + cmd + "'"
 	on := onTargets(hidden(st.Targets, cmd), lv.targets)
 	switch {
-	case st.Tool == ToolGiveUp:
+	case st.Tool == nightshift.ToolGiveUp:
 		if st.Note != "" {
 			return "gave up ('" + st.Note + "')"
 		}
@@ -314,7 +314,7 @@ func stepPhrase(st StepSummary, lv level) string {
 			return "rejected " + what + " (" + st.Note + ")"
 		}
 		return "rejected " + what
-	case st.Tool != ToolApply && st.Command == "":
+	case st.Tool != nightshift.ToolApply && st.Command == "":
 		return "called " + st.Tool + outcome(st, lv)
 	case blocked(st.Action):
 		if st.Note != "" {

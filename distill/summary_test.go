@@ -45,7 +45,7 @@ func TestAbbreviateBudgetHolds(t *testing.T) {
 	long := "sudo bash -c '" + strings.Repeat("sed -i s/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/b/ /etc/x; ", 40) + "'"
 	for _, budget := range []int{4, 8, 24, 60} {
 		d := New(Config{CommandTokens: budget})
-		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: long, ExitCode: 1}}})
+		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: long, ExitCode: 1}}})
 		if n := d.count(s.Steps[0].Command); n > budget {
 			t.Errorf("budget %d: command %q has %d tokens", budget, s.Steps[0].Command, n)
 		}
@@ -58,7 +58,7 @@ func TestAbbreviateBudgetHolds(t *testing.T) {
 func TestLineBudget(t *testing.T) {
 	var steps []Step
 	for i := 0; i < 12; i++ {
-		steps = append(steps, Step{Action: nightshift.ActionRan, Tool: ToolApply, Command: "sed -i 's/x/y/' /etc/a /etc/b /etc/c /etc/d && systemctl restart sshd auditd", ExitCode: 1,
+		steps = append(steps, Step{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: "sed -i 's/x/y/' /etc/a /etc/b /etc/c /etc/d && systemctl restart sshd auditd", ExitCode: 1,
 			Stderr: "sed: can't read /etc/a: No such file or directory\nsudo: a password is required\nbash: x: command not found\nE: Unable to locate package y"})
 	}
 	for _, max := range []int{16, 40, 120, 400} {
@@ -82,8 +82,8 @@ func TestLinePhrases(t *testing.T) {
 	}{
 		{"no call", Turn{Number: 2}, "[Turn 2: made no tool call]"},
 		{"gave up without step", Turn{Number: 3, GaveUp: true}, "[Turn 3: gave up]"},
-		{"blocked without pattern", Turn{Number: 4, Steps: []Step{{Tool: ToolApply, Command: "reboot", Action: nightshift.ActionBlocked}}}, "[Turn 4: blocked 'reboot' (ban list)]"},
-		{"rejected", Turn{Number: 5, Steps: []Step{{Tool: ToolApply, Action: nightshift.ActionMalformed, Note: `missing "command"`}}}, `[Turn 5: rejected a malformed ssh_apply call (missing "command")]`},
+		{"blocked without pattern", Turn{Number: 4, Steps: []Step{{Tool: nightshift.ToolApply, Command: "reboot", Action: nightshift.ActionBlocked}}}, "[Turn 4: blocked 'reboot' (ban list)]"},
+		{"rejected", Turn{Number: 5, Steps: []Step{{Tool: nightshift.ToolApply, Action: nightshift.ActionMalformed, Note: `missing "command"`}}}, `[Turn 5: rejected a malformed ssh_apply call (missing "command")]`},
 		{"unknown tool", Turn{Number: 6, Steps: []Step{{Action: nightshift.ActionRan, Tool: "read_file", ExitCode: 0}}}, "[Turn 6: called read_file — exited 0]"},
 		{"signal", Turn{Number: 7, Steps: []Step{{Action: nightshift.ActionRan, Command: "aideinit", Signal: "9", ExitCode: 137}}, Check: nightshift.CheckError}, "[Turn 7: ran 'aideinit' — killed by SIGKILL; re-check errored]"},
 		{"lost", Turn{Number: 8, Steps: []Step{{Command: "dnf -y update", Action: nightshift.ActionUnknown}}}, "[Turn 8: lost the connection running 'dnf -y update' — outcome unknown]"},
@@ -99,7 +99,7 @@ func TestLinePhrases(t *testing.T) {
 		})
 	}
 	// A hand-built Summary renders in full.
-	s := Summary{Turn: 1, Steps: []StepSummary{{Tool: ToolApply, Command: "ls", Program: "ls"}}, Check: nightshift.CheckPass}
+	s := Summary{Turn: 1, Steps: []StepSummary{{Tool: nightshift.ToolApply, Command: "ls", Program: "ls"}}, Check: nightshift.CheckPass}
 	if got, want := s.Line(), "[Turn 1: ran 'ls' — exited 0; re-check passed]"; got != want {
 		t.Errorf("hand-built: %s, want %s", got, want)
 	}
@@ -108,7 +108,7 @@ func TestLinePhrases(t *testing.T) {
 func TestMerge(t *testing.T) {
 	d := New(Config{})
 	mk := func(n int, cmd string, exit int, stderr string, c nightshift.CheckStatus) Summary {
-		return d.Summarize(Turn{Number: n, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: cmd, ExitCode: exit, Stderr: stderr}}, Check: c})
+		return d.Summarize(Turn{Number: n, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: cmd, ExitCode: exit, Stderr: stderr}}, Check: c})
 	}
 	ss := []Summary{
 		mk(1, "sed -i 's/a/b/' /etc/aide.conf", 1, "sed: -e expression #1, char 5: unterminated `s' command", nightshift.CheckFail),
@@ -146,7 +146,7 @@ func TestProgramAndGist(t *testing.T) {
 		{`> /etc/cron.deny`, "", "redirection on /etc/cron.deny"},
 	}
 	for _, tt := range tests {
-		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Action: nightshift.ActionRan, Tool: ToolApply, Command: tt.cmd}}}).Steps[0]
+		s := d.Summarize(Turn{Number: 1, Steps: []Step{{Action: nightshift.ActionRan, Tool: nightshift.ToolApply, Command: tt.cmd}}}).Steps[0]
 		if s.Program != tt.prog || s.Gist != tt.gist {
 			t.Errorf("%s: program %q gist %q, want %q %q", tt.cmd, s.Program, s.Gist, tt.prog, tt.gist)
 		}

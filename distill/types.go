@@ -50,16 +50,10 @@ func blocked(a nightshift.Action) bool {
 	return a == nightshift.ActionBlocked || a == nightshift.ActionRefused
 }
 
-// The tool names the worker offers the model. Other names are summarised
-// generically.
-const (
-	ToolApply  = "ssh_apply"
-	ToolGiveUp = "give_up"
-)
-
 // Step is one tool call of a turn and what happened to it.
 type Step struct {
-	// Tool is the tool the model called: ToolApply, ToolGiveUp or another.
+	// Tool is the tool the model called: [nightshift.ToolApply],
+	// [nightshift.ToolGiveUp] or another (summarised generically).
 	Tool string
 	// Command is the shell command proposed (ssh_apply), as the model wrote it.
 	Command string

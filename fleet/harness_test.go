@@ -26,6 +26,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -158,7 +159,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	}
 	n.Conn = batch.SSHConnector{Base: sshexec.Config{Signers: []ssh.Signer{client}, NoAgent: true, KnownHostsFiles: []string{kh},
 		DialTimeout: 5 * time.Second, CommandTimeout: 30 * time.Second, KeepAlive: -1,
-		Backoff: sshexec.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 2}}}
+		Redial: retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxTries: 2}}}
 	simCounter, err := vllmsim.NewBudgetCounter(model)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -187,7 +188,7 @@ func commandReport(e worker.Event, r CommandResult) report.Command {
 		}
 		out += r.Exec.Stderr
 	}
-	rc.Output = cutOutput(out, outputCap)
+	rc.Output, _ = textcut.Middle(out, outputCap)
 	return rc
 }
 

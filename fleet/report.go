@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/nightshift-dev/nightshift/report"
@@ -63,17 +62,4 @@ func collect(c *report.Collector, t Task) {
 	// A finished task has an outcome (decoding refuses an unknown one); if
 	// it had none, the report's Validate would refuse the result.
 	c.End(t.Rule, t.Host, t.Outcome.Status, t.Outcome.Reason, t.Outcome.Duration)
-}
-
-// cutOutput keeps the first n bytes of s (at a rune boundary), marking the
-// cut the way batch's reports do.
-func cutOutput(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && i < len(s) && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + fmt.Sprintf("\n[… %d bytes cut]", len(s)-i)
 }

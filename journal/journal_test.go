@@ -127,7 +127,7 @@ func TestRecordAndSteps(t *testing.T) {
 		{"model call duration", steps[1].ModelCall.Duration, 2 * time.Second},
 		{"command state", steps[2].Command.State, CommandFinished},
 		{"command action defaulted", steps[2].Command.Result.Action, nightshift.ActionRan},
-		{"stdout capped", steps[2].Command.Result.Stdout, strings.Repeat("a", 16) + "\n[… journal cut 8 bytes …]\n" + strings.Repeat("b", 16)},
+		{"stdout capped", steps[2].Command.Result.Stdout, strings.Repeat("a", 16) + "\n[… 8 bytes cut …]\n" + strings.Repeat("b", 16)},
 		{"stdout cut counted", steps[2].Command.Result.StdoutCut, int64(8)},
 		{"stderr kept", steps[2].Command.Result.Stderr, "warning\n"},
 		{"command attempt", steps[2].Command.Attempt, 1},
@@ -378,10 +378,10 @@ func TestCapText(t *testing.T) {
 	}{
 		{"fits", "hello", 5, "hello", 0},
 		{"no cap", strings.Repeat("x", 100), -1, strings.Repeat("x", 100), 0},
-		{"cut", "aaaabbbbcc", 8, "aaaa\n[… journal cut 2 bytes …]\nbbcc", 2},
-		{"utf-8 boundaries", "ééééé", 5, "é\n[… journal cut 6 bytes …]\né", 6},
+		{"cut", "aaaabbbbcc", 8, "aaaa\n[… 2 bytes cut …]\nbbcc", 2},
+		{"utf-8 boundaries", "ééééé", 5, "é\n[… 6 bytes cut …]\né", 6},
 		{"invalid utf-8 repaired", "a\xffb", 10, "a\uFFFDb", 0},
-		{"zero limit", "abc", 0, "\n[… journal cut 3 bytes …]\n", 3},
+		{"zero limit", "abc", 0, "\n[… 3 bytes cut …]\n", 3},
 	}
 	for _, tt := range tests {
 		got, cut := capText(tt.in, tt.limit)

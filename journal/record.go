@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/nightshift-dev/nightshift"
+
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // write runs fn in one immediate transaction on the writer connection and
@@ -402,22 +402,8 @@ func (j *Journal) RecordEvent(ctx context.Context, run RunID, task TaskID, attem
 // limit/2 bytes (on UTF-8 boundaries) around a marker line. It returns the
 // text, valid UTF-8, and the number of bytes dropped.
 func capText(s string, limit int) (string, int64) {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if limit < 0 || len(s) <= limit {
-		return s, 0
-	}
-	head, tail := limit/2, limit-limit/2
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	start := len(s) - tail
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	cut := int64(start - head)
-	return s[:head] + fmt.Sprintf("\n[… journal cut %d bytes …]\n", cut) + s[start:], cut
+	out, cut := textcut.Middle(s, limit)
+	return out, int64(cut)
 }
 
 // giveUpCheck is the check status stored for an attempt in which the model

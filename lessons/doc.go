@@ -19,8 +19,8 @@
 // Store.Lessons ranks a rule's lessons for a host: same OS and package
 // manager first, then same OS, then same package manager; within each, what
 // worked before what failed, newest first; identical texts once, with the
-// number of copies. The order is deterministic and identical across
-// implementations.
+// number of copies. The order is deterministic, and both stores rank with
+// the same code (SQLite reads the rule's rows, the ranking is done in Go).
 //
 // A Source gives a store's lessons to the worker (worker.Config.Lessons),
 // which adds as many whole lessons, most relevant first, as fit in the

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // Kind says whether a lesson is about what worked or what failed.
@@ -117,13 +118,7 @@ func normalize(l Lesson, now func() time.Time) (Lesson, error) {
 	case l.Kind != Worked && l.Kind != Failed:
 		return l, fmt.Errorf("%w: rule %s: kind %q is neither %q nor %q", ErrInvalid, l.Rule, l.Kind, Worked, Failed)
 	}
-	if len(l.Text) > MaxTextBytes {
-		cut := MaxTextBytes - len("…")
-		for cut > 0 && !utf8.RuneStart(l.Text[cut]) {
-			cut--
-		}
-		l.Text = l.Text[:cut] + "…"
-	}
+	l.Text = textcut.Head(l.Text, MaxTextBytes)
 	if l.At.IsZero() {
 		l.At = now()
 	}

@@ -3,7 +3,6 @@ package lessons
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 )
@@ -14,17 +13,14 @@ type MemoryConfig struct {
 	Now func() time.Time
 }
 
-// Memory is a Store in memory, for tests and single runs. It is safe for
+// Memory is a Store in memory: no file, no goroutine, no I/O, so package
+// fleet's host workflow can keep a host's lessons in it deterministically
+// (tests use it too). It ranks with the same code as SQLite. It is safe for
 // concurrent use.
 type Memory struct {
 	now  func() time.Time
 	mu   sync.Mutex
 	recs []record
-}
-
-type record struct {
-	Lesson
-	seq int64
 }
 
 // NewMemory returns an empty Memory store.
@@ -70,44 +66,4 @@ func (m *Memory) Lessons(ctx context.Context, q Query) ([]Lesson, error) {
 	}
 	m.mu.Unlock()
 	return rank(cands, q), nil
-}
-
-// rank orders the candidates (all of q's rule), keeps the best copy of each
-// text with the number of copies, and applies the limit.
-func rank(cands []record, q Query) []Lesson {
-	sort.SliceStable(cands, func(i, j int) bool { return better(cands[i], cands[j], q) })
-	seen := map[string]int{}
-	for _, c := range cands {
-		seen[c.Text]++
-	}
-	limit := limitOf(q)
-	var out []Lesson
-	for _, c := range cands {
-		n, ok := seen[c.Text]
-		if !ok {
-			continue // a worse copy of a text already taken
-		}
-		delete(seen, c.Text)
-		if limit >= 0 && len(out) == limit {
-			break
-		}
-		l := c.Lesson
-		l.Seen = n
-		out = append(out, l)
-	}
-	return out
-}
-
-// better reports whether a ranks before b.
-func better(a, b record, q Query) bool {
-	if ma, mb := match(a.Lesson, q), match(b.Lesson, q); ma != mb {
-		return ma > mb
-	}
-	if wa, wb := a.Kind == Worked, b.Kind == Worked; wa != wb {
-		return wa
-	}
-	if ta, tb := a.At.UnixNano(), b.At.UnixNano(); ta != tb {
-		return ta > tb
-	}
-	return a.seq > b.seq
 }

@@ -9,10 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/worker"
-
-	"github.com/nightshift-dev/nightshift"
 )
 
 // DefaultMaxFailed is the number of failed lessons a rule's end yields at
@@ -145,7 +144,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // stepOf maps a command event to a distiller step. Malformed and refused
 // calls and give-ups teach nothing about the host and are left out.
 func stepOf(e worker.Event) (distill.Step, bool) {
-	st := distill.Step{Tool: distill.ToolApply, Command: e.Command, Action: e.Action}
+	st := distill.Step{Tool: nightshift.ToolApply, Command: e.Command, Action: e.Action}
 	switch e.Action {
 	case nightshift.ActionRan:
 		if e.ExitCode != nil {

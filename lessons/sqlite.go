@@ -31,25 +31,9 @@ CREATE TABLE IF NOT EXISTS lessons (
 CREATE INDEX IF NOT EXISTS lessons_by_rule ON lessons (rule, text);
 `
 
-// rankQuery ranks in SQL exactly as rank does in Go: ?1 rule, ?2 OS, ?3
-// package manager (NULL when unknown: it matches nothing), ?4 limit (-1:
-// none).
-const rankQuery = `
-WITH c AS (
-	SELECT id, rule, kind, text, host, os, package_manager, at_ns,
-		(CASE WHEN os = ?2 THEN 2 ELSE 0 END) + (CASE WHEN package_manager = ?3 THEN 1 ELSE 0 END) AS m,
-		(CASE WHEN kind = 'worked' THEN 1 ELSE 0 END) AS w
-	FROM lessons WHERE rule = ?1
-), r AS (
-	SELECT *,
-		ROW_NUMBER() OVER (PARTITION BY text ORDER BY m DESC, w DESC, at_ns DESC, id DESC) AS rn,
-		COUNT(*) OVER (PARTITION BY text) AS seen
-	FROM c
-)
-SELECT rule, kind, text, host, os, package_manager, at_ns, seen FROM r
-WHERE rn = 1
-ORDER BY m DESC, w DESC, at_ns DESC, id DESC
-LIMIT ?4`
+// candidatesQuery reads one rule's lessons, which rank orders (the row id
+// is the insertion order rank breaks ties with).
+const candidatesQuery = `SELECT id, rule, kind, text, host, os, package_manager, at_ns FROM lessons WHERE rule = ?`
 
 // SQLiteConfig configures a SQLite store. The zero value is usable.
 type SQLiteConfig struct {
@@ -200,33 +184,27 @@ func (s *SQLite) Add(ctx context.Context, ls ...Lesson) error {
 	return nil
 }
 
-// Lessons returns the rule's lessons ranked as Store describes.
+// Lessons returns the rule's lessons ranked as Store describes, by rank,
+// the ranking Memory uses too.
 func (s *SQLite) Lessons(ctx context.Context, q Query) ([]Lesson, error) {
-	var osArg, pmArg any
-	if known(q.OS) {
-		osArg = q.OS
-	}
-	if known(q.PackageManager) {
-		pmArg = q.PackageManager
-	}
-	rows, err := s.db.QueryContext(ctx, rankQuery, q.Rule, osArg, pmArg, limitOf(q))
+	rows, err := s.db.QueryContext(ctx, candidatesQuery, q.Rule)
 	if err != nil {
 		return nil, fmt.Errorf("query lessons of rule %s: %w", q.Rule, err)
 	}
 	defer rows.Close()
-	var out []Lesson
+	var cands []record
 	for rows.Next() {
-		var l Lesson
+		var r record
 		var kind string
 		var at int64
-		if err := rows.Scan(&l.Rule, &kind, &l.Text, &l.Host, &l.OS, &l.PackageManager, &at, &l.Seen); err != nil {
+		if err := rows.Scan(&r.seq, &r.Rule, &kind, &r.Text, &r.Host, &r.OS, &r.PackageManager, &at); err != nil {
 			return nil, fmt.Errorf("query lessons of rule %s: %w", q.Rule, err)
 		}
-		l.Kind, l.At = Kind(kind), time.Unix(0, at).UTC()
-		out = append(out, l)
+		r.Kind, r.At = Kind(kind), time.Unix(0, at).UTC()
+		cands = append(cands, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("query lessons of rule %s: %w", q.Rule, err)
 	}
-	return out, nil
+	return rank(cands, q), nil
 }

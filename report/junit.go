@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // maxOutput caps each command's output in <system-out>.
@@ -114,11 +115,11 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		if r.Reason != "" {
 			message += ": " + r.Reason
 		}
-		message = xmlSafe(truncate(message, maxMessage))
+		message = xmlSafe(textcut.Head(message, maxMessage))
 		problem := &junitProblem{Type: r.Outcome.String(), Message: message, Text: message}
 		switch {
 		case r.Outcome == nightshift.RuleNotApplicable:
-			skipped := xmlSafe(truncate("the rule does not apply to this host: "+r.Reason, maxMessage))
+			skipped := xmlSafe(textcut.Head("the rule does not apply to this host: "+r.Reason, maxMessage))
 			c.Skipped = &skipped
 			s.Skipped++
 		case r.Outcome.IsFailure():
@@ -178,7 +179,7 @@ func transcript(r TaskResult) string {
 			}
 			b.WriteByte('\n')
 			if out := strings.TrimRight(c.Output, "\n"); out != "" {
-				for _, line := range strings.Split(truncate(out, maxOutput), "\n") {
+				for _, line := range strings.Split(textcut.Head(out, maxOutput), "\n") {
 					fmt.Fprintf(&b, "    | %s\n", line)
 				}
 			}
@@ -220,15 +221,3 @@ func xmlChar(r rune) bool {
 }
 
 func secondsAttr(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
-
-// truncate cuts s to at most n bytes at a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
+	"github.com/nightshift-dev/nightshift/safety"
 )
 
 // MaxCheckOutput bounds CheckResult.Output in bytes; longer output keeps its
@@ -123,20 +122,6 @@ func capOutput(stdout, stderr string) string {
 		}
 		s += stderr
 	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if len(s) <= MaxCheckOutput {
-		return s
-	}
-	half := MaxCheckOutput / 2
-	head := half
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	tail := len(s) - half
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
-	}
-	return s[:head] + "\n[... " + strconv.Itoa(tail-head) + " bytes omitted ...]\n" + s[tail:]
+	out, _ := textcut.Middle(s, MaxCheckOutput)
+	return out
 }

@@ -113,7 +113,7 @@ func TestCapOutput(t *testing.T) {
 	long := strings.Repeat("é", MaxCheckOutput) + "TAIL"
 	got := capOutput("HEAD"+long, "")
 	if !utf8.ValidString(got) || len(got) > MaxCheckOutput+64 || !strings.HasPrefix(got, "HEAD") ||
-		!strings.HasSuffix(got, "TAIL") || !strings.Contains(got, "bytes omitted") {
+		!strings.HasSuffix(got, "TAIL") || !strings.Contains(got, "bytes cut …]") {
 		t.Errorf("capped output: len %d, valid %v, %q...%q", len(got), utf8.ValidString(got), got[:10], got[len(got)-10:])
 	}
 }

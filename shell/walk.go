@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // MaxDepth bounds nesting: scripts in scripts (bash -c 'bash -c …') and
@@ -52,9 +54,7 @@ func (a *analyzer) problem(n syntax.Node, reason, hint string) {
 }
 
 func (a *analyzer) problemText(construct, reason, hint string) {
-	if len(construct) > 200 {
-		construct = construct[:200] + "…"
-	}
+	construct = textcut.Head(construct, 200)
 	for _, p := range a.out.Problems {
 		if p.Construct == construct && p.Reason == reason {
 			return
@@ -76,7 +76,7 @@ func (a *analyzer) script(src string, sc *scope, in Input, via string, c *ctx) {
 		if via != "" {
 			what = "the script given to " + via
 		}
-		construct := truncate(src)
+		construct := textcut.Head(src, 120)
 		if errors.Is(err, ErrUnsafeText) {
 			construct = strconv.Quote(construct)
 		}
@@ -102,13 +102,6 @@ func (a *analyzer) script(src string, sc *scope, in Input, via string, c *ctx) {
 		}
 		return true
 	})
-}
-
-func truncate(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
 }
 
 func (a *analyzer) substitution(n syntax.Node, stmts []*syntax.Stmt, sc *scope, in Input) {

@@ -3,6 +3,8 @@ package sshexec
 import (
 	"fmt"
 	"sync"
+
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // capBuffer is an io.Writer that keeps the first head bytes and the last
@@ -73,5 +75,6 @@ func (b *capBuffer) result() (string, int64) {
 }
 
 // CutMarker is the line Run puts in Exec.Stdout or Exec.Stderr where
-// bytes were cut, formatted with the count.
-const CutMarker = "\n[sshexec: %d bytes cut]\n"
+// bytes were cut, formatted with the count: the module's one cut marker,
+// textcut.Marker, "\n[… N bytes cut …]\n".
+const CutMarker = textcut.Marker

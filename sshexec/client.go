@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift/retry"
 )
 
 // Client runs commands on one host over one reused SSH connection. It is
@@ -186,49 +188,81 @@ func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// dialRetry dials up to Backoff.Attempts times, waiting between attempts;
-// failures and lastFail carry the previous Runs' failed dials so a host that
-// keeps failing is not hammered. Host key and authentication errors are
-// final.
+// dialRetry dials under the Redial policy; failures and lastFail carry the
+// previous Runs' failed dials so a host that keeps failing is not hammered:
+// the first dial waits what is left of the wait after them, and the
+// schedule goes on from there. Host key, authentication and configuration
+// errors are final.
 func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time) (*conn, error) {
-	b := c.cfg.Backoff
-	var err error
-	for attempt := 0; attempt < b.Attempts; attempt++ {
-		wait := b.delay(failures + attempt)
-		if attempt == 0 && failures > 0 {
-			wait -= time.Since(lastFail)
+	p := c.cfg.Redial
+	if failures > 0 {
+		// Start the schedule after the carried failures: the doubling
+		// from Delay(failures+1) is Delay(failures+n) for the n-th retry.
+		nominal := p
+		nominal.Jitter = nil
+		p.BaseDelay = nominal.Delay(failures+1, nil)
+	}
+	var lastErr error
+	dials := 0
+	wait := func(ctx context.Context, d time.Duration) error {
+		if d <= 0 {
+			return nil
 		}
-		if wait > 0 {
-			c.cfg.Logger.Info("sshexec: waiting before redial", "host", c.addr, "wait", wait.Round(time.Millisecond), "failures", failures+attempt)
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				cause := fmt.Errorf("waiting to redial after %d failed dials: %w", failures+attempt, ctx.Err())
-				if err != nil {
-					cause = fmt.Errorf("%w (last failure: %v)", cause, err)
-				}
-				return nil, &OpError{Host: c.addr, Op: OpDial, Err: cause}
-			case <-c.closing:
-				t.Stop()
-				return nil, &OpError{Host: c.addr, Op: OpDial, Err: ErrClosed}
+		c.cfg.Logger.Info("sshexec: waiting before redial", "host", c.addr, "wait", d.Round(time.Millisecond), "failures", failures+dials)
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			cause := fmt.Errorf("waiting to redial after %d failed dials: %w", failures+dials, ctx.Err())
+			if lastErr != nil {
+				cause = fmt.Errorf("%w (last failure: %v)", cause, lastErr)
 			}
+			return &OpError{Host: c.addr, Op: OpDial, Err: cause}
+		case <-c.closing:
+			return &OpError{Host: c.addr, Op: OpDial, Err: ErrClosed}
 		}
-		var cn *conn
-		started := time.Now()
-		cn, err = c.dial(ctx)
-		if err == nil {
-			return cn, nil
-		}
-		var op *OpError
-		if ctx.Err() != nil || (errors.As(err, &op) && (op.Op == OpHostKey || op.Op == OpAuth || op.Op == OpConfig)) {
-			c.cfg.Logger.Warn("sshexec: dial failed", "host", c.addr, "attempt", attempt+1, "err", err)
+	}
+	if failures > 0 {
+		if err := wait(ctx, c.cfg.Redial.Delay(failures, nil)-time.Since(lastFail)); err != nil {
 			return nil, err
 		}
-		c.dialFailed(ctx, failures, attempt, time.Since(started), err)
 	}
-	return nil, err
+	p.Sleep = wait
+	p.CheckRetry = func(err error) bool {
+		var op *OpError
+		return !errors.As(err, &op) || (op.Op != OpHostKey && op.Op != OpAuth && op.Op != OpConfig)
+	}
+	var started time.Time
+	p.OnRetry = func(r retry.Retry) {
+		c.dialFailed(ctx, p, r.Try, time.Since(started), r.Err, r.Wait)
+	}
+	var cn *conn
+	err := p.Do(ctx, func(ctx context.Context) error {
+		var err error
+		dials++
+		started = time.Now()
+		cn, err = c.dial(ctx)
+		if err != nil {
+			lastErr = err
+		}
+		return err
+	})
+	var gu *retry.GiveUpError
+	switch {
+	case err == nil:
+		return cn, nil
+	case errors.As(err, &gu):
+		c.dialFailed(ctx, p, gu.Tries, 0, gu.Err, 0)
+		return nil, gu.Err
+	case err == lastErr, err == ctx.Err():
+		// A final failure, or the context ended during a dial: the dial's
+		// own error says what happened.
+		c.cfg.Logger.Warn("sshexec: dial failed", "host", c.addr, "attempt", dials, "err", lastErr)
+		return nil, lastErr
+	}
+	return nil, err // a wait was cut short; its *OpError says why
 }
 
 // dial makes one connection: TCP (directly or through the jump host), SSH

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift/retry"
 )
 
 func TestDialFailureRetriesWithBackoff(t *testing.T) {
@@ -31,7 +33,7 @@ func TestDialFailureRetriesWithBackoff(t *testing.T) {
 		t.Fatalf("error %v, want dial OpError wrapping ECONNREFUSED", err)
 	}
 	if got := strings.Count(f.logBuf.String(), "dial failed"); got != 3 {
-		t.Errorf("%d dial attempts logged, want Backoff.Attempts = 3", got)
+		t.Errorf("%d dial attempts logged, want Redial.MaxTries = 3", got)
 	}
 	if got := strings.Count(f.logBuf.String(), "waiting before redial"); got != 2 {
 		t.Errorf("%d backoff waits logged, want 2", got)
@@ -47,7 +49,7 @@ func TestDialHonoursContext(t *testing.T) {
 	f := newFixture(t)
 	c := f.client(t, func(c *Config) {
 		c.Port = 1 // refused
-		c.Backoff = Backoff{Initial: time.Hour, Attempts: 3}
+		c.Redial = retry.Policy{BaseDelay: time.Hour, MaxTries: 3}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -117,7 +119,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	c := f.client(t, func(c *Config) {
 		c.Port = ln.Addr().(*net.TCPAddr).Port
 		c.DialTimeout = 20 * time.Millisecond
-		c.Backoff.Attempts = 1
+		c.Redial.MaxTries = 1
 	})
 	_, err = c.Run(context.Background(), "true")
 	var op *OpError
@@ -195,7 +197,7 @@ func TestProxyJump(t *testing.T) {
 		c := target.client(t, func(c *Config) {
 			c.ProxyJump = noFwd.addr
 			c.KnownHostsFiles = []string{known}
-			c.Backoff.Attempts = 1
+			c.Redial.MaxTries = 1
 		})
 		_, err := c.Run(context.Background(), "hostname")
 		var op *OpError
@@ -246,13 +248,14 @@ func TestConfigDefaults(t *testing.T) {
 	if cfg.Port != 22 || cfg.User == "" || cfg.DialTimeout != DefaultDialTimeout || cfg.CommandTimeout != DefaultCommandTimeout ||
 		cfg.OutputCap != DefaultOutputCap || cfg.KeepAlive != DefaultKeepAlive || cfg.KeepAliveMax != 3 ||
 		cfg.MaxSessions != 10 || cfg.PassphraseEnv != DefaultPassphraseEnv || cfg.KillGrace != DefaultKillGrace ||
-		cfg.Backoff != (Backoff{Initial: 250 * time.Millisecond, Max: 8 * time.Second, Attempts: 4}) || cfg.Logger == nil {
+		cfg.Redial.BaseDelay != 250*time.Millisecond || cfg.Redial.MaxDelay != 8*time.Second || cfg.Redial.MaxTries != 4 || cfg.Redial.Jitter != nil ||
+		cfg.Logger == nil {
 		t.Errorf("defaults: %+v", cfg.redact())
 	}
-	b := Backoff{Initial: time.Second, Max: 5 * time.Second, Attempts: 1}
+	b := redialDefaults(retry.Policy{BaseDelay: time.Second, MaxDelay: 5 * time.Second, MaxTries: 1})
 	for n, want := range []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second} {
-		if got := b.delay(n); got != want {
-			t.Errorf("delay(%d) = %v, want %v", n, got, want)
+		if got := b.Delay(n, nil); got != want {
+			t.Errorf("Delay(%d) = %v, want %v", n, got, want)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/nightshift-dev/nightshift/retry"
 )
 
 // Defaults applied by New to zero-valued Config fields.
@@ -109,8 +111,16 @@ type Config struct {
 	// KeepAliveMax unanswered keepalive intervals close the connection
 	// (like ServerAliveCountMax). Default: 3.
 	KeepAliveMax int
-	// Backoff paces redials of a broken connection.
-	Backoff Backoff
+	// Redial paces the dials of a Run when there is no live connection:
+	// the first dial is immediate, each retry waits Redial.Delay of the
+	// consecutive failures so far. A Client remembers consecutive failures,
+	// so the next Run also waits before redialling a host that just failed.
+	// Only network and handshake failures are retried; host key,
+	// authentication and configuration failures are not. Defaults:
+	// BaseDelay 250ms, MaxDelay 8s, MaxTries 4 per Run, no jitter, no
+	// deadline. The Client supplies CheckRetry, OnRetry and Sleep (which
+	// Close interrupts); values set there are replaced.
+	Redial retry.Policy
 
 	// Logger receives connection events (dials, redials, accepted host
 	// keys, keepalive failures) — never commands, output or secrets.
@@ -123,43 +133,27 @@ type Config struct {
 	OnDialFailure func(DialFailure)
 }
 
-// Backoff paces dial attempts: the first attempt is immediate, each retry
-// waits twice as long as the previous one, from Initial up to Max. Only
-// network and handshake failures are retried; host key and authentication
-// failures are not. A Client remembers consecutive failures, so the next
-// Run also waits before redialling a host that just failed.
-type Backoff struct {
-	Initial  time.Duration // default 250ms
-	Max      time.Duration // default 8s
-	Attempts int           // per Run, default 4
-}
+// Redial defaults: the first redial waits 250ms, each further one twice as
+// long up to 8s, and one Run dials at most 4 times.
+const (
+	DefaultRedialBaseDelay = 250 * time.Millisecond
+	DefaultRedialMaxDelay  = 8 * time.Second
+	DefaultRedialTries     = 4
+)
 
-func (b Backoff) withDefaults() Backoff {
-	if b.Initial <= 0 {
-		b.Initial = 250 * time.Millisecond
+// redialDefaults fills the zero fields of p with the redial defaults.
+func redialDefaults(p retry.Policy) retry.Policy {
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = DefaultRedialBaseDelay
 	}
-	if b.Max <= 0 {
-		b.Max = 8 * time.Second
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = DefaultRedialMaxDelay
 	}
-	if b.Max < b.Initial {
-		b.Max = b.Initial
+	p.MaxDelay = max(p.MaxDelay, p.BaseDelay)
+	if p.MaxTries <= 0 {
+		p.MaxTries = DefaultRedialTries
 	}
-	if b.Attempts <= 0 {
-		b.Attempts = 4
-	}
-	return b
-}
-
-// delay is the wait before attempt n (n counts consecutive failures).
-func (b Backoff) delay(n int) time.Duration {
-	if n <= 0 {
-		return 0
-	}
-	d := b.Initial
-	for i := 1; i < n && d < b.Max; i++ {
-		d *= 2
-	}
-	return min(d, b.Max)
+	return p
 }
 
 // withDefaults returns a copy with every default applied, or an error
@@ -211,7 +205,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.KeepAliveMax <= 0 {
 		c.KeepAliveMax = DefaultKeepAliveMax
 	}
-	c.Backoff = c.Backoff.withDefaults()
+	c.Redial = redialDefaults(c.Redial)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nightshift-dev/nightshift/retry"
 )
 
 // refusedPort is a loopback port with nothing listening.
@@ -44,7 +46,7 @@ func TestOnDialFailure(t *testing.T) {
 	var heard dialFailures
 	c := f.client(t, func(c *Config) {
 		c.Port = port
-		c.Backoff = Backoff{Initial: 20 * time.Millisecond, Max: 40 * time.Millisecond, Attempts: 4}
+		c.Redial = retry.Policy{BaseDelay: 20 * time.Millisecond, MaxDelay: 40 * time.Millisecond, MaxTries: 4}
 		c.OnDialFailure = heard.add
 	})
 	_, err := c.Run(context.Background(), "true")
@@ -93,7 +95,7 @@ func TestOnDialFailureContextDeadline(t *testing.T) {
 	var heard dialFailures
 	c := f.client(t, func(c *Config) {
 		c.Port = refusedPort(t)
-		c.Backoff = Backoff{Initial: time.Hour, Attempts: 3}
+		c.Redial = retry.Policy{BaseDelay: time.Hour, MaxTries: 3}
 		c.OnDialFailure = heard.add
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

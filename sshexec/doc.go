@@ -40,8 +40,9 @@
 //
 // One connection per Client is reused across commands, with keepalives
 // (Config.KeepAlive). A broken connection is redialled with backoff
-// (Config.Backoff) when the next command needs it; each failed dial, with
-// the next wait and when the dials give up, goes to Config.OnDialFailure. A command whose outcome
+// (Config.Redial, a retry.Policy) when the next command needs it; each failed
+// dial, with the next wait and when the dials give up, goes to
+// Config.OnDialFailure. A command whose outcome
 // is unknown because the connection dropped after it was sent is reported
 // with [ErrOutcomeUnknown] and never re-run.
 //

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/retry"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
@@ -51,7 +52,7 @@ func targetConfig(tg *sshtarget.Target, mods ...func(*Config)) Config {
 		IdentityFiles:   []string{tg.IdentityFile},
 		NoAgent:         true,
 		KnownHostsFiles: []string{tg.KnownHostsFile},
-		Backoff:         Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
+		Redial:          retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxTries: 3},
 	}
 	for _, m := range mods {
 		m(&cfg)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/retry"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test to share.
@@ -85,7 +86,7 @@ func (f *fixture) config(mods ...func(*Config)) Config {
 		NoAgent:         true,
 		KnownHostsFiles: []string{f.known},
 		KeepAlive:       -1,
-		Backoff:         Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
+		Redial:          retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, MaxTries: 3},
 		Logger:          slog.New(slog.NewJSONHandler(f.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, m := range mods {

@@ -15,6 +15,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -123,11 +124,11 @@ func workerTools() []openai.Tool {
 	}
 	return []openai.Tool{
 		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: vllmsim.ToolApply, Description: "Run a shell command on the host.",
+			Name: nightshift.ToolApply, Description: "Run a shell command on the host.",
 			Parameters: params(`{"command":{"type":"string"},"reason":{"type":"string"}}`, "command"),
 		}},
 		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: vllmsim.ToolGiveUp, Description: "Stop: the rule cannot be fixed safely.",
+			Name: nightshift.ToolGiveUp, Description: "Stop: the rule cannot be fixed safely.",
 			Parameters: params(`{"reason":{"type":"string"}}`, "reason"),
 		}},
 	}

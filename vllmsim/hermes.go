@@ -2,12 +2,10 @@ package vllmsim
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/nightshift-dev/nightshift/budget/chattemplate"
 )
 
 // The Hermes tool-call format, as Qwen3 emits it and as vLLM's "hermes" tool
@@ -49,27 +47,26 @@ func parseHermes(output string) (content *string, calls []parsedCall) {
 		} else {
 			body, rest = rest, ""
 		}
-		obj, err := decodeOrdered(body)
+		// json.loads, then call["name"] and call["arguments"]: any failure
+		// (a syntax error, not an object, a key missing) makes the whole
+		// output content.
+		obj, err := chattemplate.ParsePythonJSON(body)
 		if err != nil {
 			return whole()
 		}
-		o, ok := obj.(*orderedObject)
+		name, ok := obj.Member("name")
 		if !ok {
 			return whole()
 		}
-		name, ok := o.get("name")
+		ns, ok := name.AsString()
 		if !ok {
 			return whole()
 		}
-		ns, ok := name.(string)
+		args, ok := obj.Member("arguments")
 		if !ok {
 			return whole()
 		}
-		args, ok := o.get("arguments")
-		if !ok {
-			return whole()
-		}
-		calls = append(calls, parsedCall{Name: ns, Arguments: pyDumps(args)})
+		calls = append(calls, parsedCall{Name: ns, Arguments: args.Dumps()})
 		if rest == "" {
 			break
 		}
@@ -78,199 +75,6 @@ func parseHermes(output string) (content *string, calls []parsedCall) {
 		return &c, calls
 	}
 	return nil, calls
-}
-
-// orderedObject is a JSON object that keeps its keys' order, as a Python dict
-// does.
-type orderedObject struct {
-	keys []string
-	vals []any
-}
-
-func (o *orderedObject) get(k string) (any, bool) {
-	// json.loads keeps the last of duplicate keys.
-	for i := len(o.keys) - 1; i >= 0; i-- {
-		if o.keys[i] == k {
-			return o.vals[i], true
-		}
-	}
-	return nil, false
-}
-
-var errTrailingData = errors.New("extra data after the JSON value")
-
-// decodeOrdered parses one JSON value (surrounded by optional whitespace) into
-// *orderedObject, []any, string, json.Number, bool or nil.
-func decodeOrdered(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	v, err := decodeValue(dec)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errTrailingData
-	}
-	return v, nil
-}
-
-func decodeValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &orderedObject{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is %T", kt)
-				}
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.keys, o.vals = append(o.keys, k), append(o.vals, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return o, nil
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return a, nil
-		}
-		return nil, fmt.Errorf("unexpected delimiter %q", t)
-	default:
-		return t, nil
-	}
-}
-
-// pyDumps renders v as Python's json.dumps(v, ensure_ascii=False) does:
-// ", " and ": " separators, keys in order, only '"', '\\' and control
-// characters escaped. Numbers are written as they were read (Python would
-// normalise 1E5 to 100000.0; Qwen does not emit such numbers in tool calls).
-func pyDumps(v any) string {
-	var b strings.Builder
-	writePy(&b, v)
-	return b.String()
-}
-
-func writePy(b *strings.Builder, v any) {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		if t {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case json.Number:
-		b.WriteString(t.String())
-	case int:
-		b.WriteString(strconv.Itoa(t))
-	case string:
-		writePyString(b, t)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writePy(b, e)
-		}
-		b.WriteByte(']')
-	case *orderedObject:
-		b.WriteByte('{')
-		for i, k := range t.keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writePyString(b, k)
-			b.WriteString(": ")
-			writePy(b, t.vals[i])
-		}
-		b.WriteByte('}')
-	case Args:
-		b.WriteByte('{')
-		for i, a := range t {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writePyString(b, a.Key)
-			b.WriteString(": ")
-			writePy(b, a.Value)
-		}
-		b.WriteByte('}')
-	default:
-		// Other Go values: encode with encoding/json, then re-read in order.
-		raw, err := json.Marshal(t)
-		if err != nil {
-			b.WriteString("null")
-			return
-		}
-		o, err := decodeOrdered(string(raw))
-		if err != nil {
-			b.WriteString("null")
-			return
-		}
-		writePy(b, o)
-	}
-}
-
-func writePyString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			// Invalid UTF-8 cannot come out of json.loads; write U+FFFD.
-			b.WriteString("\uFFFD")
-			i++
-			continue
-		}
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-		i += size
-	}
-	b.WriteByte('"')
 }
 
 // renderGeneration writes g as the text the model generates: free text,
@@ -288,11 +92,49 @@ func renderGeneration(g Generation) string {
 		}
 		b.WriteString(toolCallStart)
 		b.WriteString("\n{\"name\": ")
-		writePyString(&b, c.Name)
+		b.WriteString(pyDumps(c.Name))
 		b.WriteString(", \"arguments\": ")
-		writePy(&b, c.Args)
+		b.WriteString(pyDumps(c.Args))
 		b.WriteString("}\n")
 		b.WriteString(toolCallEnd)
 	}
 	return b.String()
+}
+
+// pyDumps renders v as Python's json.dumps(v, ensure_ascii=False) does, with
+// the exact serializer the chat templates use (chattemplate.PythonJSON): v is
+// marshalled with encoding/json (Args keep their order), then read and
+// written as Python would. A value encoding/json cannot marshal is written as
+// null. Go numbers are read back from encoding/json's text, so a float64 1.0
+// is written as 1, not Python's 1.0; the policies write strings only.
+func pyDumps(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	out, err := chattemplate.PythonJSON(string(raw))
+	if err != nil {
+		return "null"
+	}
+	return out
+}
+
+// MarshalJSON writes the arguments as a JSON object with the keys in order.
+func (a Args) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, arg := range a {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := json.Marshal(arg.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(arg.Value)
+		if err != nil {
+			return nil, fmt.Errorf("argument %q: %w", arg.Key, err)
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
 }

@@ -9,9 +9,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// TestPyDumps compares with outputs of CPython's
-// json.dumps(json.loads(in), ensure_ascii=False).
-func TestPyDumps(t *testing.T) {
+// TestHermesArguments compares the arguments parseHermes re-serialises with
+// outputs of CPython's json.dumps(json.loads(in), ensure_ascii=False).
+func TestHermesArguments(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"command": "ls", "reason": "a"}`, `{"command": "ls", "reason": "a"}`},
 		{`{"b":1,"a":[1,2,{"x":null}],"c":true}`, `{"b": 1, "a": [1, 2, {"x": null}], "c": true}`},
@@ -19,15 +19,30 @@ func TestPyDumps(t *testing.T) {
 		{`"just a string"`, `"just a string"`},
 		{`[]`, `[]`},
 		{`{}`, `{}`},
-		{` {"dup": 1, "dup": 2} `, `{"dup": 1, "dup": 2}`},
+		// A dict keeps a repeated key at its first position with its last value.
+		{` {"dup": 1, "x": 0, "dup": 2} `, `{"dup": 2, "x": 0}`},
+		{`{"f": 1.50, "e": 1E5, "big": 12345678901234567890}`, `{"f": 1.5, "e": 100000.0, "big": 12345678901234567890}`},
 	} {
-		v, err := decodeOrdered(tc.in)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.in, err)
+		_, calls := parseHermes(`<tool_call>{"name": "a", "arguments": ` + tc.in + `}</tool_call>`)
+		if len(calls) != 1 {
+			t.Fatalf("%s: %d calls, want 1", tc.in, len(calls))
 		}
-		if got := pyDumps(v); got != tc.want {
-			t.Errorf("pyDumps(%s) = %s, want %s", tc.in, got, tc.want)
+		if got := calls[0].Arguments; got != tc.want {
+			t.Errorf("arguments %s = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestPyDumpsArgs: a policy's arguments are written in order, as json.dumps
+// writes a dict (no HTML escaping, ", " and ": " separators).
+func TestPyDumpsArgs(t *testing.T) {
+	got := pyDumps(Args{{"command", "a<b && c > \"d\"\n"}, {"n", 3}, {"ok", true}, {"x", nil}, {"é", []string{"1"}}})
+	want := `{"command": "a<b && c > \"d\"\n", "n": 3, "ok": true, "x": null, "é": ["1"]}`
+	if got != want {
+		t.Errorf("pyDumps = %s, want %s", got, want)
+	}
+	if got := pyDumps(Args{{"bad", make(chan int)}}); got != "null" {
+		t.Errorf("unmarshalable value: %s, want null", got)
 	}
 }
 

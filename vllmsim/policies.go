@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // pick returns a deterministic index in [0, n) for (seed, salt, attempt).
@@ -281,7 +283,7 @@ func (m Malformation) Generation() Generation {
 	case MalformedEmptyCommand:
 		return Generation{Calls: []Call{Apply("", "")}}
 	case MalformedMissingCommand:
-		return Generation{Calls: []Call{{Name: ToolApply, Args: Args{{"reason", "no command given"}}}}}
+		return Generation{Calls: []Call{{Name: nightshift.ToolApply, Args: Args{{"reason", "no command given"}}}}}
 	default: // MalformedUnclosed
 		return Generation{Raw: "<tool_call>\n{\"name\": \"ssh_apply\", \"arguments\": {\"command\": \"grep -n PermitRoot"}
 	}

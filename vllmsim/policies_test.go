@@ -7,6 +7,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -15,7 +16,7 @@ func commands(t *testing.T, resp openai.ChatCompletionResponse) []string {
 	t.Helper()
 	var out []string
 	for _, tc := range resp.Choices[0].Message.ToolCalls {
-		if tc.Function.Name != vllmsim.ToolApply {
+		if tc.Function.Name != nightshift.ToolApply {
 			continue
 		}
 		var a struct {
@@ -206,7 +207,7 @@ func TestGiveUp(t *testing.T) {
 		if len(tc) != 1 {
 			t.Fatalf("turn %d: %+v", i+1, tc)
 		}
-		if want := i+1 >= 3; (tc[0].Function.Name == vllmsim.ToolGiveUp) != want {
+		if want := i+1 >= 3; (tc[0].Function.Name == nightshift.ToolGiveUp) != want {
 			t.Errorf("turn %d: %s", i+1, tc[0].Function.Name)
 		}
 	}

@@ -6,12 +6,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
-)
 
-// Tool names the worker offers and the policies call.
-const (
-	ToolApply  = "ssh_apply" // arguments {command, reason?}
-	ToolGiveUp = "give_up"   // arguments {reason}
+	"github.com/nightshift-dev/nightshift"
 )
 
 // Policy decides what the simulated model generates for a request. Policies
@@ -98,12 +94,12 @@ func Apply(command, reason string) Call {
 	if reason != "" {
 		a = append(a, Arg{"reason", reason})
 	}
-	return Call{Name: ToolApply, Args: a}
+	return Call{Name: nightshift.ToolApply, Args: a}
 }
 
 // GiveUpCall returns a give_up call.
 func GiveUpCall(reason string) Call {
-	return Call{Name: ToolGiveUp, Args: Args{{"reason", reason}}}
+	return Call{Name: nightshift.ToolGiveUp, Args: Args{{"reason", reason}}}
 }
 
 // conversationOf extracts a Conversation from a request.
@@ -141,7 +137,7 @@ func conversationOf(req openai.ChatCompletionRequest) Conversation {
 		case openai.ChatMessageRoleAssistant:
 			assistants++
 			for _, tc := range m.ToolCalls {
-				if tc.Function.Name != ToolApply {
+				if tc.Function.Name != nightshift.ToolApply {
 					continue
 				}
 				var a struct {

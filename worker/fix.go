@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/distill"
-	"github.com/nightshift-dev/nightshift/memory"
-	"github.com/nightshift-dev/nightshift/rules"
-
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/distill"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
+	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/retry"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/safety"
 )
 
 // maxContextRetries bounds how often one attempt's model call is retried
@@ -144,13 +145,12 @@ func (w *Worker) memoryConfig(obs memory.Observer) memory.Config {
 // ask prepares the prompt and calls the model, handling context-length
 // rejections without spending an attempt.
 func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *Outcome) (msg openai.ChatCompletionMessage, prompt int, usage openai.Usage, err error) {
-	rt := &retrier{
-		model: w.cfg.Model, deadline: w.cfg.RetryDeadline, baseDelay: 500 * time.Millisecond, maxDelay: 30 * time.Second,
-		requestTimeout: w.cfg.RequestTimeout, sleep: w.cfg.sleep,
-		onRetry: func(try int, d time.Duration, err error, giveUpAt time.Time) {
+	policy := retry.Policy{
+		BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, Deadline: w.cfg.RetryDeadline, Jitter: retry.EqualJitter, Sleep: w.cfg.sleep,
+		OnRetry: func(r retry.Retry) {
 			out.Retries++
-			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", try, "delay", d, "err", err)
-			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: err.Error(), Try: try, RetryIn: d, GiveUpAt: giveUpAt})
+			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", r.Try, "delay", r.Wait, "err", r.Err)
+			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
 		},
 	}
 	for tries := 0; ; tries++ {
@@ -167,12 +167,12 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			"current", a.Current, "reserve", a.Reserve, "total", a.Total, "limit", a.Limit, "messages", a.Messages, "max_tokens", mt)
 		w.emit(Event{Kind: EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
 		out.ModelCalls++
-		resp, err := rt.complete(ctx, openai.ChatCompletionRequest{
+		resp, err := complete(ctx, w.cfg.Model, openai.ChatCompletionRequest{
 			Model: w.cfg.ModelName, Messages: p.Messages, Tools: p.Tools,
 			//lint:ignore SA1019 vLLM has read max_tokens in every release; max_completion_tokens came later.
 			MaxTokens:   mt,
 			Temperature: 0.2,
-		})
+		}, w.cfg.RequestTimeout, policy)
 		var cl *ContextLengthError
 		if errors.As(err, &cl) {
 			out.ContextRejections++
@@ -251,7 +251,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 			if err := mem.AddFeedback(memory.FeedbackMalformed, "Malformed tool call: "+c.err.Error()+". Nothing was run."); err != nil {
 				return nightshift.CheckNotRun, false, err
 			}
-		case c.name == ToolGiveUp:
+		case c.name == nightshift.ToolGiveUp:
 			gaveUp = true
 			out.Reason = c.reason
 			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionGiveUp, Detail: c.reason})
@@ -294,7 +294,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		return status, false, fmt.Errorf("rule %s attempt %d: check: unexpected status %s", r.ID, attempt, status)
 	}
 	if res.Output != "" && status != nightshift.CheckPass {
-		text += "\nCheck output:\n" + abbreviate(res.Output, 2000)
+		text += "\nCheck output:\n" + textcut.Head(res.Output, 2000)
 	}
 	if status != nightshift.CheckPass {
 		text += "\n" + nextAttempt(attempt)

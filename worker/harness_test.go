@@ -22,6 +22,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/internal/vllmref"
 	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -161,6 +162,8 @@ type workerOptions struct {
 	maxAttempts     int
 	retryDeadline   time.Duration
 	counter         memory.PromptCounter // nil means the env's *budget.ChatCounter
+	// sleep, when set, replaces the retry waits (and records them).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (e *env) worker(o workerOptions) *worker.Worker {
@@ -181,11 +184,16 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
-	w, err := worker.New(worker.Config{
+	oc.HTTPClient = &http.Client{Transport: &retry.Transport{}} // as cmd/worker does
+	cfg := worker.Config{
 		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
 		Counter: o.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
-	})
+	}
+	if o.sleep != nil {
+		cfg = worker.WithSleep(cfg, o.sleep)
+	}
+	w, err := worker.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/nightshift-dev/nightshift/safety"
 	"strings"
 
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/rules"
 )
 
@@ -85,9 +86,9 @@ func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *HostFacts, l
 		}
 		switch {
 		case len(desc) > 200:
-			desc = abbreviate(desc, len(desc)/2)
+			desc = textcut.Head(desc, len(desc)/2)
 		case len(hints) > 200:
-			hints = abbreviate(hints, len(hints)/2)
+			hints = textcut.Head(hints, len(hints)/2)
 		case desc != "" || hints != "":
 			desc, hints = "", ""
 		default:

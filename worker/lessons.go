@@ -7,6 +7,7 @@ import (
 	"github.com/nightshift-dev/nightshift/distill"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // LessonSource supplies lessons for a rule on a host like the one the
@@ -48,7 +49,7 @@ func (w *Worker) withLessons(s string, lessons []string, maxTokens int) string {
 		if l == "" {
 			continue
 		}
-		lines = append(lines, "- "+abbreviate(l, maxLessonBytes)+"\n")
+		lines = append(lines, "- "+textcut.Head(l, maxLessonBytes)+"\n")
 	}
 	if len(lines) == 0 {
 		return s

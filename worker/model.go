@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"net"
-	"syscall"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift/retry"
 )
 
 // ChatModel is the one call the worker makes to the model server.
-// *openai.Client satisfies it.
+// *openai.Client satisfies it; give its HTTP client a retry.Transport so that
+// retries wait as long as the server's Retry-After asks.
 type ChatModel interface {
 	CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
 }
@@ -33,85 +32,68 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// retrier calls a ChatModel, retrying 5xx, 429, timeouts and refused or
-// dropped connections with capped, jittered exponential backoff until the
-// deadline. Retries are not attempts.
-type retrier struct {
-	model          ChatModel
-	deadline       time.Duration
-	baseDelay      time.Duration
-	maxDelay       time.Duration
-	requestTimeout time.Duration
-	onRetry        func(try int, delay time.Duration, err error, giveUpAt time.Time)
-	sleep          func(ctx context.Context, d time.Duration) error
-}
-
-func (r *retrier) complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+// complete calls the model under the worker's retry policy: 5xx, 429,
+// timeouts and refused or dropped connections are retried with capped,
+// jittered exponential backoff (or the server's Retry-After, when the
+// client's transport is a retry.Transport) until the deadline; each try has
+// its own request timeout. Retries are not attempts. A context-length
+// rejection is returned at once as a *ContextLengthError.
+func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionRequest, requestTimeout time.Duration, p retry.Policy) (openai.ChatCompletionResponse, error) {
 	start := time.Now()
-	delay := r.baseDelay
-	for try := 1; ; try++ {
-		rctx, cancel := context.WithTimeout(ctx, r.requestTimeout)
-		resp, err := r.model.CreateChatCompletion(rctx, req)
-		timedOut := rctx.Err() != nil && ctx.Err() == nil
-		cancel()
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return resp, ctx.Err()
+	p.CheckRetry = func(err error) bool {
+		var to *tryTimeout
+		return errors.As(err, &to) || retryable(err)
+	}
+	var resp openai.ChatCompletionResponse
+	err := p.Do(ctx, func(ctx context.Context) error {
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+		var err error
+		resp, err = model.CreateChatCompletion(rctx, req)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return err
 		}
 		if cl := parseContextLength(err); cl != nil {
-			return resp, cl
+			return cl
 		}
-		if !timedOut && !retryable(err) {
-			return resp, err
+		if rctx.Err() != nil {
+			return &tryTimeout{err}
 		}
-		if time.Since(start)+delay > r.deadline {
-			return resp, &UnreachableError{Tries: try, Since: time.Since(start), Err: err}
+		return err
+	})
+	var gu *retry.GiveUpError
+	if errors.As(err, &gu) {
+		last := gu.Err
+		if to, ok := last.(*tryTimeout); ok {
+			last = to.err
 		}
-		d := delay/2 + rand.N(delay/2+1) // jitter in [delay/2, delay]
-		if r.onRetry != nil {
-			r.onRetry(try, d, err, start.Add(r.deadline))
-		}
-		if err := r.sleep(ctx, d); err != nil {
-			return resp, err
-		}
-		delay = min(delay*2, r.maxDelay)
+		return resp, &UnreachableError{Tries: gu.Tries, Since: time.Since(start), Err: last}
 	}
+	return resp, err // nil, ctx.Err(), or an error not worth retrying
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// tryTimeout marks a try that ran out of its request timeout, whatever
+// error the client made of it: always worth another try.
+type tryTimeout struct{ err error }
+
+func (e *tryTimeout) Error() string { return e.err.Error() }
+func (e *tryTimeout) Unwrap() error { return e.err }
 
 // retryable reports whether err is worth retrying: a 5xx or 429 answer, a
 // refused, reset or dropped connection, or a network timeout.
 func retryable(err error) bool {
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
-		return apiErr.HTTPStatusCode >= 500 || apiErr.HTTPStatusCode == 429
+		return retry.RetryableStatus(apiErr.HTTPStatusCode)
 	}
 	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) {
 		if reqErr.HTTPStatusCode != 0 {
-			return reqErr.HTTPStatusCode >= 500 || reqErr.HTTPStatusCode == 429
+			return retry.RetryableStatus(reqErr.HTTPStatusCode)
 		}
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return true
-	}
-	var opErr *net.OpError
-	return errors.As(err, &opErr)
+	return retry.NetworkError(err)
 }

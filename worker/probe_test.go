@@ -22,7 +22,7 @@ type giveUpModel struct{}
 func (giveUpModel) CreateChatCompletion(context.Context, openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	return openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{Message: openai.ChatCompletionMessage{
 		Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "call_1", Type: "function",
-			Function: openai.FunctionCall{Name: worker.ToolGiveUp, Arguments: `{"reason": "cannot"}`}}}}}}}, nil
+			Function: openai.FunctionCall{Name: nightshift.ToolGiveUp, Arguments: `{"reason": "cannot"}`}}}}}}}, nil
 }
 
 // scriptedRunner records the commands it is given and answers each with

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -274,6 +275,73 @@ func TestServerDownPastDeadline(t *testing.T) {
 	var ue *worker.UnreachableError
 	if !errors.As(err, &ue) || out.Status != nightshift.RuleUnreachable {
 		t.Fatalf("got %v (outcome %+v), want *UnreachableError", err, out)
+	}
+}
+
+// sleeps records the retry waits the worker asks for, without waiting.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// TestRetryAfterIsHonoured: a 429 with Retry-After: 3 makes the worker wait
+// 3 s (not its own backoff, not jittered); the 503 after it, without the
+// header, gets the jittered backoff of a second failure, 0.5 to 1 s.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	e := newEnv(t, envOptions{
+		policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(1, "cannot fix this in a test") },
+		faults: []vllmsim.Fault{{Kind: vllmsim.FaultRateLimited, RetryAfter: 3 * time.Second}, {Kind: vllmsim.FaultUnavailable}},
+	})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: accounts_tmout
+    check: "test -f %s/never"
+`, e.dir), "accounts_tmout")
+	var s sleeps
+	out, err := e.worker(workerOptions{retryDeadline: time.Minute, sleep: s.sleep}).Fix(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Fix: %v", err)
+	}
+	if out.Retries != 2 || out.Status != nightshift.RuleGaveUp {
+		t.Fatalf("outcome %+v, want 2 retries and give_up", out)
+	}
+	if len(s.d) != 2 || s.d[0] != 3*time.Second || s.d[1] < 500*time.Millisecond || s.d[1] > time.Second {
+		t.Fatalf("waits %v, want [3s, 0.5s..1s]", s.d)
+	}
+	retries := e.eventsOf(worker.EventRetry)
+	if len(retries) != 2 || retries[0].Try != 1 || retries[0].RetryIn != 3*time.Second || retries[1].Try != 2 || retries[1].RetryIn != s.d[1] {
+		t.Fatalf("retry events %+v, want tries 1 and 2 announcing the waits %v", retries, s.d)
+	}
+	if !strings.Contains(retries[0].Error, "429") || retries[0].GiveUpAt.IsZero() {
+		t.Errorf("first retry event %+v: want the 429 and when the worker gives up", retries[0])
+	}
+}
+
+// TestRetryAfterPastDeadline: a Retry-After that would end past the retry
+// deadline is not waited for: the rule ends unreachable at once.
+func TestRetryAfterPastDeadline(t *testing.T) {
+	e := newEnv(t, envOptions{
+		policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(1, "") },
+		faults: []vllmsim.Fault{{Kind: vllmsim.FaultRateLimited, RetryAfter: 3 * time.Second}},
+	})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: accounts_tmout
+    check: "test -f %s/never"
+`, e.dir), "accounts_tmout")
+	var s sleeps
+	out, err := e.worker(workerOptions{retryDeadline: 2 * time.Second, sleep: s.sleep}).Fix(context.Background(), r)
+	var ue *worker.UnreachableError
+	if !errors.As(err, &ue) || out.Status != nightshift.RuleUnreachable || ue.Tries != 1 {
+		t.Fatalf("got %v (outcome %+v), want *UnreachableError after 1 try", err, out)
+	}
+	if len(s.d) != 0 || out.Retries != 0 {
+		t.Fatalf("waited %v with %d retries, want no wait", s.d, out.Retries)
 	}
 }
 

@@ -7,12 +7,9 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
-)
 
-// The tools offered to the model.
-const (
-	ToolApply  = "ssh_apply"
-	ToolGiveUp = "give_up"
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 )
 
 // Tools returns the tool definitions the worker offers: ssh_apply runs one
@@ -20,7 +17,7 @@ const (
 func Tools() []openai.Tool {
 	return []openai.Tool{
 		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name:        ToolApply,
+			Name:        nightshift.ToolApply,
 			Description: "Run one shell command on the target host (as root, non-interactively, with a timeout). After it runs, the worker re-runs the rule's check and reports the result.",
 			Parameters: json.RawMessage(`{"type": "object", "properties": {` +
 				`"command": {"type": "string", "description": "The shell command to run."}, ` +
@@ -28,7 +25,7 @@ func Tools() []openai.Tool {
 				`"required": ["command"]}`),
 		}},
 		{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name:        ToolGiveUp,
+			Name:        nightshift.ToolGiveUp,
 			Description: "Stop working on this rule because it cannot be fixed on this host.",
 			Parameters: json.RawMessage(`{"type": "object", "properties": {` +
 				`"reason": {"type": "string", "description": "Why the rule cannot be fixed."}}, ` +
@@ -65,12 +62,12 @@ func parseCalls(msg openai.ChatCompletionMessage) []call {
 			Reason  string  `json:"reason"`
 		}
 		switch {
-		case tc.Function.Name != ToolApply && tc.Function.Name != ToolGiveUp:
-			c.err = fmt.Errorf("%w %q (the tools are %s and %s)", ErrUnknownTool, tc.Function.Name, ToolApply, ToolGiveUp)
+		case tc.Function.Name != nightshift.ToolApply && tc.Function.Name != nightshift.ToolGiveUp:
+			c.err = fmt.Errorf("%w %q (the tools are %s and %s)", ErrUnknownTool, tc.Function.Name, nightshift.ToolApply, nightshift.ToolGiveUp)
 		case json.Unmarshal([]byte(tc.Function.Arguments), &args) != nil:
-			c.err = fmt.Errorf("%s: %w: %s", tc.Function.Name, ErrBadArguments, abbreviate(tc.Function.Arguments, 200))
-		case tc.Function.Name == ToolApply && (args.Command == nil || strings.TrimSpace(*args.Command) == ""):
-			c.err = fmt.Errorf("%s: %w: the \"command\" argument must be a non-empty string", ToolApply, ErrEmptyCommand)
+			c.err = fmt.Errorf("%s: %w: %s", tc.Function.Name, ErrBadArguments, textcut.Head(tc.Function.Arguments, 200))
+		case tc.Function.Name == nightshift.ToolApply && (args.Command == nil || strings.TrimSpace(*args.Command) == ""):
+			c.err = fmt.Errorf("%s: %w: the \"command\" argument must be a non-empty string", nightshift.ToolApply, ErrEmptyCommand)
 		default:
 			if args.Command != nil {
 				c.command = *args.Command
@@ -81,17 +78,3 @@ func parseCalls(msg openai.ChatCompletionMessage) []call {
 	}
 	return out
 }
-
-// abbreviate cuts s to at most n bytes on a rune boundary, marking the cut.
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -105,7 +105,7 @@ type Config struct {
 	// hard one). Nil means never.
 	Stop <-chan struct{}
 
-	sleep func(ctx context.Context, d time.Duration) error // tests
+	sleep func(ctx context.Context, d time.Duration) error // tests; nil sleeps for real
 }
 
 // Worker fixes rules on one target. It is safe for concurrent Fix calls:
@@ -158,9 +158,6 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.sleep == nil {
-		cfg.sleep = sleepCtx
 	}
 	return &Worker{cfg: cfg}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,13 +167,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = strings.TrimRight(baseURL, "/") + "/v1"
-	oc.HTTPClient = &http.Client{}
+	oc.HTTPClient = retryingClient()
 	rec := &lastRequest{model: openai.NewClientWithConfig(oc)}
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
 	last := &lastCall{}
 	w, err := worker.New(worker.Config{
 		Model: rec, ModelName: srv.Model(), Target: ssh,
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: fanOut{rep, last}, MemoryObserver: rep.memory(),
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: worker.Observers{rep, last}, MemoryObserver: rep.memory(),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -266,7 +266,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	w, err := worker.New(worker.Config{
 		Model: ms.client, ModelName: ms.served.ID, Target: ssh,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: fanOut{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
+		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 	})
 	if err != nil {
 		return &usageError{err}

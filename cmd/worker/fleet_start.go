@@ -171,7 +171,7 @@ func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.Serve
 	if fm.Name != "" && fm.ContextWindow > 0 {
 		return fm, nil
 	}
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv)})
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), HTTPClient: retryingClient()})
 	if err != nil {
 		return fm, &usageError{err}
 	}

@@ -13,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -50,7 +51,7 @@ func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
 		return nil, &usageError{err}
 	}
 	apiKey := os.Getenv(f.apiKeyEnv)
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: f.baseURL, APIKey: apiKey})
+	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: f.baseURL, APIKey: apiKey, HTTPClient: retryingClient()})
 	if err != nil {
 		return nil, &usageError{err}
 	}
@@ -71,36 +72,48 @@ func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
 	}
 	oc := openai.DefaultConfig(apiKey)
 	oc.BaseURL = strings.TrimRight(f.baseURL, "/")
-	oc.HTTPClient = &http.Client{}
+	oc.HTTPClient = retryingClient()
 	return &modelServer{model: model, counter: counter, served: served, budget: b, client: openai.NewClientWithConfig(oc)}, nil
 }
 
 // serverModel reads the served model from /v1/models, retrying while the
-// server is unreachable, up to the deadline (0: no retries), with one line
-// on notices per failed try.
+// server is unreachable or busy (a 5xx or 429; its Retry-After is honoured
+// when c's transport is a retry.Transport), up to the deadline (0: no
+// retries), with one line on notices per failed try.
 func serverModel(ctx context.Context, c *budget.VLLMClient, baseURL, name string, deadline time.Duration, notices io.Writer) (budget.ServedModel, error) {
-	start := time.Now()
-	delay := 500 * time.Millisecond
-	for {
-		m, err := c.Model(ctx, name)
-		if err == nil {
-			return m, nil
-		}
-		var he *budget.HTTPError
-		if errors.Is(err, budget.ErrNoModel) || (errors.As(err, &he) && he.Status < 500 && he.Status != 429) {
-			return m, &usageError{err}
-		}
-		if time.Since(start)+delay > deadline || ctx.Err() != nil {
-			return m, &unreachable{fmt.Errorf("model server %s: %w", baseURL, err)}
-		}
-		waitNotice(notices, "model server "+baseURL, err.Error(), delay, start.Add(deadline))
-		select {
-		case <-ctx.Done():
-			return m, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 15*time.Second)
+	p := retry.Policy{
+		BaseDelay: 500 * time.Millisecond, MaxDelay: 15 * time.Second, Deadline: deadline,
+		CheckRetry: func(err error) bool {
+			var he *budget.HTTPError
+			return !errors.Is(err, budget.ErrNoModel) && !(errors.As(err, &he) && !retry.RetryableStatus(he.Status))
+		},
+		OnRetry: func(r retry.Retry) { waitNotice(notices, "model server "+baseURL, r.Err.Error(), r.Wait, r.GiveUpAt) },
 	}
+	if deadline <= 0 {
+		p.MaxTries = 1
+	}
+	var m budget.ServedModel
+	err := p.Do(ctx, func(ctx context.Context) error {
+		var err error
+		m, err = c.Model(ctx, name)
+		return err
+	})
+	var gu *retry.GiveUpError
+	switch {
+	case err == nil:
+		return m, nil
+	case errors.As(err, &gu):
+		return m, &unreachable{fmt.Errorf("model server %s: %w", baseURL, gu.Err)}
+	case ctx.Err() != nil:
+		return m, err
+	}
+	return m, &usageError{err}
+}
+
+// retryingClient is the HTTP client of the model server's clients: its
+// transport records Retry-After for the retry policy.
+func retryingClient() *http.Client {
+	return &http.Client{Transport: &retry.Transport{}}
 }
 
 // waitNotice prints what the worker waits for: "worker: WHAT: CAUSE;

@@ -122,7 +122,7 @@ func (obs *observers) configure(cfg *batch.Config) {
 // hostObserver returns the observer of one host's worker: its progress
 // line and its lessons recorder.
 func (obs *observers) hostObserver(host string) worker.Observer {
-	var out fanOut
+	var out worker.Observers
 	if obs.notices.w != nil {
 		n := obs.notices
 		n.host = host
@@ -171,15 +171,6 @@ func (l lessonWriter) Observe(e worker.Event) {
 		if err := l.rec.Flush(l.obs.jctx); err != nil {
 			l.obs.logger.Warn("lessons not stored; kept for the next rule's end", "host", l.host, "rule", e.Rule, "err", err)
 		}
-	}
-}
-
-// fanOut passes each event to each observer in order.
-type fanOut []worker.Observer
-
-func (f fanOut) Observe(e worker.Event) {
-	for _, o := range f {
-		o.Observe(e)
 	}
 }
 
