@@ -171,6 +171,8 @@ func (h *hostRun) Observe(e worker.Event) {
 	case worker.EventAttempt:
 		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit,
 			Check: batch.AttemptCheck(e.Check, e.Action == nightshift.ActionGiveUp)})
+	default:
+		// other events are not part of the host's report
 	}
 }
 

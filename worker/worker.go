@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
@@ -86,7 +84,8 @@ type Config struct {
 	RetryDeadline time.Duration
 	// RequestTimeout bounds one model call. Zero means 5 minutes.
 	RequestTimeout time.Duration
-	// Distiller writes summary lines; nil means the deterministic one.
+	// Distiller writes summary lines; nil means the deterministic one. A
+	// FallbackDistiller's fallbacks are reported as EventDistillFallback.
 	Distiller memory.LineDistiller
 	// Logger receives budget events and retries; nil discards them.
 	Logger *slog.Logger
@@ -256,5 +255,3 @@ func formatExec(ex nightshift.Exec, err error) string {
 	}
 	return b.String()
 }
-
-var _ = openai.ChatMessageRoleAssistant
