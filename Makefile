@@ -1,11 +1,14 @@
 # Nightshift's build and test entry points. `make test` is the test command the
 # README gives and .ci/run runs: it installs what the tests need, then runs
-# gofmt, go vet (default and hf_native tags), staticcheck and the race-enabled
-# tests of every package.
+# gofmt, go vet (default and hf_native tags), staticcheck, go mod tidy -diff,
+# the exhaustive enum-switch check, deadcode (scripts/deadcode.sh, with the
+# allowlist scripts/deadcode.allow) and the race-enabled tests of every
+# package.
 
 GO          ?= go
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
+EXHAUSTIVE  := $(GOBIN)/exhaustive
 
 .PHONY: test deps lint unit bench build demo
 
@@ -20,6 +23,10 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags hf_native ./...
 	$(STATICCHECK) ./...
+	$(GO) mod tidy -diff
+# exhaustive -d: a default case counts as handling the values it does not list.
+	$(EXHAUSTIVE) -d ./...
+	DEADCODE=$(GOBIN)/deadcode ./scripts/deadcode.sh
 
 unit:
 	$(GO) test -race -count=1 -timeout 25m ./...

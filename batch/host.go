@@ -374,6 +374,8 @@ func (s eventSink) Observe(e worker.Event) {
 		h.record(func(ctx context.Context) error {
 			return h.journal().RecordEvent(ctx, h.run, h.task, e.Attempt, eventRejected, payload)
 		})
+	default:
+		// other events are recorded by the model, target and memory wrappers, or not at all
 	}
 	if s.next != nil {
 		s.next.Observe(e)

@@ -141,6 +141,8 @@ func reportCommand(cmd journal.Command, outputCap int) report.Command {
 		if rc.Detail == "" {
 			rc.Detail = "outcome unknown: the worker stopped while the command ran"
 		}
+	default:
+		// other states keep the recorded action
 	}
 	return rc
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/pkoukk/tiktoken-go"
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/nightshift-dev/nightshift/budget/bpe"
 )
 
 // conversation16K builds a realistic ≈16K-token conversation from the tool
@@ -90,12 +92,13 @@ func BenchmarkReassess(b *testing.B) {
 		specials := map[string]int{}
 		allowed := map[string]any{}
 		added := map[int]bool{}
-		for _, a := range m.Tokenizer.AddedTokens() {
+		bt := m.Tokenizer.(*bpe.Tokenizer)
+		for _, a := range bt.AddedTokens() {
 			specials[a.Content], allowed[a.Content], added[a.ID] = a.ID, true, true
 		}
-		for id := range m.Tokenizer.VocabSize() {
+		for id := range bt.VocabSize() {
 			if !added[id] {
-				ranks[string(m.Tokenizer.TokenBytes(id))] = id
+				ranks[string(bt.TokenBytes(id))] = id
 			}
 		}
 		core, err := tiktoken.NewCoreBPE(ranks, specials, `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`)

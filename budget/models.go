@@ -67,20 +67,41 @@ const maxConfigSize = 16 << 20
 type Model struct {
 	// Name is the built-in name ("qwen3") or the path the model was loaded from.
 	Name string
-	// Tokenizer is the pure-Go tokenizer.
-	Tokenizer *bpe.Tokenizer
+	// Tokenizer is the model's tokenizer, built by Backend: a *bpe.Tokenizer
+	// for BackendGo, a *Native for BackendNative.
+	Tokenizer Tokenizer
+	// Backend is the implementation behind Tokenizer.
+	Backend Backend
 	// ChatTemplate is the Jinja2 chat template from tokenizer_config.json.
 	ChatTemplate string
 }
 
-// LoadModel loads a tokenizer by built-in name ("qwen3", "qwen2.5") or from a
-// file: a tokenizer.json, or a directory holding tokenizer.json (and, for chat
-// counting, tokenizer_config.json). For a file, a tokenizer_config.json beside
-// it is read when present. Built-in files are verified against their pinned
-// sha256 before use.
-func LoadModel(spec string) (*Model, error) {
+// Close releases what the tokenizer holds outside Go's heap (the native
+// backend's Rust tokenizer); for the pure-Go backend it does nothing. The
+// Model must not be used afterwards.
+func (m *Model) Close() error {
+	if c, ok := m.Tokenizer.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// LoadModel is LoadModelWith(spec, BackendGo): the pure-Go tokenizer.
+func LoadModel(spec string) (*Model, error) { return LoadModelWith(spec, BackendGo) }
+
+// LoadModelWith loads a tokenizer by built-in name ("qwen3", "qwen2.5") or
+// from a file: a tokenizer.json, or a directory holding tokenizer.json (and,
+// for chat counting, tokenizer_config.json). For a file, a
+// tokenizer_config.json beside it is read when present. Built-in files are
+// verified against their pinned sha256 before use. backend chooses the
+// implementation; one this binary was built without is refused with an
+// error wrapping ErrBackendNotBuilt before anything is read.
+func LoadModelWith(spec string, backend Backend) (*Model, error) {
+	if err := backend.check(); err != nil {
+		return nil, err
+	}
 	if b, ok := builtins[strings.ToLower(spec)]; ok {
-		return loadBuiltin(strings.ToLower(spec), b)
+		return loadBuiltin(strings.ToLower(spec), b, backend)
 	}
 	st, err := os.Stat(spec)
 	if err != nil {
@@ -93,11 +114,11 @@ func LoadModel(spec string) (*Model, error) {
 	if st.IsDir() {
 		path, dir = filepath.Join(spec, "tokenizer.json"), spec
 	}
-	tok, err := bpe.LoadFile(path)
+	tok, err := loadFile(path, backend)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
-	m := &Model{Name: spec, Tokenizer: tok}
+	m := &Model{Name: spec, Tokenizer: tok, Backend: backend}
 	if data, err := readfile.Read(filepath.Join(dir, "tokenizer_config.json"), maxConfigSize); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("load tokenizer config: %w", err)
 	} else if err == nil {
@@ -110,7 +131,19 @@ func LoadModel(spec string) (*Model, error) {
 	return m, nil
 }
 
-func loadBuiltin(name string, b builtin) (*Model, error) {
+// loadFile loads the tokenizer.json at path with backend.
+func loadFile(path string, backend Backend) (Tokenizer, error) {
+	if backend == BackendGo {
+		return bpe.LoadFile(path)
+	}
+	data, err := readfile.Read(path, bpe.MaxFileSize)
+	if err != nil {
+		return nil, err
+	}
+	return newNativeTokenizer(data, path)
+}
+
+func loadBuiltin(name string, b builtin, backend Backend) (*Model, error) {
 	gz, err := modelFS.ReadFile(b.dir + "/tokenizer.json.gz")
 	if err != nil {
 		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
@@ -127,10 +160,6 @@ func loadBuiltin(name string, b builtin) (*Model, error) {
 	if got := hex.EncodeToString(h.Sum(nil)); got != b.tokenizerSHA256 {
 		return nil, fmt.Errorf("built-in tokenizer %s: tokenizer.json sha256 %s, want %s", name, got, b.tokenizerSHA256)
 	}
-	tok, err := bpe.Load(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
-	}
 	cfg, err := modelFS.ReadFile(b.dir + "/tokenizer_config.json")
 	if err != nil {
 		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
@@ -142,7 +171,16 @@ func loadBuiltin(name string, b builtin) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
 	}
-	return &Model{Name: name, Tokenizer: tok, ChatTemplate: tmpl}, nil
+	var tok Tokenizer
+	if backend == BackendGo {
+		tok, err = bpe.Load(bytes.NewReader(raw))
+	} else {
+		tok, err = newNativeTokenizer(raw, "built-in "+name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
+	}
+	return &Model{Name: name, Tokenizer: tok, Backend: backend, ChatTemplate: tmpl}, nil
 }
 
 // chatTemplateOf extracts chat_template from a tokenizer_config.json. The

@@ -129,6 +129,38 @@ func (c *VLLMClient) TokenizeChat(ctx context.Context, req openai.ChatCompletion
 	return out, err
 }
 
+// CountMismatchError is returned by VerifyChat when the server counts a
+// prompt differently from the local counter: the tokenizer or chat template
+// given to the worker is not the served model's.
+type CountMismatchError struct {
+	Model         string // the served model
+	Local, Server int    // the prompt's tokens as counted here and by /tokenize
+}
+
+func (e *CountMismatchError) Error() string {
+	return fmt.Sprintf("vllm: prompt count mismatch for %s: the server's /tokenize counts %d tokens, the local tokenizer and chat template %d: they are not the served model's",
+		e.Model, e.Server, e.Local)
+}
+
+// VerifyChat counts req's prompt with counter and through the server's
+// /tokenize, and returns the count when both agree. It returns a
+// *CountMismatchError when they differ, and the local counting error or the
+// request's error (an *HTTPError for an answer other than 2xx) otherwise.
+func (c *VLLMClient) VerifyChat(ctx context.Context, counter *ChatCounter, req openai.ChatCompletionRequest) (int, error) {
+	local, err := counter.CountRequest(req)
+	if err != nil {
+		return 0, err
+	}
+	res, err := c.TokenizeChat(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	if res.Count != local {
+		return 0, &CountMismatchError{Model: req.Model, Local: local, Server: res.Count}
+	}
+	return local, nil
+}
+
 // TokenizeText counts plain text through /tokenize (add_special_tokens=false).
 func (c *VLLMClient) TokenizeText(ctx context.Context, model, text string) (TokenizeResult, error) {
 	body := map[string]any{"model": model, "prompt": text, "add_special_tokens": false}

@@ -1,9 +1,14 @@
 package budget_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -97,4 +102,122 @@ func TestVLLMClientErrors(t *testing.T) {
 	if _, err := c.Models(context.Background()); err == nil {
 		t.Fatal("no error from a closed port")
 	}
+}
+
+// TestVerifyChat: the local qwen3 count agrees with a simulator serving
+// qwen3 and disagrees with one whose tokenizer has one added token more
+// ("ssh_apply", which the prompt's tool definition holds): a worker started
+// with a tokenizer that is not the served model's. A model the server does
+// not serve is its HTTP error, not a mismatch.
+func TestVerifyChat(t *testing.T) {
+	local, err := budget.LoadModel("qwen3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := budget.NewModelChatCounter(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := openai.ChatCompletionRequest{Model: "Qwen/Qwen3-8B", Messages: []openai.ChatCompletionMessage{
+		{Role: "system", Content: "Rule: accounts_tmout"},
+		{Role: "user", Content: "Set TMOUT=900 in /etc/profile.d/tmout.sh"},
+	}, Tools: []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "ssh_apply",
+		Description: "Run a shell command", Parameters: map[string]any{"type": "object",
+			"properties": map[string]any{"command": map[string]any{"type": "string"}}, "required": []string{"command"}}}}}}
+	want, err := cc.CountRequest(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, served := range []string{"qwen3", qwen3WithAddedToken(t, "ssh_apply")} {
+		t.Run(filepath.Base(served), func(t *testing.T) {
+			m, err := budget.LoadModel(served)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counter, err := vllmsim.NewBudgetCounter(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, err := vllmsim.New(vllmsim.Config{Model: "Qwen/Qwen3-8B", Counter: counter, Policy: vllmsim.GiveUp(1, "")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			url, stop, err := srv.Start(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			c, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: url + "/v1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := c.VerifyChat(context.Background(), cc, req)
+			var mm *budget.CountMismatchError
+			switch served {
+			case "qwen3":
+				if err != nil || n != want {
+					t.Fatalf("VerifyChat = %d, %v; want %d, nil", n, err, want)
+				}
+			default:
+				if !errors.As(err, &mm) || mm.Local != want || mm.Server == want || mm.Model != "Qwen/Qwen3-8B" {
+					t.Fatalf("VerifyChat = %d, %v; want a mismatch with local %d", n, err, want)
+				}
+				t.Log(err)
+			}
+			other := req
+			other.Model = "nope"
+			var he *budget.HTTPError
+			if _, err := c.VerifyChat(context.Background(), cc, other); !errors.As(err, &he) || he.Status != 404 || errors.As(err, &mm) {
+				t.Fatalf("unknown model: %v, want an HTTP 404", err)
+			}
+		})
+	}
+}
+
+// qwen3WithAddedToken writes the built-in Qwen3 tokenizer.json with one
+// added token more (content, the next free id) and its tokenizer_config.json
+// into a directory of its own and returns the directory.
+func qwen3WithAddedToken(t *testing.T, content string) string {
+	t.Helper()
+	gz, err := os.ReadFile(filepath.Join("models", "qwen3", "tokenizer.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj map[string]any
+	if err := json.Unmarshal(raw, &tj); err != nil {
+		t.Fatal(err)
+	}
+	added := tj["added_tokens"].([]any)
+	next := 0
+	for _, a := range added {
+		next = max(next, int(a.(map[string]any)["id"].(float64))+1)
+	}
+	tj["added_tokens"] = append(added, map[string]any{"id": next, "content": content, "single_word": false,
+		"lstrip": false, "rstrip": false, "normalized": false, "special": false})
+	out, err := json.Marshal(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join("models", "qwen3", "tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "qwen3-plus-"+content)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"tokenizer.json": out, "tokenizer_config.json": cfg} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -79,11 +79,58 @@ func NewModel(cfg ModelConfig) (*Model, error) {
 	return m, nil
 }
 
+// FallbackReason says in one word why the model distiller used the
+// deterministic line; it labels metrics and events.
+type FallbackReason uint8
+
+// The reasons, one per Err* value above.
+const (
+	FallbackNone     FallbackReason = iota // the model's line was used
+	FallbackRequest                        // ErrModelRequest: the request failed or timed out
+	FallbackEmpty                          // ErrModelEmpty: no line
+	FallbackOversize                       // ErrModelOversize: several lines, or over the line budget
+	FallbackClaim                          // ErrModelClaim: success the re-check did not confirm
+)
+
+var fallbackNames = [...]string{FallbackNone: "", FallbackRequest: "request", FallbackEmpty: "empty",
+	FallbackOversize: "oversize", FallbackClaim: "claim"}
+
+// String returns the reason's label ("request", "empty", "oversize",
+// "claim"; "" for FallbackNone).
+func (r FallbackReason) String() string {
+	if int(r) < len(fallbackNames) {
+		return fallbackNames[r]
+	}
+	return fmt.Sprintf("FallbackReason(%d)", uint8(r))
+}
+
+// FallbackReasons lists the reasons a fallback can have (every one but
+// FallbackNone), in order.
+func FallbackReasons() []FallbackReason {
+	return []FallbackReason{FallbackRequest, FallbackEmpty, FallbackOversize, FallbackClaim}
+}
+
+// reasonOf maps a fallback error to its reason.
+func reasonOf(err error) FallbackReason {
+	switch {
+	case err == nil:
+		return FallbackNone
+	case errors.Is(err, ErrModelClaim):
+		return FallbackClaim
+	case errors.Is(err, ErrModelOversize):
+		return FallbackOversize
+	case errors.Is(err, ErrModelEmpty):
+		return FallbackEmpty
+	}
+	return FallbackRequest
+}
+
 // Result is a model distillation: the line, and why the model's own line
-// was not used (nil when it was).
+// was not used (Fallback nil and Reason FallbackNone when it was).
 type Result struct {
 	Line     string
 	Fallback error
+	Reason   FallbackReason
 }
 
 // Line returns the turn's line. It never fails: every failure of the model
@@ -99,7 +146,7 @@ func (m *Model) Distill(ctx context.Context, t Turn) Result {
 	det := s.Line()
 	line, err := m.ask(ctx, t, det)
 	if err != nil {
-		return Result{Line: det, Fallback: err}
+		return Result{Line: det, Fallback: err, Reason: reasonOf(err)}
 	}
 	return Result{Line: line}
 }
@@ -152,7 +199,7 @@ func (m *Model) ask(ctx context.Context, t Turn, det string) (string, error) {
 // claimsSuccess matches words that call a step done. Lines of turns whose
 // re-check did not pass may not use them, even negated: a wrong refusal
 // only costs the model's wording.
-var claimsSuccess = regexp.MustCompile(`(?i)\b(pass(ed|es)?|succeed(ed|s)?|success(ful|fully)?|fixed|resolved|remediated|compliant|done|complete[ds]?|works|working)\b`)
+var claimsSuccess = regexp.MustCompile(`(?i)\b(pass(ed|es)?|succeed(ed|s)?|success(ful|fully)?|fixed|resolved|solved|remediated|compliant|done|complete[ds]?|works|working|ok|okay|accomplished)\b`)
 
 const modelPrompt = `You write one line of a log of attempts to fix a compliance rule on a Linux host.
 Rules:

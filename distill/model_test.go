@@ -110,6 +110,10 @@ func TestModelDistiller(t *testing.T) {
 		{"oversized", reply{content: "[Turn 4: " + strings.Repeat("ran apt-get install aide again and again, ", 40) + "]"}, lockTurn, det, ErrModelOversize},
 		{"claims success", reply{content: "[Turn 4: installed aide successfully]"}, lockTurn, det, ErrModelClaim},
 		{"claims fixed", reply{content: "[Turn 4: fixed the dpkg lock]"}, lockTurn, det, ErrModelClaim},
+		{"claims the re-check passed", reply{content: "[Turn 4: apt-get install aide, exit 100; re-check passed]"}, lockTurn, det, ErrModelClaim},
+		{"claims ok", reply{content: "[Turn 4: apt-get install aide OK]"}, lockTurn, det, ErrModelClaim},
+		{"claims success of a turn whose check errored", reply{content: "[Turn 4: aide database done]"},
+			Turn{Number: 4, Steps: lockTurn.Steps, Check: nightshift.CheckError}, New(Config{}).Summarize(Turn{Number: 4, Steps: lockTurn.Steps, Check: nightshift.CheckError}).Line(), ErrModelClaim},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,10 +126,29 @@ func TestModelDistiller(t *testing.T) {
 			if !errors.Is(r.Fallback, tt.fallback) || (tt.fallback == nil) != (r.Fallback == nil) {
 				t.Errorf("fallback = %v, want %v", r.Fallback, tt.fallback)
 			}
+			if want := wantReason[tt.fallback]; r.Reason != want {
+				t.Errorf("reason = %q, want %q", r.Reason, want)
+			}
 			if line, err := m.Line(context.Background(), tt.turn); err != nil || line != r.Line {
 				t.Errorf("Line = %q, %v", line, err)
 			}
 		})
+	}
+}
+
+var wantReason = map[error]FallbackReason{nil: FallbackNone, ErrModelRequest: FallbackRequest, ErrModelEmpty: FallbackEmpty,
+	ErrModelOversize: FallbackOversize, ErrModelClaim: FallbackClaim}
+
+func TestFallbackReasons(t *testing.T) {
+	var names []string
+	for _, r := range FallbackReasons() {
+		names = append(names, r.String())
+	}
+	if got := strings.Join(names, ","); got != "request,empty,oversize,claim" {
+		t.Errorf("FallbackReasons = %s", got)
+	}
+	if FallbackNone.String() != "" || FallbackReason(9).String() != "FallbackReason(9)" {
+		t.Errorf("%q %q", FallbackNone, FallbackReason(9))
 	}
 }
 

@@ -95,6 +95,8 @@ func Fetch(ctx context.Context, c client.Client, id string) (NightResult, error)
 		return r, v.Get(&r)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		return r, c.GetWorkflow(ctx, id, "").Get(ctx, &r)
+	default:
+		// other states: the night ended without a result
 	}
 	return r, fmt.Errorf("fleet: night %s ended %s without a result", id, d.WorkflowExecutionInfo.GetStatus())
 }

@@ -171,6 +171,8 @@ func (h *hostRun) Observe(e worker.Event) {
 	case worker.EventAttempt:
 		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit,
 			Check: batch.AttemptCheck(e.Check, e.Action == nightshift.ActionGiveUp)})
+	default:
+		// other events are not part of the host's report
 	}
 }
 
@@ -230,8 +232,7 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	}
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.Type() == errTypeModelRejected {
-		// The worker recognises context-length rejections in the text.
-		return resp, errors.New(ae.Message())
+		return resp, rejection(ae)
 	}
 	return resp, &worker.UnreachableError{Tries: modelAttempts(h.n.RetryDeadline), Since: h.n.RetryDeadline, Err: errors.New(rootMessage(err))}
 }

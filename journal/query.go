@@ -266,6 +266,8 @@ func (j *Journal) TaskState(ctx context.Context, id TaskID) (TaskState, error) {
 			st.Attempts = append(st.Attempts, *s.AttemptEnd)
 		case StepDistill:
 			st.Lines = append(st.Lines, s.Distillation.Lines...)
+		default:
+			// other steps (events) add nothing to the resume state
 		}
 	}
 	return st, nil

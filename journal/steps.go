@@ -83,6 +83,8 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 			s.Distillation = d
 		case StepEvent:
 			s.Event = &Event{Attempt: s.Attempt, Name: eName.String, Payload: []byte(ePayload.String)}
+		default:
+			// StepCommand: its command row is read below, by step id
 		}
 		out = append(out, s)
 	}
@@ -117,6 +119,8 @@ func (j *Journal) Steps(ctx context.Context, task TaskID) ([]Step, error) {
 			if len(s.Distillation.Lines) != cap(s.Distillation.Lines) {
 				return nil, fmt.Errorf("%s: distillation %d has %d of its %d lines", what, s.ID, len(s.Distillation.Lines), cap(s.Distillation.Lines))
 			}
+		default:
+			// the other kinds were read with the step row
 		}
 	}
 	return out, nil

@@ -112,6 +112,8 @@ func (r *Recorder) Observe(e worker.Event) {
 	case worker.EventRuleEnd:
 		delete(r.rules, e.Rule)
 		r.pending = append(r.pending, r.build(e, lg)...)
+	default:
+		// other events teach nothing
 	}
 }
 

@@ -60,7 +60,8 @@ var ErrConfig = errors.New("invalid memory configuration")
 type Config struct {
 	// Budget sizes the prompt (window, reserve, soft limit, margin). Required.
 	Budget *budget.Budget
-	// Prompt counts rendered prompts (a *budget.ChatCounter). Required.
+	// Prompt counts rendered prompts as the server does (e.g. a
+	// *budget.ChatCounter). Required.
 	Prompt PromptCounter
 	// Text counts plain text, for abbreviation and elision (the tokenizer
 	// the ChatCounter uses). Required.

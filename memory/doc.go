@@ -32,8 +32,7 @@
 //
 // Rendered prompts never contain a tool result without its tool call or a
 // tool call without its result. Every command tried is kept in a Ledger that
-// distillation never evicts; the exact messages of every turn stay
-// retrievable through Transcript, and each prompt and each distillation is
+// distillation never evicts, and each prompt and each distillation is
 // reported to the caller's Observer.
 //
 // A Memory belongs to one conversation and is not safe for concurrent use;

@@ -56,7 +56,6 @@ type result struct {
 type turn struct {
 	number    int
 	assistant openai.ChatCompletionMessage // as sent to the model (arguments sanitised)
-	original  openai.ChatCompletionMessage // exactly as the model produced it
 	results   map[string]*result
 	feedback  []feedback
 	facts     distill.Turn
@@ -117,10 +116,10 @@ func (m *Memory) Ledger() *Ledger { return m.ledger }
 // AddAssistant starts a new turn with the model's message and returns the
 // turn's number (1-based). Tool call arguments that are not valid JSON are
 // replaced, in what is sent back to the model, by a JSON object holding the
-// raw text — a server would reject the prompt otherwise — while Transcript
-// keeps the message exactly as the model produced it.
+// raw text — a server would reject the prompt otherwise; the caller keeps
+// the message exactly as the model produced it if it needs an audit record.
 func (m *Memory) AddAssistant(msg openai.ChatCompletionMessage) int {
-	t := &turn{number: len(m.turns) + 1, original: msg, results: map[string]*result{}}
+	t := &turn{number: len(m.turns) + 1, results: map[string]*result{}}
 	t.facts.Number = t.number
 	t.facts.Text = msg.Content
 	sent := msg
@@ -222,30 +221,6 @@ func (m *Memory) current() (*turn, error) {
 		return nil, ErrNoTurn
 	}
 	return m.turns[len(m.turns)-1], nil
-}
-
-// Transcript returns every message of the conversation exactly as recorded
-// (assistant messages as the model produced them, full tool outputs, every
-// feedback message), with no distillation: the audit record.
-func (m *Memory) Transcript() []openai.ChatCompletionMessage {
-	out := []openai.ChatCompletionMessage{m.system, m.task}
-	for _, t := range m.turns {
-		out = append(out, t.transcript()...)
-	}
-	return out
-}
-
-func (t *turn) transcript() []openai.ChatCompletionMessage {
-	out := []openai.ChatCompletionMessage{t.original}
-	for _, c := range t.assistant.ToolCalls {
-		if r, ok := t.results[c.ID]; ok {
-			out = append(out, r.msg)
-		}
-	}
-	for _, f := range t.feedback {
-		out = append(out, feedbackMessage(f.text))
-	}
-	return out
 }
 
 func feedbackMessage(text string) openai.ChatCompletionMessage {

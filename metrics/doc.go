@@ -27,6 +27,8 @@
 //	model_call_duration_seconds{result}    histogram of model server calls (each try), ok or error
 //	host_command_duration_seconds{result}  histogram of commands run on hosts — remediations, checks
 //	                                       and probes — ok, or error when the outcome is unknown
+//	distill_fallbacks_total{reason}        lines the model distiller left to the deterministic one:
+//	                                       request, empty, oversize, claim (distill.FallbackReason)
 //
 // plus, unless Config.NoRuntime, the Go runtime and process collectors.
 // Event and rule labels are never per rule or per host: 200 rules × 50 hosts

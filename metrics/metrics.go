@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -80,6 +81,7 @@ type Metrics struct {
 	usageCached prometheus.Counter
 	modelLat    *prometheus.HistogramVec
 	commandLat  *prometheus.HistogramVec
+	fallbacks   *prometheus.CounterVec
 }
 
 // New returns Metrics registered in a new registry.
@@ -132,8 +134,11 @@ func New(cfg Config) (*Metrics, error) {
 		commandLat: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "host_command_duration_seconds", ConstLabels: cl,
 			Help:    "Latency of commands run on hosts (remediations, checks and probes), by result (ok: an exit status came back; error: outcome unknown).",
 			Buckets: cfg.LatencyBuckets}, []string{"result"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "distill_fallbacks_total", ConstLabels: cl,
+			Help: "Summary lines the model distiller (--distiller model) left to the deterministic distiller, by reason (request: failed or timed out; empty; oversize: several lines or over the line budget; claim: success the re-check did not confirm)."},
+			[]string{"reason"}),
 	}
-	cs := []prometheus.Collector{m.attempts, m.rules, m.fixes, m.rejections, m.retries, m.commands, m.inProgress, m.promptToks, m.usagePrompt, m.usageCached, m.modelLat, m.commandLat}
+	cs := []prometheus.Collector{m.attempts, m.rules, m.fixes, m.rejections, m.retries, m.commands, m.inProgress, m.promptToks, m.usagePrompt, m.usageCached, m.modelLat, m.commandLat, m.fallbacks}
 	if !cfg.NoRuntime {
 		cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -149,6 +154,9 @@ func New(cfg Config) (*Metrics, error) {
 	for _, r := range []string{"ok", "error"} {
 		m.modelLat.WithLabelValues(r)
 		m.commandLat.WithLabelValues(r)
+	}
+	for _, r := range distill.FallbackReasons() {
+		m.fallbacks.WithLabelValues(r.String())
 	}
 	return m, nil
 }
@@ -215,6 +223,12 @@ func (m *Metrics) Observe(e worker.Event) {
 		if e.Action != nightshift.ActionNone {
 			m.commands.WithLabelValues(e.Action.String()).Inc()
 		}
+	case worker.EventDistillFallback:
+		if e.Fallback != "" {
+			m.fallbacks.WithLabelValues(e.Fallback).Inc()
+		}
+	default:
+		// worker.EventCheck and unknown kinds: nothing to count
 	}
 }
 

@@ -111,6 +111,9 @@ func TestObserverScrape(t *testing.T) {
 		{Kind: worker.EventCommand, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
 		{Kind: worker.EventAttempt, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
 		{Kind: worker.EventRuleEnd, Rule: "c", Outcome: &worker.Outcome{Status: nightshift.RuleGaveUp}},
+		{Kind: worker.EventDistillFallback, Rule: "c", Attempt: 1, Fallback: "claim"},
+		{Kind: worker.EventDistillFallback, Rule: "d", Attempt: 1, Fallback: "claim"},
+		{Kind: worker.EventDistillFallback, Rule: "d", Attempt: 2, Fallback: "request"},
 		// bad input: counted where it can be, never a panic
 		{Kind: worker.EventModelCall}, {Kind: "nonsense"}, {Kind: worker.EventCommand}}
 	cases := []struct {
@@ -129,6 +132,7 @@ func TestObserverScrape(t *testing.T) {
 		}{
 			{"nightshift_attempts_total", map[string]string{"result": "pass"}, 0},
 			{"nightshift_fixes_total", nil, 0},
+			{"nightshift_distill_fallbacks_total", map[string]string{"reason": "claim"}, 0},
 			{"nightshift_prompt_tokens", nil, 0},
 			{"nightshift_model_call_duration_seconds", map[string]string{"result": "ok"}, 0},
 		}},
@@ -158,6 +162,9 @@ func TestObserverScrape(t *testing.T) {
 			{"nightshift_attempts_total", map[string]string{"result": "none"}, 1},
 			{"nightshift_attempts_total", map[string]string{"result": "give_up"}, 1},
 			{"nightshift_commands_total", map[string]string{"action": "give_up"}, 1},
+			{"nightshift_distill_fallbacks_total", map[string]string{"reason": "claim"}, 2},
+			{"nightshift_distill_fallbacks_total", map[string]string{"reason": "request"}, 1},
+			{"nightshift_distill_fallbacks_total", map[string]string{"reason": "oversize"}, 0},
 			{"nightshift_prompt_tokens", nil, 0},
 			{"nightshift_fixes_total", nil, 0},
 		}},

@@ -255,6 +255,8 @@ func (o observer) Observe(e worker.Event) {
 	case worker.EventRejected:
 		p.update(fmt.Sprintf("%s %s: attempt %d: prompt rejected as too long (server %d tokens, ours %d)",
 			o.host, e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens), false)
+	default:
+		// other events do not change the status line
 	}
 }
 

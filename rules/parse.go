@@ -473,6 +473,8 @@ func describe(n *yaml.Node) string {
 		default:
 			return "the string " + strconv.Quote(v)
 		}
+	default:
+		// a document node is never a value
 	}
 	return "an unknown node"
 }

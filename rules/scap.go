@@ -231,9 +231,6 @@ func (d *Datastream) addValue(x xccdfValue) {
 	d.values[x.ID] = v
 }
 
-// Name returns the name the datastream was loaded under (its path).
-func (d *Datastream) Name() string { return d.name }
-
 // Benchmark returns the XCCDF benchmark's id.
 func (d *Datastream) Benchmark() string { return d.benchmark }
 

@@ -58,6 +58,8 @@ func pathHit(w shell.Word, dir string, protected []string) (hit, unknown bool) {
 			}
 		}
 		return false, false
+	default:
+		// shell.Literal: compared below
 	}
 	p := path.Clean(w.Value)
 	for _, q := range protected {

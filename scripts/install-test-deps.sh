@@ -2,15 +2,19 @@
 # Installs what Nightshift's tests need and is idempotent (a fast no-op when
 # everything is there): OpenSSH's server and client (the sshexec and worker
 # integration tests start their own sshd on 127.0.0.1; the worker tests run it
-# in a bubblewrap sandbox), strace (the bash oracle), staticcheck, python3
-# with jinja2 and node with the HF tokenizers addon (the prompt-count
-# reference, internal/vllmref), and the
+# in a bubblewrap sandbox), strace (the bash oracle), the linters make lint
+# runs (staticcheck, deadcode, exhaustive; pinned), python3 with jinja2 and
+# node with the HF tokenizers addon (the prompt-count reference,
+# internal/vllmref), and the
 # Llama 3 / 3.1 tokenizer files for the golden tests (not committed: Meta's
 # licence). Uses only Debian's packages, the Go module proxy and npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 STATICCHECK_VERSION=v0.8.2
+# deadcode is golang.org/x/tools/cmd/deadcode at this x/tools version.
+DEADCODE_VERSION=v0.52.0
+EXHAUSTIVE_VERSION=v0.17.1
 
 need_apt=()
 command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
@@ -38,6 +42,20 @@ gobin="$(go env GOPATH)/bin"
 if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "${STATICCHECK_VERSION#v}"; then
 	echo "install-test-deps: installing staticcheck ${STATICCHECK_VERSION}"
 	GOFLAGS= go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
+fi
+
+# tool_ok BINARY MODULE VERSION: the binary was built from MODULE@VERSION
+# (go install records it; these tools have no version flag).
+tool_ok() {
+	go version -m "$1" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+$2[[:space:]]+$3([[:space:]]|$)"
+}
+if ! tool_ok "$gobin/deadcode" golang.org/x/tools "$DEADCODE_VERSION"; then
+	echo "install-test-deps: installing deadcode (golang.org/x/tools ${DEADCODE_VERSION})"
+	GOFLAGS= go install "golang.org/x/tools/cmd/deadcode@${DEADCODE_VERSION}"
+fi
+if ! tool_ok "$gobin/exhaustive" github.com/nishanths/exhaustive "$EXHAUSTIVE_VERSION"; then
+	echo "install-test-deps: installing exhaustive ${EXHAUSTIVE_VERSION}"
+	GOFLAGS= go install "github.com/nishanths/exhaustive/cmd/exhaustive@${EXHAUSTIVE_VERSION}"
 fi
 
 # The fleet integration test (cmd/worker) and benchmark (fleet) run a real

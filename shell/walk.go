@@ -193,6 +193,8 @@ func (a *analyzer) redirects(rs []*syntax.Redirect, sc *scope, c ctx) ctx {
 			c.stdin, c.stdinText, c.known = StdinHereString, body.Value+"\n", body.Kind != Unknown
 			own = append(own, Redir{Op: op, Target: body})
 			continue
+		default:
+			// other operators have no heredoc body
 		}
 		fs := a.fields(r.Word, sc)
 		t := Word{Kind: Unknown, Value: printWord(r.Word)}
@@ -216,6 +218,8 @@ func (a *analyzer) redirects(rs []*syntax.Redirect, sc *scope, c ctx) ctx {
 			if fd == "" || fd == "0" {
 				c.stdin, c.known = StdinFile, false
 			}
+		default:
+			// the others read (<&, heredocs); >>|, &>| and &>>| are zsh's, not parsed in bash
 		}
 		if rd.Write {
 			a.out.Writes = append(a.out.Writes, abs(t, sc.dir))
@@ -542,6 +546,8 @@ func (a *analyzer) test(x syntax.TestExpr, sc *scope) {
 					}
 				}
 			}
+		default:
+			// other tests evaluate no arithmetic
 		}
 	case *syntax.UnaryTest:
 		a.test(t.X, sc)

@@ -28,6 +28,9 @@ const (
 	EventCommand    EventKind = "command"  // a command ran, was blocked, or its call was malformed
 	EventAttempt    EventKind = "attempt"  // an attempt ended
 	EventRuleEnd    EventKind = "rule_end" // a rule ended, with its Outcome
+	// EventDistillFallback: a FallbackDistiller (the model distiller) wrote
+	// a turn's line deterministically; Attempt is the turn, Fallback why.
+	EventDistillFallback EventKind = "distill_fallback"
 )
 
 // Event is one worker event; which fields are set depends on Kind.
@@ -82,6 +85,10 @@ type Event struct {
 	// EventRejected: the server's count and ours
 	ServerTokens int `json:"server_tokens,omitempty"`
 	LocalTokens  int `json:"local_tokens,omitempty"`
+
+	// EventDistillFallback: the reason (distill.FallbackReason: request,
+	// empty, oversize, claim); Error holds the whole cause.
+	Fallback string `json:"fallback,omitempty"`
 
 	// EventRuleEnd
 	Outcome *Outcome `json:"outcome,omitempty"`

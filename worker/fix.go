@@ -87,7 +87,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	if err != nil {
 		return out, err
 	}
-	mem, err := memory.New(w.memoryConfig(memLogger{w.log(), r.ID, w.cfg.MemoryObserver}), system, taskMsg)
+	mem, err := memory.New(w.memoryConfig(r.ID, memLogger{w.log(), r.ID, w.cfg.MemoryObserver}), system, taskMsg)
 	if err != nil {
 		return out, fmt.Errorf("rule %s: %w", r.ID, err)
 	}
@@ -135,10 +135,10 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 }
 
 // memoryConfig is the memory configuration of one rule.
-func (w *Worker) memoryConfig(obs memory.Observer) memory.Config {
+func (w *Worker) memoryConfig(rule string, obs memory.Observer) memory.Config {
 	return memory.Config{
 		Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools(),
-		KeepTurns: w.cfg.KeepTurns, LowWaterPercent: w.cfg.LowWaterPercent, OutputTokens: w.cfg.OutputTokens, Distiller: w.cfg.Distiller, Observer: obs,
+		KeepTurns: w.cfg.KeepTurns, LowWaterPercent: w.cfg.LowWaterPercent, OutputTokens: w.cfg.OutputTokens, Distiller: w.ruleDistiller(rule), Observer: obs,
 	}
 }
 
@@ -405,7 +405,7 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	mem, err := memory.New(w.memoryConfig(nil), system, taskMsg)
+	mem, err := memory.New(w.memoryConfig(r.ID, nil), system, taskMsg)
 	if err != nil {
 		return Plan{}, err
 	}

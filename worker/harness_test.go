@@ -21,6 +21,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/internal/vllmref"
+	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -165,6 +166,7 @@ type workerOptions struct {
 	window, reserve int
 	maxAttempts     int
 	retryDeadline   time.Duration
+	counter         memory.PromptCounter // nil means the env's *budget.ChatCounter
 	// sleep, when set, replaces the retry waits (and records them).
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -182,12 +184,15 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if o.counter == nil {
+		o.counter = e.counter
+	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	oc.HTTPClient = &http.Client{Transport: &retry.Transport{}} // as cmd/worker does
 	cfg := worker.Config{
 		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
-		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
+		Counter: o.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
 	}
 	if o.sleep != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -84,7 +83,11 @@ type fixFlags struct {
 	retryDeadline  time.Duration
 	commandTimeout time.Duration
 	verbose        bool
+	backendName    string
+	verifyCount    bool
+	distiller      string
 	dest           sshexec.Destination // host, parsed by validate
+	backend        budget.Backend      // backendName, parsed by validate
 }
 
 func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
@@ -127,6 +130,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run gives up (0: no retries)")
 	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
 	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
+	addModelOptionFlags(fs, &f.backendName, &f.verifyCount, &f.distiller)
 	setUsage(fs, fixUsage, fixExamples, fixGroups)
 	return fs
 }
@@ -152,7 +156,14 @@ func (f *fixFlags) validate(fs *flag.FlagSet) error {
 		return usagef("--host is required")
 	case f.maxAttempts < 0 || f.contextWindow < 0 || f.maxTokens <= 0 || f.keepTurns < 1:
 		return usagef("--max-attempts and --context-window must not be negative, --max-tokens and --keep-turns must be positive")
+	case f.verifyCount && f.dryRun:
+		return usagef("--verify-count checks the first model call, and --dry-run makes none")
 	}
+	backend, err := checkModelOptions(f.backendName, f.distiller)
+	if err != nil {
+		return err
+	}
+	f.backend = backend
 	if err := nonNegative(map[string]time.Duration{"--retry-deadline": f.retryDeadline, "--command-timeout": f.commandTimeout}); err != nil {
 		return err
 	}
@@ -221,7 +232,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 
 	// The model server: its model and context window.
-	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
+	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, backend: f.backend, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
 		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, notices: stderr})
 	if err != nil {
 		return err
@@ -263,10 +274,21 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer cancel()
 	go handleSignals(hardCtx, stop, cancel, stderr)
 
+	var model worker.ChatModel = ms.client
+	var verifier *countVerifier
+	if f.verifyCount {
+		verifier = newCountVerifier(ms.client, ms, cancel)
+		model = verifier
+	}
+	distiller, err := newDistiller(f.distiller, ms)
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(worker.Config{
-		Model: ms.client, ModelName: ms.served.ID, Target: ssh,
+		Model: model, ModelName: ms.served.ID, Target: ssh,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
 		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
+		Distiller: distiller,
 	})
 	if err != nil {
 		return &usageError{err}
@@ -296,6 +318,9 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if out.Status == nightshift.RuleInterrupted {
 			break
 		}
+	}
+	if err := verifier.failure(); err != nil {
+		return err
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
@@ -350,5 +375,3 @@ func dryRun(ctx context.Context, w *worker.Worker, rs []rules.Rule, stdout io.Wr
 	}
 	return tw.Flush()
 }
-
-var _ = json.Marshal

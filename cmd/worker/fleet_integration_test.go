@@ -448,6 +448,8 @@ func replayHistories(t *testing.T, addr string, ids ...string) (timeouts int) {
 			switch e.GetEventType() {
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
 				timeouts++
+			default:
+				// other events are not timeouts
 			}
 		}
 		wf := &fleet.Workflows{}

@@ -15,7 +15,6 @@ import (
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 const fleetStartUsage = `Usage:
@@ -239,5 +238,3 @@ func slug(s string) string {
 	}
 	return strings.Trim(b.String(), "-")
 }
-
-var _ = worker.DefaultRetryDeadline

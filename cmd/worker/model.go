@@ -20,6 +20,7 @@ import (
 // modelFlags choose the model server, its tokenizer and the budget.
 type modelFlags struct {
 	tokenizer, baseURL, model, apiKeyEnv string
+	backend                              budget.Backend // --tokenizer-backend
 	contextWindow, maxTokens             int
 	retryDeadline                        time.Duration
 	// notices receives one line per failed try while the server is
@@ -35,6 +36,7 @@ type modelServer struct {
 	served  budget.ServedModel
 	budget  *budget.Budget
 	client  *openai.Client
+	vllm    *budget.VLLMClient // /v1/models and /tokenize
 }
 
 // connectModel loads the tokenizer, asks the server for its model
@@ -42,7 +44,7 @@ type modelServer struct {
 // budget to the model's window unless --context-window gives it. The API
 // key is read from the environment variable f.apiKeyEnv names.
 func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
-	model, err := budget.LoadModel(f.tokenizer)
+	model, err := budget.LoadModelWith(f.tokenizer, f.backend)
 	if err != nil {
 		return nil, &usageError{err}
 	}
@@ -73,7 +75,7 @@ func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
 	oc := openai.DefaultConfig(apiKey)
 	oc.BaseURL = strings.TrimRight(f.baseURL, "/")
 	oc.HTTPClient = retryingClient()
-	return &modelServer{model: model, counter: counter, served: served, budget: b, client: openai.NewClientWithConfig(oc)}, nil
+	return &modelServer{model: model, counter: counter, served: served, budget: b, client: openai.NewClientWithConfig(oc), vllm: vllm}, nil
 }
 
 // serverModel reads the served model from /v1/models, retrying while the

@@ -110,6 +110,10 @@ func (r *reporter) Observe(e worker.Event) {
 		r.cmds, r.exit, r.mem = nil, "", nil
 	case worker.EventRejected:
 		fmt.Fprintf(r.w, "%-34s %4d  context-length rejection: server counted %d, we counted %d\n", e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens)
+	case worker.EventDistillFallback:
+		fmt.Fprintf(r.w, "%-34s %4s  turn %d's summary is the deterministic line (model distiller: %s)\n", e.Rule, "-", e.Attempt, e.Fallback)
+	default:
+		// other events have no line in the table (--json prints them all)
 	}
 }
 

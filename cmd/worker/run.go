@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,6 +88,9 @@ type runMeta struct {
 	Model            string        `json:"model,omitempty"`
 	APIKeyEnv        string        `json:"api_key_env"`
 	Tokenizer        string        `json:"tokenizer"`
+	TokenizerBackend string        `json:"tokenizer_backend,omitempty"` // "": go
+	VerifyCount      bool          `json:"verify_count,omitempty"`
+	Distiller        string        `json:"distiller,omitempty"` // "": deterministic
 	ContextWindow    int           `json:"context_window,omitempty"`
 	MaxTokens        int           `json:"max_tokens"`
 	MaxAttempts      int           `json:"max_attempts,omitempty"`
@@ -143,6 +147,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
+	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
 	addRunFlags(fs, m)
 	addObserveFlags(fs, &of)
 	setUsage(fs, runUsage, runExamples, nil)
@@ -238,8 +243,19 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		logLevel = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
-	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
+	// A run recorded before these flags existed has neither.
+	m.TokenizerBackend = cmp.Or(m.TokenizerBackend, budget.BackendGo.String())
+	m.Distiller = cmp.Or(m.Distiller, distillerDeterministic)
+	backend, err := checkModelOptions(m.TokenizerBackend, m.Distiller)
+	if err != nil {
+		return err
+	}
+	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, backend: backend, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
 		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, notices: stderr})
+	if err != nil {
+		return err
+	}
+	distiller, err := newDistiller(m.Distiller, ms)
 	if err != nil {
 		return err
 	}
@@ -258,11 +274,17 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	hardCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go handleSignals(hardCtx, stop, cancel, stderr)
+	var model worker.ChatModel = ms.client
+	var verifier *countVerifier
+	if m.VerifyCount {
+		verifier = newCountVerifier(ms.client, ms, cancel)
+		model = verifier
+	}
 	bcfg := batch.Config{
 		Journal: j, Connector: batch.SSHConnector{Base: scfg},
-		Worker: worker.Config{Model: ms.client, ModelName: ms.served.ID, Counter: ms.counter,
+		Worker: worker.Config{Model: model, ModelName: ms.served.ID, Counter: ms.counter,
 			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
-			RetryDeadline: workerDeadline(m.RetryDeadline), Logger: logger},
+			RetryDeadline: workerDeadline(m.RetryDeadline), Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 	}
 	obs.configure(&bcfg)
@@ -283,6 +305,10 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	}
 	if errors.Is(err, batch.ErrSpec) {
 		return &usageError{err}
+	}
+	if verr := verifier.failure(); verr != nil {
+		// Nothing was asked of the model; the tasks stay unfinished.
+		return verr
 	}
 	if res.Run == 0 {
 		return err
@@ -409,6 +435,9 @@ func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 		if err := checkInput("--journal", journalPath, false); err != nil {
 			return err
 		}
+	}
+	if _, err := checkModelOptions(m.TokenizerBackend, m.Distiller); err != nil {
+		return err
 	}
 	if err := checkOutputs(m); err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/nightshift-dev/nightshift/budget"
 )
 
 // TestMain makes the test binary also the worker command the scripts run
@@ -37,6 +40,8 @@ func TestMain(m *testing.M) {
 //	                        not need (sshd, ssh, bwrap)
 //	freeport VAR            set VAR to a free 127.0.0.1:PORT
 //	waitport ADDR           wait (up to a minute) until ADDR accepts TCP
+//
+// and the condition [hf_native]: the native tokenizer backend is built in.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
@@ -47,6 +52,12 @@ func TestScripts(t *testing.T) {
 			"pathonly": cmdPathOnly,
 			"freeport": cmdFreePort,
 			"waitport": cmdWaitPort,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "hf_native" {
+				return budget.BackendNative.Available(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		RequireExplicitExec: true,
 	})

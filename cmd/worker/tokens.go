@@ -41,6 +41,7 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	tokenizer := fs.String("tokenizer", "qwen3", "built-in tokenizer (qwen3, qwen2.5) or a tokenizer.json FILE or directory")
 	ids := fs.Bool("ids", false, "print the token IDs as a JSON array instead of the count")
 	chat := fs.Bool("chat", false, "read an OpenAI chat request and print its prompt token count as vLLM computes it")
+	backendName := fs.String("tokenizer-backend", budget.BackendGo.String(), "tokenizer `IMPLEMENTATION`: go (pure Go) or native (HuggingFace tokenizers; only in builds with -tags hf_native)")
 	setUsage(fs, tokensUsage, tokensExamples, nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -54,10 +55,15 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *chat && *ids {
 		return usagef("tokens: --ids and --chat cannot be combined")
 	}
-	m, err := budget.LoadModel(*tokenizer)
+	backend, err := checkModelOptions(*backendName, distillerDeterministic)
+	if err != nil {
+		return err
+	}
+	m, err := budget.LoadModelWith(*tokenizer, backend)
 	if err != nil {
 		return &usageError{fmt.Errorf("tokens: %w", err)}
 	}
+	defer m.Close()
 	input, err := readfile.ReadAll(stdin, "standard input", maxStdin)
 	if err != nil {
 		if errors.Is(err, readfile.ErrTooLarge) {

@@ -328,9 +328,6 @@ func (t *Target) start(ctx context.Context, hostname string) error {
 	}
 }
 
-// Log returns what the control sshd wrote (stderr, -e).
-func (t *Target) Log() string { return t.log.String() }
-
 // SSHConfig is the sshexec configuration of the control connection: the
 // target's address, user, key and known_hosts, no ssh-agent. Callers add
 // timeouts and the like.
