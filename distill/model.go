@@ -125,9 +125,9 @@ func reasonOf(err error) FallbackReason {
 	return FallbackRequest
 }
 
-// Distillation is a model distillation: the line, and why the model's own line
+// ModelLine is what a ModelDistiller gives for a turn: the line, and why the model's own line
 // was not used (Fallback nil and Reason FallbackNone when it was).
-type Distillation struct {
+type ModelLine struct {
 	Line     string
 	Fallback error
 	Reason   FallbackReason
@@ -141,14 +141,14 @@ func (m *ModelDistiller) Line(ctx context.Context, t Turn) (string, error) {
 
 // Distill returns the turn's line and, when the deterministic line was
 // used, the reason (matched with errors.Is against the Err* values).
-func (m *ModelDistiller) Distill(ctx context.Context, t Turn) Distillation {
+func (m *ModelDistiller) Distill(ctx context.Context, t Turn) ModelLine {
 	s := m.fallback.Summarize(t)
 	det := s.Line()
 	line, err := m.ask(ctx, t, det)
 	if err != nil {
-		return Distillation{Line: det, Fallback: err, Reason: reasonOf(err)}
+		return ModelLine{Line: det, Fallback: err, Reason: reasonOf(err)}
 	}
-	return Distillation{Line: line}
+	return ModelLine{Line: line}
 }
 
 func (m *ModelDistiller) ask(ctx context.Context, t Turn, det string) (string, error) {

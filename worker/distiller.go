@@ -12,7 +12,7 @@ import (
 // then emits an EventDistillFallback per such line.
 type FallbackDistiller interface {
 	memory.LineDistiller
-	Distill(ctx context.Context, t distill.Turn) distill.Distillation
+	Distill(ctx context.Context, t distill.Turn) distill.ModelLine
 }
 
 // ruleDistiller is the distiller of one rule's memory: Config.Distiller as
