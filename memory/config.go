@@ -24,7 +24,7 @@ type TextCounter interface {
 
 // LineDistiller writes the one-line summary of a turn. When Config.Distiller
 // is nil the deterministic distiller of package distill is used; a
-// model-backed distiller (distill.Model) can be plugged in here and must fall
+// model-backed distiller (distill.ModelDistiller) can be plugged in here and must fall
 // back to the deterministic line itself.
 type LineDistiller interface {
 	Line(ctx context.Context, t distill.Turn) (string, error)
