@@ -127,7 +127,17 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Record every chat request body on its way to the simulator.
+	e.serve()
+	e.counter, err = budget.NewModelChatCounter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// serve serves e.sim over HTTP on loopback at e.url, recording every chat
+// request body on its way to the simulator.
+func (e *env) serve() {
 	h := e.sim.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/chat/completions" {
@@ -142,13 +152,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(hs.Close)
+	e.t.Cleanup(hs.Close)
 	e.url = hs.URL
-	e.counter, err = budget.NewModelChatCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
 }
 
 func (e *env) Observe(ev worker.Event) {
