@@ -60,11 +60,14 @@ type Config struct {
 	Journal *journal.Journal
 	// Connector reaches the hosts (required).
 	Connector Connector
-	// Worker is the template of each host's worker: Model, ModelName,
-	// Counter, Tokenizer and Budget are required, as for worker.New.
-	// Target, Stop and MemoryObserver are set by the Runner; Model is
-	// wrapped (concurrency cap, journal); Observer, if set, also receives
-	// every event (called from the host's goroutine).
+	// Worker holds the settings of each host's worker that the Runner does
+	// not own. Model, ModelName, Counter, Tokenizer and Budget are
+	// required, as for worker.New. The Runner owns Target and Probe (each
+	// host's connection) and Stop (Config.Stop): New refuses a Worker that
+	// sets them. What the Runner adds to the rest: Model is wrapped (the
+	// ModelConcurrency cap, the journal); Observer and MemoryObserver, if
+	// set, receive every event after the journal has recorded it (called
+	// from the host's goroutine). Every other field is passed on as is.
 	Worker worker.Config
 	// ParallelHosts is how many hosts are worked on at once, one rule at a
 	// time each. Zero means DefaultParallelHosts.
@@ -125,6 +128,10 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%w: Worker.Model and Worker.ModelName are required", ErrConfig)
 	case cfg.Worker.Counter == nil || cfg.Worker.Tokenizer == nil || cfg.Worker.Budget == nil:
 		return nil, fmt.Errorf("%w: Worker.Counter, Worker.Tokenizer and Worker.Budget are required", ErrConfig)
+	case cfg.Worker.Target != nil || cfg.Worker.Probe != nil:
+		return nil, fmt.Errorf("%w: Worker.Target and Worker.Probe are set by the Runner for each host (Connector)", ErrConfig)
+	case cfg.Worker.Stop != nil:
+		return nil, fmt.Errorf("%w: Worker.Stop is set by the Runner (use Config.Stop)", ErrConfig)
 	case cfg.ParallelHosts < 0 || cfg.ModelConcurrency < 0 || cfg.ReportOutputCap < 0:
 		return nil, fmt.Errorf("%w: ParallelHosts, ModelConcurrency and ReportOutputCap must not be negative", ErrConfig)
 	}

@@ -236,6 +236,11 @@ func TestHostStopsAnswering(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	n := startNight(t, nightOptions{rules: 1, hosts: 1})
 	j := openJournal(t, filepath.Join(t.TempDir(), "j.db"))
+	// The fields the Runner owns are refused, not silently overwritten.
+	withTarget, withProbe, withStop := n.Worker, n.Worker, n.Worker
+	withTarget.Target = struct{ nightshift.Runner }{} // any non-nil runner
+	withProbe.Probe = struct{ nightshift.Runner }{}
+	withStop.Stop = make(chan struct{})
 	tests := []struct {
 		name string
 		cfg  batch.Config
@@ -244,6 +249,9 @@ func TestConfigErrors(t *testing.T) {
 		{"no connector", batch.Config{Journal: j, Worker: n.Worker}},
 		{"no model", batch.Config{Journal: j, Connector: n.Conn}},
 		{"negative parallelism", batch.Config{Journal: j, Connector: n.Conn, Worker: n.Worker, ParallelHosts: -1}},
+		{"worker target set", batch.Config{Journal: j, Connector: n.Conn, Worker: withTarget}},
+		{"worker probe set", batch.Config{Journal: j, Connector: n.Conn, Worker: withProbe}},
+		{"worker stop set", batch.Config{Journal: j, Connector: n.Conn, Worker: withStop}},
 	}
 	for _, tt := range tests {
 		if _, err := batch.New(tt.cfg); !errors.Is(err, batch.ErrConfig) {

@@ -33,8 +33,8 @@ var (
 	ErrModelClaim    = errors.New("model distiller line claims success the re-check did not confirm")
 )
 
-// ModelConfig configures a Model distiller.
-type ModelConfig struct {
+// ModelDistillerConfig configures a ModelDistiller.
+type ModelDistillerConfig struct {
 	// Client sends chat completions. Required.
 	Client ChatClient
 	// Model is the served model name. Required.
@@ -47,20 +47,20 @@ type ModelConfig struct {
 	Fallback *Distiller
 }
 
-// Model asks a model for each turn's line and falls back to the
+// ModelDistiller asks a model for each turn's line and falls back to the
 // deterministic line on a request error or timeout, on an empty, multi-line
 // or oversized reply, and on a reply that claims success when the rule's
 // re-check did not pass. It is off unless the caller builds one; it is safe
 // for concurrent use when its client and counter are.
-type Model struct {
+type ModelDistiller struct {
 	client   ChatClient
 	model    string
 	timeout  time.Duration
 	fallback *Distiller
 }
 
-// NewModel validates cfg and returns a Model distiller.
-func NewModel(cfg ModelConfig) (*Model, error) {
+// NewModelDistiller validates cfg and returns a Model distiller.
+func NewModelDistiller(cfg ModelDistillerConfig) (*ModelDistiller, error) {
 	switch {
 	case cfg.Client == nil:
 		return nil, fmt.Errorf("%w: Client is required", ErrModelConfig)
@@ -69,7 +69,7 @@ func NewModel(cfg ModelConfig) (*Model, error) {
 	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("%w: Timeout %s is negative", ErrModelConfig, cfg.Timeout)
 	}
-	m := &Model{client: cfg.Client, model: cfg.Model, timeout: cfg.Timeout, fallback: cfg.Fallback}
+	m := &ModelDistiller{client: cfg.Client, model: cfg.Model, timeout: cfg.Timeout, fallback: cfg.Fallback}
 	if m.timeout == 0 {
 		m.timeout = DefaultModelTimeout
 	}
@@ -125,9 +125,9 @@ func reasonOf(err error) FallbackReason {
 	return FallbackRequest
 }
 
-// Result is a model distillation: the line, and why the model's own line
+// ModelLine is what a ModelDistiller gives for a turn: the line, and why the model's own line
 // was not used (Fallback nil and Reason FallbackNone when it was).
-type Result struct {
+type ModelLine struct {
 	Line     string
 	Fallback error
 	Reason   FallbackReason
@@ -135,23 +135,23 @@ type Result struct {
 
 // Line returns the turn's line. It never fails: every failure of the model
 // falls back to the deterministic line. It satisfies memory.LineDistiller.
-func (m *Model) Line(ctx context.Context, t Turn) (string, error) {
+func (m *ModelDistiller) Line(ctx context.Context, t Turn) (string, error) {
 	return m.Distill(ctx, t).Line, nil
 }
 
 // Distill returns the turn's line and, when the deterministic line was
 // used, the reason (matched with errors.Is against the Err* values).
-func (m *Model) Distill(ctx context.Context, t Turn) Result {
+func (m *ModelDistiller) Distill(ctx context.Context, t Turn) ModelLine {
 	s := m.fallback.Summarize(t)
 	det := s.Line()
 	line, err := m.ask(ctx, t, det)
 	if err != nil {
-		return Result{Line: det, Fallback: err, Reason: reasonOf(err)}
+		return ModelLine{Line: det, Fallback: err, Reason: reasonOf(err)}
 	}
-	return Result{Line: line}
+	return ModelLine{Line: line}
 }
 
-func (m *Model) ask(ctx context.Context, t Turn, det string) (string, error) {
+func (m *ModelDistiller) ask(ctx context.Context, t Turn, det string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	resp, err := m.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
@@ -211,7 +211,7 @@ Rules:
 
 // facts renders the turn for the model: the reference line, then each step
 // with its command and the tail of its output, clipped.
-func (m *Model) facts(t Turn, det string) string {
+func (m *ModelDistiller) facts(t Turn, det string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Turn %d. Reference line: %s\n", t.Number, det)
 	for i, st := range t.Steps {

@@ -74,13 +74,13 @@ func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-func newModel(t *testing.T, s *chatServer, timeout time.Duration) *Model {
+func newModel(t *testing.T, s *chatServer, timeout time.Duration) *ModelDistiller {
 	t.Helper()
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	cfg := openai.DefaultConfig("EMPTY")
 	cfg.BaseURL = srv.URL + "/v1"
-	m, err := NewModel(ModelConfig{Client: openai.NewClientWithConfig(cfg), Model: "Qwen/Qwen3-8B", Timeout: timeout})
+	m, err := NewModelDistiller(ModelDistillerConfig{Client: openai.NewClientWithConfig(cfg), Model: "Qwen/Qwen3-8B", Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,16 +208,16 @@ func TestModelTimeout(t *testing.T) {
 
 func TestNewModelConfig(t *testing.T) {
 	client := openai.NewClient("x")
-	for _, cfg := range []ModelConfig{
+	for _, cfg := range []ModelDistillerConfig{
 		{Model: "m"},
 		{Client: client},
 		{Client: client, Model: "m", Timeout: -time.Second},
 	} {
-		if _, err := NewModel(cfg); !errors.Is(err, ErrModelConfig) {
-			t.Errorf("NewModel(%+v) = %v, want ErrModelConfig", cfg, err)
+		if _, err := NewModelDistiller(cfg); !errors.Is(err, ErrModelConfig) {
+			t.Errorf("NewModelDistiller(%+v) = %v, want ErrModelConfig", cfg, err)
 		}
 	}
-	m, err := NewModel(ModelConfig{Client: client, Model: "m"})
+	m, err := NewModelDistiller(ModelDistillerConfig{Client: client, Model: "m"})
 	if err != nil || m.timeout != DefaultModelTimeout {
 		t.Errorf("defaults: %v %v", m, err)
 	}

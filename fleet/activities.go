@@ -263,5 +263,36 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelRequest) (openai.Cha
 	if worker.Retryable(err) {
 		return resp, fmt.Errorf("model call: %w", err)
 	}
-	return resp, temporal.NewNonRetryableApplicationError(worker.ServerMessage(err), errTypeModelRejected, nil)
+	if se, ok := worker.ServerError(err); ok {
+		// The server's answer travels typed, for the worker to classify.
+		return resp, temporal.NewNonRetryableApplicationError(se.Message, errTypeModelRejected, nil,
+			modelRejection{Server: true, Status: se.HTTPStatusCode, StatusText: se.HTTPStatus, Type: se.Type, Param: se.Param})
+	}
+	return resp, temporal.NewNonRetryableApplicationError(worker.ServerMessage(err), errTypeModelRejected, nil, modelRejection{})
+}
+
+// modelRejection is what a model-call failure carries of the server's typed
+// error answer besides its message (the failure's details).
+type modelRejection struct {
+	Server     bool    `json:"server"` // the answer was the server's JSON error (worker.ServerError)
+	Status     int     `json:"status"`
+	StatusText string  `json:"status_text,omitempty"`
+	Type       string  `json:"type,omitempty"`
+	Param      *string `json:"param,omitempty"`
+}
+
+// rejection rebuilds the server's typed error answer from a model-call
+// failure, for the worker to classify (it reads only typed errors); an
+// answer that was not the server's JSON stays a plain error. A failure
+// without details, recorded in a history before they were kept, was the
+// server's message: it is typed with an unknown status (0).
+func rejection(ae *temporal.ApplicationError) error {
+	var d modelRejection
+	if !ae.HasDetails() || ae.Details(&d) != nil {
+		return &openai.APIError{Message: ae.Message()}
+	}
+	if !d.Server {
+		return errors.New(ae.Message())
+	}
+	return &openai.APIError{Message: ae.Message(), HTTPStatusCode: d.Status, HTTPStatus: d.StatusText, Type: d.Type, Param: d.Param}
 }

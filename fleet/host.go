@@ -235,8 +235,7 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	}
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.Type() == errTypeModelRejected {
-		// The worker recognises context-length rejections in the text.
-		return resp, errors.New(ae.Message())
+		return resp, rejection(ae)
 	}
 	return resp, &worker.UnreachableError{Tries: modelAttempts(h.n.RetryDeadline), Since: h.n.RetryDeadline, Err: errors.New(rootMessage(err))}
 }

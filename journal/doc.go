@@ -68,9 +68,13 @@
 // A Journal is safe for concurrent use by many goroutines (one per host).
 // All writes go through a single writer connection (database/sql pool of
 // size one), so they are serialized in process without SQLITE_BUSY; reads
-// use a separate pool and see the last committed state. Other processes
+// use a separate pool and see the last committed state. Another package
+// that keeps tables in the journal's file (package lessons) writes them
+// with WriteTx, on the same writer connection, and reads them with
+// QueryContext: in process there is still one writer. Other processes
 // (`worker history`, sqlite3) may read the file at any time; a second
-// writing process waits up to Config.BusyTimeout for the write lock.
+// writing process — or a second connection pool on the file — waits up to
+// Config.BusyTimeout for the write lock and then fails with SQLITE_BUSY.
 //
 // # Bad input
 //

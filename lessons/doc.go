@@ -12,7 +12,10 @@
 // and are left out. Flush writes them to a Store.
 //
 // A Store keeps lessons: Memory in memory, SQLite in a SQLite file (its own
-// tables, lessons and lessons_schema; it may share a file with a journal).
+// tables, lessons and lessons_schema). In a journal's file the store is made
+// with NewSQLite on the open journal and writes through the journal's single
+// writer connection (no SQLITE_BUSY between the two); OpenSQLite opens a
+// file of its own.
 // Store.Lessons ranks a rule's lessons for a host: same OS and package
 // manager first, then same OS, then same package manager; within each, what
 // worked before what failed, newest first; identical texts once, with the

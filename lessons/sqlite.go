@@ -46,22 +46,33 @@ type SQLiteConfig struct {
 
 // SQLite is a Store in a SQLite file (modernc.org/sqlite, WAL mode). It
 // creates and uses only the tables lessons and lessons_schema, so it may
-// share a file with other tables — a journal file, say, once package journal
-// has created it (a journal refuses a new file that already has tables). It is
-// safe for concurrent use, and by several processes.
+// share a file with other tables. In a journal's file it should be made with
+// NewSQLite on the open journal, which then does all its writes (one writer
+// connection, no SQLITE_BUSY between the two); OpenSQLite opens a file of
+// its own. It is safe for concurrent use, and by several processes.
 type SQLite struct {
-	db  *sql.DB
-	now func() time.Time
+	db    DB
+	close func() error // closes what OpenSQLite opened; nil for NewSQLite
+	now   func() time.Time
+}
+
+// DB is the database a SQLite store keeps its tables in: transactions that
+// write and queries that read. A *journal.Journal satisfies it (WriteTx on
+// its single writer connection, QueryContext on its readers).
+type DB interface {
+	// WriteTx runs fn in one write transaction, committed when fn returns
+	// nil and rolled back otherwise.
+	WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error
+	// QueryContext runs a read-only query.
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // OpenSQLite opens the lessons store in the SQLite file at path, creating the
-// file and its tables when absent.
+// file and its tables when absent. Its writes take the file's write lock on
+// their own connections: for a journal's file, use NewSQLite.
 func OpenSQLite(ctx context.Context, path string, cfg SQLiteConfig) (*SQLite, error) {
 	if path == "" {
 		return nil, errors.New("open lessons store: empty path")
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	if cfg.BusyTimeout <= 0 {
 		cfg.BusyTimeout = 5 * time.Second
@@ -72,47 +83,77 @@ func OpenSQLite(ctx context.Context, path string, cfg SQLiteConfig) (*SQLite, er
 	if err != nil {
 		return nil, fmt.Errorf("open lessons store %s: %w", path, err)
 	}
-	s := &SQLite{db: db, now: cfg.Now}
-	if err := s.init(ctx); err != nil {
+	s, err := NewSQLite(ctx, ownDB{db}, cfg)
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open lessons store %s: %w", path, err)
+	}
+	s.close = db.Close
+	return s, nil
+}
+
+// NewSQLite returns the lessons store in db — an open journal, say — creating
+// its tables when absent. All its writes go through db.WriteTx. Closing the
+// store leaves db open: its owner closes it.
+func NewSQLite(ctx context.Context, db DB, cfg SQLiteConfig) (*SQLite, error) {
+	if db == nil {
+		return nil, errors.New("lessons store: nil database")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &SQLite{db: db, now: cfg.Now}
+	if err := db.WriteTx(ctx, func(tx *sql.Tx) error { return s.init(ctx, tx) }); err != nil {
+		return nil, fmt.Errorf("lessons store: %w", err)
 	}
 	return s, nil
 }
 
-func (s *SQLite) init(ctx context.Context) (err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+// ownDB is a database the store opened itself.
+type ownDB struct{ *sql.DB }
+
+func (d ownDB) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	if _, err = tx.ExecContext(ctx, schema); err != nil {
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// init creates the tables when absent and checks the schema version.
+func (s *SQLite) init(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return err
 	}
 	var version int
-	err = tx.QueryRowContext(ctx, "SELECT version FROM lessons_schema").Scan(&version)
+	err := tx.QueryRowContext(ctx, "SELECT version FROM lessons_schema").Scan(&version)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err = tx.ExecContext(ctx, "INSERT INTO lessons_schema (version) VALUES (?)", schemaVersion); err != nil {
-			return err
-		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO lessons_schema (version) VALUES (?)", schemaVersion)
+		return err
 	case err != nil:
 		return err
 	case version > schemaVersion:
 		return fmt.Errorf("%w: version %d, this program knows up to %d", ErrSchema, version, schemaVersion)
 	}
-	return tx.Commit()
+	return nil
 }
 
-// Close closes the store.
-func (s *SQLite) Close() error { return s.db.Close() }
+// Close closes the store, and the file OpenSQLite opened; a store made by
+// NewSQLite leaves its database open.
+func (s *SQLite) Close() error {
+	if s.close == nil {
+		return nil
+	}
+	return s.close()
+}
 
 // Add stores the lessons in one transaction: all or none.
-func (s *SQLite) Add(ctx context.Context, ls ...Lesson) (err error) {
+func (s *SQLite) Add(ctx context.Context, ls ...Lesson) error {
 	norm := make([]Lesson, 0, len(ls))
 	for _, l := range ls {
 		n, err := normalize(l, s.now)
@@ -124,26 +165,20 @@ func (s *SQLite) Add(ctx context.Context, ls ...Lesson) (err error) {
 	if len(norm) == 0 {
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("add lessons: %w", err)
-	}
-	defer func() {
+	err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO lessons (rule, kind, text, host, os, package_manager, at_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
-			_ = tx.Rollback()
+			return err
 		}
-	}()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO lessons (rule, kind, text, host, os, package_manager, at_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		defer st.Close()
+		for _, l := range norm {
+			if _, err := st.ExecContext(ctx, l.Rule, string(l.Kind), l.Text, l.Host, l.OS, l.PackageManager, l.At.UnixNano()); err != nil {
+				return fmt.Errorf("rule %s: %w", l.Rule, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("add lessons: %w", err)
-	}
-	defer st.Close()
-	for _, l := range norm {
-		if _, err = st.ExecContext(ctx, l.Rule, string(l.Kind), l.Text, l.Host, l.OS, l.PackageManager, l.At.UnixNano()); err != nil {
-			return fmt.Errorf("add lessons: rule %s: %w", l.Rule, err)
-		}
-	}
-	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("add lessons: %w", err)
 	}
 	return nil

@@ -4,9 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/journal"
 )
@@ -51,7 +57,10 @@ func TestSQLiteBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.db.Exec("UPDATE lessons_schema SET version = 99"); err != nil {
+	if err := s.db.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "UPDATE lessons_schema SET version = 99")
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -119,4 +128,72 @@ func TestSQLiteSharesAJournalFile(t *testing.T) {
 	if runs != 1 || lessons != len(fixture) {
 		t.Fatalf("%d runs and %d lessons, want 1 and %d", runs, lessons, len(fixture))
 	}
+}
+
+// TestSQLiteInAJournalWritesWithoutBusy: a store made on an open journal
+// writes through the journal's single writer connection, so lessons and
+// journal records written at once from many goroutines never wait for
+// each other's lock — with a write-lock wait of 1ms, none fails with
+// SQLITE_BUSY — and the store reads back everything it wrote.
+func TestSQLiteInAJournalWritesWithoutBusy(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "night.db")
+	j, err := journal.Open(ctx, path, journal.Config{NoSync: true, BusyTimeout: time.Millisecond})
+	require.NoError(t, err)
+	defer j.Close()
+	run, err := j.StartRun(ctx, journal.RunSpec{Name: "nightly"})
+	require.NoError(t, err)
+	s, err := NewSQLite(ctx, j, SQLiteConfig{})
+	require.NoError(t, err)
+	defer s.Close()
+
+	const writers, writes = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*writers*writes)
+	for w := range writers {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			task, err := j.StartTask(ctx, run, fmt.Sprintf("r%d", w), "h")
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range writes {
+				errs <- j.RecordEvent(ctx, run, task, 1, "tick", map[string]int{"i": i})
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := range writes {
+				errs <- s.Add(ctx, Lesson{Rule: "r1", Kind: Failed, Text: fmt.Sprintf("writer %d lesson %d", w, i), Host: "h"})
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err) // SQLITE_BUSY ("database is locked") would show here
+	}
+	got, err := s.Lessons(ctx, Query{Rule: "r1", Limit: -1})
+	require.NoError(t, err)
+	assert.Len(t, got, writers*writes)
+	require.NoError(t, s.Close())
+	_, err = j.Runs(ctx)
+	assert.NoError(t, err, "closing the store leaves the journal open")
+}
+
+// TestNewSQLiteOnAReadOnlyJournal: a store cannot be made on a journal
+// opened for queries only; the journal's ErrReadOnly says why.
+func TestNewSQLiteOnAReadOnlyJournal(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "night.db")
+	j, err := journal.Open(ctx, path, journal.Config{})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	ro, err := journal.Open(ctx, path, journal.Config{ReadOnly: true})
+	require.NoError(t, err)
+	defer ro.Close()
+	_, err = NewSQLite(ctx, ro, SQLiteConfig{})
+	assert.ErrorIs(t, err, journal.ErrReadOnly)
 }

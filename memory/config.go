@@ -24,7 +24,7 @@ type TextCounter interface {
 
 // LineDistiller writes the one-line summary of a turn. When Config.Distiller
 // is nil the deterministic distiller of package distill is used; a
-// model-backed distiller (distill.Model) can be plugged in here and must fall
+// model-backed distiller (distill.ModelDistiller) can be plugged in here and must fall
 // back to the deterministic line itself.
 type LineDistiller interface {
 	Line(ctx context.Context, t distill.Turn) (string, error)
@@ -60,7 +60,8 @@ var ErrConfig = errors.New("invalid memory configuration")
 type Config struct {
 	// Budget sizes the prompt (window, reserve, soft limit, margin). Required.
 	Budget *budget.Budget
-	// Prompt counts rendered prompts (a *budget.ChatCounter). Required.
+	// Prompt counts rendered prompts as the server does (e.g. a
+	// *budget.ChatCounter). Required.
 	Prompt PromptCounter
 	// Text counts plain text, for abbreviation and elision (the tokenizer
 	// the ChatCounter uses). Required.

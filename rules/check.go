@@ -37,7 +37,7 @@ func (r CheckResult) Passed() bool { return r.Status == nightshift.CheckPass }
 // Check decides whether a host complies with a rule. Implementations must
 // be safe for concurrent use. The kinds are ShellCheck and OscapCheck.
 type Check interface {
-	// Kind names the kind of check ("shell").
+	// Kind names the kind of check ("shell", "oscap").
 	Kind() string
 	// String describes the check for people and prompts.
 	String() string

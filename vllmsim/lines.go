@@ -9,7 +9,7 @@ import (
 
 // LineWriter says how WithLines answers a request that offers no tools and
 // whose last user message starts with "Turn N. Reference line: [Turn N:
-// …]" — the one-line summary a model distiller (distill.Model) asks for.
+// …]" — the one-line summary a model distiller (distill.ModelDistiller) asks for.
 type LineWriter uint8
 
 const (

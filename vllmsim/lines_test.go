@@ -35,7 +35,7 @@ func TestWithLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := start(t, vllmsim.Config{Policy: tt.policy})
-			m, err := distill.NewModel(distill.ModelConfig{Client: ts.client, Model: ts.sim.Model()})
+			m, err := distill.NewModelDistiller(distill.ModelDistillerConfig{Client: ts.client, Model: ts.sim.Model()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package worker
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,15 +32,15 @@ func (k ContextKind) String() string {
 }
 
 // ContextLengthError is a vLLM rejection of a request for the context window,
-// parsed from any of the message forms vLLM has used. Zero fields were not in
-// the message.
+// read from the server's typed error answer (see ServerError) in any of the
+// message forms vLLM has used. Zero fields were not in the message.
 type ContextLengthError struct {
 	Kind         ContextKind
 	MaxModelLen  int    // L: the model's context length
 	PromptTokens int    // P: the prompt tokens the server counted (at least)
 	MaxTokens    int    // M: the completion tokens requested
 	Message      string // the server's message
-	Err          error  // the client error it was parsed from
+	Err          error  // the go-openai error it was read from
 }
 
 func (e *ContextLengthError) Error() string {
@@ -60,16 +61,20 @@ var (
 	reContextWord = regexp.MustCompile(`(?i)context length|maximum context|max_model_len`)
 )
 
-// parseContextLength recognises a vLLM context-length rejection in err: the
-// flat body {"object":"error","message":…} that go-openai surfaces as a
-// *openai.RequestError holding the body, the nested {"error":{…}} that it
-// surfaces as an *openai.APIError, or a message in any other error. It
-// returns nil when err is not such a rejection.
+// parseContextLength recognises a vLLM context-length rejection in err. Only
+// the server's own answer counts, as go-openai types it (see ServerError): a
+// 400 (or, from a replayed history, an unknown status) whose message is one
+// of vLLM's length forms. The kind comes from the body's param when vLLM
+// names one ("input_tokens", "max_tokens", "max_completion_tokens"), else
+// from the form of the message. Any other error — a transport failure, a
+// body that is not vLLM's JSON, an error of another type whatever its text —
+// is not a rejection: it returns nil.
 func parseContextLength(err error) *ContextLengthError {
-	if err == nil {
+	se, ok := ServerError(err)
+	if !ok || (se.HTTPStatusCode != 0 && se.HTTPStatusCode != http.StatusBadRequest) {
 		return nil
 	}
-	msg := errorMessage(err)
+	msg := se.Message
 	if !reContextWord.MatchString(msg) && !reTooLarge.MatchString(msg) {
 		return nil
 	}
@@ -105,56 +110,92 @@ func parseContextLength(err error) *ContextLengthError {
 			return nil
 		}
 	}
-	// "'max_tokens' … is too large" is about the completion budget: a
-	// smaller max_tokens fixes it, unless the prompt alone fills the window.
-	// Every other form rejects the prompt: only a smaller prompt helps (and
-	// it means our count and the server's disagree).
-	e.Kind = ContextInput
-	if (reTooLarge.MatchString(msg) || reGreater.MatchString(msg)) && e.MaxModelLen > 0 && e.PromptTokens < e.MaxModelLen {
+	// vLLM ≥ 0.14 names the parameter at fault: the input tokens (only a
+	// smaller prompt helps, and it means our count and the server's
+	// disagree) or the completion budget (a smaller max_tokens fixes it).
+	// Older releases send param null: then "'max_tokens' … is too large"
+	// is about the completion budget unless the prompt alone fills the
+	// window, and every other form rejects the prompt.
+	param := ""
+	if se.Param != nil {
+		param = *se.Param
+	}
+	switch param {
+	case "input_tokens":
+		e.Kind = ContextInput
+	case "max_tokens", "max_completion_tokens":
 		e.Kind = ContextOutput
+	default:
+		e.Kind = ContextInput
+		if (reTooLarge.MatchString(msg) || reGreater.MatchString(msg)) && e.MaxModelLen > 0 && e.PromptTokens < e.MaxModelLen {
+			e.Kind = ContextOutput
+		}
 	}
 	return e
 }
 
-// errorMessage extracts the server's message from a go-openai error.
+// ServerError returns the model server's error answer in err, as go-openai
+// reports it, with its HTTP status: an *openai.APIError (vLLM's nested body,
+// {"error":{"message":…,"type":…,"param":…,"code":…}}) as is, or an
+// *openai.RequestError whose body is vLLM's flat JSON
+// ({"object":"error","message":…,"type":…,"param":…,"code":…}), a nested
+// body go-openai could not decode, or {"error":"text"}, read into an
+// *openai.APIError. ok is false for any other error, including a
+// RequestError without a JSON body that carries a message.
+func ServerError(err error) (e *openai.APIError, ok bool) {
+	// A RequestError first: when go-openai fails to decode a body's "error"
+	// it keeps the half-decoded *APIError as the RequestError's Err.
+	var reqErr *openai.RequestError
+	if !errors.As(err, &reqErr) {
+		var apiErr *openai.APIError
+		if errors.As(err, &apiErr) {
+			return apiErr, true
+		}
+		return nil, false
+	}
+	e = &openai.APIError{HTTPStatus: reqErr.HTTPStatus, HTTPStatusCode: reqErr.HTTPStatusCode}
+	type fields struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    any     `json:"code"`
+	}
+	var flat struct {
+		fields
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(reqErr.Body, &flat) != nil {
+		return nil, false
+	}
+	f := flat.fields
+	if f.Message == "" && len(flat.Error) > 0 {
+		var s string
+		if json.Unmarshal(flat.Error, &f) != nil && json.Unmarshal(flat.Error, &s) == nil {
+			f.Message = s
+		}
+	}
+	if f.Message == "" {
+		return nil, false
+	}
+	e.Message, e.Type, e.Param, e.Code = f.Message, f.Type, f.Param, f.Code
+	return e, true
+}
+
+// errorMessage returns the server's message in err (see ServerError), else
+// a RequestError's body or err.Error(): for people to read, never to
+// classify.
 func errorMessage(err error) string {
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.Message
+	if se, ok := ServerError(err); ok {
+		return se.Message
 	}
 	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) {
-		if m := bodyMessage(reqErr.Body); m != "" {
-			return m
+		if b := strings.TrimSpace(string(reqErr.Body)); b != "" {
+			return b
 		}
 		if reqErr.Err != nil {
 			return reqErr.Err.Error()
 		}
 	}
 	return err.Error()
-}
-
-// bodyMessage reads "message" from a flat or nested error body.
-func bodyMessage(body []byte) string {
-	var flat struct {
-		Message string          `json:"message"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(body, &flat) != nil {
-		return strings.TrimSpace(string(body))
-	}
-	if flat.Message != "" {
-		return flat.Message
-	}
-	var nested struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(flat.Error, &nested) == nil && nested.Message != "" {
-		return nested.Message
-	}
-	var s string
-	if json.Unmarshal(flat.Error, &s) == nil {
-		return s
-	}
-	return strings.TrimSpace(string(body))
 }

@@ -8,11 +8,11 @@ import (
 )
 
 // FallbackDistiller is a Config.Distiller that says when it wrote the
-// deterministic line instead of its own (distill.Model does). The worker
+// deterministic line instead of its own (distill.ModelDistiller does). The worker
 // then emits an EventDistillFallback per such line.
 type FallbackDistiller interface {
 	memory.LineDistiller
-	Distill(ctx context.Context, t distill.Turn) distill.Result
+	Distill(ctx context.Context, t distill.Turn) distill.ModelLine
 }
 
 // ruleDistiller is the distiller of one rule's memory: Config.Distiller as

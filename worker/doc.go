@@ -31,12 +31,16 @@
 // with capped, jittered backoff and are not attempts; if the server stays
 // down past the retry deadline Fix returns an *UnreachableError. vLLM's
 // context-length rejections (both JSON shapes, every message form) are
-// recognised: an input overflow makes the memory distil harder and the call is
+// recognised in the server's answer as go-openai types it (ServerError: the
+// HTTP status and the body's message and param), never in the text of
+// other errors: an input overflow makes the memory distil harder and the call is
 // retried, an output-budget rejection lowers max_tokens. Malformed model
 // output — arguments that are not JSON, an unknown tool, no tool call, an
 // empty command — is fed back to the model and counts as an attempt.
 //
 // A Worker may fix several rules one after another or concurrently; each
-// Fix call has its own memory. The Target must allow concurrent Run calls if
-// Fix is called concurrently.
+// Fix call has its own memory, and the host is probed once for all of them
+// (concurrent calls wait for the one probe). If Fix is called concurrently,
+// the Target must allow concurrent Run calls (the Probe runs once), and the
+// Observer, the MemoryObserver and the Lessons source concurrent calls.
 package worker

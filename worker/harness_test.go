@@ -21,6 +21,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/internal/vllmref"
+	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -126,7 +127,17 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Record every chat request body on its way to the simulator.
+	e.serve()
+	e.counter, err = budget.NewModelChatCounter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// serve serves e.sim over HTTP on loopback at e.url, recording every chat
+// request body on its way to the simulator.
+func (e *env) serve() {
 	h := e.sim.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/chat/completions" {
@@ -141,13 +152,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(hs.Close)
+	e.t.Cleanup(hs.Close)
 	e.url = hs.URL
-	e.counter, err = budget.NewModelChatCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
 }
 
 func (e *env) Observe(ev worker.Event) {
@@ -160,6 +166,7 @@ type workerOptions struct {
 	window, reserve int
 	maxAttempts     int
 	retryDeadline   time.Duration
+	counter         memory.PromptCounter // nil means the env's *budget.ChatCounter
 	// sleep, when set, replaces the retry waits (and records them).
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -177,12 +184,15 @@ func (e *env) worker(o workerOptions) *worker.Worker {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	if o.counter == nil {
+		o.counter = e.counter
+	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	oc.HTTPClient = &http.Client{Transport: &retry.Transport{}} // as cmd/worker does
 	cfg := worker.Config{
 		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
-		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
+		Counter: o.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
 	}
 	if o.sleep != nil {

@@ -26,8 +26,12 @@ const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unk
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
 // probe learns the host facts once per Worker, through Config.Probe, and
-// reports the probe with EventProbe.
+// reports the probe with EventProbe. Concurrent callers wait for the one
+// probe under way; a failed probe is not remembered, the next caller probes
+// again. The facts returned are shared and must not be modified.
 func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
+	w.probeMu.Lock()
+	defer w.probeMu.Unlock()
 	if w.facts != nil {
 		return w.facts, nil
 	}

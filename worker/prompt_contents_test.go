@@ -2,12 +2,17 @@ package worker_test
 
 import (
 	"encoding/json"
-	"github.com/nightshift-dev/nightshift/safety"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -20,25 +25,32 @@ var errorLineRE = regexp.MustCompile(`(?i)(^|\s)(error|fatal|E):|No such file or
 // groupRE matches a history line and the turns it covers.
 var groupRE = regexp.MustCompile(`\[Turns? (\d+)(?:–(\d+))?:`)
 
-// assertPromptContents checks that every prompt of a run (one model call
-// per attempt, no rejection) gives the model what it needs:
+// assertPromptContents checks that every prompt of a run the model was
+// shown (every request the server answered; one per attempt) gives the
+// model what it needs:
 //   - the global ban list in the system message, and the rule's own bans,
 //     presented as bans, in the task message;
 //   - the failed-attempt ledger: every earlier attempt is either shown
 //     verbatim (its call) or summarised by a history line that covers it;
 //   - the last 3 turns: their calls verbatim and every error line of their
-//     outputs (as the target printed them), whenever those calls fit in
-//     half the window at all (a call of a 400-line heredoc may not).
+//     outputs (as the target printed them). The memory may keep fewer only
+//     when the last 3 turns' calls, with their outputs cut as far as it
+//     cuts before dropping a turn (512 tokens for the older two, 1,024 for
+//     the newest), do not fit in the prompt limit with the pinned messages
+//     (two 400-line heredoc calls do not); then the newest turns that do
+//     fit are checked the same way, and the newest always.
 //
-// It returns the number of prompts in which the last 3 turns were checked.
-func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ Count(string) int }) int {
+// It returns the number of prompts in which all of the last 3 turns were
+// checked and the number in which fewer fitted.
+func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ Count(string) int }) (checked, fewer int) {
 	t.Helper()
-	reqs := e.requests()
+	reqs := answered(t, e)
 	global := safety.DefaultBanList().Patterns()
 	// The command and real output of each attempt's ran command.
 	type attemptRun struct {
 		command string
 		errs    []string
+		output  int // tokens of what the target printed
 	}
 	byAttempt := map[int]attemptRun{}
 	e.mu.Lock()
@@ -62,10 +74,10 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 				errs = append(errs, l)
 			}
 		}
-		byAttempt[ev.Attempt] = attemptRun{command: ev.Command, errs: errs}
+		byAttempt[ev.Attempt] = attemptRun{command: ev.Command, errs: errs,
+			output: tok.Count(runs[next].exec.Stdout) + tok.Count(runs[next].exec.Stderr)}
 		next++
 	}
-	checked := 0
 	for i, req := range reqs {
 		attempt := i + 1
 		if len(req.Messages) < 2 {
@@ -114,17 +126,43 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 				t.Fatalf("request %d: attempt %d is neither shown nor summarised", attempt, k)
 			}
 		}
-		var size int
-		for k := max(1, attempt-3); k < attempt; k++ {
-			size += tok.Count(byAttempt[k].command)
+		// The newest of the last 3 turns that fit, with their outputs cut
+		// to 1,024 tokens (the newest) and 512, in the limit of this
+		// prompt (the server's window less max_tokens, less a margin for
+		// the worker's lowered limit after a rejection).
+		pc, err := e.counter.Count(req.Messages, req.Tools)
+		require.NoError(t, err)
+		//lint:ignore SA1019 the worker sends max_tokens (vLLM has read it in every release).
+		maxTokens := req.MaxTokens
+		if req.MaxCompletionTokens > 0 {
+			maxTokens = req.MaxCompletionTokens
 		}
-		if size > 8192 {
-			continue
+		limit := e.sim.MaxModelLen() - maxTokens - 64
+		need := pc.PerMessage[0] + pc.PerMessage[1]
+		first := attempt
+		for k := attempt - 1; k >= max(1, attempt-3); k-- {
+			c := byAttempt[k]
+			out := 60 // a notice instead of an output
+			if c.output > 0 {
+				out = min(c.output+20, 512)
+				if k == attempt-1 {
+					out = min(c.output+20, 1024)
+				}
+			}
+			need += tok.Count(c.command) + out + 80 // the call's JSON and template, the re-check message
+			if need*21/20 > limit && k < attempt-1 {
+				break
+			}
+			first = k
 		}
-		checked++
-		for k := max(1, attempt-3); k < attempt; k++ {
+		if first == max(1, attempt-3) {
+			checked++
+		} else {
+			fewer++
+		}
+		for k := first; k < attempt; k++ {
 			if !shown(k) {
-				t.Fatalf("request %d: the call of attempt %d (one of the last 3) is not verbatim", attempt, k)
+				t.Fatalf("request %d: the call of attempt %d (one of the last %d, which fit) is not verbatim", attempt, k, attempt-first)
 			}
 			for _, l := range byAttempt[k].errs {
 				if !strings.Contains(all.String(), l) {
@@ -133,5 +171,27 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 			}
 		}
 	}
-	return checked
+	return checked, fewer
+}
+
+// answered returns the requests the server answered, in order: the
+// prompts the model was shown. Requests refused for their length, faulted
+// or dropped are left out.
+func answered(t *testing.T, e *env) []openai.ChatCompletionRequest {
+	t.Helper()
+	reqs := e.requests()
+	var recs []vllmsim.Record
+	for _, r := range e.sim.Stats().Records {
+		if r.Endpoint == "/v1/chat/completions" {
+			recs = append(recs, r)
+		}
+	}
+	require.Len(t, recs, len(reqs), "chat requests received and recorded by the simulator")
+	var out []openai.ChatCompletionRequest
+	for i, r := range recs {
+		if r.Status == http.StatusOK {
+			out = append(out, reqs[i])
+		}
+	}
+	return out
 }

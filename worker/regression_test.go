@@ -98,7 +98,7 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 				}
 			}
 			require.NotZero(t, compressed, "no prompt summarises a turn: the memory never compressed")
-			checked := assertPromptContents(t, e, "systemctl (restart|stop) ssh", qwen3(t).Tokenizer)
+			checked, fewer := assertPromptContents(t, e, "systemctl (restart|stop) ssh", qwen3(t).Tokenizer)
 			prompt, cached := e.sim.Stats().PromptTokens()
 			var fromEvents int
 			for _, u := range usages {
@@ -108,8 +108,8 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 				t.Errorf("cached tokens: %d in the server's records, %d in the events, %d in the outcome (prompt %d, %d)",
 					cached, fromEvents, out.CachedTokens, prompt, out.PromptTokens)
 			}
-			t.Logf("%d attempts: %d prompts counted by the reference, %d rejected, %d with summarised turns; %d prompt tokens, %d (%.1f%%) from the prefix cache, %d prefilled; last 3 turns checked in %d prompts; %s",
-				n, e.ref.Prompts(), len(rej), compressed, prompt, cached, 100*float64(cached)/float64(prompt), prompt-cached, checked, time.Since(start).Round(time.Millisecond))
+			t.Logf("%d attempts: %d prompts counted by the reference, %d rejected, %d with summarised turns; %d prompt tokens, %d (%.1f%%) from the prefix cache, %d prefilled; last 3 turns checked in %d prompts, fewer (those that fit) in %d; %s",
+				n, e.ref.Prompts(), len(rej), compressed, prompt, cached, 100*float64(cached)/float64(prompt), prompt-cached, checked, fewer, time.Since(start).Round(time.Millisecond))
 			// Plateau: the largest prompt of attempts 21..n stays within 25%
 			// of the largest of attempts 1..20, and the message count
 			// within its bound. (Both move with the memory's degrade steps,
@@ -137,6 +137,55 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 			// here; the tokens plateau above).
 		})
 	}
+}
+
+// oversizedPolicy makes every command print more than the whole window: 40
+// KB of `ls -laR` (about 22,000 tokens) with an error line in the middle
+// that names the attempt.
+type oversizedPolicy struct{}
+
+func (oversizedPolicy) Name() string { return "oversized" }
+
+func (oversizedPolicy) Next(c vllmsim.Conversation) vllmsim.Generation {
+	return vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply(fmt.Sprintf(
+		"ls -laR /usr/lib 2>/dev/null | head -c 20000; echo; ls -d /nonexistent/attempt-%d 2>&1; ls -laR /usr/share 2>/dev/null | head -c 20000", c.Attempt),
+		"list everything")}}
+}
+
+// TestOutputsOverTheWindow: every single output is larger than the whole
+// window, with an error line in its middle. No prompt is rejected, and
+// every prompt holds the ban lists, the ledger, and the last 3 turns'
+// calls and error lines.
+func TestOutputsOverTheWindow(t *testing.T) {
+	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return oversizedPolicy{} }})
+	r := e.rule(fmt.Sprintf(`rules:
+  - id: aide_build_database
+    check: "test -f %s/never"
+    banned: ['systemctl (restart|stop) ssh']
+    max_attempts: 30
+`, e.dir), "aide_build_database")
+	out, err := e.worker(workerOptions{}).Fix(context.Background(), r)
+	require.NoError(t, err, "Fix (outcome %+v)", out)
+	require.Equal(t, 30, out.Attempts, "outcome %+v", out)
+	assert.Empty(t, e.sim.Stats().Rejections(), "requests rejected for their length")
+	tok := qwen3(t).Tokenizer
+	e.mu.Lock()
+	listings := 0
+	for _, r := range e.runs {
+		if !strings.HasPrefix(r.command, "ls -laR") {
+			continue // the probe and the checks
+		}
+		listings++
+		require.Greater(t, tok.Count(r.exec.Stdout), 16384, "the output of %q is not larger than the window", r.command)
+		require.Contains(t, r.exec.Stdout, "No such file or directory", "the output of %q has no error line", r.command)
+	}
+	e.mu.Unlock()
+	require.Equal(t, 30, listings, "commands run")
+	checked, fewer := assertPromptContents(t, e, "systemctl (restart|stop) ssh", tok)
+	assert.Equal(t, 30, checked, "prompts with all of the last 3 turns (%d with fewer)", fewer)
+	prompt, cached := e.sim.Stats().PromptTokens()
+	t.Logf("30 attempts, outputs over the window: %d prompt tokens, %.1f%% from the prefix cache, largest prompt %d",
+		prompt, 100*float64(cached)/float64(prompt), e.sim.Stats().MaxPromptTokens())
 }
 
 // TestBannedProposerNeverRuns: the banned-proposer policy proposes
@@ -260,6 +309,7 @@ func TestRetriesAreNotAttempts(t *testing.T) {
 	if out.Retries != 3 || out.Status != nightshift.RuleGaveUp || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, want 3 retries and give_up at attempt 2", out)
 	}
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
 }
 
 // TestServerDownPastDeadline: a server that stays down ends the rule with
@@ -372,6 +422,8 @@ func TestContextRejectionsAreRecovered(t *testing.T) {
 					t.Errorf("rejection event without both counts: %+v", ev)
 				}
 			}
+			checked, fewer := assertPromptContents(t, e, "", qwen3(t).Tokenizer)
+			t.Logf("%d rejections recovered; last 3 turns checked in %d prompts, fewer (those that fit) in %d", out.ContextRejections, checked, fewer)
 		})
 	}
 }
@@ -417,7 +469,7 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	stop := make(chan struct{})
-	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
+	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
 		Counter: e.counter, Tokenizer: qwen3(t).Tokenizer, Budget: b, Stop: stop, Observer: &stopAfter{attempt: 2, stop: stop, inner: e}})
 	if err != nil {
 		t.Fatal(err)
@@ -433,4 +485,5 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	if got := strings.Count(string(log), "attempt"); got != 2 {
 		t.Fatalf("%d commands ran, want the 2 of the finished attempts", got)
 	}
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
 }

@@ -74,12 +74,7 @@ func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, stop, err := e.sim.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	e.url = url
+	e.serve()
 	if e.counter, err = budget.NewModelChatCounter(m); err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +92,9 @@ func (e *scapEnv) set(ids ...string) *rules.Set {
 
 // TestSCAPStubbornStaysInsideTheWindow: 25 attempts of the stubborn policy
 // on one SSG rule, each command run in the Debian root and judged by
-// OpenSCAP: no context-length rejection, and the target's sshd still
-// accepts the control connection. The window is vLLM's --max-model-len
+// OpenSCAP: no context-length rejection, every prompt with what the model
+// needs (assertPromptContents), and the target's sshd still accepts the
+// control connection. The window is vLLM's --max-model-len
 // 8192: the worker abbreviates the root's outputs, so at 16,384 the 25
 // attempts would not reach the soft limit and the memory would have
 // nothing to do. With new outputs shown cut to 1,024 tokens, 25 attempts
@@ -162,9 +158,10 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	if distilled == 0 {
 		t.Errorf("no prompt was compacted (largest %d tokens): the run did not test the memory", maxPrompt)
 	}
+	last3, fewer := assertPromptContents(t, e.env, "", qwen3(t).Tokenizer)
 	e.controlAlive()
-	t.Logf("%d attempts, %d commands run and checked by oscap, largest prompt %d of %d tokens, %d compactions, 0 rejections; E2E wall time %v",
-		out.Attempts, len(ran), maxPrompt, e.sim.MaxModelLen(), distilled, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d attempts, %d commands run and checked by oscap, largest prompt %d of %d tokens, %d compactions, 0 rejections, the last 3 turns in %d prompts (fewer, those that fit, in %d); E2E wall time %v",
+		out.Attempts, len(ran), maxPrompt, e.sim.MaxModelLen(), distilled, last3, fewer, time.Since(start).Round(time.Millisecond))
 }
 
 // controlAlive opens a new connection to the target's control sshd.

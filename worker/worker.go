@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nightshift-dev/nightshift/budget"
@@ -19,7 +20,7 @@ import (
 )
 
 // Observer receives the worker's per-attempt events. Observe is called from
-// the goroutine running Fix.
+// the goroutine running Fix, so concurrently when Fix is.
 type Observer interface {
 	Observe(Event)
 }
@@ -39,12 +40,12 @@ var ErrConfig = errors.New("invalid worker configuration")
 // Config configures a Worker. Required fields are marked; the zero value of
 // every other field selects its default.
 type Config struct {
-	Model     ChatModel           // the model server client (required)
-	ModelName string              // the model to ask (required)
-	Target    nightshift.Runner   // runs the remediation commands and the checks on the host (required)
-	Counter   *budget.ChatCounter // counts prompts as the server does (required)
-	Tokenizer budget.Tokenizer    // the model's tokenizer (required)
-	Budget    *budget.Budget      // window, reserve (max_tokens), soft limit, margin (required)
+	Model     ChatModel            // the model server client (required)
+	ModelName string               // the model to ask (required)
+	Target    nightshift.Runner    // runs the remediation commands and the checks on the host (required)
+	Counter   memory.PromptCounter // counts prompts as the server does, e.g. a *budget.ChatCounter (required)
+	Tokenizer budget.Tokenizer     // the model's tokenizer (required)
+	Budget    *budget.Budget       // window, reserve (max_tokens), soft limit, margin (required)
 
 	// Probe runs the read-only host probe (ProbeCommand, once per Worker
 	// before its first attempt; EventProbe reports it). Nil means Target.
@@ -106,10 +107,13 @@ type Config struct {
 	sleep func(ctx context.Context, d time.Duration) error // tests; nil sleeps for real
 }
 
-// Worker fixes rules on one target.
+// Worker fixes rules on one target. It is safe for concurrent Fix calls:
+// its Config is read-only after New and the host facts are guarded.
 type Worker struct {
-	cfg   Config
-	facts *HostFacts
+	cfg Config
+
+	probeMu sync.Mutex // held while probing: concurrent Fix calls wait for one probe
+	facts   *HostFacts // set once by the first successful probe
 }
 
 // New validates cfg and returns a Worker.

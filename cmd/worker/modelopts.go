@@ -58,7 +58,7 @@ func newDistiller(kind string, ms *modelServer) (memory.LineDistiller, error) {
 	if kind != distillerModel {
 		return nil, nil
 	}
-	d, err := distill.NewModel(distill.ModelConfig{Client: ms.client, Model: ms.served.ID,
+	d, err := distill.NewModelDistiller(distill.ModelDistillerConfig{Client: ms.client, Model: ms.served.ID,
 		Fallback: distill.New(distill.Config{Counter: ms.model.Tokenizer})})
 	if err != nil {
 		return nil, &usageError{err}

@@ -57,8 +57,9 @@ type observers struct {
 	notices  retryNotices    // a line per retried model call (w nil: none)
 }
 
-// startObservers sets up what o asks for. The lessons store shares the
-// journal's SQLite file (its own tables).
+// startObservers sets up what o asks for. The lessons store keeps its own
+// tables in the journal's SQLite file and writes them through the journal's
+// single writer connection.
 func startObservers(ctx context.Context, j *journal.Journal, o observeFlags, tok budget.Tokenizer, logger *slog.Logger, stderr io.Writer) (_ *observers, err error) {
 	obs := &observers{counter: tok, logger: logger, jctx: context.WithoutCancel(ctx)}
 	defer func() {
@@ -67,7 +68,7 @@ func startObservers(ctx context.Context, j *journal.Journal, o observeFlags, tok
 		}
 	}()
 	if !o.noLessons {
-		if obs.store, err = lessons.OpenSQLite(ctx, j.Path(), lessons.SQLiteConfig{}); err != nil {
+		if obs.store, err = lessons.NewSQLite(ctx, j, lessons.SQLiteConfig{}); err != nil {
 			return nil, err
 		}
 		obs.stops = append(obs.stops, obs.store.Close)
