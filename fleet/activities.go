@@ -2,9 +2,9 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
 	"sync"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -33,11 +34,13 @@ type ProbeInput struct {
 	Command string         `json:"command"`
 }
 
-// CheckInput is a rule's shell check on a host.
+// CheckInput is a rule's check on a host: its shell command, or (Oscap
+// set) an oscap evaluation.
 type CheckInput struct {
 	Host    inventory.Host `json:"host"`
 	Rule    string         `json:"rule"`
 	Command string         `json:"command"`
+	Oscap   *OscapInput    `json:"oscap,omitempty"`
 }
 
 // CommandInput is one remediation command.
@@ -172,11 +175,16 @@ func (a *Activities) Probe(ctx context.Context, in ProbeInput) (nightshift.Exec,
 	return a.run(ctx, in.Host, in.Command)
 }
 
-// Check evaluates a rule's shell check. A transport error fails the
-// activity (retried by its policy); a banned check command is not retried.
+// Check evaluates a rule's shell or oscap check. A transport error fails
+// the activity (retried by its policy); a banned check command is not
+// retried.
 func (a *Activities) Check(ctx context.Context, in CheckInput) (rules.CheckResult, error) {
 	defer a.heartbeat(ctx)()
-	res, err := rules.ShellCheck{Command: in.Command}.Evaluate(ctx, hostRunner{a, in.Host})
+	var check rules.Check = rules.ShellCheck{Command: in.Command}
+	if o := in.Oscap; o != nil {
+		check = rules.OscapCheck{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
+	}
+	res, err := check.Evaluate(ctx, hostRunner{a, in.Host})
 	if errors.Is(err, safety.ErrBanned) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), errTypeBanned, err)
 	}
@@ -205,11 +213,45 @@ func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResul
 	return res, nil
 }
 
+// ModelRequest is the model-call activity's input: the worker's request,
+// whose JSON is openai.ChatCompletionRequest's. Decoding keeps each tool's
+// parameters schema as the JSON text it was sent as: decoded into the
+// request's `any` it would become a map and go out again with its keys
+// sorted, a different prompt from the one the worker counted (and from the
+// one `worker run` sends, so vLLM's prefix cache would not match either).
+type ModelRequest struct {
+	openai.ChatCompletionRequest
+}
+
+// UnmarshalJSON decodes the request, tools' parameters as json.RawMessage.
+func (r *ModelRequest) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &r.ChatCompletionRequest); err != nil {
+		return err
+	}
+	var raw struct {
+		Tools []struct {
+			Function *struct {
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for i, t := range raw.Tools {
+		if i < len(r.Tools) && r.Tools[i].Function != nil && t.Function != nil && len(t.Function.Parameters) > 0 {
+			r.Tools[i].Function.Parameters = t.Function.Parameters
+		}
+	}
+	return nil
+}
+
 // ModelCall makes one model call. Errors the worker's policy retries (5xx,
 // 429, dropped connections, timeouts) fail the attempt, and Temporal retries
 // it with the policy's backoff; any other answer (context-length rejections
 // included) fails it for good with the server's message.
-func (a *Activities) ModelCall(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (a *Activities) ModelCall(ctx context.Context, in ModelRequest) (openai.ChatCompletionResponse, error) {
+	req := in.ChatCompletionRequest
 	if a.Model == nil {
 		return openai.ChatCompletionResponse{}, temporal.NewNonRetryableApplicationError("fleet: this worker serves no model calls", errTypeNoModel, nil)
 	}

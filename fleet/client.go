@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/nightshift-dev/nightshift"
@@ -79,7 +81,9 @@ func Describe(ctx context.Context, c client.Client, id string) (st NightStatus, 
 }
 
 // Fetch returns night id's result: the final one once it has ended, the
-// Result query's answer while it runs.
+// Result query's answer while it runs. Hosts whose results stay in their
+// own workflows (NightResult.InChildren) are read from those, the ended
+// ones only while the night runs.
 func Fetch(ctx context.Context, c client.Client, id string) (NightResult, error) {
 	var r NightResult
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
@@ -92,13 +96,77 @@ func Fetch(ctx context.Context, c client.Client, id string) (NightResult, error)
 		if err != nil {
 			return r, fmt.Errorf("fleet: query night %s: %w", id, err)
 		}
-		return r, v.Get(&r)
+		if err := v.Get(&r); err != nil {
+			return r, err
+		}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return r, c.GetWorkflow(ctx, id, "").Get(ctx, &r)
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &r); err != nil {
+			return r, err
+		}
 	default:
-		// other states: the night ended without a result
+		return r, fmt.Errorf("fleet: night %s ended %s without a result", id, d.WorkflowExecutionInfo.GetStatus())
 	}
-	return r, fmt.Errorf("fleet: night %s ended %s without a result", id, d.WorkflowExecutionInfo.GetStatus())
+	return r, fetchHosts(ctx, c, id, &r)
+}
+
+// fetchParallel is how many host workflows Fetch reads at once.
+const fetchParallel = 16
+
+// fetchHosts fills r.HostRuns from the host workflows of night id when r
+// leaves them there: the hosts whose workflow completed, in r.Hosts order.
+func fetchHosts(ctx context.Context, c client.Client, id string, r *NightResult) error {
+	if !r.InChildren {
+		return nil
+	}
+	have := map[string]HostResult{}
+	for _, hr := range r.HostRuns {
+		have[hr.Host] = hr
+	}
+	got := make([]*HostResult, len(r.Hosts))
+	errs := make([]error, len(r.Hosts))
+	sem := make(chan struct{}, fetchParallel)
+	var wg sync.WaitGroup
+	for i, h := range r.Hosts {
+		if _, ok := have[h]; ok {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			hid := HostWorkflowID(id, h)
+			d, err := c.DescribeWorkflowExecution(ctx, hid, "")
+			if err != nil {
+				var nf *serviceerror.NotFound
+				if !errors.As(err, &nf) {
+					errs[i] = fmt.Errorf("fleet: host workflow %s: %w", hid, err)
+				}
+				return // not started yet
+			}
+			if d.WorkflowExecutionInfo.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+				return // running, or failed (the night's result has those)
+			}
+			var hr HostResult
+			if err := c.GetWorkflow(ctx, hid, "").Get(ctx, &hr); err != nil {
+				errs[i] = fmt.Errorf("fleet: host workflow %s: %w", hid, err)
+				return
+			}
+			got[i] = &hr
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.HostRuns = r.HostRuns[:0:0]
+	for i, h := range r.Hosts {
+		if hr, ok := have[h]; ok {
+			r.HostRuns = append(r.HostRuns, hr)
+		} else if got[i] != nil {
+			r.HostRuns = append(r.HostRuns, *got[i])
+		}
+	}
+	return nil
 }
 
 // StatusOf summarises a result.

@@ -8,13 +8,28 @@
 // # Workflows
 //
 // The night workflow (NightWorkflowName, on NightQueue) takes a Night — the
-// rules files' text, the hosts, the model and the limits — and starts one
-// host workflow (HostWorkflowName) per host, ParallelHosts at a time in
-// inventory order, on the task queue of the host's zone, ZoneQueue(ZoneOf(h)):
-// the inventory variable nightshift_zone, DefaultZone when unset. Its
-// result, NightResult, holds every host's tasks; StatusQuery and ResultQuery
-// answer while it runs. Lessons taught by hosts that finished reach the host
-// workflows started after (the newest 24 per rule).
+// rules files' text (or an SCAP datastream's path on the hosts and a
+// profile), the hosts, the model and the limits — and starts one host
+// workflow (HostWorkflowName, id HostWorkflowID) per host, ParallelHosts at a
+// time in inventory order, on the task queue of the host's zone,
+// ZoneQueue(ZoneOf(h)): the inventory variable nightshift_zone, DefaultZone
+// when unset. StatusQuery and ResultQuery answer while it runs. Lessons
+// taught by hosts that finished reach the host workflows started after (the
+// newest 24 per rule).
+//
+// Its history stays bounded however many hosts a night has: a run of the
+// night workflow starts at most HostsPerRun host workflows (default 500, or
+// fewer when the server suggests continue-as-new), waits for them, and
+// continues as new with a Carry (where it stopped, its progress, its
+// lessons). Its result, NightResult, leaves each host's tasks in that host's
+// workflow (InChildren); Fetch reads them. Nights started before this
+// (workflow version "night-waves") replay on the path they started on.
+//
+// With a Datastream the night first reads the datastream on the first host
+// of the first host's zone that answers (the Datastream activity on that
+// zone's queue: the zone's workers hold the SSH keys), as `worker run
+// --datastream` does, and carries the profile's rules (SCAPRules) to its
+// host workflows and later runs; each rule is checked with oscap on the host.
 //
 // The host workflow works on the host's rules one at a time with the
 // unchanged attempt loop (package worker) running inside the workflow: the
@@ -22,7 +37,8 @@
 // workflow code; everything that touches the world is an activity:
 //
 //   - Probe: the read-only host probe; retried (3 tries).
-//   - Check: a rule's shell check; retried (3 tries), except a banned check.
+//   - Check: a rule's shell or oscap check; retried (3 tries), except a
+//     banned check.
 //   - Command: a remediation command; one try, never retried. When its
 //     worker dies (the heartbeat times out) its outcome is unknown: the
 //     worker is told so (batch.ErrOutcomeUnknown, as the journal does on
@@ -34,7 +50,9 @@
 //     spent waiting for the fleet's cap does not count). A context-length
 //     rejection goes back to the attempt loop, which distils harder as with
 //     `worker run`; a server down past the deadline stops the host, its
-//     unfinished tasks reported interrupted.
+//     unfinished tasks reported interrupted. The server's usage (prompt
+//     tokens, usage.prompt_tokens_details.cached_tokens) is summed per task
+//     and reaches the reports, as with `worker run`.
 //
 // A host whose probe or check fails after its retries is unreachable: its
 // remaining rules end as "unreachable" and the other hosts go on.
@@ -58,12 +76,19 @@
 // testdata/replay, recorded from a real server, are replayed by the tests: a
 // change that fails them needs workflow.GetVersion.
 //
+// # Connecting
+//
+// TLS names the files of a mutual-TLS connection to the Temporal frontend
+// (client certificate and key, CA bundle, server name); TLS.Config checks
+// them before anything is dialled.
+//
 // # Limits
 //
-// SCAP datastream rules (`worker run --datastream`) are not supported yet.
-// A night's history holds every host's result, so nights of thousands of
-// hosts will need continue-as-new (not done). The model's name and window
-// are fixed when the night starts.
+// The model's name and window are fixed when the night starts. Each host
+// workflow's input carries the night's rules, so a profile of hundreds of
+// SCAP rules makes large child inputs: the server's continue-as-new
+// suggestion then ends runs after fewer hosts. A run drains its hosts before
+// continuing as new, so parallelism dips at each run's end.
 //
 // # Concurrency
 //

@@ -3,7 +3,9 @@ package fleet_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,8 +18,10 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/nightshift-dev/nightshift/batch"
@@ -117,6 +121,8 @@ type nightOptions struct {
 	rules, hosts int
 	dieAfter     map[string]int
 	zones        []string // host i's zone is zones[i%len]; none: default
+	// exec, when set, runs the hosts' commands (simhost.Config.Exec).
+	exec func(ctx context.Context, command string, stdout, stderr io.Writer) int
 }
 
 func startNight(t testing.TB, o nightOptions) *night {
@@ -140,7 +146,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 				st[id] = "ok"
 			}
 		}
-		h, err := simhost.Start(ctx, simhost.Config{Name: name, AuthorizedKey: client.PublicKey(), State: st, DieAfter: o.dieAfter[name]})
+		h, err := simhost.Start(ctx, simhost.Config{Name: name, AuthorizedKey: client.PublicKey(), State: st, DieAfter: o.dieAfter[name], Exec: o.exec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +170,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := vllmsim.New(vllmsim.Config{Counter: simCounter, Policy: nightPolicy{}, Seed: 1, Created: time.Unix(1, 0)})
+	srv, err := vllmsim.New(vllmsim.Config{Counter: simCounter, Policy: nightPolicy{}, Seed: 1, Created: time.Unix(1, 0), PromptTokensDetails: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,29 +210,68 @@ func (n *night) workerConfig(t testing.TB) worker.Config {
 }
 
 // runNight runs the night workflow in the SDK's test environment with the
-// real activities.
+// real activities, following its runs when it continues as new (the test
+// environment does not) and reading hosts' results from their workflows
+// as fleet.Fetch does.
 func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *testsuite.TestWorkflowEnvironment)) fleet.NightResult {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-	env := s.NewTestWorkflowEnvironment()
-	env.SetTestTimeout(3 * time.Minute)
-	fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, a)
-	if prepare != nil {
-		prepare(env)
+	hosts := map[string]fleet.HostResult{}
+	in := n.Night
+	for run := 1; ; run++ {
+		env := s.NewTestWorkflowEnvironment()
+		env.SetTestTimeout(3 * time.Minute)
+		fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, a)
+		env.SetOnChildWorkflowCompletedListener(func(_ *workflow.Info, v converter.EncodedValue, err error) {
+			var hr fleet.HostResult
+			if err == nil && v.Get(&hr) == nil {
+				hosts[hr.Host] = hr
+			}
+		})
+		if prepare != nil {
+			prepare(env)
+		}
+		env.ExecuteWorkflow(fleet.NightWorkflowName, in)
+		if !env.IsWorkflowCompleted() {
+			t.Fatal("the night did not complete")
+		}
+		err := env.GetWorkflowError()
+		var can *workflow.ContinueAsNewError
+		if errors.As(err, &can) {
+			in = fleet.Night{}
+			if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+				t.Fatal(err)
+			}
+			if in.Carry == nil || in.Carry.Runs != run {
+				t.Fatalf("run %d continued as new with %+v", run, in.Carry)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res fleet.NightResult
+		if err := env.GetWorkflowResult(&res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Runs != run || !res.InChildren {
+			t.Fatalf("result says %d runs (InChildren %v), the night took %d", res.Runs, res.InChildren, run)
+		}
+		failed := map[string]fleet.HostResult{}
+		for _, hr := range res.HostRuns {
+			failed[hr.Host] = hr
+		}
+		res.HostRuns = nil
+		for _, h := range res.Hosts {
+			if hr, ok := failed[h]; ok {
+				res.HostRuns = append(res.HostRuns, hr)
+			} else if hr, ok := hosts[h]; ok {
+				res.HostRuns = append(res.HostRuns, hr)
+			}
+		}
+		return res
 	}
-	env.ExecuteWorkflow(fleet.NightWorkflowName, n.Night)
-	if !env.IsWorkflowCompleted() {
-		t.Fatal("the night did not complete")
-	}
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res fleet.NightResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 // recordingModel counts model calls and the most in flight at once, and
@@ -256,7 +301,10 @@ func (m *recordingModel) CreateChatCompletion(ctx context.Context, req openai.Ch
 	return m.inner.CreateChatCompletion(ctx, req)
 }
 
-// comparable is a report without times, as JSON.
+// comparable is a report without times, as JSON. The model server's usage
+// (prompt and prefix-cached tokens) stays: it is compared too, so the
+// nights compared must send their requests to fresh simulators in the same
+// order (one host at a time), as the prefix cache's hits depend on it.
 func comparable(t testing.TB, r *report.Run) string {
 	t.Helper()
 	c := *r
@@ -264,11 +312,6 @@ func comparable(t testing.TB, r *report.Run) string {
 	c.Results = append([]report.TaskResult(nil), r.Results...)
 	for i := range c.Results {
 		c.Results[i].Duration = 0
-		// The model server's usage (prompt and prefix-cached tokens)
-		// depends on the order requests reach the simulator's cache, which
-		// differs between a fleet and worker run; fleet reports do not
-		// carry it yet.
-		c.Results[i].UsagePromptTokens, c.Results[i].CachedTokens = 0, 0
 	}
 	b, err := json.MarshalIndent(c, "", " ")
 	if err != nil {

@@ -168,6 +168,9 @@ func (h *hostRun) Observe(e worker.Event) {
 				c.Command.Check = e.Check.String()
 			}
 		}
+	case worker.EventModelUsage:
+		t.UsagePromptTokens += e.UsagePrompt
+		t.CachedTokens += e.CachedTokens
 	case worker.EventAttempt:
 		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit,
 			Check: batch.AttemptCheck(e.Check, e.Action == nightshift.ActionGiveUp)})
@@ -223,7 +226,7 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	h := m.h
 	ctx := workflow.WithActivityOptions(h.wctx, modelOptions(h.n))
 	var resp openai.ChatCompletionResponse
-	err := workflow.ExecuteActivity(ctx, ModelActivity, req).Get(ctx, &resp)
+	err := workflow.ExecuteActivity(ctx, ModelActivity, ModelRequest{req}).Get(ctx, &resp)
 	if err == nil {
 		return resp, nil
 	}
@@ -326,7 +329,8 @@ func (t hostTarget) Run(_ context.Context, command string) (nightshift.Exec, err
 	return res.Exec, nil
 }
 
-// fleetCheck evaluates the rule's shell check through the check activity.
+// fleetCheck evaluates the rule's shell or oscap check through the check
+// activity.
 type fleetCheck struct {
 	orig rules.Check
 	h    *hostRun
@@ -337,13 +341,18 @@ func (c fleetCheck) String() string { return c.orig.String() }
 
 func (c fleetCheck) Evaluate(_ context.Context, _ nightshift.Runner) (rules.CheckResult, error) {
 	h := c.h
-	sc, ok := c.orig.(rules.ShellCheck)
-	if !ok {
+	in := CheckInput{Host: h.in.Host, Rule: h.task.Rule}
+	switch ck := c.orig.(type) {
+	case rules.ShellCheck:
+		in.Command = ck.Command
+	case rules.OscapCheck:
+		in.Oscap = &OscapInput{Datastream: ck.Datastream, Profile: ck.Profile, Rule: ck.Rule, Oscap: ck.Oscap}
+	default:
 		return rules.CheckResult{Status: nightshift.CheckError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())
 	}
 	ctx := h.hostOptions(h.wctx)
 	var res recordedCheck
-	err := workflow.ExecuteActivity(ctx, CheckActivity, CheckInput{Host: h.in.Host, Rule: h.task.Rule, Command: sc.Command}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, CheckActivity, in).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return rules.CheckResult{Status: nightshift.CheckError}, context.Canceled

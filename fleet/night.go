@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -61,26 +63,33 @@ func (f *Workflows) model(spec string) (*budget.Model, error) {
 	return m, nil
 }
 
+// Versions of the night workflow (workflow.GetVersion), so that nights
+// running when a worker is upgraded replay with the code they started on.
+const (
+	// versionWaves: the night starts at most HostsPerRun host workflows
+	// per run, then waits for them and continues as new; its result leaves
+	// hosts' results in their workflows (Result.InChildren).
+	versionWaves = "night-waves"
+)
+
 // Night is the night workflow: one child host workflow per host, on the
 // task queue of the host's zone, ParallelHosts at a time, in inventory
 // order. Lessons of the hosts that finished reach the hosts started after.
 // A cancelled night stops starting hosts, lets the running ones stop after
 // their current step, and completes with what was done.
+//
+// Its history stays bounded: after starting HostsPerRun host workflows (or
+// when the server suggests it) a run stops starting hosts, waits for the
+// running ones and continues as new with a Carry; hosts' results stay in
+// their own workflows' histories (NightResult.InChildren).
 func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	n = n.withDefaults()
 	if err := n.Validate(); err != nil {
 		return NightResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
-	rs, _ := n.Rules()
-	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx)}
-	for _, r := range rs {
-		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
-	}
-	st := NightStatus{Name: n.Name, Total: len(rs) * len(n.Hosts), Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
-	for _, h := range n.Hosts {
-		res.Hosts = append(res.Hosts, h.Name)
-		st.Hosts[h.Name] = HostWaiting
-	}
+	waves := workflow.GetVersion(ctx, versionWaves, workflow.DefaultVersion, 1) >= 1
+	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
+	st := NightStatus{Name: n.Name, Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	byHost := map[string]HostResult{}
 	ordered := func() []HostResult {
 		var out []HostResult
@@ -91,6 +100,8 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		}
 		return out
 	}
+	// Queries are answered from the start, the datastream's reading
+	// included (registering a handler is no step of the history).
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
 		return res, err
 	}
@@ -101,15 +112,48 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	}); err != nil {
 		return res, err
 	}
-
+	for _, h := range n.Hosts {
+		res.Hosts = append(res.Hosts, h.Name)
+		st.Hosts[h.Name] = HostWaiting
+	}
+	if n.Datastream != nil && len(n.SCAPRules) == 0 {
+		// Only nights given a datastream take this step (none did before
+		// it existed): no version needed.
+		srs, err := readDatastream(ctx, n)
+		if err != nil {
+			return NightResult{}, err
+		}
+		n.SCAPRules = srs
+	}
+	rs, err := n.Rules()
+	if err != nil || len(rs) == 0 {
+		return NightResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet: no rules: %v", err), "InvalidNight", err)
+	}
+	for _, r := range rs {
+		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
+	}
+	st.Total = len(rs) * len(n.Hosts)
 	learned := append([]lessons.Lesson(nil), n.Lessons...)
+	next := 0
+	if c := n.Carry; waves && c != nil {
+		next, res.Started, res.Runs = c.Next, c.Started, c.Runs
+		if c.Status.Hosts != nil {
+			st = c.Status
+		}
+		for _, hr := range c.Failed {
+			byHost[hr.Host] = hr
+		}
+		learned = append(learned, c.Learned...)
+	}
+	res.Runs++
+
 	child := n
-	child.Hosts, child.Lessons = nil, nil
+	child.Hosts, child.Lessons, child.Carry = nil, nil, nil
 	sel := workflow.NewSelector(ctx)
-	next, running := 0, 0
+	running, startedHere := 0, 0
 	start := func(h inventory.Host) {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:          workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + h.Name,
+			WorkflowID:          HostWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID, h.Name),
 			TaskQueue:           ZoneQueue(ZoneOf(h)),
 			WaitForCancellation: true,
 		})
@@ -122,14 +166,20 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		sel.AddFuture(fut, func(fu workflow.Future) {
 			running--
 			var hr HostResult
-			if err := fu.Get(ctx, &hr); err != nil {
+			err := fu.Get(ctx, &hr)
+			if err != nil {
 				hr = HostResult{Host: h.Name, Zone: ZoneOf(h), Stopped: err.Error()}
 				for _, r := range rs {
 					hr.Tasks = append(hr.Tasks, Task{Rule: r.ID, Title: r.Title, Host: h.Name})
 				}
 			}
-			byHost[h.Name] = hr
+			if !waves || err != nil {
+				byHost[h.Name] = hr
+			}
 			learned = append(learned, hr.Lessons...)
+			if waves {
+				learned = newest(learned, maxLessonsPerRule)
+			}
 			st.Hosts[h.Name] = stateOf(hr)
 			for _, t := range hr.Tasks {
 				if t.Finished {
@@ -139,20 +189,64 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 			}
 		})
 	}
+	full := func() bool {
+		return waves && (startedHere >= n.HostsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested())
+	}
 	for {
-		for running < n.ParallelHosts && next < len(n.Hosts) && ctx.Err() == nil {
+		for running < n.ParallelHosts && next < len(n.Hosts) && ctx.Err() == nil && !full() {
 			start(n.Hosts[next])
 			next++
 			running++
+			startedHere++
 		}
 		if running == 0 {
 			break
 		}
 		sel.Select(ctx)
 	}
+	if waves && next < len(n.Hosts) && ctx.Err() == nil {
+		// Every host this run started has ended: the next run starts
+		// with an empty history where this one stopped.
+		cont := n
+		cont.Carry = &Carry{Next: next, Started: res.Started, Runs: res.Runs, Status: st, Failed: ordered(),
+			Learned: newest(learned, maxLessonsPerRule)}
+		cont.Lessons = nil // in Learned, which started from them
+		return NightResult{}, workflow.NewContinueAsNewError(ctx, NightWorkflowName, cont)
+	}
 	res.HostRuns = ordered()
 	res.Ended = workflow.Now(ctx)
 	return res, nil
+}
+
+// readDatastream reads the night's datastream on the first hosts of the
+// first host's zone (the datastream activity on that zone's queue) and
+// returns the rules of its profile.
+func readDatastream(ctx workflow.Context, n Night) ([]SCAPRule, error) {
+	zone := ZoneOf(n.Hosts[0])
+	in := DatastreamInput{Datastream: *n.Datastream}
+	for _, h := range n.Hosts {
+		if ZoneOf(h) == zone && len(in.Hosts) < maxDatastreamHosts {
+			in.Hosts = append(in.Hosts, h)
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           ZoneQueue(zone),
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    n.Heartbeat,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{errTypeDatastream}},
+	})
+	var out []SCAPRule
+	if err := workflow.ExecuteActivity(actx, DatastreamActivity, in).Get(ctx, &out); err != nil {
+		why := rootMessage(err)
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) {
+			why = ae.Message()
+		}
+		msg := fmt.Sprintf("fleet: the datastream %s (profile %s): %s", n.Datastream.Path, n.Datastream.Profile, why)
+		return nil, temporal.NewNonRetryableApplicationError(msg, errTypeDatastream, nil)
+	}
+	return out, nil
 }
 
 // newest keeps at most per lessons of each rule, the newest, in order.

@@ -37,7 +37,10 @@ func TestNightEqualsBatchRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: bn.workerConfig(t), ParallelHosts: 2})
+	// One host at a time, as the fleet's night in the test environment: the
+	// simulator's prefix cache then sees the same requests in the same
+	// order, and the server's usage (cached tokens) must be equal too.
+	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: bn.workerConfig(t), ParallelHosts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +58,18 @@ func TestNightEqualsBatchRun(t *testing.T) {
 	}
 	if g, w := comparable(t, got), comparable(t, want); g != w {
 		t.Fatalf("fleet report differs from worker run's:\n--- fleet\n%s\n--- worker run\n%s", g, w)
+	}
+
+	// The server's usage reached the report: prompt tokens on every task
+	// that called the model, and the prefix cache's share of them.
+	if s := report.NewSummary(got); s.Totals.PromptTokens == 0 || s.Totals.CachedPromptTokens == 0 ||
+		s.Totals.CachedPromptTokens >= s.Totals.PromptTokens {
+		t.Fatalf("fleet report's usage: %d prompt tokens, %d cached; want both positive, cached fewer", s.Totals.PromptTokens, s.Totals.CachedPromptTokens)
+	}
+	for _, x := range got.Results {
+		if called := x.Outcome != nightshift.RuleCompliant; called != (x.UsagePromptTokens > 0) {
+			t.Errorf("%s on %s (%s): %d prompt tokens of usage", x.Rule, x.Host, x.Outcome, x.UsagePromptTokens)
+		}
 	}
 
 	wantStatus := map[int]nightshift.RuleStatus{kindCompliant: nightshift.RuleCompliant, kindFix1: nightshift.RuleFixed, kindFix3: nightshift.RuleFixed,
@@ -283,5 +298,40 @@ func TestContextLengthRejection(t *testing.T) {
 	want := rep.Results[1]
 	if got.ContextRejections == 0 || got.Status != want.Outcome || got.Reason != want.Reason {
 		t.Fatalf("fleet: %s (%d rejections) %q\nworker run: %s %q", got.Status, got.ContextRejections, got.Reason, want.Outcome, want.Reason)
+	}
+}
+
+// A night longer than HostsPerRun continues as new between waves of hosts,
+// carrying its progress and lessons: its report equals the report of the
+// same night in one run (lessons on, so the prompts of later hosts depend
+// on what the carried lessons were).
+func TestNightContinuesAsNew(t *testing.T) {
+	const nRules, nHosts = 3, 5
+	one := startNight(t, nightOptions{rules: nRules, hosts: nHosts})
+	one.Night.NoLessons = false
+	want := runNight(t, one, one.activities(), nil)
+
+	waves := startNight(t, nightOptions{rules: nRules, hosts: nHosts})
+	waves.Night.NoLessons, waves.Night.HostsPerRun = false, 2
+	got := runNight(t, waves, waves.activities(), nil)
+	if want.Runs != 1 || got.Runs != 3 {
+		t.Fatalf("runs: %d and %d, want 1 and 3 (5 hosts, 2 a run)", want.Runs, got.Runs)
+	}
+	if len(got.HostRuns) != nHosts {
+		t.Fatalf("%d host results, want %d", len(got.HostRuns), nHosts)
+	}
+	if g, w := comparable(t, fleet.Report(got)), comparable(t, fleet.Report(want)); g != w {
+		t.Fatalf("the night in 3 runs differs from the night in one:\n--- 3 runs\n%s\n--- one\n%s", g, w)
+	}
+	var withLessons int
+	waves.Client.mu.Lock()
+	defer waves.Client.mu.Unlock()
+	for _, req := range waves.Client.reqs {
+		if len(req.Messages) > 1 && strings.Contains(req.Messages[1].Content, "Lessons from earlier attempts") {
+			withLessons++
+		}
+	}
+	if withLessons == 0 {
+		t.Fatal("no prompt carried lessons of earlier hosts")
 	}
 }

@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"io"
@@ -23,13 +24,15 @@ import (
 // NIGHTSHIFT_RECORD_FLEET_HISTORY=1. Replaying them with today's code fails
 // when a change to the workflows would break the nights running when it is
 // deployed: such a change needs workflow.GetVersion, and the old histories
-// stay here.
+// stay here. can@run1, can@run2 and can%2Fh02 were recorded by
+// TestNightContinuesAsNewOnServer (version night-waves: a night of 3 hosts,
+// 2 a run, that continued as new once, and one of its hosts).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "replay", "*.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 2 {
+	if len(files) < 6 {
 		t.Fatalf("want recorded histories of a night and a host in testdata/replay, found %v", files)
 	}
 	for _, f := range files {
@@ -39,7 +42,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := readHistory(t, f)
-			id, err := url.PathUnescape(strings.TrimSuffix(filepath.Base(f), ".json.gz"))
+			// NAME@runN is run N of workflow NAME (a night that continued as new).
+			name, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".json.gz"), "@")
+			id, err := url.PathUnescape(name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,4 +72,35 @@ func readHistory(t *testing.T, path string) *historypb.History {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return h
+}
+
+// A night started before workflow version night-waves replays on the path
+// it started on, whatever its input says: the recorded night of 4 hosts,
+// its input edited to ask for one host per run, still starts all four in
+// one run when replayed. Without the version check the code would stop
+// after one host and continue as new, and replay would fail.
+func TestReplayOldNightIgnoresWaves(t *testing.T) {
+	h := readHistory(t, filepath.Join("testdata", "replay", "itest.json.gz"))
+	in := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
+	var n map[string]any
+	if err := json.Unmarshal(in.Data, &n); err != nil {
+		t.Fatal(err)
+	}
+	if hosts, _ := n["hosts"].([]any); len(hosts) < 2 {
+		t.Fatalf("the recorded night has %d hosts, want several", len(hosts))
+	}
+	n["hosts_per_run"] = 1
+	data, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Data = data
+	wf := &fleet.Workflows{}
+	if err := wf.Preload("qwen3"); err != nil {
+		t.Fatal(err)
+	}
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := fleet.Replay(wf, "itest", h, logger); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
 }

@@ -44,6 +44,9 @@ func Report(r NightResult) *report.Run {
 }
 
 func collect(c *report.Collector, t Task) {
+	if t.UsagePromptTokens > 0 {
+		c.Usage(t.Rule, t.Host, t.UsagePromptTokens, t.CachedTokens)
+	}
 	used := 0
 	for _, a := range t.Attempts {
 		for used < len(t.Commands) && t.Commands[used].Attempt <= a.N {

@@ -43,6 +43,7 @@ const (
 
 // Defaults for Night's zero values.
 const (
+	DefaultHostsPerRun    = 500
 	DefaultParallelHosts  = 4
 	DefaultCommandTimeout = 5 * time.Minute
 	DefaultHeartbeat      = 20 * time.Second
@@ -88,9 +89,16 @@ type ServedModel struct {
 // Night is the input of the night workflow: what `worker run` takes, with
 // the rules' text in place of their paths.
 type Night struct {
-	Name      string           `json:"name"`
-	RuleFiles []RuleFile       `json:"rule_files"`
-	RuleIDs   []string         `json:"rule_ids,omitempty"` // empty: every rule, in file order
+	Name      string     `json:"name"`
+	RuleFiles []RuleFile `json:"rule_files"`
+	RuleIDs   []string   `json:"rule_ids,omitempty"` // empty: every rule, in file order
+	// Datastream, in place of RuleFiles, takes the rules of an SCAP
+	// profile from a datastream on the hosts: the night reads it on the
+	// first host of the first host's zone that answers (up to 8 tried)
+	// and keeps the rules in SCAPRules.
+	Datastream *Datastream `json:"datastream,omitempty"`
+	// SCAPRules are the rules read from Datastream (set by the night).
+	SCAPRules []SCAPRule       `json:"scap_rules,omitempty"`
 	Hosts     []inventory.Host `json:"hosts"`
 	Model     ServedModel      `json:"model"`
 	// MaxAttempts caps the attempts per rule when the rule sets none (0:
@@ -109,6 +117,24 @@ type Night struct {
 	NoLessons bool `json:"no_lessons,omitempty"`
 	// Lessons seed the night (from earlier runs); may be empty.
 	Lessons []lessons.Lesson `json:"lessons,omitempty"`
+	// HostsPerRun is how many host workflows one run of the night workflow
+	// starts before it continues as new (0: DefaultHostsPerRun), so that a
+	// night's history stays bounded however many hosts it has.
+	HostsPerRun int `json:"hosts_per_run,omitempty"`
+	// Carry is where a night that continued as new resumes; nil when a
+	// night starts. Set by the night workflow only.
+	Carry *Carry `json:"carry,omitempty"`
+}
+
+// Carry is the state a night hands to its next run when it continues as
+// new: the hosts started so far, its progress and its lessons.
+type Carry struct {
+	Next    int              `json:"next"` // index in Hosts of the next host to start
+	Started time.Time        `json:"started"`
+	Runs    int              `json:"runs"` // runs of the night workflow before this one
+	Status  NightStatus      `json:"status"`
+	Failed  []HostResult     `json:"failed,omitempty"` // hosts whose workflow failed
+	Learned []lessons.Lesson `json:"learned,omitempty"`
 }
 
 // withDefaults fills zero fields.
@@ -127,6 +153,9 @@ func (n Night) withDefaults() Night {
 	}
 	if n.Name == "" {
 		n.Name = "fleet night"
+	}
+	if n.HostsPerRun <= 0 {
+		n.HostsPerRun = DefaultHostsPerRun
 	}
 	return n
 }
@@ -149,6 +178,14 @@ func (n Night) Rules() ([]rules.Rule, error) {
 			all = append(all, r)
 		}
 	}
+	for _, sr := range n.SCAPRules {
+		r := sr.rule()
+		if _, dup := byID[r.ID]; dup || r.ID == "" {
+			return nil, fmt.Errorf("%w: SCAP rule %q is empty or defined twice", ErrSpec, r.ID)
+		}
+		byID[r.ID] = r
+		all = append(all, r)
+	}
 	if len(n.RuleIDs) > 0 {
 		all = all[:0:0]
 		for _, id := range n.RuleIDs {
@@ -163,14 +200,20 @@ func (n Night) Rules() ([]rules.Rule, error) {
 }
 
 // Validate checks the night's input: rules that parse, at least one rule
-// and one host, no duplicate host, a model.
+// (or a datastream to read them from) and one host, no duplicate host, a
+// model.
 func (n Night) Validate() error {
 	rs, err := n.Rules()
 	if err != nil {
 		return err
 	}
+	pending := n.Datastream != nil && len(n.SCAPRules) == 0 // read by the night
 	switch {
-	case len(rs) == 0 || len(n.Hosts) == 0:
+	case n.Datastream != nil && (n.Datastream.Path == "" || n.Datastream.Profile == ""):
+		return fmt.Errorf("%w: a datastream needs its path on the hosts and a profile", ErrSpec)
+	case n.Datastream != nil && len(n.RuleFiles) > 0:
+		return fmt.Errorf("%w: rules files and a datastream cannot be combined", ErrSpec)
+	case (len(rs) == 0 && !pending) || len(n.Hosts) == 0:
 		return fmt.Errorf("%w: no rules or no hosts", ErrSpec)
 	case n.Model.Name == "" || n.Model.Tokenizer == "" || n.Model.ContextWindow <= 0 || n.Model.MaxTokens <= 0:
 		return fmt.Errorf("%w: the model's name, tokenizer, context window and max tokens are required", ErrSpec)
@@ -215,6 +258,13 @@ type Task struct {
 	Outcome  worker.Outcome `json:"outcome"`
 	Commands []Command      `json:"commands,omitempty"`
 	Attempts []Attempt      `json:"attempts,omitempty"`
+	// UsagePromptTokens and CachedTokens sum the model server's usage over
+	// the task's answered model calls (usage.prompt_tokens and
+	// usage.prompt_tokens_details.cached_tokens), finished or not, as the
+	// journal records each call's for `worker run`'s reports. Zero in
+	// results of nights recorded before fleets carried usage.
+	UsagePromptTokens int `json:"usage_prompt_tokens,omitempty"`
+	CachedTokens      int `json:"cached_tokens,omitempty"`
 }
 
 // HostResult is what a host workflow returns.
@@ -247,7 +297,19 @@ type NightResult struct {
 	Rules    []RuleRef    `json:"rules"`
 	Hosts    []string     `json:"hosts"`
 	HostRuns []HostResult `json:"host_runs"`
+	// InChildren says (for nights started since fleets continue as new)
+	// that HostRuns holds only the hosts whose workflow failed: every other
+	// host's HostResult is the result of its host workflow, HostWorkflowID
+	// (night, host), which Fetch reads. A night's own result then stays
+	// small however many hosts it has.
+	InChildren bool `json:"in_children,omitempty"`
+	// Runs is how many runs of the night workflow the night took (1 +
+	// the times it continued as new); 0 in results of older nights.
+	Runs int `json:"runs,omitempty"`
 }
+
+// HostWorkflowID is the workflow id of host's workflow in night.
+func HostWorkflowID(night, host string) string { return night + "/" + host }
 
 // NightStatus is what StatusQuery answers.
 type NightStatus struct {

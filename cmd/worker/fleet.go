@@ -10,6 +10,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
+
+	"github.com/nightshift-dev/nightshift/fleet"
 )
 
 const fleetUsage = `Usage:
@@ -29,6 +31,11 @@ the processes is the fleet-wide cap on model calls in flight.
 
 A command whose worker process dies while it runs is reported 'unknown' and
 never run again; probes, checks and model calls are retried.
+
+Every subcommand takes --temporal, --namespace and, for a frontend that
+demands mutual TLS, --tls-cert and --tls-key (the client's certificate),
+--tls-ca (the CA that signed the frontend's) and --tls-server-name; the files
+are checked before anything is dialled.
 
 Run 'worker help fleet SUBCOMMAND' (or 'worker fleet SUBCOMMAND --help') for
 a subcommand's flags and examples. The examples below use Temporal's dev
@@ -69,22 +76,43 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type temporalFlags struct {
 	addr, namespace string
 	verbose         bool
+	tls             fleet.TLS
 }
 
 func addTemporalFlags(fs *flag.FlagSet, t *temporalFlags) {
 	fs.StringVar(&t.addr, "temporal", client.DefaultHostPort, "Temporal frontend `ADDR` (host:port)")
 	fs.StringVar(&t.namespace, "namespace", client.DefaultNamespace, "Temporal `NAMESPACE`")
 	fs.BoolVar(&t.verbose, "v", false, "log the Temporal SDK's messages to stderr")
+	fs.StringVar(&t.tls.Cert, "tls-cert", "", "TLS client certificate `FILE` (PEM) for mTLS to Temporal; needs --tls-key")
+	fs.StringVar(&t.tls.Key, "tls-key", "", "TLS client private key `FILE` (PEM)")
+	fs.StringVar(&t.tls.CA, "tls-ca", "", "CA bundle `FILE` (PEM) that signed the frontend's certificate (default: the system's roots)")
+	fs.StringVar(&t.tls.ServerName, "tls-server-name", "", "`NAME` the frontend's certificate must carry (default: the host of --temporal)")
 }
 
-// dial connects to the Temporal frontend.
-func (t temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Client, error) {
+// options are the client options of the flags; the TLS files are read and
+// checked (a usage error when they are not right).
+func (t temporalFlags) options(stderr io.Writer) (client.Options, error) {
 	level := slog.LevelError
 	if t.verbose {
 		level = slog.LevelDebug
 	}
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
-	c, err := client.DialContext(ctx, client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: logger})
+	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: logger}
+	cfg, err := t.tls.Config()
+	if err != nil {
+		return opts, &usageError{err}
+	}
+	opts.ConnectionOptions.TLS = cfg
+	return opts, nil
+}
+
+// dial connects to the Temporal frontend.
+func (t temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Client, error) {
+	opts, err := t.options(stderr)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, &unreachable{fmt.Errorf("temporal at %s: %w", t.addr, err)}
 	}
@@ -104,6 +132,13 @@ func parseFleetFlags(fs *flag.FlagSet, usage, examples string, args []string) ([
 	}
 	if err := checkHostPort("--temporal", fs.Lookup("temporal").Value.String(), false); err != nil {
 		return nil, err
+	}
+	// The TLS files are checked now, before the model server or Temporal
+	// is dialled.
+	t := fleet.TLS{Cert: fs.Lookup("tls-cert").Value.String(), Key: fs.Lookup("tls-key").Value.String(),
+		CA: fs.Lookup("tls-ca").Value.String(), ServerName: fs.Lookup("tls-server-name").Value.String()}
+	if _, err := t.Config(); err != nil {
+		return nil, &usageError{err}
 	}
 	return fs.Args(), nil
 }

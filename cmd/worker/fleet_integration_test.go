@@ -122,6 +122,10 @@ func fleetHosts(t *testing.T, dir string, n, nRules int) (inv string, hosts []*s
 
 // jsonSummary is the part of the JSON report the comparison reads.
 type jsonSummary struct {
+	Totals struct {
+		PromptTokens       int `json:"prompt_tokens"`
+		CachedPromptTokens int `json:"cached_prompt_tokens"`
+	} `json:"totals"`
 	Results []struct {
 		Rule     string `json:"rule"`
 		Host     string `json:"host"`
@@ -197,7 +201,7 @@ func TestFleetIntegration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: fleetPolicy{}, Seed: 1, Created: time.Unix(1, 0)})
+	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: fleetPolicy{}, Seed: 1, Created: time.Unix(1, 0), PromptTokensDetails: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +370,20 @@ func TestFleetIntegration(t *testing.T) {
 		same++
 	}
 	t.Logf("%d of %d tasks equal to worker run's; %d caught mid-command", same, len(got.Results), len(caught))
+	// The server's usage reached the fleet's report. The prompt tokens the
+	// server counted are those of the same prompts, so they equal worker
+	// run's unless a task caught mid-command took another path. How many
+	// of them its prefix cache served is not compared: four hosts at once
+	// reach one cache in an order neither run fixes, and worker run comes
+	// second to a cache the fleet warmed.
+	if got.Totals.PromptTokens == 0 || got.Totals.CachedPromptTokens == 0 || got.Totals.CachedPromptTokens >= got.Totals.PromptTokens {
+		t.Errorf("fleet report's usage: %d prompt tokens, %d cached; want both positive, cached fewer", got.Totals.PromptTokens, got.Totals.CachedPromptTokens)
+	}
+	if len(caught) == 0 && got.Totals.PromptTokens != wantS.Totals.PromptTokens {
+		t.Errorf("fleet report: %d prompt tokens of usage, worker run's %d", got.Totals.PromptTokens, wantS.Totals.PromptTokens)
+	}
+	t.Logf("server's usage: fleet %d prompt tokens (%d cached), worker run %d (%d cached)", got.Totals.PromptTokens,
+		got.Totals.CachedPromptTokens, wantS.Totals.PromptTokens, wantS.Totals.CachedPromptTokens)
 
 	// status and report of the ended night; report writes what --wait did.
 	code, out, errOut = cli(t, "", append([]string{"fleet", "status"}, append(tflag, "itest")...)...)

@@ -20,6 +20,7 @@ import (
 const fleetStartUsage = `Usage:
   worker fleet start --temporal ADDR --rules FILE|DIR [--rule ID …] --inventory FILE [--limit PATTERN …]
                      [--id RUN] [--schedule CRON] [--wait [--html FILE] [--junit FILE] [--json-report FILE]] [flags]
+  worker fleet start --temporal ADDR --datastream PATH-ON-HOSTS --profile ID [--rule ID …] --inventory FILE …
 
 Starts a night on the fleet (or, with --schedule, creates a Temporal schedule
 that starts one each time CRON matches, in UTC): the rules of the files, in
@@ -33,7 +34,13 @@ The served model's name and context window are read from --base-url unless
 --model and --context-window give them. RUN (--id, default nightshift-NAME-TIME)
 is the workflow id that status, report and cancel take.
 
---datastream is not supported in fleet mode yet.
+With --datastream the rules come from an SCAP source datastream at that
+path on the hosts, as with 'worker run': the night reads it on the first
+host of the first host's zone that answers (through that zone's workers,
+which hold the SSH keys), takes the rules the profile selects (or the --rule
+ones) and checks each with oscap on each host against that file. A
+scheduled night reads it again each time, so it follows the hosts' SSG
+package.
 `
 
 const fleetStartExamples = `
@@ -50,12 +57,14 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var name, id, schedule string
 	var wait, noLessons bool
 	var heartbeat time.Duration
+	var hostsPerRun int
 	fs := flag.NewFlagSet("worker fleet start", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addTemporalFlags(fs, &tf)
 	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; required)")
-	fs.StringVar(&m.Datastream, "datastream", "", "not supported in fleet mode yet")
-	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files)")
+	fs.StringVar(&m.Datastream, "datastream", "", "SCAP source datastream `PATH` on the hosts, in place of --rules (needs --profile and oscap on the hosts)")
+	fs.StringVar(&m.Profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
+	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files, or of the profile)")
 	fs.StringVar(&m.Inventory, "inventory", "", "inventory `FILE`: YAML list or Ansible INI (required)")
 	fs.Var(&limit, "limit", "host or group `PATTERN` to select, !PATTERN to exclude (repeatable; default: all)")
 	fs.StringVar(&name, "name", "", "night `NAME` for people (default: the rules files)")
@@ -70,6 +79,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", fleet.DefaultCommandTimeout, "timeout of each command or check activity")
 	fs.DurationVar(&heartbeat, "heartbeat", fleet.DefaultHeartbeat, "how soon an activity whose worker died is found out (its command then reported unknown)")
+	fs.IntVar(&hostsPerRun, "hosts-per-run", fleet.DefaultHostsPerRun, "host workflows one run of the night workflow starts before it continues as new (bounds its history)")
 	addRunFlags(fs, m)
 	// A night always retries the model and bounds its activities: 0 is
 	// not "none" here.
@@ -81,14 +91,20 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	switch {
 	case len(rest) > 0:
 		return usagef("fleet start: unexpected argument %q", rest[0])
-	case m.Datastream != "":
-		return usagef("fleet start: --datastream is not supported in fleet mode yet; use 'worker run'")
-	case len(rulesPaths) == 0 || m.Inventory == "":
-		return usagef("fleet start: --rules and --inventory are required")
+	case len(rulesPaths) > 0 && m.Datastream != "":
+		return usagef("fleet start: --rules and --datastream cannot be combined")
+	case m.Datastream != "" && m.Profile == "":
+		return usagef("fleet start: --datastream needs --profile")
+	case m.Profile != "" && m.Datastream == "":
+		return usagef("fleet start: --profile applies only to --datastream")
+	case (len(rulesPaths) == 0 && m.Datastream == "") || m.Inventory == "":
+		return usagef("fleet start: --rules (or --datastream with --profile) and --inventory are required")
 	case wait && schedule != "":
 		return usagef("fleet start: --wait and --schedule cannot be combined")
 	case !wait && (m.HTML != "" || m.JUnit != "" || m.JSONReport != ""):
 		return usagef("fleet start: --html, --junit and --json-report need --wait (or use 'worker fleet report')")
+	case hostsPerRun < 1:
+		return usagef("fleet start: --hosts-per-run must be positive")
 	case heartbeat < time.Second:
 		return usagef("fleet start: --heartbeat must be at least 1s")
 	case m.ParallelHosts < 1 || m.MaxTokens < 1 || m.KeepTurns < 1 || m.MaxAttempts < 0 || m.ContextWindow < 0:
@@ -99,8 +115,12 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := validateStart(m, rulesPaths); err != nil {
 		return err
 	}
-	files, err := readRuleFiles(rulesPaths)
-	if err != nil {
+	var files []fleet.RuleFile
+	var ds *fleet.Datastream
+	if m.Datastream != "" {
+		ds = &fleet.Datastream{Path: m.Datastream, Profile: m.Profile, RuleIDs: ruleIDs}
+		ruleIDs = nil
+	} else if files, err = readRuleFiles(rulesPaths); err != nil {
 		return err
 	}
 	inv, err := inventory.Load(m.Inventory)
@@ -117,10 +137,14 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if name == "" {
 		name = strings.Join(rulesPaths, " ")
+		if ds != nil {
+			name = rules.ShortID(m.Profile) + " of " + m.Datastream
+		}
 	}
-	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Hosts: hosts, Model: model,
+	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Datastream: ds, Hosts: hosts, Model: model,
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
-		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons}
+		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
+		HostsPerRun: hostsPerRun}
 	if err := n.Validate(); err != nil {
 		return &usageError{err}
 	}
@@ -136,15 +160,15 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if err := fleet.Schedule(ctx, c, id, schedule, n); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "schedule %s: a night of %d rules × %d hosts on %q (UTC); each night's id starts with %s\n",
-			id, len(mustRules(n)), len(hosts), schedule, id)
+		fmt.Fprintf(stdout, "schedule %s: a night of %s × %d hosts on %q (UTC); each night's id starts with %s\n",
+			id, ruleCount(n), len(hosts), schedule, id)
 		return nil
 	}
 	run, err := fleet.Start(ctx, c, id, n)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "night %s started: %d rules × %d hosts (run id %s)\n", id, len(mustRules(n)), len(hosts), run.GetRunID())
+	fmt.Fprintf(stdout, "night %s started: %s × %d hosts (run id %s)\n", id, ruleCount(n), len(hosts), run.GetRunID())
 	if !wait {
 		return nil
 	}
@@ -152,12 +176,24 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := run.Get(ctx, &res); err != nil {
 		return fmt.Errorf("night %s: %w", id, err)
 	}
+	// The night's result leaves the hosts' results in their workflows.
+	if res, err = fleet.Fetch(ctx, c, id); err != nil {
+		return fmt.Errorf("night %s: %w", id, err)
+	}
 	return finishFleetReport(id, m, res, stdout)
 }
 
-func mustRules(n fleet.Night) []rules.Rule {
+// ruleCount says how many rules a night has: "12 rules", or for a
+// datastream, whose rules the night reads on a host, which.
+func ruleCount(n fleet.Night) string {
+	if d := n.Datastream; d != nil {
+		if len(d.RuleIDs) > 0 {
+			return fmt.Sprintf("%d rules of profile %s (read from %s on a host)", len(d.RuleIDs), rules.ShortID(d.Profile), d.Path)
+		}
+		return fmt.Sprintf("the rules of profile %s (read from %s on a host)", rules.ShortID(d.Profile), d.Path)
+	}
 	rs, _ := n.Rules()
-	return rs
+	return fmt.Sprintf("%d rules", len(rs))
 }
 
 // fleetModel fixes the served model and its window for the night: from the

@@ -1,8 +1,20 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"flag"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Bad fleet invocations are usage errors (exit 2) naming the problem,
@@ -15,8 +27,8 @@ func TestFleetUsageErrors(t *testing.T) {
 	}{
 		{"no subcommand", []string{"fleet"}, "no subcommand"},
 		{"unknown subcommand", []string{"fleet", "launch"}, `unknown subcommand "launch"`},
-		{"start without rules", []string{"fleet", "start", "--inventory", "x.yaml"}, "--rules and --inventory are required"},
-		{"start datastream", []string{"fleet", "start", "--datastream", "/ds.xml", "--inventory", "x"}, "--datastream is not supported"},
+		{"start without rules", []string{"fleet", "start", "--inventory", "x.yaml"}, "--rules (or --datastream with --profile) and --inventory are required"},
+		{"start datastream without profile", []string{"fleet", "start", "--datastream", "/ds.xml", "--inventory", "x"}, "--datastream needs --profile"},
 		{"start reports without wait", []string{"fleet", "start", "--rules", "r", "--inventory", "i", "--html", "h"}, "need --wait"},
 		{"start wait and schedule", []string{"fleet", "start", "--rules", "r", "--inventory", "i", "--wait", "--schedule", "0 2 * * *"}, "cannot be combined"},
 		{"start short heartbeat", []string{"fleet", "start", "--rules", "r", "--inventory", "i", "--heartbeat", "10ms"}, "--heartbeat"},
@@ -43,5 +55,51 @@ func TestFleetHelp(t *testing.T) {
 		if code != exitOK || !strings.Contains(out+errOut, "worker fleet "+sub) {
 			t.Errorf("fleet %s --help: exit %d\n%s%s", sub, code, out, errOut)
 		}
+	}
+}
+
+// The --tls-* flags (every fleet subcommand has them: fleet.txtar) reach
+// the Temporal client's options: a certificate and key make a client
+// certificate, a CA bundle the roots, --tls-server-name the name checked;
+// none is plaintext. fleet's TestTLSDialsMutualTLS dials with such options.
+func TestFleetTLSOptions(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "nightshift-worker"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kd, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, keyFile := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var tls temporalFlags
+	fs := flag.NewFlagSet("fleet status", flag.ContinueOnError)
+	addTemporalFlags(fs, &tls)
+	if err := fs.Parse([]string{"--tls-cert", cert, "--tls-key", keyFile, "--tls-ca", cert, "--tls-server-name", "temporal.internal"}); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := tls.options(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := opts.ConnectionOptions.TLS; c == nil || len(c.Certificates) != 1 || c.RootCAs == nil || c.ServerName != "temporal.internal" {
+		t.Fatalf("TLS options %+v", c)
+	}
+	var tf temporalFlags
+	if opts, err := tf.options(io.Discard); err != nil || opts.ConnectionOptions.TLS != nil {
+		t.Fatalf("no --tls-* flags: %+v, %v; want plaintext", opts.ConnectionOptions.TLS, err)
 	}
 }
