@@ -20,7 +20,7 @@ func Example() {
 			{Name: "web1", Address: "10.0.0.5"},
 			{Name: "pay1", Address: "10.9.0.5", Vars: map[string]string{fleet.ZoneVar: "pci"}},
 		},
-		Model: fleet.ServedModel{Name: "Qwen/Qwen3-8B", Tokenizer: "qwen3", ContextWindow: 16384, MaxTokens: 1024},
+		Model: fleet.ModelSpec{Name: "Qwen/Qwen3-8B", Tokenizer: "qwen3", ContextWindow: 16384, MaxTokens: 1024},
 	}
 	fmt.Println(n.Validate())
 	for _, h := range n.Hosts {

@@ -184,7 +184,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	oc.BaseURL = strings.TrimRight(url, "/") + "/v1"
 	oc.HTTPClient = &http.Client{}
 	n.Client = &recordingModel{inner: openai.NewClientWithConfig(oc)}
-	n.Night.Model = fleet.ServedModel{Name: srv.Model(), Tokenizer: "qwen3", ContextWindow: srv.MaxModelLen(), MaxTokens: budget.DefaultReserve}
+	n.Night.Model = fleet.ModelSpec{Name: srv.Model(), Tokenizer: "qwen3", ContextWindow: srv.MaxModelLen(), MaxTokens: budget.DefaultReserve}
 	return n
 }
 

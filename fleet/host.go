@@ -58,7 +58,7 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 		return res, nil
 	}
 	h := &hostRun{wctx: ctx, n: n, in: in}
-	store := lessons.NewMemory(lessons.MemoryConfig{Now: func() time.Time { return workflow.Now(ctx) }})
+	store := lessons.NewMemoryStore(lessons.MemoryStoreConfig{Now: func() time.Time { return workflow.Now(ctx) }})
 	wctx := wfContext{ctx}
 	if err := store.Add(wctx, in.Lessons...); err != nil {
 		workflow.GetLogger(ctx).Warn("lessons of earlier hosts refused", "err", err)

@@ -220,7 +220,7 @@ func TestModelUnreachableStopsHost(t *testing.T) {
 // Bad input is refused with a clear error before anything runs.
 func TestNightValidate(t *testing.T) {
 	good := fleet.Night{RuleFiles: []fleet.RuleFile{{Name: "r.yaml", Data: rulesYAML(1)}},
-		Hosts: nil, Model: fleet.ServedModel{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
+		Hosts: nil, Model: fleet.ModelSpec{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
 	for _, tc := range []struct {
 		name string
 		edit func(n *fleet.Night)
@@ -230,7 +230,7 @@ func TestNightValidate(t *testing.T) {
 		{"bad rules", func(n *fleet.Night) { n.RuleFiles[0].Data = []byte("rules: [{id: X}]") }, "r.yaml"},
 		{"unknown rule", func(n *fleet.Night) { n.RuleIDs = []string{"nope"} }, `rule "nope"`},
 		{"duplicate host", func(n *fleet.Night) { n.Hosts = append(n.Hosts, n.Hosts[0]) }, "listed twice"},
-		{"no model", func(n *fleet.Night) { n.Model = fleet.ServedModel{} }, "model"},
+		{"no model", func(n *fleet.Night) { n.Model = fleet.ModelSpec{} }, "model"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := good

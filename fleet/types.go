@@ -77,9 +77,9 @@ type RuleFile struct {
 	Data []byte `json:"data"`
 }
 
-// ServedModel is the served model and the budget of its window, fixed when
+// ModelSpec is the served model and the budget of its window, fixed when
 // the night starts so that every replay of a host workflow counts the same.
-type ServedModel struct {
+type ModelSpec struct {
 	Name          string `json:"name"`           // the served model's id
 	Tokenizer     string `json:"tokenizer"`      // built-in name or tokenizer.json path present on every worker
 	ContextWindow int    `json:"context_window"` // tokens
@@ -100,7 +100,7 @@ type Night struct {
 	// SCAPRules are the rules read from Datastream (set by the night).
 	SCAPRules []SCAPRule       `json:"scap_rules,omitempty"`
 	Hosts     []inventory.Host `json:"hosts"`
-	Model     ServedModel      `json:"model"`
+	Model     ModelSpec        `json:"model"`
 	// MaxAttempts caps the attempts per rule when the rule sets none (0:
 	// the worker's default, 20); KeepTurns is the memory's K (0: 3).
 	MaxAttempts int `json:"max_attempts,omitempty"`

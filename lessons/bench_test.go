@@ -37,7 +37,7 @@ func BenchmarkLessons(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sq.Close()
-	mem := NewMemory(MemoryConfig{})
+	mem := NewMemoryStore(MemoryStoreConfig{})
 	for _, s := range []Store{sq, mem} {
 		if err := s.Add(ctx, ls...); err != nil {
 			b.Fatal(err)

@@ -11,7 +11,7 @@
 // commands' output; malformed and refused calls teach nothing about the host
 // and are left out. Flush writes them to a Store.
 //
-// A Store keeps lessons: Memory in memory, SQLite in a SQLite file (its own
+// A Store keeps lessons: MemoryStore in memory, SQLite in a SQLite file (its own
 // tables, lessons and lessons_schema). In a journal's file the store is made
 // with NewSQLite on the open journal and writes through the journal's single
 // writer connection (no SQLITE_BUSY between the two); OpenSQLite opens a
@@ -31,7 +31,7 @@
 // lessons schema; store errors are wrapped with the operation that failed.
 // Nothing panics on bad input.
 //
-// Concurrency: Memory, SQLite, Source and Recorder are safe for concurrent
+// Concurrency: MemoryStore, SQLite, Source and Recorder are safe for concurrent
 // use; SQLite files may be shared by several processes. Recorder.Observe does
 // no I/O; lessons are stored only by Flush, which keeps them pending when the
 // store fails.

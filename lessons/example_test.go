@@ -15,7 +15,7 @@ import (
 // worker fixing the same rule on web-2.
 func Example() {
 	ctx := context.Background()
-	store := lessons.NewMemory(lessons.MemoryConfig{})
+	store := lessons.NewMemoryStore(lessons.MemoryStoreConfig{})
 
 	// The Recorder observes web-1's worker (worker.Config.Observer).
 	rec, err := lessons.NewRecorder(lessons.RecorderConfig{Store: store, Host: "web-1"})

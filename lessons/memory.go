@@ -7,32 +7,32 @@ import (
 	"time"
 )
 
-// MemoryConfig configures a Memory store. The zero value is usable.
-type MemoryConfig struct {
+// MemoryStoreConfig configures a MemoryStore. The zero value is usable.
+type MemoryStoreConfig struct {
 	// Now stamps lessons added without a time; nil means time.Now.
 	Now func() time.Time
 }
 
-// Memory is a Store in memory: no file, no goroutine, no I/O, so package
+// MemoryStore is a Store in memory: no file, no goroutine, no I/O, so package
 // fleet's host workflow can keep a host's lessons in it deterministically
 // (tests use it too). It ranks with the same code as SQLite. It is safe for
 // concurrent use.
-type Memory struct {
+type MemoryStore struct {
 	now  func() time.Time
 	mu   sync.Mutex
 	recs []record
 }
 
-// NewMemory returns an empty Memory store.
-func NewMemory(cfg MemoryConfig) *Memory {
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore(cfg MemoryStoreConfig) *MemoryStore {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Memory{now: cfg.Now}
+	return &MemoryStore{now: cfg.Now}
 }
 
 // Add stores the lessons, all or none.
-func (m *Memory) Add(ctx context.Context, ls ...Lesson) error {
+func (m *MemoryStore) Add(ctx context.Context, ls ...Lesson) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("add lessons: %w", err)
 	}
@@ -53,7 +53,7 @@ func (m *Memory) Add(ctx context.Context, ls ...Lesson) error {
 }
 
 // Lessons returns the rule's lessons ranked as Store describes.
-func (m *Memory) Lessons(ctx context.Context, q Query) ([]Lesson, error) {
+func (m *MemoryStore) Lessons(ctx context.Context, q Query) ([]Lesson, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("query lessons: %w", err)
 	}

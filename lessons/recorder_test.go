@@ -67,7 +67,7 @@ func night() []worker.Event {
 }
 
 func TestRecorderGolden(t *testing.T) {
-	store := NewMemory(MemoryConfig{})
+	store := NewMemoryStore(MemoryStoreConfig{})
 	rec, err := NewRecorder(RecorderConfig{Store: store, Host: "web-1", Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestRecorderGolden(t *testing.T) {
 
 // failingStore fails every Add until healed.
 type failingStore struct {
-	*Memory
+	*MemoryStore
 	fail bool
 }
 
@@ -110,11 +110,11 @@ func (s *failingStore) Add(ctx context.Context, ls ...Lesson) error {
 	if s.fail {
 		return fmt.Errorf("disk full")
 	}
-	return s.Memory.Add(ctx, ls...)
+	return s.MemoryStore.Add(ctx, ls...)
 }
 
 func TestRecorderFlushKeepsLessonsOnError(t *testing.T) {
-	store := &failingStore{Memory: NewMemory(MemoryConfig{}), fail: true}
+	store := &failingStore{MemoryStore: NewMemoryStore(MemoryStoreConfig{}), fail: true}
 	rec, err := NewRecorder(RecorderConfig{Store: store})
 	if err != nil {
 		t.Fatal(err)

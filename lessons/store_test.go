@@ -24,7 +24,7 @@ func stores(t *testing.T) map[string]Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
-	return map[string]Store{"memory": NewMemory(MemoryConfig{Now: func() time.Time { return t0 }}), "sqlite": sq}
+	return map[string]Store{"memory": NewMemoryStore(MemoryStoreConfig{Now: func() time.Time { return t0 }}), "sqlite": sq}
 }
 
 const (

@@ -84,7 +84,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
     title: Build and Test AIDE Database
     check: "test -f %s/fixed"
 `, e.dir), "aide_build_database")
-	store := lessons.NewMemory(lessons.MemoryConfig{})
+	store := lessons.NewMemoryStore(lessons.MemoryStoreConfig{})
 	rec, err := lessons.NewRecorder(lessons.RecorderConfig{Store: store, Host: "host-1", Counter: qwen3(t).Tokenizer})
 	if err != nil {
 		t.Fatal(err)

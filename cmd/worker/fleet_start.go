@@ -198,11 +198,11 @@ func ruleCount(n fleet.Night) string {
 
 // fleetModel fixes the served model and its window for the night: from the
 // flags, else from the server (a line on notices per failed try).
-func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.ServedModel, error) {
+func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.ModelSpec, error) {
 	if _, err := budget.LoadModel(m.Tokenizer); err != nil {
-		return fleet.ServedModel{}, &usageError{err}
+		return fleet.ModelSpec{}, &usageError{err}
 	}
-	fm := fleet.ServedModel{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
+	fm := fleet.ModelSpec{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
 	if fm.Name != "" && fm.ContextWindow > 0 {
 		return fm, nil
 	}
