@@ -25,18 +25,18 @@ const errTypeDatastream = "InvalidDatastream"
 // datastream activity tries, in inventory order, before giving up.
 const maxDatastreamHosts = 8
 
-// Datastream asks for the rules of an SCAP profile from the source
+// DatastreamSource asks for the rules of an SCAP profile from the source
 // datastream at Path on the hosts, as `worker run --datastream` does: each
 // rule is checked by oscap on the host against that file.
-type Datastream struct {
+type DatastreamSource struct {
 	Path    string   `json:"path"`               // on the hosts
 	Profile string   `json:"profile"`            // short (anssi_bp28_high) or full id
 	RuleIDs []string `json:"rule_ids,omitempty"` // empty: every rule the profile selects
 }
 
-// SCAPRule is a rule of an SCAP profile as a night carries it: the text
+// ProfileRule is a rule of an SCAP profile as a night carries it: the text
 // the model sees and the oscap check.
-type SCAPRule struct {
+type ProfileRule struct {
 	ID          string `json:"id"`
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -49,7 +49,7 @@ type SCAPRule struct {
 }
 
 // rule is the worker rule of r.
-func (r SCAPRule) rule() rules.Rule {
+func (r ProfileRule) rule() rules.Rule {
 	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
 		Check: rules.OscapCheck{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
 		Pos:   rules.Position{File: r.Datastream}}
@@ -59,7 +59,7 @@ func (r SCAPRule) rule() rules.Rule {
 // order (the first that answers is read).
 type DatastreamInput struct {
 	Hosts      []inventory.Host `json:"hosts"`
-	Datastream Datastream       `json:"datastream"`
+	Datastream DatastreamSource `json:"datastream"`
 }
 
 // OscapInput is an oscap check of CheckInput.
@@ -75,7 +75,7 @@ type OscapInput struct {
 // passed over; a file that cannot be read whole, an invalid datastream, an
 // unknown profile or rule fails for good (InvalidDatastream); no host
 // answering fails the attempt (retried).
-func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]SCAPRule, error) {
+func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]ProfileRule, error) {
 	defer a.heartbeat(ctx)()
 	ds := in.Datastream
 	var errs []error
@@ -112,13 +112,13 @@ func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]SCAP
 		if err != nil {
 			return nil, invalidDatastream(err)
 		}
-		var out []SCAPRule
+		var out []ProfileRule
 		for _, r := range set.Rules() {
 			c, ok := r.Check.(rules.OscapCheck)
 			if !ok {
 				return nil, invalidDatastream(fmt.Errorf("rule %s: a %s check, not oscap", r.ID, r.Check.Kind()))
 			}
-			out = append(out, SCAPRule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
+			out = append(out, ProfileRule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
 				Datastream: c.Datastream, Profile: c.Profile, Rule: c.Rule, Oscap: c.Oscap})
 		}
 		return out, nil

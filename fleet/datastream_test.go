@@ -96,7 +96,7 @@ func TestNightDatastream(t *testing.T) {
 	host := &scapHost{state: map[string]string{"accounts_tmout": "ok"}}
 	n := startNight(t, nightOptions{rules: 1, hosts: 1, exec: host.exec})
 	n.Night.RuleFiles, n.Night.MaxAttempts = nil, 3
-	n.Night.Datastream = &fleet.Datastream{Path: path, Profile: "anssi_bp28_high",
+	n.Night.Datastream = &fleet.DatastreamSource{Path: path, Profile: "anssi_bp28_high",
 		RuleIDs: []string{"accounts_tmout", "sshd_disable_root_login"}}
 	if err := n.Night.Validate(); err != nil {
 		t.Fatalf("a night to read its rules from a datastream: %v", err)
@@ -155,7 +155,7 @@ func TestNightDatastreamUnknownProfile(t *testing.T) {
 	host := &scapHost{state: map[string]string{}}
 	n := startNight(t, nightOptions{rules: 1, hosts: 1, exec: host.exec})
 	n.Night.RuleFiles = nil
-	n.Night.Datastream = &fleet.Datastream{Path: path, Profile: "nosuch"}
+	n.Night.Datastream = &fleet.DatastreamSource{Path: path, Profile: "nosuch"}
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
@@ -196,7 +196,7 @@ func TestNightDatastreamOnServer(t *testing.T) {
 	host := &scapHost{state: map[string]string{"accounts_tmout": "ok"}}
 	n := startNight(t, nightOptions{rules: 1, hosts: 1, exec: host.exec})
 	n.Night.RuleFiles, n.Night.MaxAttempts = nil, 3
-	n.Night.Datastream = &fleet.Datastream{Path: path, Profile: "anssi_bp28_high",
+	n.Night.Datastream = &fleet.DatastreamSource{Path: path, Profile: "anssi_bp28_high",
 		RuleIDs: []string{"accounts_tmout", "sshd_disable_root_login"}}
 	c, err := client.Dial(client.Options{HostPort: addr, Logger: temporaltest.Quiet{}})
 	if err != nil {

@@ -221,7 +221,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 // readDatastream reads the night's datastream on the first hosts of the
 // first host's zone (the datastream activity on that zone's queue) and
 // returns the rules of its profile.
-func readDatastream(ctx workflow.Context, n Night) ([]SCAPRule, error) {
+func readDatastream(ctx workflow.Context, n Night) ([]ProfileRule, error) {
 	zone := ZoneOf(n.Hosts[0])
 	in := DatastreamInput{Datastream: *n.Datastream}
 	for _, h := range n.Hosts {
@@ -236,7 +236,7 @@ func readDatastream(ctx workflow.Context, n Night) ([]SCAPRule, error) {
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3,
 			NonRetryableErrorTypes: []string{errTypeDatastream}},
 	})
-	var out []SCAPRule
+	var out []ProfileRule
 	if err := workflow.ExecuteActivity(actx, DatastreamActivity, in).Get(ctx, &out); err != nil {
 		why := rootMessage(err)
 		var ae *temporal.ApplicationError

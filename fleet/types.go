@@ -96,9 +96,9 @@ type Night struct {
 	// profile from a datastream on the hosts: the night reads it on the
 	// first host of the first host's zone that answers (up to 8 tried)
 	// and keeps the rules in SCAPRules.
-	Datastream *Datastream `json:"datastream,omitempty"`
+	Datastream *DatastreamSource `json:"datastream,omitempty"`
 	// SCAPRules are the rules read from Datastream (set by the night).
-	SCAPRules []SCAPRule       `json:"scap_rules,omitempty"`
+	SCAPRules []ProfileRule    `json:"scap_rules,omitempty"`
 	Hosts     []inventory.Host `json:"hosts"`
 	Model     ModelSpec        `json:"model"`
 	// MaxAttempts caps the attempts per rule when the rule sets none (0:

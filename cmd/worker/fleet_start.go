@@ -116,9 +116,9 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	var files []fleet.RuleFile
-	var ds *fleet.Datastream
+	var ds *fleet.DatastreamSource
 	if m.Datastream != "" {
-		ds = &fleet.Datastream{Path: m.Datastream, Profile: m.Profile, RuleIDs: ruleIDs}
+		ds = &fleet.DatastreamSource{Path: m.Datastream, Profile: m.Profile, RuleIDs: ruleIDs}
 		ruleIDs = nil
 	} else if files, err = readRuleFiles(rulesPaths); err != nil {
 		return err
