@@ -421,15 +421,8 @@ func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 	if err := checkInput("--inventory", m.Inventory, false); err != nil {
 		return err
 	}
-	if m.Identity != "" {
-		if err := checkInput("--identity", m.Identity, false); err != nil {
-			return err
-		}
-	}
-	if m.KnownHosts != "" && !m.AcceptNew {
-		if err := checkInput("--known-hosts", m.KnownHosts, false); err != nil {
-			return err
-		}
+	if err := checkSSHFiles(m); err != nil {
+		return err
 	}
 	if _, err := os.Stat(journalPath); err == nil {
 		if err := checkInput("--journal", journalPath, false); err != nil {

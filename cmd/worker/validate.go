@@ -142,14 +142,9 @@ func checkOutputs(m *runMeta) error {
 	return nil
 }
 
-// validateServe checks fleet serve's flags before it dials Temporal.
-func validateServe(m *runMeta, tokenizers []string) error {
-	if err := nonNegative(map[string]time.Duration{"--command-timeout": m.CommandTimeout}); err != nil {
-		return err
-	}
-	if err := checkBaseURL(m.BaseURL); err != nil {
-		return err
-	}
+// checkSSHFiles checks the SSH files a run names: --identity, and
+// --known-hosts unless --accept-new-host-key may create it.
+func checkSSHFiles(m *runMeta) error {
 	if m.Identity != "" {
 		if err := checkInput("--identity", m.Identity, false); err != nil {
 			return err
@@ -159,6 +154,20 @@ func validateServe(m *runMeta, tokenizers []string) error {
 		if err := checkInput("--known-hosts", m.KnownHosts, false); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// validateServe checks fleet serve's flags before it dials Temporal.
+func validateServe(m *runMeta, tokenizers []string) error {
+	if err := nonNegative(map[string]time.Duration{"--command-timeout": m.CommandTimeout}); err != nil {
+		return err
+	}
+	if err := checkBaseURL(m.BaseURL); err != nil {
+		return err
+	}
+	if err := checkSSHFiles(m); err != nil {
+		return err
 	}
 	for _, t := range tokenizers {
 		if err := checkTokenizerArg(t); err != nil {
