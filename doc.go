@@ -7,7 +7,10 @@
 //     client, the simulated hosts of the tests and the demo, and the worker's
 //     target all satisfy it.
 //   - [Action] says what became of one proposed command (ran, blocked,
-//     refused, malformed, timed out, unknown, give-up).
+//     refused, malformed, timed out, unknown, give-up); [ActionOf] classifies
+//     what a Runner returned.
+//   - [ToolApply] and [ToolGiveUp] name the two tools the worker offers the
+//     model.
 //   - [CheckStatus] is the result of evaluating a rule's check.
 //   - [RuleStatus] is how a rule ended on a host.
 //   - [RunStatus] is the state of a whole run.
