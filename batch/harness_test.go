@@ -155,7 +155,13 @@ func startNight(t testing.TB, o nightOptions) *night {
 		n.Inv = append(n.Inv, inventory.Host{Name: name, Address: "127.0.0.1", Port: h.Port, User: "root"})
 		known.WriteString(h.KnownHostsLine() + "\n")
 	}
-	kh := filepath.Join(t.TempDir(), "known_hosts")
+	// A night in o.dir keeps its known_hosts there too: the kill test's
+	// child is killed before t.TempDir's cleanup could run.
+	khDir := o.dir
+	if khDir == "" {
+		khDir = t.TempDir()
+	}
+	kh := filepath.Join(khDir, "known_hosts")
 	if err := os.WriteFile(kh, []byte(known.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
