@@ -16,6 +16,21 @@ STATICCHECK_VERSION=v0.8.2
 DEADCODE_VERSION=v0.52.0
 EXHAUSTIVE_VERSION=v0.17.1
 
+# apt_install PKG…: installs Debian packages that are missing (none: a no-op);
+# without root it names them and fails. Without a runlevel, so installing
+# openssh-server does not start the machine's own sshd (the tests start
+# their own on loopback and never touch /etc/ssh's daemon).
+apt_install() {
+	[ $# -gt 0 ] || return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-test-deps: missing $*; run: sudo apt-get install -y $*" >&2
+		exit 1
+	fi
+	echo "install-test-deps: installing $*"
+	apt-get update -qq
+	RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 need_apt=()
 command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
@@ -26,17 +41,7 @@ command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 # (the oracle the safety package's ban check is tested against).
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
-if [ ${#need_apt[@]} -gt 0 ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "install-test-deps: missing ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2
-		exit 1
-	fi
-	echo "install-test-deps: installing ${need_apt[*]}"
-	apt-get update -qq
-	# Install the packages without starting the machine's own sshd: the tests
-	# start their own on loopback and never touch /etc/ssh's daemon.
-	RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+apt_install ${need_apt[@]+"${need_apt[@]}"}
 
 gobin="$(go env GOPATH)/bin"
 if ! "$gobin/staticcheck" -version 2>/dev/null | grep -q "${STATICCHECK_VERSION#v}"; then
@@ -93,15 +98,7 @@ command -v python3 >/dev/null 2>&1 || ref_apt+=(python3)
 python3 -c 'import jinja2' >/dev/null 2>&1 || ref_apt+=(python3-jinja2)
 command -v node >/dev/null 2>&1 || ref_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || ref_apt+=(npm)
-if [ ${#ref_apt[@]} -gt 0 ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "install-test-deps: missing ${ref_apt[*]}; run: sudo apt-get install -y ${ref_apt[*]}" >&2
-		exit 1
-	fi
-	echo "install-test-deps: installing ${ref_apt[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${ref_apt[@]}" >/dev/null
-fi
+apt_install ${ref_apt[@]+"${ref_apt[@]}"}
 # npm ci rewrites node_modules/.package-lock.json: older than the lock file
 # (or absent) means not installed, or installed from another lock.
 if ! [ scripts/node_modules/.package-lock.json -nt scripts/package-lock.json ]; then
@@ -118,15 +115,7 @@ fi
 need_report=()
 command -v xmllint >/dev/null 2>&1 || need_report+=(libxml2-utils)
 command -v chromium >/dev/null 2>&1 || need_report+=(chromium)
-if [ ${#need_report[@]} -gt 0 ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "install-test-deps: missing ${need_report[*]}; run: sudo apt-get install -y ${need_report[*]}" >&2
-		exit 1
-	fi
-	echo "install-test-deps: installing ${need_report[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_report[@]}" >/dev/null
-fi
+apt_install ${need_report[@]+"${need_report[@]}"}
 
 # The SCAP end-to-end tests (internal/debtarget, worker/scap_e2e_test.go) build
 # a Debian 12 root with debootstrap, cached as a zstd tarball by
@@ -135,12 +124,4 @@ scap_apt=()
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || scap_apt+=(debootstrap)
 command -v zstd >/dev/null 2>&1 || scap_apt+=(zstd)
 command -v unshare >/dev/null 2>&1 || scap_apt+=(util-linux)
-if [ ${#scap_apt[@]} -gt 0 ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "install-test-deps: missing ${scap_apt[*]}; run: sudo apt-get install -y ${scap_apt[*]}" >&2
-		exit 1
-	fi
-	echo "install-test-deps: installing ${scap_apt[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${scap_apt[@]}" >/dev/null
-fi
+apt_install ${scap_apt[@]+"${scap_apt[@]}"}

@@ -413,12 +413,7 @@ func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 	if err := checkBaseURL(m.BaseURL); err != nil {
 		return err
 	}
-	for _, p := range rulesPaths {
-		if err := checkInput("--rules", p, true); err != nil {
-			return err
-		}
-	}
-	if err := checkInput("--inventory", m.Inventory, false); err != nil {
+	if err := checkRulesAndInventory(m, rulesPaths); err != nil {
 		return err
 	}
 	if err := checkSSHFiles(m); err != nil {

@@ -142,6 +142,20 @@ func checkOutputs(m *runMeta) error {
 	return nil
 }
 
+// checkRulesAndInventory checks the rules files (or directories) and the
+// inventory a night reads.
+func checkRulesAndInventory(m *runMeta, rulesPaths []string) error {
+	for _, p := range rulesPaths {
+		if err := checkInput("--rules", p, true); err != nil {
+			return err
+		}
+	}
+	if err := checkInput("--inventory", m.Inventory, false); err != nil {
+		return err
+	}
+	return nil
+}
+
 // checkSSHFiles checks the SSH files a run names: --identity, and
 // --known-hosts unless --accept-new-host-key may create it.
 func checkSSHFiles(m *runMeta) error {
@@ -183,12 +197,7 @@ func validateStart(m *runMeta, rulesPaths []string) error {
 	if err := checkBaseURL(m.BaseURL); err != nil {
 		return err
 	}
-	for _, p := range rulesPaths {
-		if err := checkInput("--rules", p, true); err != nil {
-			return err
-		}
-	}
-	if err := checkInput("--inventory", m.Inventory, false); err != nil {
+	if err := checkRulesAndInventory(m, rulesPaths); err != nil {
 		return err
 	}
 	if err := checkOutputs(m); err != nil {
