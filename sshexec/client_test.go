@@ -132,6 +132,7 @@ func TestKeepAliveDetectsSilentPeer(t *testing.T) {
 	f := newFixture(t)
 	p := newProxy(t, f.srv.addr)
 	f.srv.handle("long", func(x *execCtx) exit {
+		p.freeze(t, x.raw)
 		<-x.gone
 		return exit{none: true}
 	})
@@ -142,10 +143,6 @@ func TestKeepAliveDetectsSilentPeer(t *testing.T) {
 		c.KeepAliveMax = 2
 		c.CommandTimeout = -1 // only keepalives can end this
 	})
-	go func() {
-		<-f.srv.startedCh("long")
-		p.freeze()
-	}()
 	_, err := c.Run(context.Background(), "long")
 	if !errors.Is(err, ErrOutcomeUnknown) {
 		t.Fatalf("error %v, want ErrOutcomeUnknown", err)

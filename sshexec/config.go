@@ -89,7 +89,9 @@ type Config struct {
 	Sudo bool
 
 	// DialTimeout bounds the TCP connection plus SSH handshake and
-	// authentication. Default: 15s.
+	// authentication, and then each session open on the connection (a
+	// connection that does not answer one in time is closed and, nothing
+	// having been sent, redialled once). Default: 15s.
 	DialTimeout time.Duration
 	// CommandTimeout bounds each Run; on expiry the command is signalled
 	// and Exec.TimedOut is set. Default: 10m; negative means no limit

@@ -13,9 +13,9 @@ type proxy struct {
 	ln   net.Listener
 	port int
 
-	mu     sync.Mutex
-	frozen chan struct{} // closed while existing connections are frozen
-	conns  []net.Conn
+	mu    sync.Mutex
+	gates map[string]chan struct{} // by the backend leg's local address; closed once frozen
+	conns []net.Conn
 }
 
 func newProxy(t *testing.T, backend string) *proxy {
@@ -24,7 +24,7 @@ func newProxy(t *testing.T, backend string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln, port: ln.Addr().(*net.TCPAddr).Port}
+	p := &proxy{ln: ln, port: ln.Addr().(*net.TCPAddr).Port, gates: map[string]chan struct{}{}}
 	go func() {
 		for {
 			in, err := ln.Accept()
@@ -39,7 +39,7 @@ func newProxy(t *testing.T, backend string) *proxy {
 			gate := make(chan struct{})
 			p.mu.Lock()
 			p.conns = append(p.conns, in, out)
-			p.frozen = gate
+			p.gates[out.LocalAddr().String()] = gate
 			p.mu.Unlock()
 			go p.pipe(in, out, gate)
 			go p.pipe(out, in, gate)
@@ -84,12 +84,21 @@ func (p *proxy) pipe(dst, src net.Conn, gate <-chan struct{}) {
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
 
-// freeze silences the most recent connection; later connections flow.
-func (p *proxy) freeze() {
+// freeze silences the connection the backend accepted as server (its
+// remote address is the proxy's leg); other connections keep flowing. A
+// test handler freezes its own connection before it returns, so the
+// freeze cannot land on a later connection or after the command ended.
+func (p *proxy) freeze(t *testing.T, server net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.frozen != nil {
-		close(p.frozen)
-		p.frozen = nil
+	gate, ok := p.gates[server.RemoteAddr().String()]
+	if !ok {
+		t.Errorf("proxy: no connection from %s to freeze", server.RemoteAddr())
+		return
+	}
+	select {
+	case <-gate:
+	default:
+		close(gate)
 	}
 }

@@ -146,30 +146,49 @@ func (c *Client) Run(ctx context.Context, command string) (nightshift.Exec, erro
 
 // openSession opens a session, redialling once if the connection turns out
 // to be broken: nothing has been sent yet, so this cannot run a command
-// twice.
+// twice. A connection that does not answer the channel open within
+// DialTimeout counts as broken (it went silent: without keepalives nothing
+// else would notice) and is closed.
 func (c *Client) openSession(ctx context.Context) (*conn, *ssh.Session, error) {
 	for attempt := 0; ; attempt++ {
 		cn, err := c.getConn(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		sess, err := newSession(ctx, cn)
+		octx, cancel := context.WithTimeoutCause(ctx, c.cfg.DialTimeout, errSessionTimeout)
+		sess, err := newSession(octx, cn)
+		cancel()
 		if err == nil {
 			return cn, sess, nil
 		}
 		if ctx.Err() != nil {
 			return nil, nil, &OpError{Host: c.addr, Op: OpSession, Err: fmt.Errorf("open session: %w", err)}
 		}
+		silent := octx.Err() != nil
+		if silent {
+			err = fmt.Errorf("%w (%s)", errSessionTimeout, c.cfg.DialTimeout)
+			cn.close()
+			<-cn.done // so the next getConn dials
+		}
 		var refused *ssh.OpenChannelError
-		if errors.As(err, &refused) || attempt > 0 || !c.lost(ctx, cn) {
+		if errors.As(err, &refused) || attempt > 0 || (!silent && !c.lost(ctx, cn)) {
 			return nil, nil, &OpError{Host: c.addr, Op: OpSession, Err: fmt.Errorf("open session: %w", err)}
 		}
-		c.cfg.Logger.Info("sshexec: connection lost before command was sent; redialling", "host", c.addr)
+		c.cfg.Logger.Info("sshexec: connection lost before command was sent; redialling", "host", c.addr, "err", err)
 	}
 }
 
+// errSessionTimeout is why a session open gave up on a silent connection.
+var errSessionTimeout = errors.New("server did not answer the session open within the dial timeout")
+
+// errConnEnded is why a session open gave up on a connection that ended.
+var errConnEnded = errors.New("connection ended while opening a session")
+
 // newSession opens a session, giving up when ctx ends (a session that
-// opens later is closed).
+// opens later is closed) or the connection ends: x/crypto/ssh's channel
+// open can wait forever when it starts just after the connection closed
+// (the write error is swallowed and the channel is registered after the
+// connection's channels were all released), so cn.done is watched too.
 func newSession(ctx context.Context, cn *conn) (*ssh.Session, error) {
 	type opened struct {
 		s   *ssh.Session
@@ -180,16 +199,22 @@ func newSession(ctx context.Context, cn *conn) (*ssh.Session, error) {
 		s, err := cn.client.NewSession()
 		ch <- opened{s, err}
 	}()
-	select {
-	case o := <-ch:
-		return o.s, o.err
-	case <-ctx.Done():
+	release := func() {
 		go func() {
 			if o := <-ch; o.s != nil {
 				o.s.Close()
 			}
 		}()
+	}
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		release()
 		return nil, ctx.Err()
+	case <-cn.done:
+		release()
+		return nil, errConnEnded
 	}
 }
 

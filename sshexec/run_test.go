@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -226,6 +227,7 @@ func TestTimeoutUnresponsiveServer(t *testing.T) {
 	f := newFixture(t)
 	p := newProxy(t, f.srv.addr)
 	f.srv.handle("stuck", func(x *execCtx) exit {
+		p.freeze(t, x.raw)
 		<-x.gone
 		return exit{none: true}
 	})
@@ -236,10 +238,6 @@ func TestTimeoutUnresponsiveServer(t *testing.T) {
 		c.CommandTimeout = 10 * time.Millisecond
 		c.KillGrace = 10 * time.Millisecond
 	})
-	go func() {
-		<-f.srv.startedCh("stuck")
-		p.freeze()
-	}()
 	res, err := c.Run(context.Background(), "stuck")
 	if err != nil || !res.TimedOut || res.ExitCode != -1 {
 		t.Fatalf("Run = %+v, %v; want timed out with unknown exit code", res, err)
@@ -391,6 +389,41 @@ func TestBrokenConnectionIsRedialledBeforeSending(t *testing.T) {
 	}
 	if n := f.srv.dialCount(); n != 2 {
 		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+func TestSilentIdleConnectionIsRedialledBeforeSending(t *testing.T) {
+	// The network goes silent while the connection is idle and keepalives
+	// are off: the next session open gets no answer. Within DialTimeout
+	// the connection is given up and redialled; nothing had been sent.
+	f := newFixture(t)
+	p := newProxy(t, f.srv.addr)
+	conns := make(chan net.Conn, 2)
+	f.srv.handle("one", func(x *execCtx) exit {
+		conns <- x.raw
+		return exit{}
+	})
+	c := f.client(t, func(c *Config) {
+		c.Port = p.port
+		c.KnownHostsFiles = []string{f.srv.knownHosts(t, p.addr())}
+		c.DialTimeout = 200 * time.Millisecond
+	})
+	if _, err := c.Run(context.Background(), "one"); err != nil {
+		t.Fatal(err)
+	}
+	p.freeze(t, <-conns)
+	res, err := c.Run(context.Background(), "one")
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run on a silent connection = %+v, %v; want it redialled and run", res, err)
+	}
+	if n := f.srv.execCount("one"); n != 2 {
+		t.Errorf("command ran %d times, want 2 (once per Run)", n)
+	}
+	if n := f.srv.dialCount(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+	if !strings.Contains(f.logBuf.String(), "did not answer the session open") {
+		t.Errorf("silent connection not logged; log:\n%s", f.logBuf.String())
 	}
 }
 
