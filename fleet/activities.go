@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -71,62 +70,23 @@ type Activities struct {
 	// throttles them to the heartbeat timeout); zero means 1s.
 	HeartbeatEvery time.Duration
 
-	mu    sync.Mutex
-	conns map[string]batch.Target // one connection per host, reused by its activities
+	// MaxIdleConns caps the host connections kept open between
+	// activities (a host's rules run one after another, so a kept
+	// connection saves a handshake per command; any process of the zone
+	// may run a host's next activity, so each can end up reaching every
+	// host); beyond it the least recently used idle ones are closed.
+	// Connections in use are never closed. Zero means 128; negative keeps
+	// none open between activities.
+	MaxIdleConns int
+	// IdleConnTimeout closes a kept connection no activity has used for
+	// this long (the host's night has most likely ended). Zero means 30s.
+	IdleConnTimeout time.Duration
+
+	pool connPool
 }
 
 // Close closes the connections kept to hosts.
-func (a *Activities) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var errs []error
-	for k, t := range a.conns {
-		errs = append(errs, t.Close())
-		delete(a.conns, k)
-	}
-	return errors.Join(errs...)
-}
-
-func connKey(h inventory.Host) string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", h.Name, h.Address, h.Port, h.User, h.Identity)
-}
-
-// conn returns the kept connection to h, connecting first if there is none.
-func (a *Activities) conn(ctx context.Context, h inventory.Host) (batch.Target, error) {
-	k := connKey(h)
-	a.mu.Lock()
-	t, ok := a.conns[k]
-	a.mu.Unlock()
-	if ok {
-		return t, nil
-	}
-	t, err := a.Connector.Connect(ctx, h)
-	if err != nil {
-		return nil, err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if old, ok := a.conns[k]; ok { // another activity connected meanwhile
-		_ = t.Close()
-		return old, nil
-	}
-	if a.conns == nil {
-		a.conns = map[string]batch.Target{}
-	}
-	a.conns[k] = t
-	return t, nil
-}
-
-// drop forgets (and closes) the kept connection t to h after a transport error.
-func (a *Activities) drop(h inventory.Host, t batch.Target) {
-	k := connKey(h)
-	a.mu.Lock()
-	if a.conns[k] == t {
-		delete(a.conns, k)
-	}
-	a.mu.Unlock()
-	_ = t.Close()
-}
+func (a *Activities) Close() error { return a.pool.close() }
 
 // heartbeat records heartbeats until the returned stop is called, so that
 // the server learns within the heartbeat timeout that a worker died.
@@ -153,18 +113,22 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 	return func() { close(done) }
 }
 
-func (a *Activities) run(ctx context.Context, h inventory.Host, command string) (nightshift.Exec, error) {
+// target returns the kept connection to h and its release (see connPool).
+func (a *Activities) target(ctx context.Context, h inventory.Host) (batch.Target, func(broken bool), error) {
 	if a.Connector == nil {
-		return nightshift.Exec{}, errors.New("fleet: this worker has no connector to hosts")
+		return nil, nil, errors.New("fleet: this worker has no connector to hosts")
 	}
-	t, err := a.conn(ctx, h)
+	a.pool.configure(a.MaxIdleConns, a.IdleConnTimeout)
+	return a.pool.acquire(ctx, a.Connector, h)
+}
+
+func (a *Activities) run(ctx context.Context, h inventory.Host, command string) (nightshift.Exec, error) {
+	t, release, err := a.target(ctx, h)
 	if err != nil {
 		return nightshift.Exec{ExitCode: -1}, err
 	}
 	ex, err := t.Run(ctx, command)
-	if err != nil && ctx.Err() == nil {
-		a.drop(h, t)
-	}
+	release(err != nil && ctx.Err() == nil) // a transport error: the connection is not kept
 	return ex, err
 }
 

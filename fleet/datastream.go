@@ -78,19 +78,19 @@ type OscapInput struct {
 func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]ProfileRule, error) {
 	defer a.heartbeat(ctx)()
 	ds := in.Datastream
+	if a.Connector == nil {
+		return nil, errors.New("fleet: this worker has no connector to hosts")
+	}
 	var errs []error
 	for _, h := range in.Hosts {
-		if a.Connector == nil {
-			return nil, errors.New("fleet: this worker has no connector to hosts")
-		}
-		t, err := a.conn(ctx, h)
+		t, release, err := a.target(ctx, h)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
 			continue
 		}
 		data, err := hostfile.Read(ctx, t, ds.Path, rules.MaxDatastreamSize)
+		release(errors.Is(err, hostfile.ErrHost))
 		if errors.Is(err, hostfile.ErrHost) {
-			a.drop(h, t)
 			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
 			continue
 		}

@@ -40,7 +40,8 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var tf temporalFlags
 	m := &runMeta{}
 	var zone string
-	var modelSlots, hostSlots int
+	var modelSlots, hostSlots, hostConns int
+	var hostIdle time.Duration
 	var modelRate float64
 	var tokenizers stringList
 	fs := flag.NewFlagSet("worker fleet serve", flag.ContinueOnError)
@@ -50,6 +51,8 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&modelSlots, "model-slots", 2, "model calls this process makes at once (0: none)")
 	fs.Float64Var(&modelRate, "model-rate", 0, "fleet-wide cap on model calls started per `SECOND` (0: none)")
 	fs.IntVar(&hostSlots, "host-slots", 64, "host activities (probe, check, command) at once")
+	fs.IntVar(&hostConns, "host-conns", fleet.DefaultMaxIdleConns, "SSH connections kept open between a host's activities, least recently used closed first (0: none)")
+	fs.DurationVar(&hostIdle, "host-idle", fleet.DefaultIdleConnTimeout, "close a kept SSH connection unused this long")
 	fs.Var(&tokenizers, "tokenizer", "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)")
 	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
 	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
@@ -68,6 +71,8 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("fleet serve: --zone must not be empty")
 	case modelSlots < 0 || modelRate < 0 || hostSlots < 1:
 		return usagef("fleet serve: --model-slots and --model-rate must not be negative, --host-slots must be positive")
+	case hostConns < 0 || hostIdle <= 0:
+		return usagef("fleet serve: --host-conns must not be negative, --host-idle must be positive")
 	}
 	if err := validateServe(m, tokenizers); err != nil {
 		return err
@@ -79,7 +84,10 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer c.Close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr)
-	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: base}}
+	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: base}, MaxIdleConns: hostConns, IdleConnTimeout: hostIdle}
+	if hostConns == 0 {
+		acts.MaxIdleConns = -1 // the flag's 0 is none; the field's zero is the default
+	}
 	if modelSlots > 0 {
 		oc := openai.DefaultConfig(os.Getenv(m.APIKeyEnv))
 		oc.BaseURL = strings.TrimRight(m.BaseURL, "/")

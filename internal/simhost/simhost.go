@@ -199,6 +199,13 @@ func (h *Host) Count(command string) int {
 	return n
 }
 
+// OpenConns returns how many client connections the host has open.
+func (h *Host) OpenConns() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
 // Get returns a state value.
 func (h *Host) Get(key string) string {
 	h.mu.Lock()
