@@ -28,6 +28,7 @@ var (
 	fleetBenchSlots    = flag.Int("fleet.slots", 4, "--model-slots of each serve process (the cap is procs × slots)")
 	fleetBenchParallel = flag.Int("fleet.parallel", 64, "--parallel-hosts of BenchmarkFleetNight's night")
 	fleetBenchPerRun   = flag.Int("fleet.perrun", 500, "--hosts-per-run of BenchmarkFleetNight's night")
+	fleetBenchServe    = flag.String("fleet.serveflags", "", "extra flags of each `worker fleet serve` (space-separated), e.g. \"--host-conns 100000 --host-idle 24h\"")
 	fleetBenchDelay    = flag.Duration("fleet.delay", 50*time.Millisecond, "time each model call takes at the simulator")
 )
 
@@ -103,8 +104,9 @@ func BenchmarkFleetNight(b *testing.B) {
 
 	var serves []*exec.Cmd
 	for range procs {
-		cmd := exec.Command(bin, "fleet", "serve", "--temporal", addr, "--zone", "default", "--model-slots", strconv.Itoa(slots),
-			"--base-url", baseURL, "--identity", key, "--known-hosts", kh, "--command-timeout", "60s")
+		args := []string{"fleet", "serve", "--temporal", addr, "--zone", "default", "--model-slots", strconv.Itoa(slots),
+			"--base-url", baseURL, "--identity", key, "--known-hosts", kh, "--command-timeout", "60s"}
+		cmd := exec.Command(bin, append(args, strings.Fields(*fleetBenchServe)...)...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
