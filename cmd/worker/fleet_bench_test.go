@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
-	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
 var (
@@ -49,58 +44,11 @@ func BenchmarkFleetNight(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	addr := temporaltest.Start(b)
-	key := filepath.Join(dir, "id_ed25519")
-	if err := simhost.WriteKey(key, "fleet client"); err != nil {
-		b.Fatal(err)
-	}
-	var rulesText strings.Builder
-	rulesText.WriteString("rules:\n")
-	for i := range nRules {
-		fmt.Fprintf(&rulesText, "  - {id: r%02d, title: Simulated rule %d, check: \"test r%02d = ok\", max_attempts: 5}\n", i, i, i)
-	}
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(rulesText.String()), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	var inv, known strings.Builder
-	inv.WriteString("hosts:\n")
-	for i := range nHosts {
-		name := fmt.Sprintf("h%04d", i)
-		st := map[string]string{}
-		for r := 0; r < nRules; r += 5 {
-			st[fmt.Sprintf("r%02d", r)] = "ok"
-		}
-		h, err := simhost.Start(context.Background(), simhost.Config{Name: name, AuthorizedKey: simhost.KeyFromSeed("fleet client").PublicKey(), State: st})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { h.Close() })
-		fmt.Fprintf(&inv, "  - host: %s\n    address: 127.0.0.1\n    port: %d\n    user: root\n", name, h.Port)
-		known.WriteString(h.KnownHostsLine() + "\n")
-	}
-	invFile, kh := filepath.Join(dir, "hosts.yaml"), filepath.Join(dir, "known_hosts")
-	if err := os.WriteFile(invFile, []byte(inv.String()), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(kh, []byte(known.String()), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	m, err := budget.LoadModel("qwen3")
-	if err != nil {
-		b.Fatal(err)
-	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: fleetPolicy{}, Seed: 1, Created: time.Unix(1, 0), PromptTokensDetails: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	g := &gauge{inner: sim.Handler(), delay: *fleetBenchDelay}
-	hs := httptest.NewServer(g)
-	defer hs.Close()
-	baseURL := hs.URL + "/v1"
+	key := writeFleetKey(b, dir)
+	rulesFile := writeFleetRules(b, dir, nRules)
+	invFile, hosts := fleetHosts(b, dir, nHosts, nRules, nil, false)
+	kh := writeKnownHosts(b, filepath.Join(dir, "known_hosts"), hosts)
+	g, baseURL := startFleetModel(b, *fleetBenchDelay)
 
 	var serves []*exec.Cmd
 	for range procs {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,8 +24,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift/fleet"
 
-	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
@@ -88,38 +85,6 @@ func (g *gauge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.inner.ServeHTTP(w, r)
 }
 
-// fleetHosts starts n simulated hosts (state and exec log under dir), zone
-// a for even ones and b for odd ones, and writes the inventory.
-func fleetHosts(t *testing.T, dir string, n, nRules int) (inv string, hosts []*simhost.Host) {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("hosts:\n")
-	for i := range n {
-		name := fmt.Sprintf("h%02d", i)
-		st := map[string]string{}
-		for r := 0; r < nRules; r += 5 {
-			st[fmt.Sprintf("r%02d", r)] = "ok"
-		}
-		h, err := simhost.Start(context.Background(), simhost.Config{Name: name, AuthorizedKey: simhost.KeyFromSeed("fleet client").PublicKey(),
-			State: st, Dir: filepath.Join(dir, "hosts", name)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
-		hosts = append(hosts, h)
-		zone := "a"
-		if i%2 == 1 {
-			zone = "b"
-		}
-		fmt.Fprintf(&b, "  - host: %s\n    address: 127.0.0.1\n    port: %d\n    user: root\n    vars: {nightshift_zone: %s}\n", name, h.Port, zone)
-	}
-	inv = filepath.Join(dir, "hosts.yaml")
-	if err := os.WriteFile(inv, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return inv, hosts
-}
-
 // jsonSummary is the part of the JSON report the comparison reads.
 type jsonSummary struct {
 	Totals struct {
@@ -171,44 +136,11 @@ func TestFleetIntegration(t *testing.T) {
 	addr := temporaltest.Start(t)
 	const nHosts, nRules, slots = 4, 10, 1
 	dir := t.TempDir()
-	key := filepath.Join(dir, "id_ed25519")
-	if err := simhost.WriteKey(key, "fleet client"); err != nil {
-		t.Fatal(err)
-	}
-	var rulesText strings.Builder
-	rulesText.WriteString("rules:\n")
-	for i := range nRules {
-		fmt.Fprintf(&rulesText, "  - {id: r%02d, title: Simulated rule %d, check: \"test r%02d = ok\", max_attempts: 5}\n", i, i, i)
-	}
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(rulesText.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	inv, hosts := fleetHosts(t, filepath.Join(dir, "fleet"), nHosts, nRules)
-	var known strings.Builder
-	for _, h := range hosts {
-		known.WriteString(h.KnownHostsLine() + "\n")
-	}
-	kh := filepath.Join(dir, "known_hosts")
-	if err := os.WriteFile(kh, []byte(known.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m, err := budget.LoadModel("qwen3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: fleetPolicy{}, Seed: 1, Created: time.Unix(1, 0), PromptTokensDetails: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gauge{inner: sim.Handler(), delay: 100 * time.Millisecond}
-	hs := httptest.NewServer(g)
-	defer hs.Close()
-	baseURL := hs.URL + "/v1"
+	key := writeFleetKey(t, dir)
+	rulesFile := writeFleetRules(t, dir, nRules)
+	inv, hosts := fleetHosts(t, filepath.Join(dir, "fleet"), nHosts, nRules, []string{"a", "b"}, true)
+	kh := writeKnownHosts(t, filepath.Join(dir, "known_hosts"), hosts)
+	g, baseURL := startFleetModel(t, 100*time.Millisecond)
 
 	serve := func(zone string) *exec.Cmd {
 		cmd, out := startCLI(t, []string{"fleet", "serve", "--temporal", addr, "--zone", zone, "--model-slots", strconv.Itoa(slots),
@@ -341,7 +273,7 @@ func TestFleetIntegration(t *testing.T) {
 
 	// The same night with `worker run` on fresh hosts (fresh ports: their
 	// keys are learned on first use into a new known_hosts).
-	inv2, _ := fleetHosts(t, filepath.Join(dir, "run"), nHosts, nRules)
+	inv2, _ := fleetHosts(t, filepath.Join(dir, "run"), nHosts, nRules, []string{"a", "b"}, true)
 	kh2 := filepath.Join(dir, "known_hosts2")
 	want := filepath.Join(dir, "run.json")
 	code, out, errOut := cli(t, "", "run", "--rules", rulesFile, "--inventory", inv2, "--journal", filepath.Join(dir, "run.db"),
