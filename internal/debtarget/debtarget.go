@@ -54,6 +54,13 @@ type Options struct {
 	Hostname string
 	// Log receives the build script's progress; nil discards it.
 	Log io.Writer
+	// Sandbox keeps CAP_SYS_ADMIN and CAP_MKNOD in the target, so that a
+	// recording sandbox (package sandbox) can make mount and PID namespaces
+	// and overlays there, as it does on a real host. The target stays in
+	// its own namespaces with its root pivoted (the machine's root is
+	// detached, not merely chrooted away), so mounts made inside reach
+	// nothing outside. False drops both, as before.
+	Sandbox bool
 }
 
 // Target is a running disposable Debian 12 host reachable over SSH as root
@@ -122,7 +129,7 @@ func Start(ctx context.Context, opts Options) (_ *Target, err error) {
 	if hostname == "" {
 		hostname = "nightshift-target"
 	}
-	if err := t.start(ctx, hostname); err != nil {
+	if err := t.start(ctx, hostname, opts.Sandbox); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -275,6 +282,8 @@ var droppedCaps = []string{"sys_admin", "sys_module", "sys_boot", "sys_time", "s
 // /dev, private /run and /tmp, the hostname.
 const setupScript = `set -eu
 R="$1"; H="$2"; CAPS="$3"
+mount --make-rprivate /
+mount --bind "$R" "$R"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
@@ -292,13 +301,20 @@ mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
 mkdir -p "$R/run/sshd" "$R/run/lock"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
 hostname "$H"
-exec setpriv --bounding-set "$CAPS" chroot "$R" /usr/sbin/sshd -D -e -f /etc/nightshift/sshd_config
+cd "$R"
+pivot_root . mnt
+cd /
+umount -l /mnt
+exec setpriv --bounding-set "$CAPS" /usr/sbin/sshd -D -e -f /etc/nightshift/sshd_config
 `
 
-func (t *Target) start(ctx context.Context, hostname string) error {
-	caps := make([]string, len(droppedCaps))
-	for i, c := range droppedCaps {
-		caps[i] = "-" + c
+func (t *Target) start(ctx context.Context, hostname string, sandbox bool) error {
+	var caps []string
+	for _, c := range droppedCaps {
+		if sandbox && (c == "sys_admin" || c == "mknod") {
+			continue
+		}
+		caps = append(caps, "-"+c)
 	}
 	t.cmd = exec.Command("unshare", "--mount", "--pid", "--uts", "--ipc", "--fork", "--propagation", "private", "--kill-child",
 		"--", "sh", "-c", setupScript, "sh", t.Root, hostname, strings.Join(caps, ","))

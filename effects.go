@@ -1,0 +1,249 @@
+package nightshift
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Change is what a command did to one path.
+type Change uint8
+
+// The changes.
+const (
+	// ChangeNone: nothing (the zero value; never in an Effects).
+	ChangeNone Change = iota
+	// ChangeCreated: the path did not exist before.
+	ChangeCreated
+	// ChangeModified: the path's contents, type or link target changed
+	// (its mode and owner may have changed too).
+	ChangeModified
+	// ChangeDeleted: the path (and, for a directory, all under it) is gone.
+	ChangeDeleted
+	// ChangeMeta: only the mode or the owner changed.
+	ChangeMeta
+)
+
+var changeNames = []string{"none", "created", "modified", "deleted", "meta"}
+
+func (c Change) String() string { return enumText("Change", changeNames, uint8(c)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (c Change) MarshalText() ([]byte, error) { return enumMarshal("Change", changeNames, uint8(c)) }
+
+// UnmarshalText implements encoding.TextUnmarshaler; unknown names are an
+// error wrapping ErrUnknownValue.
+func (c *Change) UnmarshalText(b []byte) error {
+	v, err := enumParse("Change", changeNames, b)
+	*c = Change(v)
+	return err
+}
+
+// FileKind is the type of a file system entry.
+type FileKind uint8
+
+// The kinds.
+const (
+	FileNone FileKind = iota // absent
+	FileRegular
+	FileDir
+	FileSymlink
+	FileDevice // a character or block device node
+	FileOther  // a FIFO or a socket
+)
+
+var fileKindNames = []string{"none", "file", "dir", "symlink", "device", "other"}
+
+func (k FileKind) String() string { return enumText("FileKind", fileKindNames, uint8(k)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (k FileKind) MarshalText() ([]byte, error) {
+	return enumMarshal("FileKind", fileKindNames, uint8(k))
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; unknown names are an
+// error wrapping ErrUnknownValue.
+func (k *FileKind) UnmarshalText(b []byte) error {
+	v, err := enumParse("FileKind", fileKindNames, b)
+	*k = FileKind(v)
+	return err
+}
+
+// FileState is one side of a FileChange.
+type FileState struct {
+	Kind FileKind `json:"kind"`
+	// Mode holds the permission bits with setuid, setgid and sticky
+	// (07777).
+	Mode uint32 `json:"mode"`
+	UID  int    `json:"uid"`
+	GID  int    `json:"gid"`
+	Size int64  `json:"size"`
+	// SHA256 is the hex digest of a regular file's contents.
+	SHA256 string `json:"sha256,omitempty"`
+	// Target is a symlink's target.
+	Target string `json:"target,omitempty"`
+}
+
+// FileChange is one path a command created, changed or deleted.
+type FileChange struct {
+	Path   string    `json:"path"`
+	Change Change    `json:"change"`
+	Before FileState `json:"before"`
+	After  FileState `json:"after"`
+	// Entries counts what a deleted directory held (all levels).
+	Entries int `json:"entries,omitempty"`
+	// Diff is a unified diff of a text file's contents (capped); empty for
+	// binaries, whose hashes tell the change.
+	Diff string `json:"diff,omitempty"`
+}
+
+// RecordedAction is one call of a program that changes the running system
+// beyond files (systemctl, sysctl -w, nft, reboot, …), recorded in the
+// sandbox instead of run: its literal argv.
+type RecordedAction struct {
+	Argv []string `json:"argv"`
+	// Exit is the exit status when the action was run for real on commit;
+	// nil when it was not run.
+	Exit *int `json:"exit,omitempty"`
+	// Output is what it printed when run (capped).
+	Output string `json:"output,omitempty"`
+}
+
+// String is the argv joined with spaces (arguments with blanks quoted).
+func (a RecordedAction) String() string {
+	parts := make([]string, len(a.Argv))
+	for i, s := range a.Argv {
+		if s == "" || strings.ContainsAny(s, " \t\n'\"\\$`") {
+			s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, " ")
+}
+
+// Effects is what one command did, as the recording sandbox saw it.
+type Effects struct {
+	Changes []FileChange     `json:"changes,omitempty"`
+	Actions []RecordedAction `json:"actions,omitempty"`
+}
+
+// Empty reports whether the command changed nothing and recorded nothing.
+func (e Effects) Empty() bool { return len(e.Changes) == 0 && len(e.Actions) == 0 }
+
+// Verdict is what became of a command's effects.
+type Verdict uint8
+
+// The verdicts.
+const (
+	// VerdictNone: no sandbox judged the command (the zero value).
+	VerdictNone Verdict = iota
+	// VerdictCommitted: the effects were judged and applied to the host.
+	VerdictCommitted
+	// VerdictRefused: the judge refused the effects; nothing was applied.
+	VerdictRefused
+	// VerdictConflict: the host changed a path between the sandbox and the
+	// commit; nothing was applied.
+	VerdictConflict
+	// VerdictDiscarded: the command timed out or failed in the sandbox;
+	// nothing was applied.
+	VerdictDiscarded
+	// VerdictRolledBack: applied, then undone (the canary failed).
+	VerdictRolledBack
+)
+
+var verdictNames = []string{"none", "committed", "refused", "conflict", "discarded", "rolled_back"}
+
+func (v Verdict) String() string { return enumText("Verdict", verdictNames, uint8(v)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (v Verdict) MarshalText() ([]byte, error) {
+	return enumMarshal("Verdict", verdictNames, uint8(v))
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; unknown names are an
+// error wrapping ErrUnknownValue.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	x, err := enumParse("Verdict", verdictNames, b)
+	*v = Verdict(x)
+	return err
+}
+
+// Evidence is the record of one command judged by its effects: what it did
+// in the sandbox, what the judge decided and why.
+type Evidence struct {
+	// Trial identifies the sandbox run on its host (and its pre-images,
+	// for undo).
+	Trial   string  `json:"trial"`
+	Verdict Verdict `json:"verdict"`
+	Effects Effects `json:"effects"`
+	// Reasons say why the effects were refused, or why the commit did not
+	// happen.
+	Reasons []string `json:"reasons,omitempty"`
+	// Fallback is set when no sandbox ran: why, and what judged instead.
+	Fallback string `json:"fallback,omitempty"`
+}
+
+// Summary is the short form the model and the one-line history get:
+// "changed /etc/ssh/sshd_config: -PermitRootLogin yes +PermitRootLogin no;
+// will run: systemctl reload ssh".
+func (e Effects) Summary(maxLen int) string {
+	var parts []string
+	for _, c := range e.Changes {
+		switch c.Change {
+		case ChangeCreated:
+			parts = append(parts, "created "+c.Path+diffGist(c.Diff))
+		case ChangeModified:
+			parts = append(parts, "changed "+c.Path+diffGist(c.Diff))
+		case ChangeDeleted:
+			s := "deleted " + c.Path
+			if c.Entries > 0 {
+				s += fmt.Sprintf(" (%d entries)", c.Entries)
+			}
+			parts = append(parts, s)
+		case ChangeMeta:
+			parts = append(parts, fmt.Sprintf("mode/owner of %s %04o %d:%d -> %04o %d:%d", c.Path,
+				c.Before.Mode, c.Before.UID, c.Before.GID, c.After.Mode, c.After.UID, c.After.GID))
+		case ChangeNone:
+		default:
+			// Every Change value is listed above.
+		}
+	}
+	if len(e.Actions) > 0 {
+		acts := make([]string, len(e.Actions))
+		for i, a := range e.Actions {
+			acts[i] = a.String()
+		}
+		parts = append(parts, "will run: "+strings.Join(acts, ", "))
+	}
+	if len(parts) == 0 {
+		return "changed nothing"
+	}
+	s := strings.Join(parts, "; ")
+	if maxLen > 0 && len(s) > maxLen {
+		cut := maxLen - len("… (+N more)")
+		n := strings.Count(s[cut:], "; ") + 1
+		s = strings.ToValidUTF8(s[:cut], "") + fmt.Sprintf("… (+%d more)", n)
+	}
+	return s
+}
+
+// diffGist is ": -old +new" from a unified diff's first changed lines.
+func diffGist(diff string) string {
+	var minus, plus []string
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "---") || strings.HasPrefix(l, "+++"):
+		case strings.HasPrefix(l, "-") && len(minus) < 2:
+			minus = append(minus, "-"+strings.TrimSpace(l[1:]))
+		case strings.HasPrefix(l, "+") && len(plus) < 2:
+			plus = append(plus, "+"+strings.TrimSpace(l[1:]))
+		}
+	}
+	if len(minus)+len(plus) == 0 {
+		return ""
+	}
+	g := strings.Join(append(minus, plus...), " ")
+	if len(g) > 160 {
+		g = strings.ToValidUTF8(g[:157], "") + "…"
+	}
+	return ": " + g
+}

@@ -1,0 +1,502 @@
+#!/bin/bash
+# Nightshift's sandbox helper, shipped to the host by package sandbox and run
+# there as root. It gathers facts; the worker decides. Subcommands:
+#
+#   helper.sh probe                 print "ok" or the missing pieces, one a line
+#   helper.sh try ID SECONDS        run the base64 command read on stdin in a
+#                                   throwaway sandbox; print the report
+#   helper.sh commit ID             apply the ops read on stdin; keep pre-images
+#   helper.sh undo ID               restore ID's pre-images (ops on stdin say
+#                                   what each path must hold now)
+#   helper.sh discard ID            drop a trial's layers
+#
+# The report is a sequence of sections "NAME LENGTH\n" + LENGTH bytes + "\n".
+# Paths in listings are NUL-terminated; nothing here interprets the command.
+set -u
+umask 077
+export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+RUNBASE=/run/nightshift/sandbox
+UNDOBASE=/var/lib/nightshift/undo
+OUTCAP=${NIGHTSHIFT_OUTCAP:-1048576}
+DIFFCAP=${NIGHTSHIFT_DIFFCAP:-262144}
+TMPFS_SIZE=${NIGHTSHIFT_TMPFS_SIZE:-50%}
+
+# Programs that change the running system beyond files: in the sandbox they
+# are replaced by a recorder (see stub below).
+RECORDED="systemctl service deb-systemd-invoke invoke-rc.d sysctl modprobe rmmod insmod
+nft iptables ip6tables iptables-restore ip6tables-restore iptables-legacy ip6tables-legacy
+iptables-nft ip6tables-nft iptables-legacy-restore ip6tables-legacy-restore
+iptables-nft-restore ip6tables-nft-restore ebtables arptables ip auditctl mount umount
+swapoff swapon reboot shutdown poweroff halt kexec telinit init busctl dbus-send gdbus
+qdbus dbus-monitor hostnamectl timedatectl localectl loginctl machinectl networkctl
+resolvectl nmcli systemd-run"
+
+# Capabilities the command never has.
+DROPCAPS=-sys_boot,-sys_module,-mknod,-sys_admin,-sys_ptrace,-net_admin,-sys_rawio,-sys_time,-sys_chroot,-mac_admin,-mac_override,-audit_control,-syslog,-sys_pacct,-wake_alarm,-block_suspend,-bpf,-perfmon,-linux_immutable,-sys_resource,-lease,-sys_tty_config
+
+die() {
+	echo "nightshift-sandbox: $*" >&2
+	exit 97
+}
+
+section() { # NAME FILE
+	local n
+	n=$(wc -c <"$2")
+	printf '%s %d\n' "$1" "$n"
+	cat "$2"
+	printf '\n'
+}
+
+probe() {
+	local missing=()
+	[ "$(uname -s)" = Linux ] || missing+=("not Linux: $(uname -s)")
+	[ "$(id -u)" = 0 ] || missing+=("not root: uid $(id -u)")
+	for p in unshare setpriv pivot_root mount umount find stat sha256sum diff base64 timeout; do
+		command -v "$p" >/dev/null 2>&1 || missing+=("no $p")
+	done
+	grep -qw overlay /proc/filesystems 2>/dev/null || modprobe -n overlay 2>/dev/null ||
+		missing+=("no overlayfs in the kernel")
+	if [ ${#missing[@]} -eq 0 ]; then
+		# The real test: a mount namespace with an overlay over /.
+		local d
+		d=$(mktemp -d /run/nightshift-probe.XXXXXX 2>/dev/null) || d=$(mktemp -d)
+		if ! unshare --mount --propagation private -- sh -c '
+			mount -t tmpfs -o size=1m tmpfs "$1" &&
+			mkdir "$1/u" "$1/w" "$1/m" &&
+			mount -t overlay overlay -o "lowerdir=/,upperdir=$1/u,workdir=$1/w" "$1/m"' sh "$d" 2>"$d.err"; then
+			missing+=("cannot create a mount namespace with an overlay over /: $(head -c 300 "$d.err" | tr '\n' ' ')")
+		fi
+		rm -rf "$d" "$d.err"
+	fi
+	if [ ${#missing[@]} -eq 0 ]; then
+		echo ok
+	else
+		printf '%s\n' "${missing[@]}"
+	fi
+}
+
+# unescape decodes mountinfo's octal escapes (\040 for a space).
+unescape() { printf '%b' "$1"; }
+
+# plan_mounts writes T/mounts: "INDEX KIND MOUNTPOINT" per line, KIND overlay
+# or ro; the root file system is index 0. /proc, /sys, /dev and /run are
+# built afresh and are not listed.
+plan_mounts() {
+	local T=$1 n=1 mp fstype opts rest
+	echo "0 overlay /" >"$T/mounts"
+	while read -r _ _ _ _ mp opts rest; do
+		fstype=${rest#*- }
+		fstype=${fstype%% *}
+		mp=$(unescape "$mp")
+		case "$mp" in
+		/ | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /run | /run/*) continue ;;
+		esac
+		case "$mp" in
+		*$'\n'* | *,* | *:* | *\\*) echo "$n ro $mp" >>"$T/mounts" ;;
+		*)
+			case "$fstype" in
+			proc | sysfs | devtmpfs | devpts | cgroup | cgroup2 | mqueue | debugfs | tracefs | securityfs | pstore | bpf | configfs | fusectl | hugetlbfs | autofs | binfmt_misc | efivarfs | nsfs | rpc_pipefs | nfsd | fuse*)
+				echo "$n ro $mp" >>"$T/mounts" ;;
+			*)
+				case ",$opts," in
+				*,ro,*) echo "$n ro $mp" >>"$T/mounts" ;;
+				*) echo "$n overlay $mp" >>"$T/mounts" ;;
+				esac
+				;;
+			esac
+			;;
+		esac
+		n=$((n + 1))
+	done </proc/self/mountinfo
+}
+
+# stub is the recorder bound over every program in RECORDED. Read-only forms
+# run the real program (kept under /run/nightshift-real); the rest append
+# their argv to /run/nightshift-actions and succeed.
+write_stub() {
+	cat >"$1" <<'STUB'
+#!/bin/bash
+n=${0##*/}
+real=/run/nightshift-real/$n
+pass() { if [ -x "$real" ]; then exec -a "$n" "$real" "$@"; fi; echo "$n: not available in the sandbox" >&2; exit 1; }
+verb=
+for a in "$@"; do case "$a" in -*) ;; *) verb=$a; break ;; esac; done
+case "$n" in
+systemctl)
+	case "$verb" in
+	is-active | is-enabled | is-failed | status | show | cat | list-units | list-unit-files | list-timers | list-sockets | list-dependencies | get-default | help | "") pass "$@" ;;
+	esac ;;
+sysctl)
+	rec=0
+	for a in "$@"; do case "$a" in -w | --write | -p* | --load* | --system | *=*) rec=1 ;; esac; done
+	[ $rec = 1 ] || pass "$@" ;;
+ip)
+	obj= act=
+	for a in "$@"; do case "$a" in -*) ;; *) if [ -z "$obj" ]; then obj=$a; elif [ -z "$act" ]; then act=$a; fi ;; esac; done
+	case "$act" in "" | show | list | ls | lst | get | sh | s) pass "$@" ;; esac ;;
+mount)
+	case "$*" in "" | -l | "-t "* | "-l -t "*) pass "$@" ;; esac ;;
+iptables | ip6tables | iptables-legacy | ip6tables-legacy | iptables-nft | ip6tables-nft)
+	for a in "$@"; do case "$a" in -L | --list | -S | --list-rules | -C | --check | --version | -V) pass "$@" ;; esac; done ;;
+nft)
+	case "$verb" in list | -v | --version) pass "$@" ;; esac ;;
+auditctl)
+	case "$*" in -l | -s | -v | --version) pass "$@" ;; esac ;;
+modprobe)
+	for a in "$@"; do case "$a" in -n | --dry-run | -c | --showconfig | --show-depends | -D | --version | -V) pass "$@" ;; esac; done ;;
+esac
+{ printf '%d\0' $(($# + 1)); printf '%s\0' "$n" "$@"; } >>/run/nightshift-actions
+exit 0
+STUB
+	chmod 0755 "$1"
+}
+
+# inner runs in the new mount namespace: builds the sandbox's root at T/root,
+# runs the command there, and gathers the facts.
+inner() {
+	local T=$1 secs=$2 n kind mp m u w
+	mount --make-rprivate / || die "make mounts private"
+	mkdir -p "$T/root" "$T/real" "$T/out"
+	while read -r n kind mp; do
+		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
+		[ -d "$m" ] || continue # under a directory the command cannot reach
+		if [ "$kind" = overlay ]; then
+			u=$T/u/$n w=$T/w/$n
+			mkdir -p "$u" "$w"
+			mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" ||
+				die "overlay $mp"
+		else
+			mount --bind "$mp" "$m" && mount -o remount,bind,ro "$m" || die "read-only bind $mp"
+		fi
+	done <"$T/mounts"
+	# /dev: a minimal tmpfs. /sys read-only. /run: a copy without sockets or
+	# FIFOs (systemd, D-Bus and init are reached through them).
+	mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
+	for d in null zero full random urandom tty; do
+		: >"$T/root/dev/$d"
+		mount --bind "/dev/$d" "$T/root/dev/$d" || die "/dev/$d"
+	done
+	mkdir -p "$T/root/dev/pts" "$T/root/dev/shm"
+	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$T/root/dev/pts" 2>/dev/null
+	mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$T/root/dev/shm"
+	ln -s pts/ptmx "$T/root/dev/ptmx"
+	ln -s /proc/self/fd "$T/root/dev/fd"
+	ln -s /proc/self/fd/0 "$T/root/dev/stdin"
+	ln -s /proc/self/fd/1 "$T/root/dev/stdout"
+	ln -s /proc/self/fd/2 "$T/root/dev/stderr"
+	mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
+		{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
+	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
+	tar -C /run --exclude=./nightshift --exclude=./user --exclude='./nightshift-*' -cf - . 2>/dev/null |
+		tar -C "$T/root/run" -xf - 2>/dev/null
+	find "$T/root/run" \( -type p -o -type s \) -delete 2>/dev/null
+	mkdir -p "$T/root/run/nightshift-real"
+	: >"$T/root/run/nightshift-actions"
+	chmod 0666 "$T/root/run/nightshift-actions"
+	write_stub "$T/root/run/nightshift-stub"
+	mkdir -p "$T/root/run/nightshift-stubs"
+	cp -L /bin/mount /bin/umount "$T/root/run/nightshift-real/" 2>/dev/null
+	local name dir p
+	for name in $RECORDED; do
+		ln -s /run/nightshift-stub "$T/root/run/nightshift-stubs/$name"
+		for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+			p=$T/root$dir/$name
+			[ -e "$p" ] || continue
+			[ -e "$T/root/run/nightshift-real/$name" ] || cp -L "$p" "$T/root/run/nightshift-real/$name" 2>/dev/null
+			mount --bind "$T/root/run/nightshift-stub" "$p" 2>/dev/null
+		done
+	done
+	# The command: its own PID namespace (everything it starts ends with it),
+	# its own mount namespace whose root is the sandbox (pivot_root, the old
+	# root detached), a fresh /proc with /proc/sys read-only, and a bounding
+	# set without the capabilities that reach past the file systems.
+	base64 -d <"$T/cmd.b64" >"$T/root/run/nightshift-command" 2>/dev/null || die "decode the command"
+	local start=$SECONDS
+	timeout --kill-after=5 "$secs" unshare --pid --fork --kill-child --mount --propagation private -- \
+		bash -c '
+		M=/run/nightshift-real/mount U=/run/nightshift-real/umount
+		mkdir "$1/run/nightshift-old" && cd "$1" && pivot_root . run/nightshift-old && cd / &&
+		$M -t proc -o nosuid,nodev,noexec proc /proc &&
+		$U -l /run/nightshift-old && rmdir /run/nightshift-old &&
+		$M --bind /proc/sys /proc/sys && $M -o remount,bind,ro /proc/sys &&
+		{ [ ! -e /proc/sysrq-trigger ] || { $M --bind /proc/sysrq-trigger /proc/sysrq-trigger && $M -o remount,bind,ro /proc/sysrq-trigger; }; } || exit 96
+		: >/run/nightshift-actions
+		cmd=$(cat /run/nightshift-command); rm -f /run/nightshift-command
+		cd /root 2>/dev/null || cd /
+		umask 022
+		exec setpriv --bounding-set "$2" --inh-caps=-all -- env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
+			PATH=/run/nightshift-stubs:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb \
+			DEBIAN_FRONTEND=noninteractive bash -c "$cmd"' bash "$T/root" "$DROPCAPS" \
+		</dev/null >"$T/out/stdout.full" 2>"$T/out/stderr.full"
+	local rc=$?
+	if { [ $rc = 124 ] || [ $rc = 137 ]; } && [ $((SECONDS - start)) -ge "$secs" ]; then
+		echo timeout >"$T/out/exit"
+	else
+		echo $rc >"$T/out/exit"
+	fi
+	cp "$T/root/run/nightshift-actions" "$T/out/actions" 2>/dev/null || : >"$T/out/actions"
+	gather "$T"
+}
+
+# gather lists, for every overlay, its upper layer with metadata and hashes,
+# the lower side of the same paths, the deleted trees and the diffs.
+gather() {
+	local T=$1 n kind mp u lower m
+	: >"$T/out/upper"
+	: >"$T/out/lower"
+	: >"$T/out/deleted"
+	: >"$T/out/diffs"
+	while read -r n kind mp; do
+		[ "$kind" = overlay ] || continue
+		u=$T/u/$n
+		[ -d "$u" ] || continue
+		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
+		lower=$mp
+		(
+			cd "$u" || exit
+			# type mode uid gid size rdev-major rdev-minor hash target path
+			find . -mindepth 1 -print0 | while IFS= read -r -d '' p; do
+				if [ -f "$p" ] && [ ! -L "$p" ]; then h=$(sha256sum <"$p") h=${h%% *}; else h=-; fi
+				if [ -c "$p" ]; then rd=$(stat -c '%t %T' -- "$p"); else rd='- -'; fi
+				printf '%s\0%s %s\0%s\0%s\0%s\0' "$n" "$(stat -c '%F|%a|%u|%g|%s' -- "$p")" "$rd" "$h" "$(readlink -- "$p")" "${p#./}"
+			done
+		) >>"$T/out/upper"
+		(
+			cd "$u" || exit
+			find . -mindepth 1 -print0 | while IFS= read -r -d '' p; do
+				q=$lower/${p#./}
+				[ "$lower" = / ] && q=/${p#./}
+				if [ -e "$q" ] || [ -L "$q" ]; then
+					if [ -f "$q" ] && [ ! -L "$q" ]; then h=$(sha256sum <"$q") h=${h%% *}; else h=-; fi
+					c=-
+					if [ -d "$q" ] && [ ! -L "$q" ] && [ -c "$p" ]; then c=$(find "$q" -xdev -mindepth 1 | wc -l); fi
+					printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$n" "$(stat -c '%F|%a|%u|%g|%s' -- "$q")" "$h" "$(readlink -- "$q")" "$c" "${p#./}"
+					# A directory replaced or emptied: its lower entries the
+					# merged view no longer has are deleted.
+					if [ -d "$q" ] && [ ! -L "$q" ] && [ -d "$p" ]; then
+						find "$q" -mindepth 1 -maxdepth 1 -printf '%f\0' | while IFS= read -r -d '' c; do
+							if [ ! -e "$m/${p#./}/$c" ] && [ ! -L "$m/${p#./}/$c" ]; then
+								cnt=-
+								if [ -d "$q/$c" ] && [ ! -L "$q/$c" ]; then cnt=$(find "$q/$c" -xdev -mindepth 1 | wc -l); fi
+								printf '%s\0%s\0%s\0%s\0' "$n" "${p#./}/$c" "$(hashof "$q/$c")" "$cnt" >>"$T/out/deleted"
+							fi
+						done
+					fi
+				fi
+			done
+		) >>"$T/out/lower"
+		(
+			cd "$u" || exit
+			find . -mindepth 1 -type f -print0 | while IFS= read -r -d '' p; do
+				q=$lower/${p#./}
+				[ "$lower" = / ] && q=/${p#./}
+				[ -L "$q" ] && continue
+				s=$(stat -c %s -- "$p")
+				[ "$s" -le "$DIFFCAP" ] || continue
+				[ ! -e "$q" ] || [ "$(stat -c %s -- "$q")" -le "$DIFFCAP" ] || continue
+				old=$q
+				[ -f "$q" ] || old=/dev/null
+				printf '%s\0%s\0' "$n" "${p#./}"
+				diff -u --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
+				printf '\0'
+			done
+		) >>"$T/out/diffs"
+	done <"$T/mounts"
+	head -c "$OUTCAP" "$T/out/stdout.full" >"$T/out/stdout"
+	head -c "$OUTCAP" "$T/out/stderr.full" >"$T/out/stderr"
+	echo $(($(wc -c <"$T/out/stdout.full") - $(wc -c <"$T/out/stdout"))) >"$T/out/stdout_cut"
+	echo $(($(wc -c <"$T/out/stderr.full") - $(wc -c <"$T/out/stderr"))) >"$T/out/stderr_cut"
+	rm -f "$T/out/stdout.full" "$T/out/stderr.full"
+}
+
+try() {
+	local id=$1 secs=$2 T
+	T=$RUNBASE/$id
+	gc
+	mkdir -p "$T" || die "mkdir $T"
+	mountpoint -q "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
+	cat >"$T/cmd.b64" || die "read the command"
+	plan_mounts "$T"
+	unshare --mount --uts --ipc --propagation private -- bash "$0" inner "$T" "$secs" >"$T/inner.log" 2>&1
+	local rc=$?
+	if [ $rc -ne 0 ] && [ ! -s "$T/out/exit" ]; then
+		echo "$rc" >"$T/out/failed"
+		cat "$T/inner.log" >&2
+	fi
+	{
+		for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs; do
+			[ -e "$T/out/$s" ] || : >"$T/out/$s"
+			section "$s" "$T/out/$s"
+		done
+		section mounts "$T/mounts"
+		section log "$T/inner.log"
+	} >"$T/report"
+	cat "$T/report"
+	[ ! -e "$T/out/failed" ] || exit 97
+}
+
+# gc drops trials left for more than six hours (a worker that died).
+gc() {
+	local d
+	[ -d "$RUNBASE" ] || return 0
+	find "$RUNBASE" -mindepth 1 -maxdepth 1 -type d -mmin +360 -print0 2>/dev/null |
+		while IFS= read -r -d '' d; do discard_dir "$d"; done
+}
+
+discard_dir() {
+	umount -l "$1" 2>/dev/null
+	rm -rf "$1"
+}
+
+# hashof prints a path's state as the ops name it: "-" when absent, "d" for
+# a directory, "l:TARGET" for a symlink, the sha256 of a regular file, "o"
+# for anything else.
+hashof() {
+	if [ -L "$1" ]; then
+		printf 'l:%s' "$(readlink -- "$1")"
+	elif [ ! -e "$1" ]; then
+		printf -- '-'
+	elif [ -d "$1" ]; then
+		printf d
+	elif [ -f "$1" ]; then
+		local h
+		h=$(sha256sum <"$1")
+		printf '%s' "${h%% *}"
+	else
+		printf o
+	fi
+}
+
+# realpath_of N PATH: the path on the host of PATH in overlay N.
+realpath_of() {
+	local mp
+	mp=$(awk -v n="$1" '$1 == n { sub(/^[^ ]+ [^ ]+ /, ""); print; exit }' "$T/mounts")
+	if [ "$mp" = / ]; then printf '/%s' "$2"; else printf '%s/%s' "$mp" "$2"; fi
+}
+
+# commit reads ops (NUL-separated fields, 5 per op): OP N PATH EXPECT META
+#   W  write the upper file/symlink at PATH (EXPECT: the host's state now)
+#   K  make directory PATH with META "mode uid gid"
+#   A  set META on directory PATH
+#   D  delete PATH (a file or a whole tree)
+# Every EXPECT is checked before anything changes. Pre-images go to
+# UNDOBASE/ID/pre; UNDOBASE/ID/log lists what was done, for undo.
+commit() {
+	local id=$1 op n p expect meta r now U
+	T=$RUNBASE/$id
+	U=$UNDOBASE/$id
+	[ -d "$T/u" ] || die "no trial $id on this host"
+	[ ! -e "$U/log" ] || die "trial $id was already committed"
+	mkdir -p "$U/pre" || die "mkdir $U"
+	cat >"$U/ops" || die "read the ops"
+	local bad=0
+	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
+		r=$(realpath_of "$n" "$p")
+		[ "$expect" != "*" ] || continue
+		now=$(hashof "$r")
+		if [ "$now" != "$expect" ]; then
+			printf 'conflict\0%s\0%s\0%s\0' "$r" "$expect" "$now"
+			bad=1
+		fi
+	done <"$U/ops"
+	if [ $bad = 1 ]; then
+		rm -rf "$U"
+		exit 3
+	fi
+	: >"$U/log"
+	local i=0
+	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
+		r=$(realpath_of "$n" "$p")
+		i=$((i + 1))
+		case "$op" in
+		W)
+			if [ "$expect" != - ] && [ "$expect" != "*" ]; then
+				mkdir -p "$U/pre/$i" && cp -a -- "$r" "$U/pre/$i/x" || die "keep the pre-image of $r"
+			fi
+			cp -a -- "$T/u/$n/$p" "$r.nightshift-new" && mv -Tf -- "$r.nightshift-new" "$r" || die "write $r"
+			printf 'W\0%s\0%s\0%s\0%s\0' "$i" "$r" "$expect" "$(hashof "$r")" >>"$U/log"
+			;;
+		K)
+			set -- $meta
+			mkdir -- "$r" && chmod "$1" -- "$r" && chown "$2:$3" -- "$r" || die "mkdir $r"
+			printf 'K\0%s\0%s\0-\0d\0' "$i" "$r" >>"$U/log"
+			;;
+		A)
+			local old
+			old=$(stat -c '%a %u %g' -- "$r")
+			set -- $meta
+			chmod "$1" -- "$r" && chown "$2:$3" -- "$r" || die "set mode and owner of $r"
+			printf 'A\0%s\0%s\0%s\0d\0' "$i" "$r" "$old" >>"$U/log"
+			;;
+		D)
+			mkdir -p "$U/pre/$i" && cp -a -- "$r" "$U/pre/$i/x" && rm -rf -- "$r" || die "delete $r"
+			printf 'D\0%s\0%s\0%s\0-\0' "$i" "$r" "$expect" >>"$U/log"
+			;;
+		*) die "unknown op $op" ;;
+		esac
+	done <"$U/ops"
+	sync
+	discard_dir "$T"
+	echo committed
+}
+
+# undo restores a commit's pre-images, last op first, after checking that
+# every path still holds what the commit left there.
+undo() {
+	local id=$1 U=$UNDOBASE/$1 op i r before after now bad=0
+	[ -s "$U/log" ] || die "no committed trial $id on this host"
+	[ ! -e "$U/undone" ] || die "trial $id was already undone"
+	# What each path must hold now: the state its last op left.
+	local -A last=()
+	local -a order=()
+	while IFS= read -r -d '' op && IFS= read -r -d '' i && IFS= read -r -d '' r && IFS= read -r -d '' before && IFS= read -r -d '' after; do
+		[ -n "${last[$r]+x}" ] || order+=("$r")
+		last[$r]=$after
+	done <"$U/log"
+	for r in "${order[@]}"; do
+		now=$(hashof "$r")
+		if [ "$now" != "${last[$r]}" ]; then
+			printf 'conflict\0%s\0%s\0%s\0' "$r" "${last[$r]}" "$now"
+			bad=1
+		fi
+	done
+	[ $bad = 0 ] || exit 3
+	# Reverse the log: five fields an op.
+	local -a ops=()
+	while IFS= read -r -d '' op && IFS= read -r -d '' i && IFS= read -r -d '' r && IFS= read -r -d '' before && IFS= read -r -d '' after; do
+		ops+=("$op" "$i" "$r" "$before")
+	done <"$U/log"
+	local k
+	for ((k = ${#ops[@]} - 4; k >= 0; k -= 4)); do
+		op=${ops[k]} i=${ops[k + 1]} r=${ops[k + 2]} before=${ops[k + 3]}
+		case "$op" in
+		W)
+			if [ "$before" = - ] || [ "$before" = "*" ]; then
+				rm -f -- "$r" || die "remove $r"
+			else
+				cp -a -- "$U/pre/$i/x" "$r.nightshift-old" && mv -Tf -- "$r.nightshift-old" "$r" || die "restore $r"
+			fi
+			;;
+		K) rmdir -- "$r" || die "remove directory $r" ;;
+		A)
+			set -- $before
+			chmod "$1" -- "$r" && chown "$2:$3" -- "$r" || die "restore mode and owner of $r"
+			;;
+		D) cp -a -- "$U/pre/$i/x" "$r" || die "restore $r" ;;
+		esac
+	done
+	sync
+	: >"$U/undone"
+	echo undone
+}
+
+case "${1:-}" in
+probe) probe ;;
+try) [ $# -eq 3 ] || die "usage: try ID SECONDS"; try "$2" "$3" ;;
+inner) inner "$2" "$3" ;;
+commit) [ $# -eq 2 ] || die "usage: commit ID"; commit "$2" ;;
+undo) [ $# -eq 2 ] || die "usage: undo ID"; undo "$2" ;;
+discard) [ $# -eq 2 ] || die "usage: discard ID"; discard_dir "$RUNBASE/$2"; echo discarded ;;
+*) die "usage: helper.sh probe|try|commit|undo|discard" ;;
+esac

@@ -1,0 +1,149 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/sandbox"
+	"github.com/nightshift-dev/nightshift/sshexec"
+)
+
+// target is one disposable Debian 12 host (internal/debtarget, with the
+// capabilities a real host's root has) shared by the tests of this
+// package, and an SSH client to it as root.
+type target struct {
+	tg *debtarget.Target
+	c  *sshexec.Client
+}
+
+var (
+	sharedOnce sync.Once
+	shared     *target
+	sharedErr  error
+)
+
+// debian returns the shared target, started on first use and stopped by
+// TestMain.
+func debian(t *testing.T) *target {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.NeedRoot(t, "the sandbox tests start a Debian 12 target in namespaces")
+	}
+	sharedOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true})
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		cfg := tg.SSHConfig()
+		cfg.CommandTimeout = 5 * time.Minute
+		c, err := sshexec.New(cfg)
+		if err != nil {
+			tg.Close()
+			sharedErr = err
+			return
+		}
+		shared = &target{tg: tg, c: c}
+	})
+	if sharedErr != nil {
+		t.Fatalf("start the Debian 12 target: %v", sharedErr)
+	}
+	return shared
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.c.Close()
+		shared.tg.Close()
+	}
+	os.Exit(code)
+}
+
+// host runs a command on the target outside any sandbox (the test's own
+// view of the host, never the code under test).
+func (h *target) host(t *testing.T, cmd string) string {
+	t.Helper()
+	ex, err := h.c.Run(context.Background(), cmd)
+	if err != nil || ex.ExitCode != 0 {
+		t.Fatalf("%s: %v exit %d: %s", cmd, err, ex.ExitCode, ex.Stderr)
+	}
+	return ex.Stdout
+}
+
+func TestProbe(t *testing.T) {
+	h := debian(t)
+	sb := sandbox.New(h.c, sandbox.Config{})
+	if err := sb.Probe(context.Background()); err != nil {
+		t.Fatalf("Probe: %v", err)
+	}
+}
+
+func find(e nightshift.Effects, p string) (nightshift.FileChange, bool) {
+	for _, c := range e.Changes {
+		if c.Path == p {
+			return c, true
+		}
+	}
+	return nightshift.FileChange{}, false
+}
+
+func TestTryCommitUndo(t *testing.T) {
+	h := debian(t)
+	ctx := context.Background()
+	sb := sandbox.New(h.c, sandbox.Config{})
+	h.host(t, "mkdir -p /srv/sbt/olddir && echo keep > /srv/sbt/olddir/a && printf 'PermitRootLogin yes\\nX 1\\n' > /srv/sbt/conf && echo bye > /srv/sbt/gone && chmod 0644 /srv/sbt/conf")
+	before := h.host(t, "cd /srv/sbt && find . -printf '%p %m %u %s\\n' | sort && sha256sum conf olddir/a gone")
+
+	tr, err := sb.Try(ctx, `sed -i 's/^PermitRootLogin yes/PermitRootLogin no/' /srv/sbt/conf && echo new > /srv/sbt/new && rm /srv/sbt/gone && rm -rf /srv/sbt/olddir && mkdir /srv/sbt/d2 && chmod 0600 /srv/sbt/conf && systemctl reload ssh && echo done`)
+	if err != nil {
+		t.Fatalf("Try: %v", err)
+	}
+	if tr.Exec.ExitCode != 0 || strings.TrimSpace(tr.Exec.Stdout) != "done" {
+		t.Fatalf("exec = %+v", tr.Exec)
+	}
+	// Nothing reached the host yet.
+	if got := h.host(t, "cd /srv/sbt && find . -printf '%p %m %u %s\\n' | sort && sha256sum conf olddir/a gone"); got != before {
+		t.Fatalf("the host changed before the commit:\n%s\nwant\n%s", got, before)
+	}
+	want := map[string]nightshift.Change{
+		"/srv/sbt/conf": nightshift.ChangeModified, "/srv/sbt/new": nightshift.ChangeCreated,
+		"/srv/sbt/gone": nightshift.ChangeDeleted, "/srv/sbt/olddir": nightshift.ChangeDeleted, "/srv/sbt/d2": nightshift.ChangeCreated,
+	}
+	for p, ch := range want {
+		c, ok := find(tr.Effects, p)
+		if !ok || c.Change != ch {
+			t.Errorf("%s: got %+v (found %v), want %s", p, c, ok, ch)
+		}
+	}
+	if c, _ := find(tr.Effects, "/srv/sbt/conf"); !strings.Contains(c.Diff, "-PermitRootLogin yes") || !strings.Contains(c.Diff, "+PermitRootLogin no") || c.After.Mode != 0o600 {
+		t.Errorf("conf change = %+v", c)
+	}
+	if c, _ := find(tr.Effects, "/srv/sbt/olddir"); c.Entries != 1 {
+		t.Errorf("olddir entries = %d, want 1", c.Entries)
+	}
+	if len(tr.Effects.Actions) != 1 || tr.Effects.Actions[0].String() != "systemctl reload ssh" {
+		t.Errorf("actions = %+v", tr.Effects.Actions)
+	}
+	if err := sb.Commit(ctx, tr); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if got := h.host(t, "cat /srv/sbt/conf /srv/sbt/new; stat -c %a /srv/sbt/conf; ls /srv/sbt | sort | tr '\\n' ' '"); got != "PermitRootLogin no\nX 1\nnew\n600\nconf d2 new " {
+		t.Errorf("after commit: %q", got)
+	}
+	if err := sb.Undo(ctx, tr.ID); err != nil {
+		t.Fatalf("Undo: %v", err)
+	}
+	if got := h.host(t, "cd /srv/sbt && find . -printf '%p %m %u %s\\n' | sort && sha256sum conf olddir/a gone"); got != before {
+		t.Fatalf("undo did not restore the tree:\n%s\nwant\n%s", got, before)
+	}
+}
