@@ -124,6 +124,24 @@ func (a RecordedAction) String() string {
 type Effects struct {
 	Changes []FileChange     `json:"changes,omitempty"`
 	Actions []RecordedAction `json:"actions,omitempty"`
+	// SSHD is sshd's view of the changed configuration, evaluated in the
+	// sandbox after the command; nil when the command did not touch
+	// /etc/ssh (or the host has no sshd).
+	SSHD *SSHDCheck `json:"sshd,omitempty"`
+}
+
+// SSHDCheck is `sshd -t` and `sshd -T -C user=LOGIN,host=ADDR,addr=ADDR`
+// run on the configuration a command left.
+type SSHDCheck struct {
+	// Login is the user the worker logs in as.
+	Login string `json:"login"`
+	// TestOK is whether `sshd -t` accepted the configuration; TestOutput
+	// is what it printed.
+	TestOK     bool   `json:"test_ok"`
+	TestOutput string `json:"test_output,omitempty"`
+	// Effective holds `sshd -T`'s keywords (lower case) and values for the
+	// worker's login; empty when sshd -T failed.
+	Effective map[string]string `json:"effective,omitempty"`
 }
 
 // Empty reports whether the command changed nothing and recorded nothing.

@@ -236,7 +236,27 @@ inner() {
 		echo $rc >"$T/out/exit"
 	fi
 	cp "$T/root/run/nightshift-actions" "$T/out/actions" 2>/dev/null || : >"$T/out/actions"
+	sshd_checks "$T"
 	gather "$T"
+}
+
+# sshd_checks evaluates, in the sandbox's root after the command, sshd's
+# configuration test and its effective configuration for the worker's own
+# login (user, client address), when the command touched /etc/ssh.
+sshd_checks() {
+	local T=$1 user addr
+	: >"$T/out/sshd_t"
+	: >"$T/out/sshd_T"
+	[ -d "$T/u/0/etc/ssh" ] || [ -e "$T/u/0/etc/ssh" ] || return 0
+	[ -x "$T/root/usr/sbin/sshd" ] || return 0
+	user=${SUDO_USER:-$(id -un)}
+	addr=${SSH_CLIENT%% *}
+	[ -n "$addr" ] || addr=127.0.0.1
+	mkdir -p "$T/root/run/sshd"
+	chroot "$T/root" /usr/sbin/sshd -t >"$T/out/sshd_t" 2>&1
+	echo "exit $?" >>"$T/out/sshd_t"
+	chroot "$T/root" /usr/sbin/sshd -T -C "user=$user,host=$addr,addr=$addr" >"$T/out/sshd_T" 2>/dev/null || : >"$T/out/sshd_T"
+	printf 'login %s\n' "$user" >>"$T/out/sshd_T"
 }
 
 # gather lists, for every overlay, its upper layer with metadata and hashes,
@@ -325,7 +345,7 @@ try() {
 		cat "$T/inner.log" >&2
 	fi
 	{
-		for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs; do
+		for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T; do
 			[ -e "$T/out/$s" ] || : >"$T/out/$s"
 			section "$s" "$T/out/$s"
 		done

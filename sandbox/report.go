@@ -292,6 +292,7 @@ func (r report) effects() (nightshift.Effects, []op, error) {
 		return eff, nil, err
 	}
 	eff.Actions = acts
+	eff.SSHD = r.sshd()
 	slices.SortStableFunc(eff.Changes, func(a, b nightshift.FileChange) int { return strings.Compare(a.Path, b.Path) })
 	return eff, append(dels, rest...), nil
 }
@@ -344,4 +345,35 @@ func (r report) exec() (nightshift.Exec, error) {
 	ex.StdoutCut, _ = strconv.ParseInt(strings.TrimSpace(string(r.sections["stdout_cut"])), 10, 64)
 	ex.StderrCut, _ = strconv.ParseInt(strings.TrimSpace(string(r.sections["stderr_cut"])), 10, 64)
 	return ex, nil
+}
+
+// sshd reads the sshd_t and sshd_T sections (nil when absent or empty).
+func (r report) sshd() *nightshift.SSHDCheck {
+	t := strings.TrimSpace(string(r.sections["sshd_t"]))
+	if t == "" {
+		return nil
+	}
+	c := &nightshift.SSHDCheck{Effective: map[string]string{}}
+	out, status, _ := strings.Cut(t, "exit ")
+	if i := strings.LastIndex(t, "exit "); i >= 0 {
+		out, status = t[:i], t[i+len("exit "):]
+	}
+	c.TestOK = strings.TrimSpace(status) == "0"
+	c.TestOutput = strings.TrimSpace(out)
+	for _, line := range strings.Split(string(r.sections["sshd_T"]), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		if k == "login" {
+			c.Login = v
+			continue
+		}
+		k = strings.ToLower(k)
+		if old, dup := c.Effective[k]; dup {
+			v = old + " " + v // repeated keywords (hostkey, …)
+		}
+		c.Effective[k] = v
+	}
+	return c
 }

@@ -1,0 +1,324 @@
+package safety
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift"
+)
+
+// Defaults of EffectsPolicy.
+const (
+	DefaultMaxDeleted = 20
+	DefaultMaxMeta    = 100
+	DefaultMaxOutside = 200
+)
+
+// EffectsPolicy configures JudgeEffects. The zero value of every field
+// selects its default.
+type EffectsPolicy struct {
+	// Login is the user the worker logs in as ("root" when empty): changes
+	// that would lock it out are refused.
+	Login string
+	// LoginHome is its home directory ("/root" for root, "/home/LOGIN"
+	// otherwise, when empty).
+	LoginHome string
+	// SSHPort is the port the worker reaches sshd on (22 when zero).
+	SSHPort int
+	// Scope lists the paths (files or directory trees) the rule declares it
+	// touches. Changes outside them, beyond scratch and package-manager
+	// bookkeeping, count against MaxOutside.
+	Scope []string
+	// MaxDeleted bounds the entries a command may delete under the system
+	// trees (/etc, /usr, /boot, /var/lib, …). Default DefaultMaxDeleted.
+	MaxDeleted int
+	// MaxMeta bounds the mode and owner changes under the system trees.
+	// Default DefaultMaxMeta.
+	MaxMeta int
+	// MaxOutside bounds the changes outside Scope. Default
+	// DefaultMaxOutside; with a declared Scope, a tenth of it.
+	MaxOutside int
+}
+
+func (p EffectsPolicy) withDefaults() EffectsPolicy {
+	if p.Login == "" {
+		p.Login = "root"
+	}
+	if p.LoginHome == "" {
+		if p.Login == "root" {
+			p.LoginHome = "/root"
+		} else {
+			p.LoginHome = "/home/" + p.Login
+		}
+	}
+	if p.SSHPort == 0 {
+		p.SSHPort = 22
+	}
+	if p.MaxDeleted <= 0 {
+		p.MaxDeleted = DefaultMaxDeleted
+	}
+	if p.MaxMeta <= 0 {
+		p.MaxMeta = DefaultMaxMeta
+	}
+	if p.MaxOutside <= 0 {
+		p.MaxOutside = DefaultMaxOutside
+		if len(p.Scope) > 0 {
+			p.MaxOutside = DefaultMaxOutside / 10
+		}
+	}
+	return p
+}
+
+// Refusal is one reason JudgeEffects refused a command's effects.
+type Refusal struct {
+	// Entry names the rule of the judge that refused: "delete-system",
+	// "perms-system", "password", "device", "lockout", "action", "scope".
+	Entry string
+	// Reason says what the command would have done, for the model and the
+	// report: "would delete 1,532 files under /usr/lib".
+	Reason string
+}
+
+func (r Refusal) String() string { return r.Reason + " (" + r.Entry + ")" }
+
+// systemTrees are where deletions, mode and owner changes are bounded.
+var systemTrees = strings.Fields("/bin /boot /etc /lib /lib32 /lib64 /libx32 /opt /sbin /srv /usr /var/lib /var/spool /root/.ssh")
+
+// scratch is never counted against the scope: temporary files, caches,
+// logs and the package managers' own bookkeeping.
+var scratch = strings.Fields("/tmp /var/tmp /var/cache /var/log /var/lib/apt /var/lib/dpkg /var/lib/ucf /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-user-helper-enabled /var/backups /var/lib/nightshift")
+
+// critical files and directories: deleting one (or an ancestor) breaks the
+// system or the worker's login.
+var critical = strings.Fields(`/etc/passwd /etc/shadow /etc/group /etc/gshadow /etc/sudoers /etc/fstab /etc/nsswitch.conf
+	/etc/ssh /etc/ssh/sshd_config /etc/pam.d /etc/security /etc/login.defs /etc/hosts /etc/resolv.conf /etc/systemd /etc/default/grub
+	/boot/grub /boot/grub/grub.cfg /boot/grub2 /usr/sbin/sshd /usr/bin/sudo /bin/sudo /bin/bash /usr/bin/bash /bin/sh /usr/bin/sh
+	/usr/bin/dash /bin/dash /sbin/init /usr/sbin/init /lib/systemd/systemd /usr/lib/systemd/systemd /usr/bin/login /bin/login
+	/usr/lib/openssh /usr/lib/x86_64-linux-gnu/security /lib/x86_64-linux-gnu/security /usr/lib64/security /lib64/security
+	/usr/lib/aarch64-linux-gnu/security /var/lib/dpkg /var/lib/rpm /etc/apt /usr/bin /usr/sbin /usr/lib /usr/lib64 /lib /lib64 /bin /sbin /usr /etc /boot /var /var/lib`)
+
+func under(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+func underAny(p string, dirs []string) (string, bool) {
+	for _, d := range dirs {
+		if under(p, d) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// JudgeEffects decides whether a command's effects, as the recording
+// sandbox saw them, may be applied to the host. It refuses, listing every
+// reason:
+//
+//   - deletions of critical paths (account files, /etc/ssh, PAM, sshd, sudo,
+//     shells, init, the boot loader's configuration, the system trees
+//     themselves) or of more than MaxDeleted entries under the system trees;
+//   - mode and owner changes under the system trees that make a file
+//     world-writable, add setuid or setgid, take a root-owned file from
+//     root, make a file unreadable or a directory or program unusable by
+//     its owner, or that number more than MaxMeta;
+//   - writes to /etc/passwd, /etc/shadow or /etc/gshadow that blank a
+//     password, remove or expire the worker's login or root, change root's
+//     UID or give either a shell that refuses logins (a change whose diff
+//     was not captured cannot be judged and is refused);
+//   - device nodes created;
+//   - changes that lock the worker's login out: sshd's configuration test
+//     failing, its effective configuration for the login refusing it
+//     (PermitRootLogin no for root, DenyUsers, AllowUsers, public keys
+//     off), /etc/nologin, PAM stacks that deny, the login's
+//     authorized_keys deleted or emptied, its home, ~/.ssh or keys made
+//     group- or world-writable (StrictModes);
+//   - recorded actions outside the allow-list (see judgeAction);
+//   - more than MaxOutside changes outside the rule's Scope.
+//
+// It is a pure function of its input.
+func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
+	pol = pol.withDefaults()
+	var out []Refusal
+	add := func(entry, format string, a ...any) {
+		out = append(out, Refusal{Entry: entry, Reason: fmt.Sprintf(format, a...)})
+	}
+	owned := dpkgOwned(e)
+	deletedUnder := map[string]int{}
+	metaUnder := map[string]int{}
+	outside := 0
+	outsideUnder := map[string]int{}
+	for _, c := range e.Changes {
+		tree, system := underAny(c.Path, systemTrees)
+		switch c.Change {
+		case nightshift.ChangeDeleted:
+			if crit := criticalHit(c.Path); crit != "" {
+				add("delete-system", "would delete %s", describeDelete(c, crit))
+			} else if system && !owned[c.Path] {
+				deletedUnder[tree] += 1 + c.Entries
+			}
+		case nightshift.ChangeMeta, nightshift.ChangeModified:
+			if c.Before.Kind == c.After.Kind && (c.Before.Mode != c.After.Mode || c.Before.UID != c.After.UID || c.Before.GID != c.After.GID) {
+				if why := permsHarm(c); why != "" && (system || under(c.Path, pol.LoginHome)) {
+					add("perms-system", "would %s", why)
+				}
+				if system {
+					metaUnder[tree]++
+				}
+			}
+		case nightshift.ChangeCreated, nightshift.ChangeNone:
+		default:
+			// Every Change value is listed above.
+		}
+		if c.After.Kind == nightshift.FileDevice && c.Change != nightshift.ChangeDeleted {
+			add("device", "would create the device node %s", c.Path)
+		}
+		if c.Change == nightshift.ChangeCreated && c.After.Kind == nightshift.FileRegular && c.After.Mode&0o6000 != 0 && system {
+			add("perms-system", "would create the setuid/setgid program %s (%04o)", c.Path, c.After.Mode)
+		}
+		if _, ok := underAny(c.Path, scratch); !ok && !owned[c.Path] && !inScope(c.Path, pol.Scope) {
+			outside++
+			outsideUnder[topDir(c.Path)] += 1 + c.Entries
+		}
+		out = append(out, passwordHarm(c, pol)...)
+		out = append(out, lockoutFile(c, pol)...)
+	}
+	for _, tree := range sortedKeys(deletedUnder) {
+		if n := deletedUnder[tree]; n > pol.MaxDeleted {
+			add("delete-system", "would delete %s under %s", plural(n, "file"), tree)
+		}
+	}
+	for _, tree := range sortedKeys(metaUnder) {
+		if n := metaUnder[tree]; n > pol.MaxMeta {
+			add("perms-system", "would change the mode or owner of %s under %s", plural(n, "file"), tree)
+		}
+	}
+	if outside > pol.MaxOutside {
+		var where []string
+		for _, d := range sortedKeys(outsideUnder) {
+			where = append(where, fmt.Sprintf("%d under %s", outsideUnder[d], d))
+		}
+		scope := "the rule declares no paths"
+		if len(pol.Scope) > 0 {
+			scope = "outside the rule's paths " + strings.Join(pol.Scope, ", ")
+		}
+		add("scope", "would change %s (%s), more than the %d allowed: %s", plural(outside, "path"), scope, pol.MaxOutside, strings.Join(where, ", "))
+	}
+	out = append(out, sshdLockout(e.SSHD, pol)...)
+	for _, a := range e.Actions {
+		if why := judgeAction(a.Argv, pol); why != "" {
+			add("action", "would run %s: %s", a.String(), why)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func topDir(p string) string {
+	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3)
+	if len(parts) >= 2 {
+		return "/" + parts[0] + "/" + parts[1]
+	}
+	return "/" + parts[0]
+}
+
+func plural(n int, what string) string {
+	s := formatCount(n) + " " + what
+	switch {
+	case n == 1:
+	case strings.HasSuffix(what, "y"):
+		s = s[:len(s)-1] + "ies"
+	default:
+		s += "s"
+	}
+	return s
+}
+
+// formatCount writes n with thousands separators (1,532).
+func formatCount(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func inScope(p string, scope []string) bool {
+	_, ok := underAny(p, scope)
+	return ok
+}
+
+// criticalHit returns the critical path that deleting p removes (p itself
+// or one under it), or "".
+func criticalHit(p string) string {
+	for _, c := range critical {
+		if under(c, p) {
+			return c
+		}
+	}
+	if under(p, "/etc/pam.d") || under(p, "/etc/security") {
+		return p
+	}
+	return ""
+}
+
+func describeDelete(c nightshift.FileChange, crit string) string {
+	s := c.Path
+	if c.Entries > 0 {
+		s += fmt.Sprintf(" (%s)", plural(c.Entries, "entry"))
+	}
+	if crit != c.Path {
+		s += ", which holds " + crit
+	}
+	return s
+}
+
+// dpkgOwned is the set of paths the package manager's own lists (new or
+// changed /var/lib/dpkg/info/*.list files) say it installed.
+func dpkgOwned(e nightshift.Effects) map[string]bool {
+	owned := map[string]bool{}
+	for _, c := range e.Changes {
+		if !strings.HasPrefix(c.Path, "/var/lib/dpkg/info/") || !strings.HasSuffix(c.Path, ".list") {
+			continue
+		}
+		for _, l := range strings.Split(c.Diff, "\n") {
+			if strings.HasPrefix(l, "+/") {
+				owned[l[1:]] = true
+			}
+		}
+	}
+	return owned
+}
+
+// permsHarm says what a mode or owner change breaks, or "".
+func permsHarm(c nightshift.FileChange) string {
+	b, a := c.Before, c.After
+	if c.After.Kind == nightshift.FileSymlink {
+		return ""
+	}
+	ch := fmt.Sprintf("%s (%04o %d:%d -> %04o %d:%d)", c.Path, b.Mode, b.UID, b.GID, a.Mode, a.UID, a.GID)
+	switch {
+	case a.Mode&0o002 != 0 && b.Mode&0o002 == 0 && !(a.Kind == nightshift.FileDir && a.Mode&0o1000 != 0):
+		return "make " + ch + " world-writable"
+	case a.Mode&0o6000 != 0 && a.Mode&0o6000 != b.Mode&0o6000 && a.Kind == nightshift.FileRegular:
+		return "add setuid/setgid to " + ch
+	case b.UID == 0 && a.UID != 0:
+		return "take " + ch + " from root"
+	case b.Mode&0o400 != 0 && a.Mode&0o400 == 0 && a.Mode&0o044 == 0:
+		return "make " + ch + " unreadable"
+	case a.Kind == nightshift.FileDir && b.Mode&0o100 != 0 && a.Mode&0o100 == 0:
+		return "make the directory " + ch + " unusable"
+	case a.Kind == nightshift.FileRegular && b.Mode&0o111 != 0 && a.Mode&0o111 == 0:
+		return "make the program " + ch + " not executable"
+	}
+	return ""
+}

@@ -1,0 +1,389 @@
+package safety
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nightshift-dev/nightshift"
+)
+
+// passwordHarm judges a change of the account files.
+func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
+	file := c.Path
+	if file != "/etc/shadow" && file != "/etc/passwd" && file != "/etc/gshadow" {
+		return nil
+	}
+	if c.Change != nightshift.ChangeModified && c.Change != nightshift.ChangeCreated {
+		return nil
+	}
+	if c.Diff == "" {
+		return []Refusal{{Entry: "password", Reason: "would change " + file + ", whose diff could not be captured to judge"}}
+	}
+	removed, added := map[string]string{}, map[string]string{}
+	for _, l := range strings.Split(c.Diff, "\n") {
+		if strings.HasPrefix(l, "---") || strings.HasPrefix(l, "+++") || len(l) < 2 {
+			continue
+		}
+		user, _, _ := strings.Cut(l[1:], ":")
+		switch l[0] {
+		case '-':
+			removed[user] = l[1:]
+		case '+':
+			added[user] = l[1:]
+		}
+	}
+	var out []Refusal
+	bad := func(format string, a ...any) {
+		out = append(out, Refusal{Entry: "password", Reason: fmt.Sprintf(format, a...)})
+	}
+	vital := func(u string) bool { return u == "root" || u == pol.Login }
+	for u := range removed {
+		if _, still := added[u]; !still && vital(u) && file != "/etc/gshadow" {
+			bad("would remove %s's entry from %s", u, file)
+		}
+	}
+	today := int(time.Now().Unix() / 86400)
+	for u, line := range added {
+		f := strings.Split(line, ":")
+		switch file {
+		case "/etc/shadow":
+			if len(f) >= 2 && f[1] == "" {
+				bad("would blank %s's password in /etc/shadow", u)
+			}
+			if len(f) >= 8 && vital(u) && f[7] != "" {
+				if d, err := strconv.Atoi(f[7]); err == nil && d <= today {
+					bad("would expire %s's account (expiry day %d) in /etc/shadow", u, d)
+				}
+			}
+		case "/etc/passwd":
+			if len(f) >= 2 && f[1] == "" {
+				bad("would blank %s's password in /etc/passwd", u)
+			}
+			if u == "root" && len(f) >= 3 && f[2] != "0" {
+				bad("would change root's UID to %s", f[2])
+			}
+			if len(f) >= 7 && vital(u) && refusingShell(f[6]) {
+				bad("would give %s the shell %s, which refuses logins", u, f[6])
+			}
+		case "/etc/gshadow":
+		}
+	}
+	return out
+}
+
+func refusingShell(sh string) bool {
+	b := path.Base(sh)
+	return sh == "" || b == "nologin" || b == "false" || b == "true" || b == "sync"
+}
+
+// lockoutFile judges a change of a file the worker's login depends on.
+func lockoutFile(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
+	var out []Refusal
+	bad := func(format string, a ...any) {
+		out = append(out, Refusal{Entry: "lockout", Reason: fmt.Sprintf(format, a...)})
+	}
+	keys := path.Join(pol.LoginHome, ".ssh", "authorized_keys")
+	switch {
+	case c.Path == "/etc/nologin" && c.Change != nightshift.ChangeDeleted:
+		bad("would create /etc/nologin, which refuses every login but root's")
+	case strings.HasPrefix(c.Path, "/etc/pam.d/") && c.Change != nightshift.ChangeDeleted:
+		for _, l := range strings.Split(c.Diff, "\n") {
+			if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+				f := strings.Fields(l[1:])
+				if len(f) >= 3 && !strings.HasPrefix(f[0], "#") && strings.Contains(l, "pam_deny.so") &&
+					(f[0] == "auth" || f[0] == "account" || f[0] == "session" || f[0] == "-auth") {
+					bad("would deny logins: %q in %s", strings.TrimSpace(l[1:]), c.Path)
+				}
+			}
+		}
+	case c.Path == keys && c.Change == nightshift.ChangeDeleted:
+		bad("would delete %s, the worker's login keys", keys)
+	case c.Path == keys && c.After.Kind == nightshift.FileRegular && c.After.Size == 0:
+		bad("would empty %s, the worker's login keys", keys)
+	}
+	if c.Path == pol.LoginHome || c.Path == path.Join(pol.LoginHome, ".ssh") || c.Path == keys {
+		if c.Change != nightshift.ChangeDeleted && c.After.Mode&0o022 != 0 && c.Before.Mode&0o022 == 0 {
+			bad("would make %s group- or world-writable (%04o): sshd's StrictModes then refuses the worker's key", c.Path, c.After.Mode)
+		}
+		if c.Change == nightshift.ChangeDeleted && c.Path != keys {
+			bad("would delete %s, which holds the worker's login keys", c.Path)
+		}
+	}
+	return out
+}
+
+// sshdLockout judges sshd's view of the configuration a command left.
+func sshdLockout(s *nightshift.SSHDCheck, pol EffectsPolicy) []Refusal {
+	if s == nil {
+		return nil
+	}
+	login := s.Login
+	if login == "" {
+		login = pol.Login
+	}
+	var out []Refusal
+	bad := func(format string, a ...any) {
+		out = append(out, Refusal{Entry: "lockout", Reason: fmt.Sprintf(format, a...)})
+	}
+	if !s.TestOK {
+		line, _, _ := strings.Cut(s.TestOutput, "\n")
+		bad("would leave sshd unable to start (sshd -t: %s)", strings.TrimSpace(line))
+		return out
+	}
+	eff := s.Effective
+	if len(eff) == 0 {
+		return out
+	}
+	at := "at the next sshd restart"
+	if login == "root" {
+		switch eff["permitrootlogin"] {
+		case "no":
+			bad("would lock out root's SSH login %s: PermitRootLogin no", at)
+		case "forced-commands-only":
+			bad("would lock out root's SSH commands %s: PermitRootLogin forced-commands-only", at)
+		}
+	}
+	if eff["pubkeyauthentication"] == "no" {
+		bad("would lock out %s's key login %s: PubkeyAuthentication no", login, at)
+	}
+	if m := eff["authenticationmethods"]; m != "" && m != "any" {
+		ok := false
+		for _, list := range strings.Fields(m) {
+			if list == "publickey" {
+				ok = true
+			}
+		}
+		if !ok {
+			bad("would lock out %s's key login %s: AuthenticationMethods %s", login, at, m)
+		}
+	}
+	for _, pat := range strings.Fields(eff["denyusers"]) {
+		if userMatch(pat, login) {
+			bad("would lock out %s's SSH login %s: DenyUsers %s", login, at, pat)
+		}
+	}
+	if allow := strings.Fields(eff["allowusers"]); len(allow) > 0 {
+		ok := false
+		for _, pat := range allow {
+			ok = ok || userMatch(pat, login)
+		}
+		if !ok {
+			bad("would lock out %s's SSH login %s: AllowUsers %s does not name it", login, at, eff["allowusers"])
+		}
+	}
+	return out
+}
+
+// userMatch matches an sshd user pattern (USER or USER@HOST, with * and ?)
+// against a login, ignoring the host part (conservative: it may match).
+func userMatch(pat, login string) bool {
+	u, _, _ := strings.Cut(pat, "@")
+	ok, err := path.Match(u, login)
+	return err == nil && ok
+}
+
+// accessUnits are the units whose stop, mask or disable cuts the worker's
+// access.
+var accessUnits = strings.Fields("ssh sshd ssh.service sshd.service ssh.socket sshd.socket networking networking.service NetworkManager NetworkManager.service systemd-networkd systemd-networkd.service network network.service dbus dbus.service systemd-logind systemd-logind.service")
+
+// judgeAction says why a recorded action may not run, or "" when it may.
+func judgeAction(argv []string, pol EffectsPolicy) string {
+	if len(argv) == 0 {
+		return "empty"
+	}
+	name := path.Base(argv[0])
+	args := argv[1:]
+	ops := operands(args)
+	switch name {
+	case "reboot", "shutdown", "poweroff", "halt", "kexec", "telinit", "init":
+		return "the worker never reboots or halts a host"
+	case "systemctl":
+		if len(ops) == 0 {
+			return "no verb"
+		}
+		return unitVerb(ops[0], ops[1:])
+	case "service":
+		if len(ops) < 2 {
+			return ""
+		}
+		return unitVerb(ops[1], ops[:1])
+	case "invoke-rc.d":
+		if len(ops) < 2 {
+			return ""
+		}
+		return unitVerb(ops[1], ops[:1])
+	case "deb-systemd-invoke":
+		if len(ops) == 0 {
+			return ""
+		}
+		return unitVerb(ops[0], ops[1:])
+	case "sysctl", "auditctl", "swapon", "swapoff":
+		return ""
+	case "modprobe", "rmmod", "insmod":
+		remove := name == "rmmod"
+		for _, a := range args {
+			if a == "-r" || a == "--remove" || strings.HasPrefix(a, "-r") && !strings.HasPrefix(a, "--") {
+				remove = true
+			}
+		}
+		if !remove {
+			return "the worker does not load kernel modules (blacklist or install them in /etc/modprobe.d instead)"
+		}
+		for _, m := range ops {
+			if strings.Contains(m, "net") || strings.Contains(m, "virtio") || strings.Contains(m, "e1000") || strings.Contains(m, "ixgbe") ||
+				strings.Contains(m, "nvme") || strings.Contains(m, "ext4") || strings.Contains(m, "xfs") || strings.Contains(m, "overlay") {
+				return "removing the module " + m + " can cut the network or the disks"
+			}
+		}
+		return ""
+	case "mount":
+		for _, a := range args {
+			if strings.Contains(a, "remount") {
+				return ""
+			}
+		}
+		return "only remounts (mount -o remount,…) are run; a new mount can hide system files"
+	case "umount":
+		return "the worker does not unmount file systems"
+	case "ip":
+		return "the worker does not change network interfaces, addresses or routes"
+	case "iptables", "ip6tables", "iptables-legacy", "ip6tables-legacy", "iptables-nft", "ip6tables-nft":
+		return iptablesCut(args, pol.SSHPort)
+	case "nft":
+		return nftCut(args, pol.SSHPort)
+	case "timedatectl":
+		if len(ops) > 0 && (ops[0] == "set-ntp" || ops[0] == "set-timezone" || ops[0] == "status" || ops[0] == "show") {
+			return ""
+		}
+		return "only timedatectl set-ntp and set-timezone are run"
+	default:
+		return "the worker cannot judge what " + name + " would do to the running system"
+	}
+}
+
+// operands drops options (words starting with -) and the values of the
+// few options that take one.
+func operands(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(out, args[i+1:]...)
+		case a == "-t" || a == "--type" || a == "-p" || a == "--property" || a == "-H" || a == "--host" || a == "-M" || a == "--machine" || a == "-o" || a == "--output" || a == "-n" || a == "--lines" || a == "--root":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// unitVerb judges a service manager verb on units.
+func unitVerb(verb string, units []string) string {
+	switch verb {
+	case "daemon-reload", "reload", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "condrestart",
+		"condreload", "force-reload", "start", "enable", "unmask", "reset-failed", "preset", "revert", "is-active",
+		"is-enabled", "is-failed", "status", "show", "cat", "daemon-reexec", "--full-restart":
+		return ""
+	case "stop", "mask", "disable", "kill", "freeze":
+		for _, u := range units {
+			for _, a := range accessUnits {
+				if ok, _ := path.Match(u, a); ok || u == a {
+					return verb + " would cut the worker's access (" + a + ")"
+				}
+			}
+		}
+		return ""
+	default:
+		return "the verb " + verb + " is not run by the worker"
+	}
+}
+
+// iptablesCut judges an iptables invocation against the SSH port.
+func iptablesCut(args []string, port int) string {
+	var chain, target, dport, sport, proto string
+	policy := false
+	for i := 0; i < len(args); i++ {
+		next := func() string {
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch args[i] {
+		case "-P", "--policy":
+			policy = true
+			chain, target = next(), next()
+		case "-A", "--append", "-I", "--insert", "-R", "--replace":
+			chain = next()
+		case "-j", "--jump":
+			target = next()
+		case "--dport", "--destination-port", "--dports":
+			dport = next()
+		case "--sport", "--source-port", "--sports":
+			sport = next()
+		case "-p", "--protocol":
+			proto = next()
+		}
+	}
+	if chain != "INPUT" && chain != "OUTPUT" {
+		return ""
+	}
+	if target != "DROP" && target != "REJECT" {
+		return ""
+	}
+	if policy {
+		return "a default policy of " + target + " on " + chain + " cuts the worker's SSH session unless a rule accepts it; add the accept rule and the policy in a script the rule's check can see, or ask for the change"
+	}
+	p := strconv.Itoa(port)
+	ports := dport
+	if chain == "OUTPUT" {
+		ports = sport
+	}
+	if ports == "" && (proto == "" || proto == "tcp" || proto == "all") {
+		return "a " + target + " rule on " + chain + " without a port also drops the worker's SSH session"
+	}
+	for _, x := range strings.FieldsFunc(ports, func(r rune) bool { return r == ',' }) {
+		lo, hi, _ := strings.Cut(x, ":")
+		if x == p || lo == p || (hi != "" && atoi(lo) <= port && port <= atoi(hi)) {
+			return "it drops the worker's SSH port " + p
+		}
+	}
+	return ""
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// nftCut judges an nft invocation against the SSH port.
+func nftCut(args []string, port int) string {
+	s := " " + strings.Join(args, " ") + " "
+	for _, a := range args {
+		if a == "-f" || a == "--file" {
+			return "a ruleset loaded from a file cannot be judged; add rules with nft add rule"
+		}
+	}
+	drops := strings.Contains(s, " drop") || strings.Contains(s, " reject")
+	if !drops {
+		return ""
+	}
+	if strings.Contains(s, "policy drop") || strings.Contains(s, "policy reject") {
+		return "a default policy of drop cuts the worker's SSH session unless a rule accepts it"
+	}
+	if !strings.Contains(s, " input ") && !strings.Contains(s, " output ") && !strings.Contains(s, "hook input") {
+		return ""
+	}
+	p := strconv.Itoa(port)
+	if !strings.Contains(s, "dport") && !strings.Contains(s, "sport") {
+		return "a drop rule without a port also drops the worker's SSH session"
+	}
+	if strings.Contains(s, "dport "+p+" ") || strings.Contains(s, "dport "+p+"}") || strings.Contains(s, "dport { "+p) || strings.Contains(s, " "+p+",") || strings.Contains(s, "dport ssh ") {
+		return "it drops the worker's SSH port " + p
+	}
+	return ""
+}
