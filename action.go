@@ -11,6 +11,10 @@ func ActionOf(ex Exec, err error) Action {
 		return ActionUnknown
 	case ex.TimedOut:
 		return ActionTimedOut
+	case ex.Evidence != nil && ex.Evidence.Verdict != VerdictCommitted && ex.Evidence.Verdict != VerdictNone:
+		// The sandbox ran it; nothing (or, rolled back, nothing lasting)
+		// reached the host.
+		return ActionBlocked
 	default:
 		return ActionRan
 	}

@@ -44,7 +44,8 @@ const (
 	ActionNone Action = iota
 	// ActionRan: the command ran to completion; Exec says how it ended.
 	ActionRan
-	// ActionBlocked: the ban list refused the command before it ran.
+	// ActionBlocked: the ban list refused the command before it ran, or
+	// the judge refused what it did in the sandbox: nothing reached the host.
 	ActionBlocked
 	// ActionRefused: the worker refused an exact repeat of a command that
 	// had failed too often; nothing ran.

@@ -27,6 +27,11 @@ type Exec struct {
 	Canceled bool
 	// Duration runs from sending the command to its end.
 	Duration time.Duration
+	// Evidence is set when the command ran first in the recording sandbox:
+	// what it did there and what became of it (committed, refused, …).
+	// Stdout, Stderr and ExitCode are then what the command printed and
+	// returned in the sandbox.
+	Evidence *Evidence `json:",omitempty"`
 }
 
 // CutBytes is the number of bytes cut from both streams together.

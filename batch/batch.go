@@ -93,6 +93,21 @@ type Config struct {
 	// Progress, if set, hears how the run goes: each host's plan, each
 	// task's start and end, hosts that stop answering. Nil means none.
 	Progress Progress
+	// Sandbox, if set, is called once per host worked on in a run, after it
+	// connects, with its connection. It returns what remediation commands
+	// run through (a *sandbox.Runner over the connection, or the
+	// connection itself) and the worker's Sandboxed and Fallback settings;
+	// the checks and the probe keep the plain connection. An error (the
+	// sandbox is required and cannot run there) ends the host's tasks as
+	// failed with the error as their reason. Nil means no sandbox.
+	Sandbox func(ctx context.Context, host inventory.Host, conn nightshift.Runner) (SandboxSetup, error)
+}
+
+// SandboxSetup is Config.Sandbox's answer for one host.
+type SandboxSetup struct {
+	Runner    nightshift.Runner
+	Sandboxed bool
+	Fallback  string
 }
 
 // Progress is told how a run goes; package progress's Progress satisfies
@@ -128,8 +143,8 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%w: Worker.Model and Worker.ModelName are required", ErrConfig)
 	case cfg.Worker.Counter == nil || cfg.Worker.Tokenizer == nil || cfg.Worker.Budget == nil:
 		return nil, fmt.Errorf("%w: Worker.Counter, Worker.Tokenizer and Worker.Budget are required", ErrConfig)
-	case cfg.Worker.Target != nil || cfg.Worker.Probe != nil:
-		return nil, fmt.Errorf("%w: Worker.Target and Worker.Probe are set by the Runner for each host (Connector)", ErrConfig)
+	case cfg.Worker.Target != nil || cfg.Worker.Probe != nil || cfg.Worker.Checks != nil || cfg.Worker.Sandboxed || cfg.Worker.Fallback != "":
+		return nil, fmt.Errorf("%w: Worker.Target, Probe, Checks, Sandboxed and Fallback are set by the Runner for each host (Connector, Sandbox)", ErrConfig)
 	case cfg.Worker.Stop != nil:
 		return nil, fmt.Errorf("%w: Worker.Stop is set by the Runner (use Config.Stop)", ErrConfig)
 	case cfg.ParallelHosts < 0 || cfg.ModelConcurrency < 0 || cfg.ReportOutputCap < 0:

@@ -43,6 +43,7 @@ type hostRun struct {
 	continued *atomic.Int64
 
 	raw  Target
+	exec nightshift.Runner // runs remediation commands: raw, or the sandbox over it
 	jctx context.Context // the run's context without its cancellation: records survive a hard stop
 
 	task    journal.TaskID
@@ -92,8 +93,19 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		return true, h.markUnreachable(todo, fmt.Sprintf("connect: %v", err))
 	}
 	defer t.Close()
-	h.raw = t
+	h.raw, h.exec = t, t
 	cfg := h.r.cfg.Worker
+	if sb := h.r.cfg.Sandbox; sb != nil {
+		setup, err := sb(ctx, h.host, t)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil
+			}
+			return false, h.endAll(todo, nightshift.RuleFailed, err.Error())
+		}
+		h.exec, cfg.Sandboxed, cfg.Fallback = setup.Runner, setup.Sandboxed, setup.Fallback
+		cfg.Checks = t
+	}
 	cfg.Model = hostModel{h}
 	cfg.Target = hostTarget{h}
 	cfg.Probe = t // read-only, not a step; EventProbe reports it
@@ -184,10 +196,16 @@ func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 	if err := h.journal().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
 		return fmt.Errorf("batch: %w", err)
 	}
-	p := h.r.cfg.Progress
-	if p != nil {
+	if p := h.r.cfg.Progress; p != nil {
 		p.HostDown(h.host.Name, errors.New(reason))
 	}
+	return h.endAll(todo, nightshift.RuleUnreachable, reason)
+}
+
+// endAll ends every task of todo not yet finished with status and reason.
+func (h *hostRun) endAll(todo []rules.Rule, status nightshift.RuleStatus, reason string) error {
+	ctx := h.jctx
+	p := h.r.cfg.Progress
 	for _, rule := range todo {
 		id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
 		if errors.Is(err, journal.ErrTaskFinished) {
@@ -196,7 +214,7 @@ func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
 		if err != nil {
 			return fmt.Errorf("batch: %w", err)
 		}
-		out := worker.Outcome{Rule: rule.ID, Status: nightshift.RuleUnreachable, Reason: reason}
+		out := worker.Outcome{Rule: rule.ID, Status: status, Reason: reason}
 		o := journal.Outcome{Status: out.Status, Reason: reason, Detail: out}
 		if err := h.journal().FinishTask(ctx, id, o); err != nil {
 			return fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
@@ -291,7 +309,7 @@ func (t hostTarget) Run(ctx context.Context, command string) (nightshift.Exec, e
 	if h.jerr != nil {
 		return nightshift.Exec{ExitCode: -1}, h.jerr
 	}
-	ex, err := h.raw.Run(ctx, command)
+	ex, err := h.exec.Run(ctx, command)
 	h.noteErr(ctx, err)
 	res := journal.CommandResult{Action: nightshift.ActionOf(ex, err), Exec: ex, Error: errString(err)}
 	h.record(func(ctx context.Context) error { return h.journal().FinishCommand(ctx, p, res) })

@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -162,17 +163,23 @@ func (j *Journal) Task(ctx context.Context, id TaskID) (Task, error) {
 }
 
 const commandColumns = `c.step_id, c.task_id, s.attempt, c.command, c.state, c.action, c.exit_code, c.signal, c.timed_out, c.canceled,
-	c.stdout, c.stderr, c.stdout_cut, c.stderr_cut, c.duration_ns, c.detail, c.error, s.at_ns, c.finished_ns`
+	c.stdout, c.stderr, c.stdout_cut, c.stderr_cut, c.duration_ns, c.detail, c.error, s.at_ns, c.finished_ns, c.evidence`
 
 func scanCommand(s interface{ Scan(...any) error }) (Command, error) {
 	var c Command
 	var dur int64
 	var started, finished sql.NullInt64
 	r := &c.Result
-	var action string
+	var action, evidence string
 	if err := s.Scan(&c.ID, &c.Task, &c.Attempt, &c.Command, &c.State, &action, &r.ExitCode, &r.Signal, &r.TimedOut, &r.Canceled,
-		&r.Stdout, &r.Stderr, &r.StdoutCut, &r.StderrCut, &dur, &c.Detail, &r.Error, &started, &finished); err != nil {
+		&r.Stdout, &r.Stderr, &r.StdoutCut, &r.StderrCut, &dur, &c.Detail, &r.Error, &started, &finished, &evidence); err != nil {
 		return Command{}, err
+	}
+	if evidence != "" {
+		r.Evidence = new(nightshift.Evidence)
+		if err := json.Unmarshal([]byte(evidence), r.Evidence); err != nil {
+			return Command{}, fmt.Errorf("command %d: evidence: %w", c.ID, err)
+		}
 	}
 	r.Duration, c.Started, c.Finished = time.Duration(dur), fromNanos(started), fromNanos(finished)
 	if c.State == CommandStarted {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/nightshift-dev/nightshift"
 
@@ -252,19 +254,27 @@ func (j *Journal) FinishCommand(ctx context.Context, p PendingCommand, r Command
 	case nightshift.ActionNone:
 		r.Action = nightshift.ActionRan
 	case nightshift.ActionRan, nightshift.ActionTimedOut, nightshift.ActionUnknown:
-	case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
+	case nightshift.ActionBlocked:
+		if r.Evidence == nil {
+			return fmt.Errorf("finish command %d: action %s without sandbox evidence is not one of a command that ran", p.id, r.Action)
+		}
+	case nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
 		return fmt.Errorf("finish command %d: action %s is not one of a command that ran", p.id, r.Action)
 	default:
 		return fmt.Errorf("finish command %d: action %w", p.id, badValue(r.Action))
 	}
 	stdout, outCut := capText(r.Stdout, j.cfg.OutputCap)
 	stderr, errCut := capText(r.Stderr, j.cfg.OutputCap)
+	evidence, err := evidenceJSON(r.Evidence, j.cfg.OutputCap*8)
+	if err != nil {
+		return fmt.Errorf("finish command %d: %w", p.id, err)
+	}
 	return j.write(ctx, fmt.Sprintf("finish command %d", p.id), func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE commands SET state = 'finished', action = ?, exit_code = ?, signal = ?, timed_out = ?,
-			canceled = ?, stdout = ?, stderr = ?, stdout_cut = ?, stderr_cut = ?, duration_ns = ?, error = ?, finished_ns = ?
+			canceled = ?, stdout = ?, stderr = ?, stdout_cut = ?, stderr_cut = ?, duration_ns = ?, error = ?, finished_ns = ?, evidence = ?
 			WHERE step_id = ? AND task_id = ? AND state = 'started'`,
 			r.Action.String(), r.ExitCode, r.Signal, r.TimedOut, r.Canceled, stdout, stderr, r.StdoutCut+outCut, r.StderrCut+errCut,
-			int64(r.Duration), r.Error, j.now(), p.id, p.task)
+			int64(r.Duration), r.Error, j.now(), evidence, p.id, p.task)
 		if err != nil {
 			return err
 		}
@@ -440,4 +450,37 @@ func parseAttemptCheck(a *AttemptEnd, text string) error {
 		return nil
 	}
 	return a.Check.UnmarshalText([]byte(text))
+}
+
+// evidenceJSON encodes a command's sandbox evidence, dropping diffs (the
+// largest first; their hashes stay) until it fits in limit bytes; "" for
+// none.
+func evidenceJSON(ev *nightshift.Evidence, limit int) (string, error) {
+	if ev == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return "", err
+	}
+	if limit <= 0 || len(b) <= limit {
+		return string(b), nil
+	}
+	cp := *ev
+	cp.Effects.Changes = slices.Clone(ev.Effects.Changes)
+	idx := make([]int, len(cp.Effects.Changes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return len(cp.Effects.Changes[b].Diff) - len(cp.Effects.Changes[a].Diff) })
+	for _, i := range idx {
+		if cp.Effects.Changes[i].Diff == "" {
+			break
+		}
+		cp.Effects.Changes[i].Diff = "[diff dropped: the journal keeps at most " + strconv.Itoa(limit) + " bytes of evidence per command]"
+		if b, err = json.Marshal(cp); err != nil || len(b) <= limit {
+			return string(b), err
+		}
+	}
+	return string(b), nil
 }

@@ -162,7 +162,18 @@ SELECT t.run_id AS run, t.id AS task, t.rule, t.host, t.status, t.attempts,
 	t.reason
 FROM tasks t;
 `,
+	// 3: what each command did in the recording sandbox and what became of
+	// it (nightshift.Evidence as JSON; '' without a sandbox), and the
+	// committed sandbox trials of a run, for worker undo.
+	`
+ALTER TABLE commands ADD COLUMN evidence TEXT NOT NULL DEFAULT '';
+CREATE VIEW trials AS
+SELECT s.run_id AS run, c.task_id AS task, t.rule, t.host, s.attempt, c.step_id AS command_id,
+	json_extract(c.evidence, '$.trial') AS trial, json_extract(c.evidence, '$.verdict') AS verdict, c.command
+FROM commands c JOIN steps s ON s.id = c.step_id JOIN tasks t ON t.id = c.task_id
+WHERE c.evidence <> '';
+`,
 }
 
 // SchemaVersion is the journal schema this package writes (len(migrations)).
-const SchemaVersion = 2
+const SchemaVersion = 3

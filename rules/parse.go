@@ -7,6 +7,7 @@ import (
 	"github.com/nightshift-dev/nightshift/safety"
 	"io"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -37,7 +38,7 @@ const (
 var idPattern = regexp.MustCompile(`^[a-z0-9_.-]+$`)
 
 // ruleFields are the fields a rule may have, in documentation order.
-var ruleFields = []string{"id", "title", "description", "check", "banned", "hints", "max_attempts"}
+var ruleFields = []string{"id", "title", "description", "check", "banned", "hints", "max_attempts", "paths"}
 
 // Load reads rules from a YAML file, or from every *.yaml and *.yml file
 // directly inside a directory (in name order; subdirectories and dotfiles
@@ -332,6 +333,8 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 			r.Banned = p.banned(val, field)
 		case "max_attempts":
 			r.MaxAttempts = p.maxAttempts(val, field)
+		case "paths":
+			r.Paths = p.paths(val, field)
 		default:
 			p.errorf(key, field, "unknown field%s (a rule has %s)", suggest(key.Value, ruleFields), strings.Join(ruleFields, ", "))
 		}
@@ -415,6 +418,39 @@ func (p *parser) banned(n *yaml.Node, field string) []string {
 			continue
 		}
 		out = append(out, item.Value)
+	}
+	return out
+}
+
+// MaxPaths bounds the paths one rule declares.
+const MaxPaths = 256
+
+// paths reads a rule's declared scope: absolute paths, cleaned.
+func (p *parser) paths(n *yaml.Node, field string) []string {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, field, "must be a list of absolute paths, not %s", describe(n))
+		return nil
+	}
+	if len(n.Content) > MaxPaths {
+		p.errorf(n, field, "more than %d paths", MaxPaths)
+		return nil
+	}
+	var out []string
+	for j, item := range n.Content {
+		item = resolve(item)
+		f := field + "[" + strconv.Itoa(j) + "]"
+		if item.Kind != yaml.ScalarNode || isNull(item) {
+			p.errorf(item, f, "must be an absolute path, not %s", describe(item))
+			continue
+		}
+		if !strings.HasPrefix(item.Value, "/") || strings.ContainsAny(item.Value, "\x00\n") {
+			p.errorf(item, f, "must be an absolute path (starting with /), not %q", item.Value)
+			continue
+		}
+		out = append(out, pathpkg.Clean(item.Value))
 	}
 	return out
 }

@@ -28,6 +28,11 @@ type Rule struct {
 	Hints string
 	// MaxAttempts bounds the worker's attempts; 0 means the worker's default.
 	MaxAttempts int
+	// Paths are the files and directory trees the rule's fix may change
+	// (its scope): with the recording sandbox, a command that changes more
+	// than a few paths outside them is refused (safety.EffectsPolicy.Scope).
+	// Empty: no declared scope, a looser bound applies.
+	Paths []string
 	// Pos is where the rule is defined.
 	Pos Position
 }
@@ -63,6 +68,7 @@ func (r Rule) BanList(base *safety.BanList) (*safety.BanList, error) {
 
 func (r Rule) clone() Rule {
 	r.Banned = slices.Clone(r.Banned)
+	r.Paths = slices.Clone(r.Paths)
 	return r
 }
 

@@ -61,6 +61,9 @@ type Event struct {
 	// Classes are the error classes distill.ClassifyError found in the
 	// output of a command that ran (or timed out, or was lost).
 	Classes []string `json:"classes,omitempty"`
+	// Evidence is what the command did in the recording sandbox and what
+	// became of it (committed, refused, …); nil without a sandbox.
+	Evidence *nightshift.Evidence `json:"evidence,omitempty"`
 
 	// EventCheck and EventAttempt: the check's status; on EventAttempt the
 	// re-check after its commands, CheckNotRun when none ran or the model

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -15,6 +16,7 @@ import (
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/sandbox"
 )
 
 // maxContextRetries bounds how often one attempt's model call is retried
@@ -28,7 +30,10 @@ const maxContextRetries = 3
 // prompt fits, ctx.Err() when interrupted.
 func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error) {
 	start := time.Now()
-	out = Outcome{Rule: r.ID}
+	out = Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}
+	if w.cfg.Sandboxed {
+		ctx = sandbox.WithScope(ctx, r.Paths)
+	}
 	var facts *HostFacts
 	defer func() {
 		out.Duration = time.Since(start)
@@ -311,7 +316,13 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 // apply runs one ssh_apply call unless the ban list or the repeat rule stops
 // it. It reports whether the command ran.
 func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *Outcome) (bool, error) {
-	if ban, hit := bans.Match(c.command); hit {
+	ban, hit := bans.Match(c.command)
+	if hit && w.cfg.Sandboxed && !certain(ban) {
+		// The text cannot be analysed: the sandbox judges what it does.
+		w.log().Info("static check cannot analyse the command; the sandbox judges its effects", "rule", rule, "attempt", attempt, "why", ban.Reason)
+		hit = false
+	}
+	if hit {
 		out.Blocked++
 		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)
 		w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
@@ -350,11 +361,42 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	}
 	action := nightshift.ActionOf(ex, err)
 	w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code,
-		Classes: classes(ex, err), Error: errString(err)})
+		Classes: classes(ex, err), Error: errString(err), Evidence: ex.Evidence})
+	if ev := ex.Evidence; ev != nil && action == nightshift.ActionBlocked {
+		out.Blocked++
+		w.log().Warn("command's effects refused", "rule", rule, "attempt", attempt, "verdict", ev.Verdict.String(), "reasons", strings.Join(ev.Reasons, "; "))
+		if err := mem.AddToolResult(c.id, formatRefused(ex), stepOf(c, ex, nil)); err != nil {
+			return false, err
+		}
+		return false, mem.AddFeedback(memory.FeedbackBlocked,
+			"Nothing was applied: "+strings.Join(ev.Reasons, "; ")+". Reach the rule's goal with a change that does not do that.")
+	}
 	if err := mem.AddToolResult(c.id, formatExec(ex, err), stepOf(c, ex, err)); err != nil {
 		return false, err
 	}
 	return err == nil, nil
+}
+
+// certain reports whether a static ban is certain: the text fully shows
+// the harm. The rest (the command cannot be analysed, or a value it uses
+// is only known when it runs) is for the sandbox to judge by its effects.
+func certain(b safety.Ban) bool { return b.Entry != "unanalysable" }
+
+// formatRefused tells the model what a command would have done and why
+// none of it was applied.
+func formatRefused(ex nightshift.Exec) string {
+	ev := ex.Evidence
+	var b strings.Builder
+	fmt.Fprintf(&b, "REFUSED: the command ran in a throwaway sandbox and none of its effects were applied to the host.\nWhy: %s.\n",
+		strings.Join(ev.Reasons, "; "))
+	if !ev.Effects.Empty() {
+		fmt.Fprintf(&b, "In the sandbox it %s.\n", ev.Effects.Summary(600))
+	}
+	if ex.ExitCode >= 0 {
+		b.WriteString("What it printed there:\n")
+		b.WriteString(formatExec(ex, nil))
+	}
+	return b.String()
 }
 
 func errString(err error) string {

@@ -55,6 +55,22 @@ type Config struct {
 	// command is the probe.
 	Probe nightshift.Runner
 
+	// Checks runs the rules' checks. Nil means Target. Callers whose
+	// Target runs commands through the recording sandbox (Sandboxed) give
+	// the checks the plain runner: a check is read-only and must see the
+	// host as it is.
+	Checks nightshift.Runner
+	// Sandboxed says that Target runs every command first in the
+	// recording sandbox and applies only effects its judge allows (a
+	// *sandbox.Runner underneath). Commands the static check cannot
+	// analyse then go to Target instead of being refused; what the static
+	// check finds certainly harmful is still refused before it runs.
+	// Target is given each rule's declared paths (sandbox.WithScope).
+	Sandboxed bool
+	// Fallback, when set, says that no sandbox runs on this host and why
+	// (--sandbox auto): it is reported with every rule's outcome.
+	Fallback string
+
 	// Bans is the ban list; nil means safety.DefaultBanList(). A rule's own
 	// patterns are added to it for that rule.
 	Bans *safety.BanList
@@ -137,6 +153,9 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Probe == nil {
 		cfg.Probe = cfg.Target
 	}
+	if cfg.Checks == nil {
+		cfg.Checks = cfg.Target
+	}
 	if cfg.Bans == nil {
 		cfg.Bans = safety.DefaultBanList()
 	}
@@ -179,6 +198,9 @@ type Outcome struct {
 	// served.
 	PromptTokens int `json:"prompt_tokens"`
 	CachedTokens int `json:"cached_tokens"`
+	// Fallback is set when no recording sandbox ran on the host: why
+	// (Config.Fallback).
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // CacheShare returns the share of prompt tokens the server's prefix cache
@@ -206,7 +228,7 @@ func (w *Worker) check(ctx context.Context, r rules.Rule) (rules.CheckResult, er
 	if r.Check == nil {
 		return rules.CheckResult{}, fmt.Errorf("rule %s has no check", r.ID)
 	}
-	return r.Check.Evaluate(ctx, w.cfg.Target)
+	return r.Check.Evaluate(ctx, w.cfg.Checks)
 }
 
 // stepOf turns an execution into distiller facts.
@@ -252,6 +274,32 @@ func formatExec(ex nightshift.Exec, err error) string {
 	}
 	if ex.Stdout == "" && ex.Stderr == "" {
 		b.WriteString("(no output)\n")
+	}
+	if ev := ex.Evidence; ev != nil && ev.Verdict == nightshift.VerdictCommitted {
+		b.WriteString(appliedText(ev.Effects))
+	}
+	return b.String()
+}
+
+// appliedText says what a committed command changed on the host and how
+// its recorded actions ended.
+func appliedText(e nightshift.Effects) string {
+	var b strings.Builder
+	files := nightshift.Effects{Changes: e.Changes}
+	if len(e.Changes) == 0 {
+		b.WriteString("It changed no file on the host.\n")
+	} else {
+		fmt.Fprintf(&b, "Applied to the host (judged in a sandbox first): %s.\n", files.Summary(800))
+	}
+	for _, a := range e.Actions {
+		switch {
+		case a.Exit == nil:
+			fmt.Fprintf(&b, "Not run: %s.\n", a.String())
+		case *a.Exit == 0:
+			fmt.Fprintf(&b, "Ran: %s (exit 0).\n", a.String())
+		default:
+			fmt.Fprintf(&b, "Ran: %s (exit %d): %s\n", a.String(), *a.Exit, strings.TrimSpace(a.Output))
+		}
 	}
 	return b.String()
 }

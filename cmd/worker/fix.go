@@ -82,6 +82,7 @@ type fixFlags struct {
 	jsonOut        bool
 	retryDeadline  time.Duration
 	commandTimeout time.Duration
+	sandbox        sandboxMode
 	verbose        bool
 	backendName    string
 	verifyCount    bool
@@ -129,6 +130,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per event on stdout")
 	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run gives up (0: no retries)")
 	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
+	fs.Var(&f.sandbox, "sandbox", sandboxUsage)
 	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &f.backendName, &f.verifyCount, &f.distiller)
 	setUsage(fs, fixUsage, fixExamples, fixGroups)
@@ -284,8 +286,12 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	sb, err := hostSandbox(ctx, f.sandbox, f.host, ssh, loginOf(dest.User), dest.Port, f.commandTimeout)
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(worker.Config{
-		Model: model, ModelName: ms.served.ID, Target: ssh,
+		Model: model, ModelName: ms.served.ID, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
 		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 		Distiller: distiller,

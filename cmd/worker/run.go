@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
@@ -99,6 +100,7 @@ type runMeta struct {
 	KnownHosts       string        `json:"known_hosts,omitempty"`
 	AcceptNew        bool          `json:"accept_new_host_key,omitempty"`
 	CommandTimeout   time.Duration `json:"command_timeout_ns"`
+	Sandbox          sandboxMode   `json:"sandbox,omitempty"`
 	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
 	ParallelHosts    int           `json:"parallel_hosts"`
 	ModelConcurrency int           `json:"model_concurrency"`
@@ -146,6 +148,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
 	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
+	fs.Var(&m.Sandbox, "sandbox", sandboxUsage)
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
 	addRunFlags(fs, m)
@@ -286,6 +289,9 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
 			RetryDeadline: workerDeadline(m.RetryDeadline), Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
+		Sandbox: func(ctx context.Context, h inventory.Host, conn nightshift.Runner) (batch.SandboxSetup, error) {
+			return hostSandbox(ctx, m.Sandbox, h.Name, conn, loginOf(h.User), h.Port, m.CommandTimeout)
+		},
 	}
 	obs.configure(&bcfg)
 	r, err := batch.New(bcfg)

@@ -1,4 +1,4 @@
--- schema version 2, application_id 0x4e534a4c
+-- schema version 3, application_id 0x4e534a4c
 
 -- index commands_one_started
 CREATE UNIQUE INDEX commands_one_started ON commands(task_id) WHERE state = 'started';
@@ -46,7 +46,7 @@ CREATE TABLE commands (
 	detail      TEXT    NOT NULL DEFAULT '',
 	error       TEXT    NOT NULL DEFAULT '',
 	finished_ns INTEGER
-);
+, evidence TEXT NOT NULL DEFAULT '');
 
 -- table distillations
 CREATE TABLE distillations (
@@ -165,3 +165,10 @@ SELECT t.run_id AS run, t.id AS task, t.rule, t.host, t.status, t.attempts,
 	round((coalesce(t.ended_ns, (SELECT max(s.at_ns) FROM steps s WHERE s.task_id = t.id), t.started_ns) - t.started_ns) / 1e9, 3) AS seconds,
 	t.reason
 FROM tasks t;
+
+-- view trials
+CREATE VIEW trials AS
+SELECT s.run_id AS run, c.task_id AS task, t.rule, t.host, s.attempt, c.step_id AS command_id,
+	json_extract(c.evidence, '$.trial') AS trial, json_extract(c.evidence, '$.verdict') AS verdict, c.command
+FROM commands c JOIN steps s ON s.id = c.step_id JOIN tasks t ON t.id = c.task_id
+WHERE c.evidence <> '';
