@@ -114,11 +114,14 @@ func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t
 		return fmt.Errorf("batch: report: task %d (%s on %s): recorded outcome: %w", t.ID, t.Rule, t.Host, err)
 	}
 	c.End(t.Rule, t.Host, t.Status, t.Reason, out.Duration)
+	if out.Fallback != "" {
+		c.Fallback(t.Rule, t.Host, out.Fallback)
+	}
 	return nil
 }
 
 func reportCommand(cmd journal.Command, outputCap int) report.Command {
-	rc := report.Command{Command: cmd.Command, Action: cmd.Result.Action.String(), Detail: cmd.Detail}
+	rc := report.Command{Command: cmd.Command, Action: cmd.Result.Action.String(), Detail: cmd.Detail, Evidence: cmd.Result.Evidence}
 	switch cmd.State {
 	case journal.CommandFinished:
 		if !cmd.Result.TimedOut && cmd.Result.Error == "" {

@@ -161,6 +161,7 @@ func (h *hostRun) Observe(e worker.Event) {
 				rc.Action, rc.ExitCode, rc.Detail = nightshift.ActionUnknown.String(), nil, "outcome unknown: the worker stopped while the command ran"
 			}
 		}
+		rc.Evidence = e.Evidence
 		t.Commands = append(t.Commands, Command{Attempt: max(e.Attempt, 1), Command: rc})
 	case worker.EventCheck:
 		if e.Attempt > 0 && len(t.Commands) > 0 {

@@ -105,6 +105,14 @@ func (c *Collector) End(rule, host string, outcome nightshift.RuleStatus, reason
 	r.Outcome, r.Reason, r.Duration = outcome, reason, d
 }
 
+// Fallback records that no recording sandbox judged rule's commands on
+// host, and why.
+func (c *Collector) Fallback(rule, host, why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.result(rule, host).Fallback = why
+}
+
 // Run returns a copy of the run so far, finished at finished. A result
 // that has not ended has no outcome (RuleNone), which Validate rejects: mark
 // it (End with nightshift.RuleInterrupted) before writing reports of a stopped run.

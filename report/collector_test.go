@@ -27,6 +27,9 @@ func TestCollectorRebuildsRun(t *testing.T) {
 			c.Attempt(r.Rule, r.Host, a.Number, a.PromptTokens, a.Limit, a.Check)
 		}
 		c.End(r.Rule, r.Host, r.Outcome, r.Reason, r.Duration)
+		if r.Fallback != "" {
+			c.Fallback(r.Rule, r.Host, r.Fallback)
+		}
 	}
 	got := c.Run(want.Finished)
 	// The unreachable result was never started, so it has no title.

@@ -160,6 +160,9 @@ func transcript(r TaskResult) string {
 		fmt.Fprintf(&b, " (%s)", r.Reason)
 	}
 	b.WriteByte('\n')
+	if r.Fallback != "" {
+		fmt.Fprintf(&b, "NO SANDBOX: %s\n", r.Fallback)
+	}
 	for _, a := range r.Attempts {
 		fmt.Fprintf(&b, "attempt %d: prompt %d of %d tokens", a.Number, a.PromptTokens, a.Limit)
 		if a.Check != "" {
@@ -182,6 +185,13 @@ func transcript(r TaskResult) string {
 				for _, line := range strings.Split(textcut.Head(out, maxOutput), "\n") {
 					fmt.Fprintf(&b, "    | %s\n", line)
 				}
+			}
+			if ev := c.Evidence; ev != nil {
+				fmt.Fprintf(&b, "    sandbox: %s", ev.Verdict)
+				for _, why := range ev.Reasons {
+					fmt.Fprintf(&b, "; %s", why)
+				}
+				fmt.Fprintf(&b, "\n    effects: %s\n", ev.Effects.Summary(maxOutput))
 			}
 		}
 	}

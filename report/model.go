@@ -35,6 +35,9 @@ type TaskResult struct {
 	// served (0 when the server does not report them).
 	UsagePromptTokens int `json:"usage_prompt_tokens,omitempty"`
 	CachedTokens      int `json:"cached_tokens,omitempty"`
+	// Fallback is set when no recording sandbox judged this host's
+	// commands: why, and what judged them instead.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // Attempt is one model call and what came of it.
@@ -54,6 +57,9 @@ type Command struct {
 	Check    string `json:"check,omitempty"`     // the rule's check after the command: pass, fail, error, notapplicable
 	Output   string `json:"output,omitempty"`    // capped output, as recorded
 	Detail   string `json:"detail,omitempty"`    // why it was blocked, or an error
+	// Evidence is what the command did in the recording sandbox and what
+	// became of it (committed, refused with reasons, …); nil without one.
+	Evidence *nightshift.Evidence `json:"evidence,omitempty"`
 }
 
 // Validate reports the first problem that would make a report wrong: a

@@ -33,7 +33,7 @@ qdbus dbus-monitor hostnamectl timedatectl localectl loginctl machinectl network
 resolvectl nmcli systemd-run"
 
 # Capabilities the command never has.
-DROPCAPS=-sys_boot,-sys_module,-mknod,-sys_admin,-sys_ptrace,-net_admin,-sys_rawio,-sys_time,-sys_chroot,-mac_admin,-mac_override,-audit_control,-syslog,-sys_pacct,-wake_alarm,-block_suspend,-bpf,-perfmon,-linux_immutable,-sys_resource,-lease,-sys_tty_config
+DROPCAPS=-dac_read_search,-checkpoint_restore,-sys_boot,-sys_module,-mknod,-sys_admin,-sys_ptrace,-net_admin,-sys_rawio,-sys_time,-sys_chroot,-mac_admin,-mac_override,-audit_control,-syslog,-sys_pacct,-wake_alarm,-block_suspend,-bpf,-perfmon,-linux_immutable,-sys_resource,-lease,-sys_tty_config
 
 die() {
 	echo "nightshift-sandbox: $*" >&2

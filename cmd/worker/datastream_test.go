@@ -221,7 +221,9 @@ func startDebian(t *testing.T) (*debtarget.Target, *sshexec.Client) {
 	testenv.NeedRoot(t, "the disposable Debian target (namespaces, chroot)")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := debtarget.Start(ctx, debtarget.Options{})
+	// Sandbox: the target keeps the capabilities a host's root has, so the
+	// CLI's default --sandbox required runs every command there first.
+	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target (the root is built once and cached): %v", err)
 	}

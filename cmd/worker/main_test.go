@@ -202,7 +202,7 @@ func TestFixEndToEnd(t *testing.T) {
 	}
 	defer stop()
 	host := fmt.Sprintf("%s@%s", target.User, target.Addr)
-	code, out, errOut := cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host,
+	code, out, errOut := cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host, "--sandbox", "off",
 		"--identity", target.IdentityFile, "--known-hosts", target.KnownHostsFile, "--base-url", url+"/v1", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -219,7 +219,7 @@ func TestFixEndToEnd(t *testing.T) {
 
 	// Already compliant now: exit 0 with no model call.
 	before := len(srv.Stats().Completions())
-	code, out, _ = cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host,
+	code, out, _ = cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host, "--sandbox", "off",
 		"--identity", target.IdentityFile, "--known-hosts", target.KnownHostsFile, "--base-url", url+"/v1")
 	if code != exitOK || len(srv.Stats().Completions()) != before || !strings.Contains(out, "compliant") {
 		t.Fatalf("second run: exit %d, %d model calls, output:\n%s", code, len(srv.Stats().Completions())-before, out)
@@ -229,14 +229,14 @@ func TestFixEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "empty_known_hosts"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut = cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host,
+	code, _, errOut = cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host, "--sandbox", "off",
 		"--identity", target.IdentityFile, "--known-hosts", filepath.Join(dir, "empty_known_hosts"), "--base-url", url+"/v1")
 	if code != exitUsage || !strings.Contains(strings.ToLower(errOut), "host key") {
 		t.Fatalf("unknown host key: exit %d, stderr %q", code, errOut)
 	}
 
 	// A model server that is not there: exit 3.
-	code, _, errOut = cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host,
+	code, _, errOut = cli(t, "", "--rules", rulesFile, "--rule", "sshd_disable_root_login", "--host", host, "--sandbox", "off",
 		"--identity", target.IdentityFile, "--known-hosts", target.KnownHostsFile, "--base-url", "http://127.0.0.1:1/v1",
 		"--retry-deadline", "1s")
 	if code != exitUnreachable {

@@ -97,7 +97,7 @@ func TestVerifyCount(t *testing.T) {
 	}
 	host := fmt.Sprintf("root@127.0.0.1:%d", f.hosts[0].Port)
 	fixArgs := func(url, rule string) []string {
-		return []string{"--rules", f.rules, "--rule", rule, "--host", host, "--identity", f.key,
+		return []string{"--rules", f.rules, "--rule", rule, "--host", host, "--sandbox", "off", "--identity", f.key,
 			"--known-hosts", f.knownHosts, "--base-url", url, "--retry-deadline", "5s", "--verify-count"}
 	}
 

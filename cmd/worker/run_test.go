@@ -90,7 +90,7 @@ func newBatchFixture(t *testing.T, nHosts, neverAttempts int) *batchFixture {
 }
 
 func (f *batchFixture) runArgs(journal string, extra ...string) []string {
-	return append([]string{"run", "--rules", f.rules, "--inventory", f.inventory, "--journal", journal,
+	return append([]string{"run", "--rules", f.rules, "--inventory", f.inventory, "--journal", journal, "--sandbox", "off",
 		"--identity", f.key, "--known-hosts", f.knownHosts, "--base-url", f.baseURL, "--retry-deadline", "5s"}, extra...)
 }
 

@@ -272,10 +272,14 @@ func freePort() (int, error) {
 
 // droppedCaps leave the target unable to mount (and so to make /proc/sys or
 // /sys writable), load modules, reboot, set the clock, reach raw devices,
-// create device nodes, trace host processes or change the network.
+// create device nodes, trace host processes, open files by handle or change
+// the network.
 var droppedCaps = []string{"sys_admin", "sys_module", "sys_boot", "sys_time", "sys_rawio", "mknod",
 	"sys_ptrace", "net_admin", "mac_admin", "mac_override", "audit_control", "syslog", "sys_pacct",
-	"wake_alarm", "block_suspend", "bpf", "perfmon", "linux_immutable"}
+	"wake_alarm", "block_suspend", "bpf", "perfmon", "linux_immutable",
+	// open_by_handle_at reaches any inode of a file system the target
+	// shares with this machine (its root's, devtmpfs behind /dev/null).
+	"dac_read_search"}
 
 // setupScript runs as PID 1 of the new namespaces before it becomes the
 // control sshd: a private /proc, read-only /proc/sys and /sys, a minimal
