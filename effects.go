@@ -196,6 +196,9 @@ type Evidence struct {
 	// Reasons say why the effects were refused, or why the commit did not
 	// happen.
 	Reasons []string `json:"reasons,omitempty"`
+	// Lockout is set when a reason is that the effects would lock the
+	// worker's own login out (now or at sshd's next restart).
+	Lockout bool `json:"lockout,omitempty"`
 	// Fallback is set when no sandbox ran: why, and what judged instead.
 	Fallback string `json:"fallback,omitempty"`
 }

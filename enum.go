@@ -142,14 +142,20 @@ const (
 	RuleInterrupted
 	// RuleNotApplicable: the check says the rule does not apply to the host.
 	RuleNotApplicable
+	// RuleNeedsAccessChange: the rule was not fixed because the changes
+	// that fix it would lock the worker's own login out (for example
+	// PermitRootLogin no for a worker logging in as root); the reason names
+	// the change. It needs another login (a non-root user with sudo) or a
+	// change a person makes.
+	RuleNeedsAccessChange
 )
 
-var ruleNames = []string{"", "fixed", "compliant", "not_fixed", "gave_up", "check_error", "failed", "unreachable", "interrupted", "notapplicable"}
+var ruleNames = []string{"", "fixed", "compliant", "not_fixed", "gave_up", "check_error", "failed", "unreachable", "interrupted", "notapplicable", "needs_access_change"}
 
 // RuleStatuses returns every rule outcome (not RuleNone), in the order
 // reports list them.
 func RuleStatuses() []RuleStatus {
-	return []RuleStatus{RuleFixed, RuleCompliant, RuleNotFixed, RuleGaveUp, RuleCheckError, RuleFailed, RuleUnreachable, RuleInterrupted, RuleNotApplicable}
+	return []RuleStatus{RuleFixed, RuleCompliant, RuleNotFixed, RuleNeedsAccessChange, RuleGaveUp, RuleCheckError, RuleFailed, RuleUnreachable, RuleInterrupted, RuleNotApplicable}
 }
 
 // String returns the outcome's text form ("fixed", "not_fixed"…; "" for RuleNone).
@@ -172,7 +178,9 @@ func (s RuleStatus) Passed() bool { return s == RuleFixed || s == RuleCompliant 
 
 // IsFailure reports whether the rule is known not to comply at the end (a
 // JUnit failure).
-func (s RuleStatus) IsFailure() bool { return s == RuleNotFixed || s == RuleGaveUp }
+func (s RuleStatus) IsFailure() bool {
+	return s == RuleNotFixed || s == RuleGaveUp || s == RuleNeedsAccessChange
+}
 
 // IsError reports whether it is unknown if the rule complies (a JUnit error).
 func (s RuleStatus) IsError() bool {

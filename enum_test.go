@@ -108,7 +108,7 @@ func TestRuleStatusClasses(t *testing.T) {
 		}
 		assert.Equal(t, 1, n, "%s is in exactly one of passed, failure, error", s)
 	}
-	assert.Len(t, nightshift.RuleStatuses(), 9)
+	assert.Len(t, nightshift.RuleStatuses(), 10)
 }
 
 func TestExec(t *testing.T) {

@@ -174,7 +174,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		if c.After.Kind == nightshift.FileDevice && c.Change != nightshift.ChangeDeleted {
 			add("device", "would create the device node %s", c.Path)
 		}
-		if c.Change == nightshift.ChangeCreated && c.After.Kind == nightshift.FileRegular && c.After.Mode&0o6000 != 0 && system {
+		if c.Change == nightshift.ChangeCreated && c.After.Kind == nightshift.FileRegular && c.After.Mode&0o6000 != 0 && system && !owned[c.Path] {
 			add("perms-system", "would create the setuid/setgid program %s (%04o)", c.Path, c.After.Mode)
 		}
 		if _, ok := underAny(c.Path, scratch); !ok && !owned[c.Path] && !inScope(c.Path, pol.Scope) {
@@ -283,7 +283,10 @@ func describeDelete(c nightshift.FileChange, crit string) string {
 }
 
 // dpkgOwned is the set of paths the package manager's own lists (new or
-// changed /var/lib/dpkg/info/*.list files) say it installed.
+// changed /var/lib/dpkg/info/*.list files) say it installed. These records
+// are written by the same command: a command that forges them can pass its
+// files off as a package's (they are then bounded by the other rules, not
+// by the scope and the setuid-creation rule).
 func dpkgOwned(e nightshift.Effects) map[string]bool {
 	owned := map[string]bool{}
 	for _, c := range e.Changes {

@@ -122,6 +122,10 @@ func TestJudgeEffects(t *testing.T) {
 		{"300 new files outside scope", changes(many(300, "/usr/lib/x")...), EffectsPolicy{Scope: []string{"/etc/sysctl.d"}}, "scope", "300 paths"},
 		{"30 new files outside a declared scope", changes(many(30, "/etc/x")...), EffectsPolicy{Scope: []string{"/etc/sysctl.d"}}, "scope", "outside the rule's paths"},
 		{"30 new files inside the scope", changes(many(30, "/etc/sysctl.d")...), EffectsPolicy{Scope: []string{"/etc/sysctl.d"}}, "", ""},
+		{"a new setuid program", changes(nightshift.FileChange{Path: "/usr/local/bin/rootsh", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o4755}}), EffectsPolicy{}, "perms-system", "setuid"},
+		{"a package's setuid program", changes(nightshift.FileChange{Path: "/usr/bin/sudo", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o4755}}, file("/var/lib/dpkg/info/sudo.list", nightshift.ChangeCreated, 0, 0o644, "+/usr/bin/sudo\n")), EffectsPolicy{}, "", ""},
 		{"scratch and caches", changes(append(many(300, "/var/cache/apt/archives"), many(10, "/etc/aide")...)...), EffectsPolicy{}, "", ""},
 		{"a package's files", changes(append(many(300, "/usr/share/aide"), file("/var/lib/dpkg/info/aide.list", nightshift.ChangeCreated, 0, 0o644,
 			func() string {

@@ -73,6 +73,7 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		reasons := make([]string, len(refs))
 		for i, rf := range refs {
 			reasons[i] = rf.Reason
+			ev.Lockout = ev.Lockout || rf.Entry == "lockout"
 		}
 		return discard(nightshift.VerdictRefused, reasons...)
 	}

@@ -128,6 +128,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		switch {
 		case gaveUp:
 			out.Status = nightshift.RuleGaveUp
+			out.needsAccess()
 			return out, nil
 		case status == nightshift.CheckPass:
 			out.Status = nightshift.RuleFixed
@@ -136,6 +137,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	}
 	out.Status = nightshift.RuleNotFixed
 	out.Reason = fmt.Sprintf("not fixed after %d attempts", maxAttempts)
+	out.needsAccess()
 	return out, nil
 }
 
@@ -364,6 +366,9 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		Classes: classes(ex, err), Error: errString(err), Evidence: ex.Evidence})
 	if ev := ex.Evidence; ev != nil && action == nightshift.ActionBlocked {
 		out.Blocked++
+		if ev.Lockout && out.lockout == "" {
+			out.lockout = strings.Join(ev.Reasons, "; ")
+		}
 		w.log().Warn("command's effects refused", "rule", rule, "attempt", attempt, "verdict", ev.Verdict.String(), "reasons", strings.Join(ev.Reasons, "; "))
 		if err := mem.AddToolResult(c.id, formatRefused(ex), stepOf(c, ex, nil)); err != nil {
 			return false, err

@@ -201,6 +201,19 @@ type Outcome struct {
 	// Fallback is set when no recording sandbox ran on the host: why
 	// (Config.Fallback).
 	Fallback string `json:"fallback,omitempty"`
+
+	lockout string // the first refusal that would have locked the worker out
+}
+
+// needsAccess turns an unfixed rule whose fixes were refused for locking
+// the worker's own login out into RuleNeedsAccessChange, naming the change.
+func (o *Outcome) needsAccess() {
+	if o.lockout == "" {
+		return
+	}
+	o.Status = nightshift.RuleNeedsAccessChange
+	o.Reason = "fixing it needs a change of the worker's access: a proposed fix " + o.lockout +
+		"; give the worker a login this rule does not lock out (a non-root user with sudo, see the README) or apply the change by hand"
 }
 
 // CacheShare returns the share of prompt tokens the server's prefix cache

@@ -196,8 +196,12 @@ const scapProfile = "xccdf_org.ssgproject.content_profile_anssi_bp28_high"
 // package_sudo_installed: Debian's sudoers has "Defaults env_reset", so
 // installing sudo makes it compliant before any attempt, and it must be
 // reported compliant, not fixed.
+// scapLockout's official fix (PermitRootLogin no) would lock out the
+// worker's own root login at sshd's next restart: the sandbox's judge
+// refuses it every time and the rule ends needs_access_change.
+const scapLockout = "sshd_disable_root_login"
+
 var scapFixed = []string{
-	"sshd_disable_root_login",
 	"file_permissions_sshd_config",
 	"accounts_tmout",
 	"accounts_umask_etc_login_defs",
@@ -301,7 +305,7 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	start := time.Now()
 	tg, c := startDebian(t)
 	all := append(append([]string{}, scapFixed...), "sudo_add_env_reset")
-	for id, res := range evaluate(t, c, scapProfile, all) {
+	for id, res := range evaluate(t, c, scapProfile, append(all, scapLockout)) {
 		if res.Status != nightshift.CheckFail {
 			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
 		}
@@ -311,7 +315,7 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
 		}
 	}
-	fixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapProfile, scapFixed)
+	fixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapProfile, append(append([]string{}, scapFixed...), scapLockout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +356,7 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 		"--identity", tg.IdentityFile, "--json"}, common...)
 	runStart := time.Now()
 	var ruleArgs []string
-	for _, id := range all {
+	for _, id := range append(append([]string{}, all...), scapLockout) {
 		ruleArgs = append(ruleArgs, "--rule", id)
 	}
 	code, out, errOut := cli(t, "", append(append([]string{}, args...), ruleArgs...)...)
@@ -370,6 +374,13 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	}
 	if r := sum["sudo_add_env_reset"]; r.Status != "compliant" || r.Attempts != 0 {
 		t.Errorf("sudo_add_env_reset: %+v; want compliant once sudo is installed, with no attempt", r)
+	}
+	if r := sum[scapLockout]; r.Status != "needs_access_change" || !strings.Contains(r.Reason, "PermitRootLogin no") {
+		t.Errorf("%s: %+v; want needs_access_change naming PermitRootLogin no", scapLockout, r)
+	}
+	// Every committed fix is reported with what it changed.
+	if !strings.Contains(out, `"verdict":"committed"`) || !strings.Contains(out, `"path":"/etc/ssh/sshd_config"`) {
+		t.Errorf("no committed sandbox evidence with sshd_config's change in the events")
 	}
 	// The fix text the model sent is what ran: a fixed rule's last command
 	// is SSG's fix, byte for byte.
