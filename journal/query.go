@@ -369,3 +369,44 @@ func (j *Journal) Prune(ctx context.Context, olderThan time.Duration) (int, erro
 	}
 	return int(n), nil
 }
+
+// Trial is one command of a run whose effects a recording sandbox
+// committed to a host (an evidence with a trial and the verdict
+// committed).
+type Trial struct {
+	Command CommandID
+	Task    TaskID
+	Rule    string
+	Host    string
+	Attempt int
+	// ID names the trial and its pre-images on the host.
+	ID string
+	// Undone is set once `worker undo` restored the trial's pre-images
+	// (an event named "undone" with {"trial": ID}).
+	Undone bool
+}
+
+// EventUndone is the event RecordEvent gets when a trial is undone.
+const EventUndone = "undone"
+
+// Trials returns the committed sandbox trials of run, in the order they
+// were committed.
+func (j *Journal) Trials(ctx context.Context, run RunID) ([]Trial, error) {
+	what := fmt.Sprintf("read the trials of run %d", run)
+	rows, err := j.r.QueryContext(ctx, `SELECT command_id, task, rule, host, attempt, trial,
+		EXISTS (SELECT 1 FROM events e WHERE e.name = ? AND json_extract(e.payload, '$.trial') = x.trial)
+		FROM trials x WHERE run = ? AND verdict = 'committed' AND coalesce(trial, '') <> '' ORDER BY command_id`, EventUndone, run)
+	if err != nil {
+		return nil, j.read(what, err)
+	}
+	defer rows.Close()
+	var out []Trial
+	for rows.Next() {
+		var t Trial
+		if err := rows.Scan(&t.Command, &t.Task, &t.Rule, &t.Host, &t.Attempt, &t.ID, &t.Undone); err != nil {
+			return nil, j.read(what, err)
+		}
+		out = append(out, t)
+	}
+	return out, j.read(what, rows.Err())
+}

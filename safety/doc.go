@@ -1,5 +1,33 @@
 // Package safety is Nightshift's security boundary: it decides, before a
-// command proposed by a model runs as root on a host, whether it may run.
+// command proposed by a model runs as root on a host, whether it may run,
+// and whether what it did may be applied.
+//
+// # Effects (the boundary)
+//
+// With the recording sandbox (package sandbox), every command runs first
+// in a throwaway copy-on-write view of the host, and JudgeEffects decides
+// from what it did there — files created, changed, deleted, their modes
+// and owners, device nodes, the recorded argv of programs that change the
+// running system, sshd's own view of a changed configuration — whether
+// any of it reaches the host. The ban table then applies to effects, not
+// to text: the many ways of writing a command that deletes /etc/ssh all
+// delete /etc/ssh. JudgeEffects documents what it refuses. What it
+// guarantees: no refused effect is applied, and no file change is applied
+// over a path the host changed in between. What it does not: effects
+// outside the file systems and the recorded programs (see package
+// sandbox), changes it does not list as harmful (it bounds bulk changes
+// outside a rule's declared paths, it does not understand every
+// configuration file), and package-manager bookkeeping a command forges.
+//
+// # Text (the pre-filter)
+//
+// BanList.Match stays as a fast pre-filter and as the source of hints that
+// tell the model what to write instead. With the sandbox, the worker
+// refuses only what Match finds certainly harmful; what Match cannot
+// analyse (entry "unanalysable") goes to the sandbox to be judged by its
+// effects instead of being refused: failing closed moves from the text to
+// the effects. Without a sandbox (--sandbox auto on a host where it cannot
+// run, or off), Match alone decides, failing closed as below.
 //
 // BanList.Match analyses the command with package shell — the bash parser
 // of mvdan.cc/sh/v3/syntax, bash dialect — the way bash would run it, and
@@ -47,8 +75,8 @@
 // are judged unknown — refused where they could name a protected path for
 // a destructive program (rm -r, recursive chmod), allowed elsewhere (a
 // redirection to "$file"); a command can still do harm the table does not
-// list. It is defence in depth against a confused or careless model, not a
-// sandbox: hosts must be disposable or otherwise protected.
+// list. On its own it is defence in depth against a confused or careless
+// model, not a sandbox.
 //
 // A BanList is immutable and safe for concurrent use; Match is a pure
 // function of its input, runs nothing and reads no file. The differential

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -361,7 +362,7 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	}
 	code, out, errOut := cli(t, "", append(append([]string{}, args...), ruleArgs...)...)
 	singleTime := time.Since(runStart)
-	if code != exitOK {
+	if code != exitNotFixed { // scapLockout needs an access change
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	sum := summary(t, out)
@@ -409,6 +410,7 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	for _, id := range scapBatch {
 		batchArgs = append(batchArgs, "--rule", id)
 	}
+	etcBefore := etcManifest(t, c)
 	batchStart := time.Now()
 	code, out, errOut = cli(t, "", batchArgs...)
 	batchTime := time.Since(batchStart)
@@ -452,6 +454,32 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 		t.Errorf("%d context-length rejections", len(rej))
 	}
 
+	// Undo: a file changed after the night stops it, naming the file, and
+	// nothing is restored; once the file is back as the night left it, the
+	// night's changes come out byte for byte and its rules fail again.
+	night := filepath.Join(dir, "night.db")
+	hostRun(t, c, "cp -p /etc/ssh/sshd_config /root/sshd_config.keep && echo '# changed after the night' >> /etc/ssh/sshd_config")
+	code, out, errOut = cli(t, "", "undo", night, "--run", "1")
+	if code != exitNotFixed || !strings.Contains(out, "refused") || !strings.Contains(out, "/etc/ssh/sshd_config") {
+		t.Errorf("undo after a later change: exit %d, want 1 naming /etc/ssh/sshd_config\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	hostRun(t, c, "mv -f /root/sshd_config.keep /etc/ssh/sshd_config")
+	code, out, errOut = cli(t, "", "undo", night, "--run", "1")
+	if code != exitOK || !strings.Contains(out, "undone") {
+		t.Errorf("undo: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if after := etcManifest(t, c); after != etcBefore {
+		t.Errorf("undo did not restore /etc byte for byte:\n%s", lineDiff(etcBefore, after))
+	}
+	for id, res := range evaluate(t, c, scapBatchProfile, scapBatch) {
+		if res.Status != nightshift.CheckFail {
+			t.Errorf("%s after undo: %s, want fail again", id, res.Status)
+		}
+	}
+	if code, out, _ = cli(t, "", "undo", night, "--run", "1"); code != exitOK || !strings.Contains(out, "nothing to undo") {
+		t.Errorf("second undo: exit %d: %s", code, out)
+	}
+
 	// Rules OpenSCAP cannot call fixed: no model call, exit 1, each named.
 	calls := len(srv.Stats().Completions())
 	code, out, errOut = cli(t, "", append(args, "--rule", "grub2_password", "--rule", "security_patches_up_to_date")...)
@@ -483,4 +511,46 @@ func controlAlive(t *testing.T, tg *debtarget.Target) {
 	if err != nil || strings.TrimSpace(r.Stdout) != "alive" {
 		t.Fatalf("control connection at the end: %q, %v", r.Stdout, err)
 	}
+}
+
+// etcManifest lists /etc on the target: every entry's mode, owner, size and
+// link target, and every file's sha256 (what undo must restore).
+func etcManifest(t *testing.T, c *sshexec.Client) string {
+	t.Helper()
+	return hostRun(t, c, "cd /etc && find . -xdev -printf '%p %m %u %g %s %l\\n' | sort && find . -xdev -type f -print0 | sort -z | xargs -0 sha256sum")
+}
+
+// hostRun runs a command on the target outside the worker.
+func hostRun(t *testing.T, c *sshexec.Client, cmd string) string {
+	t.Helper()
+	r, err := c.Run(context.Background(), cmd)
+	if err != nil || r.ExitCode != 0 {
+		t.Fatalf("%s: %v (exit %d): %s", cmd, err, r.ExitCode, r.Stderr)
+	}
+	return r.Stdout
+}
+
+// lineDiff lists the lines only one of a and b has.
+func lineDiff(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var out []string
+	for l := range ma {
+		if !mb[l] {
+			out = append(out, "- "+l)
+		}
+	}
+	for l := range mb {
+		if !ma[l] {
+			out = append(out, "+ "+l)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }

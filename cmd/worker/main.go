@@ -74,6 +74,7 @@ Usage:
   worker run --rules FILE|DIR --inventory FILE --journal FILE [flags]
   worker resume JOURNAL
   worker history JOURNAL [--run ID] [--prune AGE]
+  worker undo JOURNAL --run ID [--host NAME] [--rule ID]
   worker fleet serve|start|status|report|cancel [flags]
   worker demo [--sshd]
   worker simulate-server [--policy NAME] [--fix RULE=COMMAND …]
@@ -85,6 +86,7 @@ Subcommands:
   run              many rules on many hosts, every step in a journal; reports (JSON, JUnit, HTML)
   resume           continue a run after a crash, a kill or a stop
   history          list the runs and tasks of a journal; prune old runs
+  undo             restore the files a run's committed commands changed, byte for byte
   fleet            run nights on Temporal: zone workers, schedules, one model cap across machines
   demo             two sample rules end to end on this machine, nothing to install (simulated vLLM and host)
   simulate-server  serve a vLLM-faithful OpenAI-compatible API with scripted answers (no GPU)
@@ -118,6 +120,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runResume(ctx, args[1:], stdout, stderr)
 	case "history":
 		return runHistory(ctx, args[1:], stdout, stderr)
+	case "undo":
+		return runUndo(ctx, args[1:], stdout, stderr)
 	case "check-command":
 		return runCheckCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "fleet":

@@ -1,0 +1,74 @@
+// Package sandbox runs a model's command first in a throwaway recording
+// sandbox on the host, so that it is judged by what it did, not by how it
+// was written, and applies only the effects a judge allows.
+//
+// # What runs on the host
+//
+// A small bash helper (helper.sh, embedded, installed content-addressed
+// under /var/lib/nightshift) does the host's part with util-linux and
+// coreutils only. [Sandbox.Try] runs the command once, as root, with:
+//
+//   - file systems: a new mount namespace whose root is an overlay of the
+//     host's root file system, and an overlay over every other writable
+//     mount (read-only mounts and pseudo file systems bound read-only),
+//     reached through pivot_root with the old root detached; the upper
+//     layers live in a tmpfs under /run/nightshift/sandbox/ID on the host,
+//     outside every overlaid file system;
+//   - processes: a new PID namespace with a fresh /proc (/proc/sys and
+//     /proc/sysrq-trigger read-only): kill, pkill and kill -1 reach only the
+//     command's own processes, and everything it started ends with it;
+//   - capabilities: a bounding set without SYS_ADMIN, SYS_BOOT, SYS_MODULE,
+//     MKNOD, SYS_PTRACE, NET_ADMIN, SYS_RAWIO, SYS_TIME, SYS_CHROOT,
+//     DAC_READ_SEARCH (open_by_handle_at) and the other kernel-wide ones; a
+//     minimal /dev (null, zero, full, random, urandom, tty, its own pts and
+//     shm), a read-only /sys, and a copy of /run without sockets or FIFOs
+//     (systemd, D-Bus and init are not reachable);
+//   - network: the host's, so package downloads work, but without
+//     NET_ADMIN nothing can change interfaces, routes or firewalls;
+//   - recorded actions: systemctl, service, deb-systemd-invoke, invoke-rc.d,
+//     sysctl (writing forms), modprobe, rmmod, insmod, nft, iptables and
+//     ip6tables (and their -restore forms), ip, auditctl, mount, umount,
+//     swapon, swapoff, reboot, shutdown, poweroff, halt, kexec, init,
+//     telinit and the D-Bus clients are replaced, by bind mounts over every
+//     copy on the host and first on PATH, by a recorder that logs the
+//     literal argv and succeeds; their read-only forms (systemctl status,
+//     sysctl KEY, ip addr show, …) run the real program.
+//
+// When the command ends (or its time runs out: it is then killed and the
+// trial discarded), the helper lists every overlay's upper layer with the
+// lower side of the same paths and the merged view, and reports, parsed
+// here into [nightshift.Effects]: files created, changed and deleted (with
+// the number of entries of a deleted tree), unified diffs of text files up
+// to 256 KiB and sha256 hashes of every regular file, mode, owner, symlink
+// and device-node changes, the recorded argv, and — when /etc/ssh changed —
+// `sshd -t` and `sshd -T -C user=LOGIN,addr=CLIENT` run on the changed
+// configuration. The command's exit status and output are kept too.
+//
+// [Sandbox.Commit] applies a trial's file changes to the real file
+// systems, file by file (copied beside, then renamed over), after checking
+// that every path still holds what the sandbox saw (else a
+// [*ConflictError] and nothing is applied), keeping each pre-image under
+// /var/lib/nightshift/undo/ID; [Sandbox.Undo] puts them back, last first,
+// after the same check against what the commit left. [Sandbox.RunActions]
+// runs approved actions as literal argv. [Runner] ties it together for the
+// worker: Try, [safety.JudgeEffects], Commit or Discard, RunActions.
+//
+// # What it does not guarantee
+//
+// The sandbox shares the host's kernel and network: a kernel bug, a
+// resource the command exhausts (disk through the tmpfs, memory, PIDs
+// where no pids cgroup limits it) or traffic it sends are not contained.
+// Changes to /run (volatile) are not recorded. A command whose effect on
+// the running system is reached other than through the recorded programs
+// and the file systems (a TCP service on the host's network, a running
+// daemon that rereads a changed file before the commit) escapes the
+// judge. Programs are judged by their effects in the sandbox; a program
+// that behaves differently there (it checks for a namespace, or for the
+// time) may do otherwise for real.
+//
+// # Concurrency
+//
+// A Sandbox and a Runner are safe for concurrent use when their
+// nightshift.Runner is. Trials are independent; two commits that touch the
+// same path conflict rather than overwrite each other.
+package sandbox
