@@ -29,6 +29,9 @@ func (c SSHConnector) Connect(_ context.Context, h inventory.Host) (Target, erro
 	if h.User != "" {
 		cfg.User = h.User
 	}
+	if h.Become {
+		cfg.Sudo = true
+	}
 	if h.Identity != "" {
 		cfg.IdentityFiles = append([]string{h.Identity}, cfg.IdentityFiles...)
 	}

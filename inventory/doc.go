@@ -29,7 +29,8 @@
 // up to MaxExpansion hosts per line). The connection variables ansible_host
 // (or ansible_ssh_host), ansible_port (ansible_ssh_port), ansible_user
 // (ansible_ssh_user) and ansible_ssh_private_key_file (or
-// ansible_private_key_file) fill Host's fields; every variable stays in
+// ansible_private_key_file) and ansible_become (run the commands through
+// sudo: a non-root login) fill Host's fields; every variable stays in
 // Host.Vars. Variables follow Ansible's precedence: [all:vars], then group
 // variables from the shallowest to the deepest group (ties by name), then
 // host variables. As in Ansible, a group named by [group:vars] or listed

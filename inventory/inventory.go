@@ -21,6 +21,7 @@ var (
 	ErrUnknownKey = errors.New("unknown key")
 	ErrUndeclared = errors.New("undeclared group")
 	ErrNoMatch    = errors.New("no host matches")
+	ErrVar        = errors.New("invalid variable")
 )
 
 // Caps on what one inventory may hold.
@@ -58,6 +59,7 @@ type Host struct {
 	Port     int               `json:"port,omitempty"`     // 0: the caller's default (22)
 	User     string            `json:"user,omitempty"`     // "": the caller's default
 	Identity string            `json:"identity,omitempty"` // private key file, "" for the caller's default
+	Become   bool              `json:"become,omitempty"`   // run commands through sudo (ansible_become)
 	Groups   []string          `json:"groups,omitempty"`   // every group the host belongs to, sorted, without "all"
 	Vars     map[string]string `json:"vars,omitempty"`     // effective variables after precedence
 }
@@ -405,6 +407,16 @@ func (b *builder) connection(h *Host, layer map[string]string) error {
 	}
 	if v, ok := pick("ansible_ssh_private_key_file", "ansible_private_key_file"); ok {
 		h.Identity = v
+	}
+	if v, ok := pick("ansible_become"); ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "yes", "1", "on":
+			h.Become = true
+		case "false", "no", "0", "off", "":
+			h.Become = false
+		default:
+			return b.errf(b.hostLine[h.Name], ErrVar, "host %q: ansible_become %q is not a boolean (true or false)", h.Name, v)
+		}
 	}
 	return nil
 }

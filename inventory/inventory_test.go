@@ -60,7 +60,7 @@ func TestINISemantics(t *testing.T) {
 		{"web02.example.com", Host{Address: "web02.example.com", Port: 22, User: "deploy", Groups: []string{"prod", "web"}}},
 		{"web-canary.example.com", Host{Address: "web-canary.example.com", Port: 2222, User: "canary", Groups: []string{"prod", "web"}}},
 		{"db-b.example.com", Host{Address: "10.0.0.9", Port: 22, User: "deploy", Identity: "/keys/db key", Groups: []string{"db", "prod"}}},
-		{"db-old", Host{Address: "10.0.0.99", Port: 2200, User: "legacy", Groups: []string{"db", "prod"}}},
+		{"db-old", Host{Address: "10.0.0.99", Port: 2200, User: "legacy", Become: true, Groups: []string{"db", "prod"}}},
 		{"job3", Host{Address: "job3", Port: 22, Groups: []string{"batch"}}},
 	}
 	for _, tt := range tests {
@@ -68,7 +68,7 @@ func TestINISemantics(t *testing.T) {
 		if !assert.True(t, ok, "host %s missing", tt.host) {
 			continue
 		}
-		got := Host{Address: h.Address, Port: h.Port, User: h.User, Identity: h.Identity, Groups: h.Groups}
+		got := Host{Address: h.Address, Port: h.Port, User: h.User, Identity: h.Identity, Become: h.Become, Groups: h.Groups}
 		assert.Equal(t, tt.want, got, tt.host)
 	}
 	// Deeper group vars win over shallower ones; [all:vars] is lowest.
@@ -134,6 +134,7 @@ func TestParseErrors(t *testing.T) {
 		{"host var without =", "ini", "[web]\n\nw1 port\n", 3, ErrSyntax, "\"port\""},
 		{"bad port", "ini", "[web]\nw1:99999\n", 2, ErrPort, "99999"},
 		{"bad ansible_port", "ini", "[web]\nw1 ansible_port=ssh\n", 2, ErrPort, "ssh"},
+		{"bad ansible_become", "ini", "[web]\nw1 ansible_become=sometimes\n", 2, ErrVar, "sometimes"},
 		{"bad range", "ini", "[web]\nw[5:1]\n", 2, ErrRange, "after end"},
 		{"unterminated quote", "ini", "w1 ansible_user='x\n", 1, ErrSyntax, "quote"},
 		{"vars without =", "ini", "[web:vars]\nnonsense\n", 2, ErrSyntax, "key=value"},

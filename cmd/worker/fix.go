@@ -83,6 +83,7 @@ type fixFlags struct {
 	retryDeadline  time.Duration
 	commandTimeout time.Duration
 	sandbox        sandboxMode
+	sudo           bool
 	verbose        bool
 	backendName    string
 	verifyCount    bool
@@ -131,6 +132,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run gives up (0: no retries)")
 	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
 	fs.Var(&f.sandbox, "sandbox", sandboxUsage)
+	fs.BoolVar(&f.sudo, "sudo", false, "run every command through sudo -n: the login is a non-root user with sudo")
 	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &f.backendName, &f.verifyCount, &f.distiller)
 	setUsage(fs, fixUsage, fixExamples, fixGroups)
@@ -242,7 +244,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// The host.
 	dest := f.dest
-	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew,
+	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew, Sudo: f.sudo,
 		CommandTimeout: sshCommandTimeout(f.commandTimeout), Logger: logger, Passphrase: sshexec.TerminalPassphrase(), OnDialFailure: dialNotices(stderr)}
 	if f.identity != "" {
 		scfg.IdentityFiles = []string{f.identity}

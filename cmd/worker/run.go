@@ -101,6 +101,7 @@ type runMeta struct {
 	AcceptNew        bool          `json:"accept_new_host_key,omitempty"`
 	CommandTimeout   time.Duration `json:"command_timeout_ns"`
 	Sandbox          sandboxMode   `json:"sandbox,omitempty"`
+	Sudo             bool          `json:"sudo,omitempty"`
 	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
 	ParallelHosts    int           `json:"parallel_hosts"`
 	ModelConcurrency int           `json:"model_concurrency"`
@@ -149,6 +150,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
 	fs.Var(&m.Sandbox, "sandbox", sandboxUsage)
+	fs.BoolVar(&m.Sudo, "sudo", false, "run every command through sudo -n on every host (a non-root login; per host: ansible_become=true)")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
 	addRunFlags(fs, m)

@@ -16,7 +16,7 @@ import (
 // sshBase is the SSH configuration every host of a batch run shares; an
 // inventory host's own address, port, user and key override it.
 func sshBase(m *runMeta, logger *slog.Logger) sshexec.Config {
-	cfg := sshexec.Config{AcceptNewHostKey: m.AcceptNew, CommandTimeout: sshCommandTimeout(m.CommandTimeout), Logger: logger}
+	cfg := sshexec.Config{AcceptNewHostKey: m.AcceptNew, CommandTimeout: sshCommandTimeout(m.CommandTimeout), Logger: logger, Sudo: m.Sudo}
 	if m.Identity != "" {
 		cfg.IdentityFiles = []string{m.Identity}
 	}
