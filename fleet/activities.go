@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -15,6 +16,7 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -48,6 +50,17 @@ type CommandInput struct {
 	Rule    string         `json:"rule"`
 	Attempt int            `json:"attempt"`
 	Command string         `json:"command"`
+	// Sandbox runs the command first in the recording sandbox and applies
+	// only the effects safety.JudgeEffects allows (the Exec's Evidence
+	// says what it did); Scope is the rule's declared paths.
+	Sandbox bool     `json:"sandbox,omitempty"`
+	Scope   []string `json:"scope,omitempty"`
+}
+
+// SandboxProbeResult says whether the recording sandbox can run on a host:
+// Missing names what is missing, "" when it can.
+type SandboxProbeResult struct {
+	Missing string `json:"missing,omitempty"`
 }
 
 // CommandResult is what a remediation command did. Err is set when the
@@ -123,13 +136,40 @@ func (a *Activities) target(ctx context.Context, h inventory.Host) (batch.Target
 }
 
 func (a *Activities) run(ctx context.Context, h inventory.Host, command string) (nightshift.Exec, error) {
+	return a.runWith(ctx, h, func(t nightshift.Runner) (nightshift.Exec, error) { return t.Run(ctx, command) })
+}
+
+// runWith calls f with the kept connection to h.
+func (a *Activities) runWith(ctx context.Context, h inventory.Host, f func(nightshift.Runner) (nightshift.Exec, error)) (nightshift.Exec, error) {
 	t, release, err := a.target(ctx, h)
 	if err != nil {
 		return nightshift.Exec{ExitCode: -1}, err
 	}
-	ex, err := t.Run(ctx, command)
+	ex, err := f(t)
 	release(err != nil && ctx.Err() == nil) // a transport error: the connection is not kept
 	return ex, err
+}
+
+// hostPolicy is the effect judge's view of the worker's login on h.
+func hostPolicy(h inventory.Host) safety.EffectsPolicy {
+	return safety.EffectsPolicy{Login: h.User, SSHPort: h.Port}
+}
+
+// SandboxProbe says whether the recording sandbox can run on the host. A
+// transport error fails the activity (retried by its policy).
+func (a *Activities) SandboxProbe(ctx context.Context, in ProbeInput) (SandboxProbeResult, error) {
+	defer a.heartbeat(ctx)()
+	var res SandboxProbeResult
+	_, err := a.runWith(ctx, in.Host, func(t nightshift.Runner) (nightshift.Exec, error) {
+		perr := sandbox.New(t, sandbox.Config{}).Probe(ctx)
+		var ue *sandbox.UnavailableError
+		if errors.As(perr, &ue) {
+			res.Missing = strings.Join(ue.Missing, "; ")
+			return nightshift.Exec{}, nil
+		}
+		return nightshift.Exec{}, perr
+	})
+	return res, err
 }
 
 // Probe runs one read-only probe command. A transport error fails the
@@ -169,7 +209,15 @@ func (r hostRunner) Run(ctx context.Context, command string) (nightshift.Exec, e
 // attempt: a transport error is a result (outcome unknown), never a retry.
 func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResult, error) {
 	defer a.heartbeat(ctx)()
-	ex, err := a.run(ctx, in.Host, in.Command)
+	var ex nightshift.Exec
+	var err error
+	if in.Sandbox {
+		ex, err = a.runWith(ctx, in.Host, func(t nightshift.Runner) (nightshift.Exec, error) {
+			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), hostPolicy(in.Host)).Run(sandbox.WithScope(ctx, in.Scope), in.Command)
+		})
+	} else {
+		ex, err = a.run(ctx, in.Host, in.Command)
+	}
 	res := CommandResult{Exec: ex}
 	if err != nil {
 		res.Err = err.Error()

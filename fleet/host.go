@@ -18,6 +18,7 @@ import (
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -75,6 +76,9 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 		cfg.Lessons = lessons.NewSource(store, lessons.SourceConfig{})
 		h.rec = rec
 	}
+	if done := h.sandbox(&cfg, &res); done {
+		return res, nil
+	}
 	w, err := worker.New(cfg)
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
@@ -119,16 +123,61 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 	return res, nil
 }
 
+// sandbox sets up the recording sandbox the night asks for: the sandbox
+// probe activity first; a host where it cannot run has its rules failed
+// (required) or falls back to the static check (auto). It reports whether
+// the host's work is over.
+func (h *hostRun) sandbox(cfg *worker.Config, res *HostResult) bool {
+	switch h.n.Sandbox {
+	case "":
+		return false // a night started before the sandbox: as then
+	case "off":
+		cfg.Fallback = "--sandbox off: the static check alone judged commands on " + h.in.Host.Name
+		return false
+	}
+	ctx := h.hostOptions(h.wctx)
+	var pr SandboxProbeResult
+	err := workflow.ExecuteActivity(ctx, SandboxProbeActivity, ProbeInput{Host: h.in.Host}).Get(ctx, &pr)
+	reason := ""
+	switch {
+	case err != nil && (canceled(err) || h.wctx.Err() != nil):
+		res.Stopped = "the night was cancelled"
+		return true
+	case err != nil:
+		res.Unreachable = fmt.Sprintf("host stopped answering: %s", rootMessage(err))
+		reason, err = res.Unreachable, nil
+	case pr.Missing == "":
+		cfg.Sandboxed, h.sandboxed = true, true
+		return false
+	case h.n.Sandbox == "required":
+		reason = fmt.Sprintf("host %s: the sandbox is required but cannot run there: %s", h.in.Host.Name, pr.Missing)
+	default:
+		cfg.Fallback = fmt.Sprintf("no sandbox on %s (%s): the static check alone judged commands", h.in.Host.Name, pr.Missing)
+		return false
+	}
+	status := nightshift.RuleFailed
+	if res.Unreachable != "" {
+		status = nightshift.RuleUnreachable
+	}
+	for i := range res.Tasks {
+		t := &res.Tasks[i]
+		t.Finished = true
+		t.Outcome = worker.Outcome{Rule: t.Rule, Status: status, Reason: reason}
+	}
+	return true
+}
+
 // hostRun is the state of one host workflow shared by its adapters.
 type hostRun struct {
-	wctx    workflow.Context
-	n       Night
-	in      HostInput
-	rec     *lessons.Recorder
-	task    *Task          // the task being worked on
-	hostErr error          // a transport error of the host in this task
-	last    *CommandResult // the last remediation command's result
-	lost    bool           // its worker died while it ran: outcome unknown
+	wctx      workflow.Context
+	sandboxed bool // commands run through the recording sandbox
+	n         Night
+	in        HostInput
+	rec       *lessons.Recorder
+	task      *Task          // the task being worked on
+	hostErr   error          // a transport error of the host in this task
+	last      *CommandResult // the last remediation command's result
+	lost      bool           // its worker died while it ran: outcome unknown
 }
 
 func (h *hostRun) hostOptions(ctx workflow.Context) workflow.Context {
@@ -301,7 +350,7 @@ func (p hostProbe) Run(_ context.Context, command string) (nightshift.Exec, erro
 // attempt, never retried).
 type hostTarget struct{ h *hostRun }
 
-func (t hostTarget) Run(_ context.Context, command string) (nightshift.Exec, error) {
+func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, error) {
 	h := t.h
 	ctx := h.hostOptions(h.wctx)
 	ctx = workflow.WithRetryPolicy(ctx, temporal.RetryPolicy{MaximumAttempts: 1})
@@ -310,7 +359,11 @@ func (t hostTarget) Run(_ context.Context, command string) (nightshift.Exec, err
 		attempt = len(h.task.Attempts) + 1
 	}
 	var res CommandResult
-	err := workflow.ExecuteActivity(ctx, CommandActivity, CommandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}).Get(ctx, &res)
+	in := CommandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
+	if h.sandboxed {
+		in.Sandbox, in.Scope = true, sandbox.ScopeOf(cctx)
+	}
+	err := workflow.ExecuteActivity(ctx, CommandActivity, in).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return nightshift.Exec{ExitCode: -1}, context.Canceled

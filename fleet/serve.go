@@ -55,6 +55,7 @@ func Register(w tworker.Registry, wf *Workflows, a *Activities) {
 	w.RegisterActivityWithOptions(a.Probe, activity.RegisterOptions{Name: ProbeActivity})
 	w.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
 	w.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
+	w.RegisterActivityWithOptions(a.SandboxProbe, activity.RegisterOptions{Name: SandboxProbeActivity})
 	w.RegisterActivityWithOptions(a.Datastream, activity.RegisterOptions{Name: DatastreamActivity})
 	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})
 }
@@ -91,6 +92,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	zone.RegisterActivityWithOptions(a.Probe, activity.RegisterOptions{Name: ProbeActivity})
 	zone.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
 	zone.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
+	zone.RegisterActivityWithOptions(a.SandboxProbe, activity.RegisterOptions{Name: SandboxProbeActivity})
 	zone.RegisterActivityWithOptions(a.Datastream, activity.RegisterOptions{Name: DatastreamActivity})
 	ws = append(ws, zone)
 	if !cfg.NoNight {

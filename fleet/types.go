@@ -22,7 +22,10 @@ const (
 	ProbeActivity     = "nightshift.Probe"
 	CheckActivity     = "nightshift.Check"
 	CommandActivity   = "nightshift.Command"
-	ModelActivity     = "nightshift.ModelCall"
+	// SandboxProbeActivity says whether the recording sandbox can run on
+	// a host (package sandbox).
+	SandboxProbeActivity = "nightshift.SandboxProbe"
+	ModelActivity        = "nightshift.ModelCall"
 
 	// StatusQuery is answered by the night workflow with a NightStatus.
 	StatusQuery = "status"
@@ -115,6 +118,12 @@ type Night struct {
 	Heartbeat      time.Duration `json:"heartbeat_ns,omitempty"`
 	// NoLessons turns off lessons between hosts.
 	NoLessons bool `json:"no_lessons,omitempty"`
+	// Sandbox is where the recording sandbox runs each remediation
+	// command first: "required" (a host where it cannot run has its rules
+	// failed, naming the missing piece), "auto" (such a host falls back to
+	// the static check, stated in its results) or "off"; "" (nights started
+	// before it existed) is off.
+	Sandbox string `json:"sandbox,omitempty"`
 	// Lessons seed the night (from earlier runs); may be empty.
 	Lessons []lessons.Lesson `json:"lessons,omitempty"`
 	// HostsPerRun is how many host workflows one run of the night workflow

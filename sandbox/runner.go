@@ -17,6 +17,12 @@ func WithScope(ctx context.Context, paths []string) context.Context {
 	return context.WithValue(ctx, scopeKey{}, slices.Clone(paths))
 }
 
+// ScopeOf returns the paths WithScope put in ctx (nil without).
+func ScopeOf(ctx context.Context) []string {
+	s, _ := ctx.Value(scopeKey{}).([]string)
+	return slices.Clone(s)
+}
+
 // Runner is a nightshift.Runner that runs every command first in the
 // Sandbox, judges its effects with safety.JudgeEffects and applies them
 // (Commit, then the approved recorded actions) only when the judge allows

@@ -74,7 +74,7 @@ func BenchmarkFleetNight(b *testing.B) {
 		report := filepath.Join(dir, fmt.Sprintf("night%d.json", i))
 		began := time.Now()
 		calls0 := g.total.Load()
-		cmd := exec.Command(bin, "fleet", "start", "--temporal", addr, "--rules", rulesFile, "--inventory", invFile,
+		cmd := exec.Command(bin, "fleet", "start", "--temporal", addr, "--sandbox", "off", "--rules", rulesFile, "--inventory", invFile,
 			"--id", fmt.Sprintf("bench%d", i), "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(*fleetBenchParallel),
 			"--hosts-per-run", strconv.Itoa(*fleetBenchPerRun), "--no-lessons", "--retry-deadline", "5m", "--wait", "--json-report", report)
 		out, err := cmd.CombinedOutput()

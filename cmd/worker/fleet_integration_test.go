@@ -168,7 +168,7 @@ func TestFleetIntegration(t *testing.T) {
 	serve("b")
 
 	report := filepath.Join(dir, "fleet.json")
-	start, startOut := startCLI(t, []string{"fleet", "start", "--temporal", addr, "--rules", rulesFile, "--inventory", inv,
+	start, startOut := startCLI(t, []string{"fleet", "start", "--temporal", addr, "--sandbox", "auto", "--rules", rulesFile, "--inventory", inv,
 		"--id", "itest", "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(nHosts), "--heartbeat", "3s",
 		"--no-lessons", "--retry-deadline", "30s", "--wait", "--json-report", report})
 	began := time.Now()
@@ -332,7 +332,7 @@ func TestFleetIntegration(t *testing.T) {
 	}
 
 	// A schedule is created and deleted.
-	code, out, errOut = cli(t, "", append([]string{"fleet", "start", "--rules", rulesFile, "--inventory", inv, "--id", "nightly",
+	code, out, errOut = cli(t, "", append([]string{"fleet", "start", "--sandbox", "off", "--rules", rulesFile, "--inventory", inv, "--id", "nightly",
 		"--base-url", baseURL, "--schedule", "0 1 * * *"}, tflag...)...)
 	if code != exitOK || !strings.Contains(out, "schedule nightly") {
 		t.Errorf("fleet start --schedule: exit %d\n%s%s", code, out, errOut)
@@ -342,7 +342,7 @@ func TestFleetIntegration(t *testing.T) {
 	}
 
 	// A cancelled night ends with what was done, the rest interrupted.
-	code, out, errOut = cli(t, "", append([]string{"fleet", "start", "--rules", rulesFile, "--inventory", inv, "--id", "itest2",
+	code, out, errOut = cli(t, "", append([]string{"fleet", "start", "--sandbox", "off", "--rules", rulesFile, "--inventory", inv, "--id", "itest2",
 		"--base-url", baseURL, "--no-lessons"}, tflag...)...)
 	if code != exitOK {
 		t.Fatalf("fleet start itest2: exit %d\n%s%s", code, out, errOut)

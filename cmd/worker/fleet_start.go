@@ -80,6 +80,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.DurationVar(&m.CommandTimeout, "command-timeout", fleet.DefaultCommandTimeout, "timeout of each command or check activity")
 	fs.DurationVar(&heartbeat, "heartbeat", fleet.DefaultHeartbeat, "how soon an activity whose worker died is found out (its command then reported unknown)")
 	fs.IntVar(&hostsPerRun, "hosts-per-run", fleet.DefaultHostsPerRun, "host workflows one run of the night workflow starts before it continues as new (bounds its history)")
+	fs.Var(&m.Sandbox, "sandbox", sandboxUsage)
 	addRunFlags(fs, m)
 	// A night always retries the model and bounds its activities: 0 is
 	// not "none" here.
@@ -144,7 +145,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Datastream: ds, Hosts: hosts, Model: model,
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
 		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
-		HostsPerRun: hostsPerRun}
+		HostsPerRun: hostsPerRun, Sandbox: string(m.Sandbox.orDefault())}
 	if err := n.Validate(); err != nil {
 		return &usageError{err}
 	}
