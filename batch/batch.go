@@ -97,9 +97,11 @@ type Config struct {
 	// connects, with its connection. It returns what remediation commands
 	// run through (a *sandbox.Runner over the connection, or the
 	// connection itself) and the worker's Sandboxed and Fallback settings;
-	// the checks and the probe keep the plain connection. An error (the
-	// sandbox is required and cannot run there) ends the host's tasks as
-	// failed with the error as their reason. Nil means no sandbox.
+	// the checks and the probe keep the plain connection. An error
+	// matching sandbox.ErrUnavailable (the sandbox is required and cannot
+	// run there) ends the host's tasks as failed with the error as their
+	// reason; any other error means the host did not answer (unreachable).
+	// Nil means no sandbox.
 	Sandbox func(ctx context.Context, host inventory.Host, conn nightshift.Runner) (SandboxSetup, error)
 }
 

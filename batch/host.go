@@ -13,6 +13,7 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -44,7 +45,7 @@ type hostRun struct {
 
 	raw  Target
 	exec nightshift.Runner // runs remediation commands: raw, or the sandbox over it
-	jctx context.Context // the run's context without its cancellation: records survive a hard stop
+	jctx context.Context   // the run's context without its cancellation: records survive a hard stop
 
 	task    journal.TaskID
 	attempt int           // the attempt the next step belongs to
@@ -97,11 +98,14 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	cfg := h.r.cfg.Worker
 	if sb := h.r.cfg.Sandbox; sb != nil {
 		setup, err := sb(ctx, h.host, t)
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, nil
-			}
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return false, nil
+		case errors.Is(err, sandbox.ErrUnavailable):
 			return false, h.endAll(todo, nightshift.RuleFailed, err.Error())
+		default: // the host did not answer the probe
+			return true, h.markUnreachable(todo, fmt.Sprintf("connect: %v", err))
 		}
 		h.exec, cfg.Sandboxed, cfg.Fallback = setup.Runner, setup.Sandboxed, setup.Fallback
 		cfg.Checks = t

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/batch"
-	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"

@@ -162,7 +162,8 @@ func undoHost(ctx context.Context, j *journal.Journal, run journal.RunID, conn b
 			}
 			return false
 		}
-		if err := j.RecordEvent(ctx, run, tr.Task, tr.Attempt, journal.EventUndone, map[string]any{"trial": tr.ID, "command": tr.Command}); err != nil {
+		// A run-level event: the task itself is finished.
+		if err := j.RecordEvent(ctx, run, 0, 0, journal.EventUndone, map[string]any{"trial": tr.ID, "command": tr.Command, "task": tr.Task, "host": h.Name, "rule": tr.Rule}); err != nil {
 			fmt.Fprintf(out, "undone   %s %s attempt %d (trial %s), but the journal did not record it: %v\n", h.Name, tr.Rule, tr.Attempt, tr.ID, err)
 			return false
 		}
