@@ -98,7 +98,7 @@ func (g *Guard) Check(ctx context.Context, r nightshift.Runner) (Result, error) 
 			t := time.Now()
 			lctx, cancel := context.WithTimeout(ctx, g.cfg.LoginTimeout)
 			defer cancel()
-			ex, err := g.cfg.FreshLogin(lctx, DefaultCommand)
+			ex, err := g.freshLogin(lctx)
 			res.LoginTook = time.Since(t)
 			switch {
 			case err != nil:
@@ -117,16 +117,35 @@ func (g *Guard) Check(ctx context.Context, r nightshift.Runner) (Result, error) 
 	res.CheckTook = time.Since(t)
 	wg.Wait()
 	res.Took = time.Since(start)
+	if err == nil {
+		err = parseCheck(out, &res)
+	}
+	// The latent check's reasons name the cause; the failed login comes
+	// after them.
 	if loginErr != nil {
 		res.Lockouts = append(res.Lockouts, "locked out "+g.cfg.User+"'s SSH login now: a fresh login failed: "+oneLine(loginErr.Error()))
 	}
-	if err != nil {
-		return res, err
+	return res, err
+}
+
+// freshLogin makes the fresh login, again while the connection is refused
+// or cut before authentication within LoginRetry: a reload or restart of
+// sshd leaves it without a listener for a moment. A refused
+// authentication is final.
+func (g *Guard) freshLogin(ctx context.Context) (nightshift.Exec, error) {
+	end := time.Now().Add(g.cfg.LoginRetry)
+	for {
+		ex, err := g.cfg.FreshLogin(ctx, DefaultCommand)
+		var op *sshexec.OpError
+		if err == nil || !errors.As(err, &op) || (op.Op != sshexec.OpDial && op.Op != sshexec.OpHandshake) || time.Now().After(end) {
+			return ex, err
+		}
+		select {
+		case <-ctx.Done():
+			return ex, err
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if perr := parseCheck(out, &res); perr != nil {
-		return res, perr
-	}
-	return res, nil
 }
 
 func signalText(ex nightshift.Exec) string {

@@ -29,6 +29,8 @@ const (
 	DefaultDeadline = 60 * time.Second
 	// DefaultLoginTimeout bounds the canary's fresh login.
 	DefaultLoginTimeout = 10 * time.Second
+	// DefaultLoginRetry is how long a refused connection is retried.
+	DefaultLoginRetry = 2 * time.Second
 	// DefaultCommand is the canary's trivial command; its output must be
 	// DefaultCommandOutput.
 	DefaultCommand       = "echo nightshift-canary"
@@ -99,6 +101,11 @@ type Config struct {
 	FreshLogin LoginFunc
 	// LoginTimeout bounds the fresh login; default DefaultLoginTimeout.
 	LoginTimeout time.Duration
+	// LoginRetry is how long the fresh login is tried again while the
+	// connection is refused or cut before authentication (sshd without a
+	// listener for a moment after a reload or restart); default
+	// DefaultLoginRetry. Refused authentication is never retried.
+	LoginRetry time.Duration
 }
 
 // Guard is the lockout net for one login on one host: snapshots, the
@@ -138,6 +145,9 @@ func New(cfg Config) (*Guard, error) {
 	}
 	if cfg.LoginTimeout <= 0 {
 		cfg.LoginTimeout = DefaultLoginTimeout
+	}
+	if cfg.LoginRetry <= 0 {
+		cfg.LoginRetry = DefaultLoginRetry
 	}
 	if cfg.LocalPort < 0 || cfg.LocalPort > 65535 {
 		return nil, fmt.Errorf("%w: LocalPort %d out of range", ErrConfig, cfg.LocalPort)

@@ -39,7 +39,7 @@ func (g *Guard) Snapshot(ctx context.Context, r nightshift.Runner) (*Snapshot, e
 // mtimes; files created since are removed; the firewall rulesets are
 // replaced by the saved ones) and then, as root, brings sshd back as a
 // fired switch does (sshd -t, then a restart of the ssh unit where systemd
-// runs, else SIGHUP to the daemon or a start of it). One round trip.
+// runs, else a stop and a start of the daemon). One round trip.
 func (g *Guard) Restore(ctx context.Context, r nightshift.Runner, s *Snapshot) error {
 	if s == nil || !plainPath.MatchString(s.Dir) {
 		return fmt.Errorf("%w: no snapshot to restore", ErrConfig)

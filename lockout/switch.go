@@ -65,8 +65,8 @@ type Switch struct {
 // Unless Disarm reaches the host first, when the deadline passes the host
 // itself runs opts.Restore, restores the snapshot (the protected files and
 // the firewall rulesets) and brings sshd back: sshd -t, then a restart of
-// ssh.service (or sshd.service) where systemd runs, else SIGHUP to the
-// running daemon (from /run/sshd.pid) or a start of it. The switch lives on
+// ssh.service (or sshd.service) where systemd runs, else a stop of the
+// running daemon (from /run/sshd.pid) and a start of it. The switch lives on
 // the host: a worker killed with SIGKILL or a dropped connection is
 // covered. One round trip.
 //

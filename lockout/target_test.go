@@ -145,15 +145,3 @@ func diff(a, b map[string]string) []string {
 	return out
 }
 
-func TestSystemTargetSmoke(t *testing.T) {
-	tg := startSystem(t)
-	ctx := context.Background()
-	for _, u := range []string{"root", debtarget.LoginUser} {
-		require.NoError(t, freshLogin(ctx, tg, u), u)
-		c := client(t, tg, u)
-		ex, err := c.Run(ctx, "id -un; systemctl restart ssh && echo restarted")
-		require.NoError(t, err)
-		t.Logf("%s: %+v", u, ex)
-		require.NoError(t, freshLogin(ctx, tg, u), u)
-	}
-}

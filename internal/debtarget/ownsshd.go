@@ -102,7 +102,23 @@ mkdir -p -m 0755 /run/sshd
 pid=$(cat /run/sshd.pid 2>/dev/null)
 running() { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
 stop() { if running; then kill "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done; fi; rm -f /run/sshd.pid; }
-start() { /usr/sbin/sshd -t || { echo "ssh.service: ExecStartPre failed" >&2; return 1; }; /usr/sbin/sshd $opts; }
+# start returns once sshd listens, as systemd's start of the Type=notify
+# unit does (sshd forks before it binds).
+start() {
+	/usr/sbin/sshd -t || { echo "ssh.service: ExecStartPre failed" >&2; return 1; }
+	/usr/sbin/sshd $opts || return 1
+	sshd=/usr/sbin/sshd
+	# Wait until it listens (it forks before it binds): a LISTEN socket on
+	# each of its ports in /proc/net/tcp or tcp6.
+	for port in $("$sshd" -T 2>/dev/null | sed -n 's/^port //p'); do
+		hex=$(printf '%04X' "$port")
+		n=0
+		until grep -q "^ *[0-9]*: [0-9A-F]*:$hex [0-9A-F]*:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null || [ $n -ge 100 ]; do
+			sleep 0.05
+			n=$((n + 1))
+		done
+	done
+}
 case $verb in
 start) running || start ;;
 stop) stop ;;
@@ -192,6 +208,18 @@ func StartSystem(ctx context.Context, opts Options) (_ *SystemTarget, err error)
 	hostname := opts.Hostname
 	if hostname == "" {
 		hostname = "nightshift-target"
+	}
+	// As a Debian installer leaves it, so sudo resolves the host's name.
+	f, err := os.OpenFile(filepath.Join(t.Root, "etc/hosts"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("debtarget: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "127.0.1.1\t%s\n", hostname)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("debtarget: /etc/hosts: %w", err)
 	}
 	if err := t.start(ctx, hostname); err != nil {
 		return nil, err
