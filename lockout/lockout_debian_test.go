@@ -51,6 +51,7 @@ var lockoutCases = []lockoutCase{
 	// More that bite at the next restart or at once.
 	{"usermod -e 1", "usermod -e 1 {U}", true, true, "expired"},
 	{"Port 2222", `echo "Port 2222" >> /etc/ssh/sshd_config`, true, true, "port 22"},
+	{"Match Address of the worker: PermitRootLogin no", "printf 'Match Address 127.0.0.1\\n    PermitRootLogin no\\n' >> /etc/ssh/sshd_config", true, false, "PermitRootLogin no"},
 	{"AuthenticationMethods with password", `echo "AuthenticationMethods publickey,password" >> /etc/ssh/sshd_config`, true, true, "AuthenticationMethods"},
 	{"pam_access deny", `echo "-:{U}:ALL" >> /etc/security/access.conf && echo "account required pam_access.so" >> /etc/pam.d/sshd`, true, true, "pam_access"},
 	{"bad sshd_config + restart", `echo "NoSuchOption yes" >> /etc/ssh/sshd_config`, true, true, "sshd -t"},
@@ -77,7 +78,9 @@ func guard(t testing.TB, tg *debtarget.SystemTarget, user string, deadline time.
 	t.Helper()
 	login := tg.SSHConfig(user)
 	login.DialTimeout = 4 * time.Second
-	g, err := lockout.New(lockout.Config{User: user, Key: publicKey(t, tg), Deadline: deadline,
+	// As a worker configured with how the host sees it: the forwarder
+	// connects from 127.0.0.1 to port 22 inside the target.
+	g, err := lockout.New(lockout.Config{User: user, Key: publicKey(t, tg), Deadline: deadline, Addr: "127.0.0.1", LocalPort: 22,
 		FreshLogin: lockout.SSHLogin(login), LoginTimeout: 6 * time.Second})
 	require.NoError(t, err)
 	return g

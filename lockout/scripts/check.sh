@@ -15,13 +15,23 @@ u=${NS_USER:-}
 lock() { printf 'L\t%s\n' "$*"; }
 warn() { printf 'W\t%s\n' "$*"; }
 skip() { printf 'S\t%s\n' "$*"; }
-one() { printf '%s' "$*" | tr '\n\t' '  ' | cut -c1-300; }
+one() { printf '%s' "$*" | tr '\r\n\t' '   ' | tr -s ' ' | sed 's/ $//' | cut -c1-300; }
 if [ -z "$u" ]; then skip "no login user given"; echo E; exit 0; fi
-set -- ${SSH_CONNECTION:-}
+# How sshd sees the worker: SSH_CONNECTION of this session, or of the
+# nearest ancestor that has it (sudo removes it from the environment).
+conn=${SSH_CONNECTION:-}
+p=$PPID
+while [ -z "$conn" ] && [ "${p:-0}" -gt 1 ] && [ -r "/proc/$p/environ" ]; do
+	conn=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^SSH_CONNECTION=//p')
+	p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2)
+done
+set -- $conn
 [ -n "${NS_ADDR:-}" ] || NS_ADDR=${1:-}
 [ -n "${NS_LADDR:-}" ] || NS_LADDR=${3:-}
 [ -n "${NS_LPORT:-}" ] || NS_LPORT=${4:-}
 [ -n "${NS_HOST:-}" ] || NS_HOST=$NS_ADDR
+[ -n "$NS_LPORT" ] || skip "the port sshd sees the worker on is unknown (no SSH_CONNECTION): a change of sshd's ports is not checked"
+[ -n "$NS_ADDR" ] || skip "the worker's address is unknown (no SSH_CONNECTION): Match Address blocks are not applied"
 
 pw=$(getent passwd "$u") || { lock "account $u does not exist"; echo E; exit 0; }
 IFS=: read -r _ _ uid gid _ home shell <<EOF
@@ -88,7 +98,7 @@ if [ $root = 1 ]; then
 			k == "allowusers" { nau++; if (usermatch(v)) au = 1 }
 			k == "denygroups" && groupmatch(v) { dg = dg " " v }
 			k == "allowgroups" { nag++; if (groupmatch(v)) ag = 1 }
-			k == "listenaddress" { sub(/.*:/, "", v); ports = ports " " v }
+			k == "listenaddress" { sub(/.*:/, "", v); if (index(ports " ", " " v " ") == 0) ports = ports " " v }
 			k == "usepam" { print "V\tusepam\t" v }
 			k == "strictmodes" { print "V\tstrictmodes\t" v }
 			k == "authorizedkeysfile" { print "V\takf\t" v }
