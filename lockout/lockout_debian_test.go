@@ -121,7 +121,7 @@ func runLockoutCase(t *testing.T, tg *debtarget.SystemTarget, user string, c loc
 		locks = c.locksUser
 	}
 	cmd := strings.ReplaceAll(c.cmd, "{U}", user)
-	g := guard(t, tg, user, 20*time.Second)
+	g := guard(t, tg, user, 10*time.Second)
 	kept := client(t, tg, user)
 	require.NoError(t, freshLogin(ctx, tg, user), "before the case")
 	before := manifest(t, tg.Root, protected...)
@@ -167,7 +167,7 @@ func runLockoutCase(t *testing.T, tg *debtarget.SystemTarget, user string, c loc
 		cancel()
 		if rerr != nil {
 			t.Logf("restore through the kept connection failed (%v); waiting for the switch", rerr)
-			waitLogin(t, tg, user, armed.Add(20*time.Second+10*time.Second))
+			waitLogin(t, tg, user, armed.Add(10*time.Second+15*time.Second))
 		}
 	} else {
 		// A legitimate change stays: undo it outside the code under test

@@ -144,4 +144,3 @@ func diff(a, b map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
-

@@ -60,18 +60,18 @@ usepam=yes strict=yes akc=none akf=".ssh/authorized_keys .ssh/authorized_keys2"
 if [ $root = 1 ]; then
 	sshd=$(command -v sshd 2>/dev/null || echo /usr/sbin/sshd)
 	[ -d /run/sshd ] || mkdir -p -m 0755 /run/sshd 2>/dev/null
+	spec="user=$u"
+	[ -n "$NS_HOST" ] && spec="$spec,host=$NS_HOST"
+	[ -n "$NS_ADDR" ] && spec="$spec,addr=$NS_ADDR"
+	[ -n "$NS_LADDR" ] && spec="$spec,laddr=$NS_LADDR"
+	[ -n "$NS_LPORT" ] && spec="$spec,lport=$NS_LPORT"
+	# sshd -T checks the configuration as sshd -t does (and loads the host
+	# keys), then prints the effective configuration for this login.
 	if [ ! -x "$sshd" ]; then
 		lock "would lock out $who: no sshd binary ($sshd)"
-	elif ! out=$("$sshd" -t 2>&1); then
-		lock "would lock out $who at the next sshd restart: sshd -t fails: $(one "$out")"
 	else
-		spec="user=$u"
-		[ -n "$NS_HOST" ] && spec="$spec,host=$NS_HOST"
-		[ -n "$NS_ADDR" ] && spec="$spec,addr=$NS_ADDR"
-		[ -n "$NS_LADDR" ] && spec="$spec,laddr=$NS_LADDR"
-		[ -n "$NS_LPORT" ] && spec="$spec,lport=$NS_LPORT"
 		if ! T=$("$sshd" -T -C "$spec" 2>&1); then
-			lock "would lock out $who at the next sshd restart: sshd -T fails: $(one "$T")"
+			lock "would lock out $who at the next sshd restart: sshd -t fails: $(one "$T")"
 		else
 			R=$(printf '%s\n' "$T" | awk -v u="$u" -v uid="$uid" -v groups="$groups" -v addr="$NS_ADDR" -v host="$NS_HOST" -v lport="$NS_LPORT" -v who="$who" '
 			function glob(p, s,   r) {
@@ -161,17 +161,20 @@ elif [ -d "$home" ]; then
 				lock "would lock out $who: $found is not readable by $u"
 		fi
 		if [ "$strict" = yes ]; then
+			# The file and every directory up to the home directory (or /).
 			p=$found
-			while :; do
-				st=$(stat -c '%u %a' "$p" 2>/dev/null) || break
-				o=${st% *}; m=${st#* }
+			set -- "$p"
+			while [ "$p" != "$home" ] && [ "$p" != / ] && [ -n "$p" ]; do
+				p=${p%/*}
+				[ -n "$p" ] || p=/
+				set -- "$@" "$p"
+			done
+			stat -c '%u %a %n' "$@" 2>/dev/null | while read -r o m p; do
 				if [ "$o" != 0 ] && [ "$o" != "$uid" ]; then
 					lock "would lock out $who: StrictModes refuses the keys: $p is owned by uid $o"
 				elif [ $((0$m & 022)) != 0 ]; then
 					lock "would lock out $who: StrictModes refuses the keys: $p is group or world writable (mode $m)"
 				fi
-				[ "$p" = "$home" ] || [ "$p" = / ] && break
-				p=$(dirname "$p")
 			done
 		fi
 	fi
@@ -207,104 +210,122 @@ if [ $nologin = 1 ] && [ "$usepam" = no ]; then
 	lock "would lock out $who: /etc/nologin exists"
 fi
 
-# PAM: the account and session stacks of sshd, includes flattened, run as
-# Linux-PAM runs them with each module's result for this login.
+# PAM: the account, session and auth stacks of sshd, includes followed,
+# run as Linux-PAM runs them with each module's result for this login (one
+# awk: no fork per line or file).
 if [ "$usepam" = yes ]; then
-	mods=" "
 	set +f
+	dirs=
 	for d in /lib/security /lib64/security /usr/lib/security /lib/*/security /usr/lib/*/security; do
-		[ -d "$d" ] && mods="$mods$(cd "$d" && ls | tr '\n' ' ')"
+		[ -d "$d" ] && dirs="$dirs $d"
 	done
 	set -f
-	pamflat() { # service type depth: the lines of that type, includes followed
-		local _dep _ty _f _l
-		_dep=$3 _ty=$2 _f=/etc/pam.d/$1
-		[ "$_dep" -gt 8 ] && return
-		if [ ! -f "$_f" ]; then printf 'MISSING %s\n' "$_f"; return; fi
-		sed -e 's/#.*//' -e 's/[[:space:]]\{1,\}/ /g' -e 's/^ //' "$_f" | while IFS= read -r _l; do
-			[ -n "$_l" ] || continue
-			set -- $_l
-			if [ "$1" = @include ]; then pamflat "$2" "$_ty" $((_dep + 1)); continue; fi
-			[ "${1#-}" = "$_ty" ] || continue
-			case $2 in include | substack) pamflat "$3" "$_ty" $((_dep + 1)); continue ;; esac
-			printf '%s %s\n' "$_f" "$_l"
-		done
-	}
 	svc=sshd
 	[ -f /etc/pam.d/sshd ] || svc=other
-	for t in account session auth; do
-		pamflat "$svc" "$t" 0 | awk -v t="$t" -v u="$u" -v groups="$groups" -v addr="$NS_ADDR" -v host="$NS_HOST" -v nologin="$nologin" -v mods="$mods" -v who="$who" '
-		function ctl_action(ctl, r,   n, i, kv, a, d) {
-			if (ctl == "required") return (r == "success" ? "ok" : r == "ignore" ? "ignore" : "bad")
-			if (ctl == "requisite") return (r == "success" ? "ok" : r == "ignore" ? "ignore" : "die")
-			if (ctl == "sufficient") return (r == "success" ? "done" : "ignore")
-			if (ctl == "optional") return (r == "success" ? "ok" : "ignore")
-			gsub(/[\[\]]/, "", ctl); n = split(ctl, kv, " "); d = "bad"
-			for (i = 1; i <= n; i++) { split(kv[i], a, "="); if (a[1] == r) return a[2]; if (a[1] == "default") d = a[2] }
-			return d
+	awk -v svc="$svc" -v u="$u" -v groups="$groups" -v addr="$NS_ADDR" -v host="$NS_HOST" -v nologin="$nologin" -v dirs="$dirs" -v who="$who" '
+	function readfile(f,   line, buf, r) {
+		buf = ""
+		while ((r = (getline line < f)) > 0) buf = buf line "\n"
+		close(f)
+		return r < 0 ? "\001" : buf
+	}
+	# flat appends the lines of service s (of type want, or all when "")
+	# to the stacks, following @include, include and substack.
+	function flat(s, want, depth,   f, buf, n, L, i, line, w, m, t, ctl, rest, opt) {
+		if (depth > 8) return
+		f = "/etc/pam.d/" s
+		buf = readfile(f)
+		if (buf == "\001") { missing = missing " " f; return }
+		n = split(buf, L, "\n")
+		for (i = 1; i <= n; i++) {
+			line = L[i]; sub(/#.*/, "", line); gsub(/[ \t]+/, " ", line); sub(/^ /, "", line); sub(/ $/, "", line)
+			if (line == "") continue
+			m = split(line, w, " ")
+			if (w[1] == "@include") { flat(w[2], want, depth + 1); continue }
+			t = w[1]; opt = 0
+			if (substr(t, 1, 1) == "-") { t = substr(t, 2); opt = 1 }
+			if (want != "" && t != want) continue
+			rest = substr(line, length(w[1]) + 2)
+			if (substr(rest, 1, 1) == "[") { ctl = substr(rest, 1, index(rest, "]")); rest = substr(rest, length(ctl) + 2) }
+			else { ctl = w[2]; rest = substr(rest, length(ctl) + 2) }
+			if (ctl == "include" || ctl == "substack") { split(rest, w, " "); flat(w[1], t, depth + 1); continue }
+			k = ++N[t]; split(rest, w, " ")
+			M[t, k] = w[1]; C[t, k] = ctl; A[t, k] = substr(rest, length(w[1]) + 2); F[t, k] = f; O[t, k] = opt
 		}
-		function accessdeny(args,   file, line, f, n, i, us, os, m, mu, mo, perm, ex, tok) {
-			file = "/etc/security/access.conf"
-			if (match(args, /accessfile=[^ ]+/)) file = substr(args, RSTART + 11, RLENGTH - 11)
-			while ((getline line < file) > 0) {
-				sub(/#.*/, "", line); if (line !~ /:/) continue
-				n = split(line, f, ":"); if (n < 3) continue
-				perm = f[1]; gsub(/ /, "", perm)
-				m = listmatch(f[2], 1) && listmatch(f[3], 0)
-				if (m) { close(file); return perm == "-" ? line : "" }
-			}
-			close(file); return ""
+	}
+	function exists(mod,   n, d, i, f) {
+		if (substr(mod, 1, 1) == "/") { if ((getline junk < mod) < 0) return 0; close(mod); return 1 }
+		n = split(dirs, d, " ")
+		for (i = 1; i <= n; i++) { f = d[i] "/" mod; if ((getline junk < f) >= 0) { close(f); return 1 } }
+		return 0
+	}
+	function action(ctl, r,   n, i, kv, a, d) {
+		if (ctl == "required") return (r == "success" ? "ok" : r == "ignore" ? "ignore" : "bad")
+		if (ctl == "requisite") return (r == "success" ? "ok" : r == "ignore" ? "ignore" : "die")
+		if (ctl == "sufficient") return (r == "success" ? "done" : "ignore")
+		if (ctl == "optional") return (r == "success" ? "ok" : "ignore")
+		gsub(/[\[\]]/, "", ctl); n = split(ctl, kv, " "); d = "bad"
+		for (i = 1; i <= n; i++) { split(kv[i], a, "="); if (a[1] == r) return a[2]; if (a[1] == "default") d = a[2] }
+		return d
+	}
+	function accessdeny(args,   file, line, f, n, perm) {
+		file = "/etc/security/access.conf"
+		if (match(args, /accessfile=[^ ]+/)) file = substr(args, RSTART + 11, RLENGTH - 11)
+		while ((getline line < file) > 0) {
+			sub(/#.*/, "", line); if (line !~ /:/) continue
+			n = split(line, f, ":"); if (n < 3) continue
+			perm = f[1]; gsub(/ /, "", perm)
+			if (listmatch(f[2], 1) && listmatch(f[3], 0)) { close(file); return perm == "-" ? line : "" }
 		}
-		function listmatch(s, users,   n, i, w, ex, hit) {
-			gsub(/,/, " ", s); n = split(s, w, " "); ex = 0; hit = 0
-			for (i = 1; i <= n; i++) {
-				if (w[i] == "EXCEPT") { if (!hit) return 0; ex = 1; continue }
-				if (itemmatch(w[i], users)) { if (ex) return 0; hit = 1 }
-			}
-			return hit
+		close(file); return ""
+	}
+	function listmatch(s, users,   n, i, w, ex, hit) {
+		gsub(/,/, " ", s); n = split(s, w, " "); ex = 0; hit = 0
+		for (i = 1; i <= n; i++) {
+			if (w[i] == "EXCEPT") { if (!hit) return 0; ex = 1; continue }
+			if (itemmatch(w[i], users)) { if (ex) return 0; hit = 1 }
 		}
-		function itemmatch(x, users) {
-			if (x == "ALL") return 1
-			if (users) {
-				if (x ~ /^\(.*\)$/) return index(groups, " " substr(x, 2, length(x) - 2) " ") > 0
-				sub(/@.*/, "", x); return x == u
-			}
-			if (x == "LOCAL") return host !~ /\./
-			if (x ~ /\.$/) return index(addr, x) == 1
-			if (x ~ /^\./) return length(host) >= length(x) && substr(host, length(host) - length(x) + 1) == x
-			return x == addr || x == host
+		return hit
+	}
+	function itemmatch(x, users) {
+		if (x == "ALL") return 1
+		if (users) {
+			if (x ~ /^\(.*\)$/) return index(groups, " " substr(x, 2, length(x) - 2) " ") > 0
+			sub(/@.*/, "", x); return x == u
 		}
-		$1 == "MISSING" { printf "L\twould lock out %s: PAM file %s is missing\n", who, $2; exit }
-		{
-			file = $1; line = $0; sub(/^[^ ]+ [^ ]+ /, "", line)
-			if (line ~ /^\[/) { ctl = substr(line, 1, index(line, "]")); line = substr(line, length(ctl) + 2) } else { ctl = $3; line = substr(line, length(ctl) + 2) }
-			n = split(line, w, " "); mod = w[1]; args = substr(line, length(mod) + 2)
-			opt = ($2 ~ /^-/)
-			name = mod; sub(/.*\//, "", name)
-			S[++ns] = name; C[ns] = ctl; A[ns] = args; F[ns] = file; O[ns] = opt
+		if (x == "LOCAL") return host !~ /\./
+		if (x ~ /\.$/) return index(addr, x) == 1
+		if (x ~ /^\./) return length(host) >= length(x) && substr(host, length(host) - length(x) + 1) == x
+		return x == addr || x == host
+	}
+	# run evaluates stack t; prints a lockout (account, session) or a
+	# warning (auth: key logins do not use it) when it denies.
+	function run(t,   i, name, r, d, a, failed, okd, why) {
+		if (N[t] == 0) return
+		failed = 0; okd = 0; why = ""
+		for (i = 1; i <= N[t]; i++) {
+			name = M[t, i]; sub(/.*\//, "", name); r = "success"; d = ""
+			if (!exists(M[t, i])) r = O[t, i] ? "ignore" : "module_unknown"
+			else if (name == "pam_deny.so") r = "perm_denied"
+			else if (name == "pam_nologin.so" && nologin) { r = "auth_err"; d = "/etc/nologin exists" }
+			else if (name == "pam_access.so") { d = accessdeny(A[t, i]); if (d != "") r = "perm_denied" }
+			a = action(C[t, i], r)
+			if (r != "success" && r != "ignore" && (a == "bad" || a == "die") && !failed) why = name (d != "" ? " (" d ")" : "") (r == "module_unknown" ? " (module not found)" : "") " in " F[t, i]
+			if (a == "bad") failed = 1
+			else if (a == "die") { failed = 1; break }
+			else if (a == "ok") okd = 1
+			else if (a == "done") { okd = 1; if (!failed) break }
+			else if (a ~ /^[0-9]+$/) { if (r == "success") okd = 1; i += a }
 		}
-		END {
-			if (ns == 0) exit
-			failed = 0; okd = 0; why = ""
-			for (i = 1; i <= ns; i++) {
-				name = S[i]; r = "success"; d = ""
-				if (index(mods, " " name " ") == 0 && S[i] ~ /^pam_/) r = O[i] ? "ignore" : "module_unknown"
-				else if (name == "pam_deny.so") r = "perm_denied"
-				else if (name == "pam_nologin.so" && nologin) { r = "auth_err"; d = "/etc/nologin exists" }
-				else if (name == "pam_access.so") { d = accessdeny(A[i]); if (d != "") r = "perm_denied" }
-				a = ctl_action(C[i], r)
-				if (r != "success" && r != "ignore" && (a == "bad" || a == "die") && !failed) why = name (d != "" ? " (" d ")" : "") " in " F[i]
-				if (a == "bad") failed = 1
-				else if (a == "die") { failed = 1; break }
-				else if (a == "ok") okd = 1
-				else if (a == "done") { okd = 1; if (!failed) break }
-				else if (a ~ /^[0-9]+$/) { if (r == "success") okd = 1; i += a }
-			}
-			if (!failed && okd) exit
-			if (why == "") why = "no module allows the login"
-			if (t == "auth") printf "W\tPAM auth stack of sshd denies password logins (%s); key logins do not use it\n", why
-			else printf "L\twould lock out %s: PAM %s stack of sshd denies it: %s\n", who, t, why
-		}'
-	done
+		if (!failed && okd) return
+		if (why == "") why = "no module allows the login"
+		if (t == "auth") printf "W\tPAM auth stack of sshd denies password logins (%s); key logins do not use it\n", why
+		else printf "L\twould lock out %s: PAM %s stack of sshd denies it: %s\n", who, t, why
+	}
+	BEGIN {
+		flat(svc, "", 0)
+		if (missing != "") printf "L\twould lock out %s: PAM file(s)%s missing\n", who, missing
+		run("account"); run("session"); run("auth")
+	}'
 fi
 echo E
