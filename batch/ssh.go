@@ -18,6 +18,16 @@ type SSHConnector struct {
 // Connect returns a client for h. It does not dial: the first command does
 // (and a host that does not answer fails it).
 func (c SSHConnector) Connect(_ context.Context, h inventory.Host) (Target, error) {
+	cl, err := sshexec.New(c.Config(h))
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	return cl, nil
+}
+
+// Config is the SSH configuration Connect uses for h: Base with the host's
+// address, port, user, key and sudo.
+func (c SSHConnector) Config(h inventory.Host) sshexec.Config {
 	cfg := c.Base
 	cfg.Host = h.Address
 	if cfg.Host == "" {
@@ -35,9 +45,5 @@ func (c SSHConnector) Connect(_ context.Context, h inventory.Host) (Target, erro
 	if h.Identity != "" {
 		cfg.IdentityFiles = append([]string{h.Identity}, cfg.IdentityFiles...)
 	}
-	cl, err := sshexec.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("host %s: %w", h.Name, err)
-	}
-	return cl, nil
+	return cfg
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/lockout"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
@@ -150,6 +151,21 @@ func (a *Activities) runWith(ctx context.Context, h inventory.Host, f func(night
 	return ex, err
 }
 
+// guard is the lockout net for the worker's login on h: its canary makes
+// fresh logins through the connector's SSH configuration when the
+// connector is a batch.SSHConnector (else it runs the latent check only).
+func (a *Activities) guard(h inventory.Host) (*lockout.Guard, error) {
+	cfg := lockout.Config{User: h.User, LocalPort: h.Port}
+	if c, ok := a.Connector.(batch.SSHConnector); ok {
+		sc := c.Config(h)
+		cfg.FreshLogin, cfg.User, cfg.LocalPort = lockout.SSHLogin(sc), sc.User, sc.Port
+	}
+	if cfg.User == "" {
+		cfg.User = "root"
+	}
+	return lockout.New(cfg)
+}
+
 // hostPolicy is the effect judge's view of the worker's login on h.
 func hostPolicy(h inventory.Host) safety.EffectsPolicy {
 	return safety.EffectsPolicy{Login: h.User, SSHPort: h.Port}
@@ -213,7 +229,13 @@ func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResul
 	var err error
 	if in.Sandbox {
 		ex, err = a.runWith(ctx, in.Host, func(t nightshift.Runner) (nightshift.Exec, error) {
-			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), hostPolicy(in.Host)).Run(sandbox.WithScope(ctx, in.Scope), in.Command)
+			rcfg := sandbox.RunnerConfig{}
+			if g, err := a.guard(in.Host); err == nil {
+				rcfg.Guard = g
+			} else {
+				return nightshift.Exec{ExitCode: -1}, err
+			}
+			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), hostPolicy(in.Host), rcfg).Run(sandbox.WithScope(ctx, in.Scope), in.Command)
 		})
 	} else {
 		ex, err = a.run(ctx, in.Host, in.Command)

@@ -54,6 +54,12 @@ func (s *Sandbox) Undo(ctx context.Context, id string) error {
 	return s.result("undo", id, ex)
 }
 
+// UndoCommand is the shell command that undoes trial id on the host (what
+// a dead-man switch runs first when it fires).
+func (s *Sandbox) UndoCommand(id string) string {
+	return "bash " + quote(s.helper) + " undo " + quote(id)
+}
+
 // Discard drops a trial's layers; nothing of it reaches the host.
 func (s *Sandbox) Discard(ctx context.Context, t *Trial) error {
 	if err := s.install(ctx); err != nil {

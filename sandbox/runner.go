@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/lockout"
 	"github.com/nightshift-dev/nightshift/safety"
 )
 
@@ -37,12 +39,38 @@ func ScopeOf(ctx context.Context) []string {
 type Runner struct {
 	sb     *Sandbox
 	policy safety.EffectsPolicy
+	cfg    RunnerConfig
+}
+
+// RunnerConfig configures a Runner. The zero value judges with
+// safety.JudgeEffects and commits without a lockout net.
+type RunnerConfig struct {
+	// Guard, when set, guards every commit with the lockout net: a
+	// snapshot of what the worker's login depends on, a dead-man switch
+	// armed before the commit (it runs the trial's undo and restores the
+	// snapshot unless disarmed in time), the canary after the commit and
+	// its actions, and an undo when the canary finds a lockout (the
+	// evidence's verdict is then rolled_back, with the canary's reason).
+	Guard *lockout.Guard
+	// GuardWait is how long, past the switch's deadline, a rollback waits
+	// for the switch when the kept connection is gone. Zero: 30s.
+	GuardWait time.Duration
+	// Judge replaces safety.JudgeEffects (tests that must let a harmful
+	// change through to prove the lockout net behind the judge). Nil: the
+	// judge.
+	Judge func(nightshift.Effects, safety.EffectsPolicy) []safety.Refusal
 }
 
 // NewRunner returns a Runner over sb judging with policy (its Scope is
 // replaced per call by WithScope).
-func NewRunner(sb *Sandbox, policy safety.EffectsPolicy) *Runner {
-	return &Runner{sb: sb, policy: policy}
+func NewRunner(sb *Sandbox, policy safety.EffectsPolicy, cfg RunnerConfig) *Runner {
+	if cfg.Judge == nil {
+		cfg.Judge = safety.JudgeEffects
+	}
+	if cfg.GuardWait <= 0 {
+		cfg.GuardWait = 30 * time.Second
+	}
+	return &Runner{sb: sb, policy: policy, cfg: cfg}
 }
 
 // Sandbox returns the sandbox the Runner runs commands in.
@@ -75,7 +103,7 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 	if s, ok := ctx.Value(scopeKey{}).([]string); ok {
 		pol.Scope = s
 	}
-	if refs := safety.JudgeEffects(tr.Effects, pol); len(refs) > 0 {
+	if refs := r.cfg.Judge(tr.Effects, pol); len(refs) > 0 {
 		reasons := make([]string, len(refs))
 		for i, rf := range refs {
 			reasons[i] = rf.Reason
@@ -83,29 +111,59 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		}
 		return discard(nightshift.VerdictRefused, reasons...)
 	}
-	if len(tr.ops) == 0 {
-		ev.Trial = "" // nothing to undo
-		if _, err := discard(nightshift.VerdictCommitted); err != nil {
-			return ex, err
+	if len(tr.ops) == 0 && len(tr.Effects.Actions) == 0 {
+		ev.Trial = "" // nothing to apply, nothing to undo
+		return discard(nightshift.VerdictCommitted)
+	}
+	// apply commits the files, then runs the approved actions. Its error
+	// is the commit's (a conflict: nothing applied) or the host's.
+	var conflict error
+	apply := func(ctx context.Context) error {
+		if len(tr.ops) == 0 {
+			ev.Trial = "" // actions only: no file to undo
+			if err := r.sb.Discard(ctx, tr); err != nil {
+				return err
+			}
+		} else if err := r.sb.Commit(ctx, tr); err != nil {
+			if errors.As(err, new(*ConflictError)) || errors.Is(err, ErrHelper) {
+				conflict = err
+				return nil // nothing applied: nothing for the net to undo
+			}
+			return err
 		}
-	} else if err := r.sb.Commit(ctx, tr); err != nil {
-		var ce *ConflictError
-		if errors.As(err, &ce) {
-			return discard(nightshift.VerdictConflict, "not applied: "+ce.Error())
-		}
-		if errors.Is(err, ErrHelper) {
-			return discard(nightshift.VerdictDiscarded, "not applied: "+err.Error())
-		}
-		return ex, err
-	} else {
 		ev.Verdict = nightshift.VerdictCommitted
-	}
-	if len(tr.Effects.Actions) > 0 {
-		acts, err := r.sb.RunActions(ctx, tr.Effects.Actions)
-		ev.Effects.Actions = append(acts, ev.Effects.Actions[len(acts):]...)
-		if err != nil {
-			return ex, err
+		if len(tr.Effects.Actions) > 0 {
+			acts, err := r.sb.RunActions(ctx, tr.Effects.Actions)
+			ev.Effects.Actions = append(acts, ev.Effects.Actions[len(acts):]...)
+			return err
 		}
+		return nil
 	}
-	return ex, nil
+	err = nil
+	if g := r.cfg.Guard; g != nil {
+		var out lockout.Outcome
+		opts := lockout.ArmOptions{}
+		if len(tr.ops) > 0 {
+			opts.Restore = r.sb.UndoCommand(tr.ID)
+		}
+		out, err = g.Protect(ctx, r.sb.r, opts, r.cfg.GuardWait, apply)
+		if err == nil {
+			err = out.CommitErr
+		}
+		if out.RolledBack {
+			ev.Verdict, ev.Lockout = nightshift.VerdictRolledBack, true
+			ev.Reasons = append(ev.Reasons, "rolled back: "+out.Reason)
+		}
+	} else {
+		err = apply(ctx)
+	}
+	if conflict != nil {
+		_ = r.sb.Discard(context.WithoutCancel(ctx), tr)
+		v := nightshift.VerdictDiscarded
+		if errors.As(conflict, new(*ConflictError)) {
+			v = nightshift.VerdictConflict
+		}
+		ev.Verdict, ev.Reasons = v, append(ev.Reasons, "not applied: "+conflict.Error())
+	}
+	return ex, err
 }

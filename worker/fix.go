@@ -370,7 +370,9 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 			out.lockout = strings.Join(ev.Reasons, "; ")
 		}
 		w.log().Warn("command's effects refused", "rule", rule, "attempt", attempt, "verdict", ev.Verdict.String(), "reasons", strings.Join(ev.Reasons, "; "))
-		if err := mem.AddToolResult(c.id, formatRefused(ex), stepOf(c, ex, nil)); err != nil {
+		step := stepOf(c, ex, nil)
+		step.Note = strings.Join(ev.Reasons, "; ") // the one-line summary carries why
+		if err := mem.AddToolResult(c.id, formatRefused(ex), step); err != nil {
 			return false, err
 		}
 		return false, mem.AddFeedback(memory.FeedbackBlocked,
@@ -392,8 +394,13 @@ func certain(b safety.Ban) bool { return b.Entry != "unanalysable" }
 func formatRefused(ex nightshift.Exec) string {
 	ev := ex.Evidence
 	var b strings.Builder
-	fmt.Fprintf(&b, "REFUSED: the command ran in a throwaway sandbox and none of its effects were applied to the host.\nWhy: %s.\n",
-		strings.Join(ev.Reasons, "; "))
+	if ev.Verdict == nightshift.VerdictRolledBack {
+		fmt.Fprintf(&b, "ROLLED BACK: the command's changes were applied, then undone, because they locked the worker's own login out.\nWhy: %s.\n",
+			strings.Join(ev.Reasons, "; "))
+	} else {
+		fmt.Fprintf(&b, "REFUSED: the command ran in a throwaway sandbox and none of its effects were applied to the host.\nWhy: %s.\n",
+			strings.Join(ev.Reasons, "; "))
+	}
 	if !ev.Effects.Empty() {
 		fmt.Fprintf(&b, "In the sandbox it %s.\n", ev.Effects.Summary(600))
 	}

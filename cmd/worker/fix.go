@@ -288,7 +288,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	sb, err := hostSandbox(ctx, f.sandbox, f.host, ssh, loginOf(dest.User), dest.Port, f.commandTimeout)
+	sb, err := hostSandbox(ctx, f.sandbox, f.host, ssh, scfg, loginOf(dest.User), dest.Port, f.commandTimeout)
 	if err != nil {
 		return err
 	}

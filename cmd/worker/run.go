@@ -292,7 +292,8 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 			RetryDeadline: workerDeadline(m.RetryDeadline), Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 		Sandbox: func(ctx context.Context, h inventory.Host, conn nightshift.Runner) (batch.SandboxSetup, error) {
-			return hostSandbox(ctx, m.Sandbox, h.Name, conn, loginOf(h.User), h.Port, m.CommandTimeout)
+			fresh := batch.SSHConnector{Base: scfg}.Config(h)
+			return hostSandbox(ctx, m.Sandbox, h.Name, conn, fresh, loginOf(fresh.User), fresh.Port, m.CommandTimeout)
 		},
 	}
 	obs.configure(&bcfg)

@@ -9,8 +9,10 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/lockout"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
+	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
 // sandboxMode is --sandbox: where the recording sandbox must, may or does
@@ -64,12 +66,16 @@ func (e *sandboxRequiredError) Unwrap() error { return e.err }
 
 // hostSandbox sets up what a host's remediation commands run through under
 // mode: the sandbox over conn (probed first), or conn with the fallback
-// stated. login and port are the worker's own SSH login on that host.
-func hostSandbox(ctx context.Context, mode sandboxMode, host string, conn nightshift.Runner, login string, port int, timeout time.Duration) (batch.SandboxSetup, error) {
-	switch mode.orDefault() {
-	case sandboxOff:
-		return batch.SandboxSetup{Runner: conn, Fallback: "--sandbox off: the static check alone judged commands on " + host}, nil
-	case sandboxRequired, sandboxAuto:
+// stated; both under the lockout net, except with --sandbox off. fresh is
+// how a fresh login to the host is made (the canary), login and port the
+// worker's own SSH login there.
+func hostSandbox(ctx context.Context, mode sandboxMode, host string, conn nightshift.Runner, fresh sshexec.Config, login string, port int, timeout time.Duration) (batch.SandboxSetup, error) {
+	if mode.orDefault() == sandboxOff {
+		return batch.SandboxSetup{Runner: conn, Fallback: "--sandbox off: the static check alone judged commands on " + host + ", with no lockout net"}, nil
+	}
+	guard, err := lockout.New(lockout.Config{User: login, FreshLogin: lockout.SSHLogin(fresh), LocalPort: port})
+	if err != nil {
+		return batch.SandboxSetup{}, fmt.Errorf("host %s: the lockout net: %w", host, err)
 	}
 	cfg := sandbox.Config{}
 	if timeout > 0 {
@@ -83,10 +89,11 @@ func hostSandbox(ctx context.Context, mode sandboxMode, host string, conn nights
 		if mode.orDefault() == sandboxRequired {
 			return batch.SandboxSetup{}, &sandboxRequiredError{host: host, err: err}
 		}
-		return batch.SandboxSetup{Runner: conn, Fallback: fmt.Sprintf("no sandbox on %s (%v): the static check alone judged commands", host, err)}, nil
+		return batch.SandboxSetup{Runner: lockout.NewRunner(guard, conn, 0),
+			Fallback: fmt.Sprintf("no sandbox on %s (%v): the static check judged commands, the lockout net guarded them", host, err)}, nil
 	}
 	pol := safety.EffectsPolicy{Login: login, SSHPort: port}
-	return batch.SandboxSetup{Runner: sandbox.NewRunner(sb, pol), Sandboxed: true}, nil
+	return batch.SandboxSetup{Runner: sandbox.NewRunner(sb, pol, sandbox.RunnerConfig{Guard: guard}), Sandboxed: true}, nil
 }
 
 // loginOf is the user an SSH login as user ("" for the default) is: the

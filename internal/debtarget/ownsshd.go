@@ -146,6 +146,8 @@ while :; do sleep 3600 & wait; done
 const systemSetup = `set -eu
 R="$1"; H="$2"; CAPS="$3"
 ip link set lo up
+mount --make-rprivate /
+mount --bind "$R" "$R"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
@@ -162,7 +164,11 @@ ln -s /proc/self/fd "$R/dev/fd"
 mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
 hostname "$H"
-exec setpriv --bounding-set "$CAPS" chroot "$R" /bin/sh /etc/nightshift/init.sh
+cd "$R"
+pivot_root . mnt
+cd /
+umount -l /mnt
+exec setpriv --bounding-set "$CAPS" /bin/sh /etc/nightshift/init.sh
 `
 
 // StartSystem starts a target whose worker logs in through the root's own
@@ -221,7 +227,7 @@ func StartSystem(ctx context.Context, opts Options) (_ *SystemTarget, err error)
 	if err != nil {
 		return nil, fmt.Errorf("debtarget: /etc/hosts: %w", err)
 	}
-	if err := t.start(ctx, hostname); err != nil {
+	if err := t.start(ctx, hostname, opts.Sandbox); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -342,9 +348,12 @@ func (t *SystemTarget) copyNft(ctx context.Context) error {
 // was restarted from a root session (it inherits that session's loginuid),
 // where a real host's sshd, started by systemd or with full capabilities,
 // lets them in.
-func systemDroppedCaps() []string {
+func systemDroppedCaps(sandbox bool) []string {
 	var caps []string
 	for _, c := range droppedCaps {
+		if sandbox && (c == "sys_admin" || c == "mknod") {
+			continue // Options.Sandbox: a recording sandbox runs inside
+		}
 		if c != "net_admin" && c != "audit_control" {
 			caps = append(caps, "-"+c)
 		}
@@ -352,9 +361,9 @@ func systemDroppedCaps() []string {
 	return caps
 }
 
-func (t *SystemTarget) start(ctx context.Context, hostname string) error {
+func (t *SystemTarget) start(ctx context.Context, hostname string, sandbox bool) error {
 	t.cmd = exec.Command("unshare", "--mount", "--pid", "--uts", "--ipc", "--net", "--fork", "--propagation", "private", "--kill-child",
-		"--", "sh", "-c", systemSetup, "sh", t.Root, hostname, strings.Join(systemDroppedCaps(), ","))
+		"--", "sh", "-c", systemSetup, "sh", t.Root, hostname, strings.Join(systemDroppedCaps(sandbox), ","))
 	t.cmd.Stdout = t.log
 	t.cmd.Stderr = t.log
 	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -1,0 +1,58 @@
+package lockout
+
+import (
+	"context"
+	"time"
+
+	"github.com/nightshift-dev/nightshift"
+)
+
+// Runner runs each command on a host under the lockout net, for hosts
+// where no recording sandbox runs (--sandbox auto on a host that cannot
+// have one): a snapshot of what the worker's login depends on, the switch
+// armed, the command, the canary, then the switch disarmed, or the
+// snapshot restored (through the kept connection, or by the switch) when
+// the canary finds a lockout. A rolled-back command's Exec carries
+// Evidence with the verdict rolled_back and the canary's reason. An error
+// means the net could not run (snapshot, switch) or the host did not
+// answer. Safe for concurrent use if the Runner is, but one command per
+// host at a time (one switch per host).
+type Runner struct {
+	g    *Guard
+	r    nightshift.Runner
+	wait time.Duration
+}
+
+// NewRunner returns a Runner running commands through r under g; wait is
+// how long past a switch's deadline a rollback waits for it (zero: 30s).
+func NewRunner(g *Guard, r nightshift.Runner, wait time.Duration) *Runner {
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	return &Runner{g: g, r: r, wait: wait}
+}
+
+// Run implements nightshift.Runner.
+func (x *Runner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	ex := nightshift.Exec{ExitCode: -1}
+	var runErr error
+	ran := false
+	out, err := x.g.Protect(ctx, x.r, ArmOptions{}, x.wait, func(ctx context.Context) error {
+		ran = true
+		ex, runErr = x.r.Run(ctx, command)
+		return runErr
+	})
+	if out.RolledBack {
+		ex.Evidence = &nightshift.Evidence{Verdict: nightshift.VerdictRolledBack, Lockout: true,
+			Reasons:  []string{"rolled back: " + out.Reason},
+			Fallback: "no sandbox on this host: the command ran, the lockout net undid it"}
+	}
+	switch {
+	case runErr != nil:
+		return ex, runErr
+	case err != nil && !ran:
+		return nightshift.Exec{ExitCode: -1}, err
+	default:
+		return ex, err
+	}
+}
