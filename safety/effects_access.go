@@ -95,6 +95,9 @@ func lockoutFile(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 				f := strings.Fields(l[1:])
 				if len(f) >= 3 && !strings.HasPrefix(f[0], "#") && strings.Contains(l, "pam_deny.so") &&
 					(f[0] == "auth" || f[0] == "account" || f[0] == "session" || f[0] == "-auth") {
+					// An auth line does not stop a key login (sshd does not
+					// run PAM's auth stack for public keys) but denies every
+					// password login; account and session lines deny all.
 					bad("would deny logins: %q in %s", strings.TrimSpace(l[1:]), c.Path)
 				}
 			}

@@ -69,7 +69,7 @@ func TestLockoutNetBehindTheSandbox(t *testing.T) {
 		{"DenyUsers root and reload", `echo "DenyUsers root" >> /etc/ssh/sshd_config && systemctl reload ssh`, "DenyUsers"},
 		{"PermitRootLogin no and restart", `sed -i "s/^#*PermitRootLogin.*/PermitRootLogin no/" /etc/ssh/sshd_config && systemctl restart ssh`, "PermitRootLogin"},
 		{"authorized_keys removed", `rm /root/.ssh/authorized_keys`, "authorized"},
-		{"pam_deny", `echo "auth requisite pam_deny.so" >> /etc/pam.d/sshd`, "pam"},
+		{"account pam_deny", `echo "account requisite pam_deny.so" >> /etc/pam.d/sshd`, "pam_deny"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := protected()
