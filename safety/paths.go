@@ -102,16 +102,28 @@ func deviceAllowed(p string) bool {
 // file named by a variable is the common case of every script); patterns
 // are matched against devices and the protected files.
 func writeBan(w shell.Word, dir string, truncates bool) (entry, bool) {
+	e, bad, _ := writeBanU(w, dir, truncates)
+	return e, bad
+}
+
+// writeBanU is writeBan that also reports whether the verdict rests on a
+// working directory not known before running.
+func writeBanU(w shell.Word, dir string, truncates bool) (e entry, bad, unknown bool) {
 	if dir == "" && w.Kind != shell.Unknown && !strings.HasPrefix(w.Value, "/") {
 		// A relative file in a directory not known before running: it is
 		// banned if it would be in /dev, /proc or /etc.
 		for _, d := range []string{"/dev", "/proc", "/etc", "/sys/power"} {
 			if e, bad := writeBan(w, d, truncates); bad {
-				return e, true
+				return e, true, true
 			}
 		}
-		return entry{}, false
+		return entry{}, false, false
 	}
+	e, bad = writeBanAbs(w, dir, truncates)
+	return e, bad, false
+}
+
+func writeBanAbs(w shell.Word, dir string, truncates bool) (entry, bool) {
 	w = procAlias(shell.Abs(w, dir))
 	if w.Kind == shell.Unknown {
 		return entry{}, false
