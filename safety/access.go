@@ -165,13 +165,16 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 		}
 		if removing {
 			for _, a := range args {
-				if a.Kind != shell.Literal && a.Kind != shell.Pattern {
+				if a.Kind != shell.Literal && a.Kind != shell.Pattern || strings.HasPrefix(a.Value, "-") && a.Kind == shell.Literal {
 					continue
 				}
-				for _, p := range []string{"openssh-server", "openssh-server:amd64", "ssh", "openssh"} {
+				for _, p := range sshPackages {
 					if a.Value == p || a.Kind == shell.Pattern && globAny(a.Glob, p) || strings.HasPrefix(a.Value, "openssh-server") {
 						return hit(entSSH, "never remove the SSH server")
 					}
+				}
+				if a.Kind == shell.Literal && packagePatternHits(name, a.Value) {
+					return hit(entSSH, "never remove the SSH server; name the packages to remove exactly, without patterns")
 				}
 			}
 		}
@@ -496,4 +499,119 @@ func inPlaceEdit(c *shell.Command) bool {
 		return true
 	}
 	return false
+}
+
+// sshPackages are the package names that carry the SSH server.
+var sshPackages = []string{"openssh-server", "openssh-server:amd64", "ssh", "openssh", "openssh-sshd"}
+
+// packagePatternHits reports whether a package argument the package
+// manager reads as a pattern could name the SSH server: a glob (dnf, yum,
+// zypper and apt match them against package names), a regular expression
+// (apt-get and aptitude fall back to one when no package has the name),
+// or one of apt's search patterns (~nREGEX, ?name(REGEX), ~i, ?installed,
+// …).
+func packagePatternHits(manager, v string) bool {
+	if v == "" {
+		return false
+	}
+	if strings.HasPrefix(v, "?") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "!") || strings.HasPrefix(v, "(") {
+		return aptPatternHits(v)
+	}
+	v, _, _ = strings.Cut(v, "=") // apt's PKG=VERSION
+	if strings.ContainsAny(v, "*?[") && globAny(v, sshPackages...) {
+		return true
+	}
+	switch manager {
+	case "apt", "apt-get", "aptitude":
+		if strings.ContainsAny(v, ".*+?[]^$()|{}\\") {
+			re, err := regexp.Compile(v)
+			if err != nil {
+				return true
+			}
+			for _, p := range sshPackages {
+				if re.MatchString(p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// aptTerm matches one term of an apt pattern: ~nREGEX or ?name(REGEX)
+// (by name), other ~X and ?word(…) terms, and the operators.
+var aptTerm = regexp.MustCompile(`^(\?[a-z-]+(\((?:[^()]|\([^()]*\))*\))?|~[A-Za-z](?:"[^"]*"|[^\s|!()~?]*)|[!|()&,]|\s+)`)
+
+// aptPatternHits evaluates an apt search pattern against the SSH server's
+// package as far as it can: name terms are matched; terms for residual
+// configuration (~c, ?config-files), obsolete (~o, ?obsolete) and garbage
+// (~g, ?garbage) packages are false for an installed, wanted server; any
+// other term may be true. A pattern it cannot read may name it.
+func aptPatternHits(p string) bool {
+	var terms []string
+	for rest := p; rest != ""; {
+		m := aptTerm.FindString(rest)
+		if m == "" {
+			return true
+		}
+		rest = rest[len(m):]
+		if strings.TrimSpace(m) != "" {
+			terms = append(terms, m)
+		}
+	}
+	// Build a boolean expression over the terms and evaluate it with
+	// every undecided term true and false: it may name the server when
+	// some assignment makes it true.
+	type tv int // 0 false, 1 true, 2 either
+	val := func(t string) tv {
+		var re string
+		switch {
+		case strings.HasPrefix(t, "~n"):
+			re = strings.Trim(t[2:], `"`)
+		case strings.HasPrefix(t, "?name("):
+			re = strings.Trim(strings.TrimSuffix(strings.TrimPrefix(t, "?name("), ")"), `"'`)
+		case t == "~c" || t == "?config-files" || t == "~o" || t == "?obsolete" || t == "~g" || t == "?garbage" || t == "?false" || t == "~F":
+			return 0
+		default:
+			return 2
+		}
+		r, err := regexp.Compile(re)
+		if err != nil {
+			return 2
+		}
+		for _, pk := range sshPackages {
+			if r.MatchString(pk) {
+				return 1
+			}
+		}
+		return 0
+	}
+	// Negations and grouping make a precise evaluation long: a pattern
+	// with any of them names the server unless every name term in it is
+	// false and it has no undecided term, which a negation would turn true.
+	anyTrue, undecided, anyFalse, ors := false, false, false, false
+	for _, t := range terms {
+		switch t {
+		case "!":
+			return true
+		case "(", ")", "|", ",":
+			ors = true
+			continue
+		case "&":
+			continue
+		}
+		switch val(t) {
+		case 1:
+			anyTrue = true
+		case 2:
+			undecided = true
+		case 0:
+			anyFalse = true
+		}
+	}
+	if !ors {
+		// Terms side by side are all required.
+		return !anyFalse
+	}
+	return anyTrue || undecided
 }

@@ -3,6 +3,7 @@ package safety
 import (
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/shell"
@@ -137,6 +138,14 @@ func findDeletes(c *shell.Command) (h, unknown bool) {
 	for _, st := range starts {
 		if w := shell.Abs(st, c.Dir); w.Kind == shell.Literal && (path.Clean(w.Value) == "/boot" || strings.HasPrefix(path.Clean(w.Value), "/boot/")) {
 			boot = true // every kernel file matches a name pattern there
+		}
+	}
+	for _, a := range args {
+		switch a.Value {
+		case "-o", "-or", ",", "!", "-not":
+			// Alternatives and negations: no test is taken as selective
+			// for a deletion (conservative).
+			boot = true
 		}
 	}
 	act := func(args []shell.Word, i int) (bool, bool) {
@@ -736,7 +745,7 @@ func powers(c *shell.Command) (verdict, bool) {
 	case "kill":
 		sig, pids := killArgs(args)
 		for _, p := range pids {
-			if p.Kind == shell.Literal && (p.Value == "1" || p.Value == "-1") && sig != "0" {
+			if p.Kind == shell.Literal && initOrAll(p.Value) && sig != "0" {
 				return hit(entPower, "never signal PID 1 or every process")
 			}
 		}
@@ -835,6 +844,22 @@ func anyOf(args []shell.Word, names ...string) bool {
 			if a.Value == n {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// initOrAll reports whether a kill operand names PID 1 or every process
+// (-1) in any form kill programs accept: leading zeros, a sign, blanks
+// around it, hexadecimal or octal (01, -01, +1, " 1", 0x1, -0x01).
+func initOrAll(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) > 1 && (v[0] == '-' || v[0] == '+') {
+		v = v[1:]
+	}
+	for _, base := range []int{10, 0} {
+		if n, err := strconv.ParseInt(v, base, 64); err == nil && n == 1 {
+			return true
 		}
 	}
 	return false
