@@ -164,7 +164,7 @@ func (b *BanList) Check(command string) error {
 
 type check func(*shell.Command) (verdict, bool)
 
-var checks = []check{deletes, recursivePerms, formats, shredsUnknown, linksDevice, powers, firewall, password, sshAccess, network, inlineCode, deferred}
+var checks = []check{deletes, recursivePerms, formats, shredsUnknown, linksDevice, powers, firewall, password, sshAccess, network, inlineCode, deferred, unknownWords, allEntries}
 
 // Match reports whether command is banned and why. See the package
 // documentation for what it guarantees.

@@ -119,7 +119,10 @@ func findStarts(c *shell.Command) (starts, expr []shell.Word) {
 		}
 		args = args[1:]
 	}
-	for len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") && args[0].Value != "(" && args[0].Value != "!" {
+	for len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") && args[0].Value != "(" && args[0].Value != "!" && (len(starts) == 0 || args[0].Kind != shell.Unknown) {
+		// A word not known before running after the first start point
+		// may be a primary (-delete): it is read as part of the
+		// expression.
 		starts = append(starts, args[0])
 		args = args[1:]
 	}

@@ -19,6 +19,12 @@ type value struct {
 	// alts are the literal values an Unknown variable may hold after
 	// branches that assigned different literals (found=true / found=false).
 	alts string // NUL-separated, so that value stays comparable
+	// arr marks an indexed array: its first n elements are known (elems,
+	// NUL-separated); tail says more elements, not known, may follow.
+	arr   bool
+	elems string
+	n     int
+	tail  bool
 }
 
 // segment is a piece of a word being expanded.
@@ -320,6 +326,9 @@ func (a *analyzer) param(p *syntax.ParamExp, sc *scope, quoted bool) []segment {
 		a.arithmExpr(p.Index, sc)
 	}
 	if !simple {
+		if segs, ok := a.paramOp(p, sc, quoted); ok {
+			return segs
+		}
 		if p.Exp != nil && p.Exp.Word != nil {
 			// ${x:-WORD}, ${x:=WORD}, ...: WORD may run substitutions.
 			a.segments(p.Exp.Word.Parts, sc, true, false)

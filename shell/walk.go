@@ -601,20 +601,12 @@ func (a *analyzer) decl(x *syntax.DeclClause, sc *scope, c ctx) {
 			}
 		}
 		if as.Array != nil {
-			a.arrayExpr(as.Array, sc)
+			v = a.arrayAssign(as, sc)
 		}
 		sc.set(as.Name.Value, v)
 		args = append(args, Lit(printNode(as)))
 	}
 	a.emit(&Command{Args: args, Redirs: c.redirs, Dir: sc.dir, Stdin: c.stdin, StdinText: c.stdinText, StdinKnown: c.known, Via: c.via}, sc, c)
-}
-
-func (a *analyzer) arrayExpr(arr *syntax.ArrayExpr, sc *scope) {
-	for _, el := range arr.Elems {
-		if el.Value != nil {
-			a.fields(el.Value, sc)
-		}
-	}
 }
 
 // pipedText returns what the left side of a pipe writes when it is echo or
