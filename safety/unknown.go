@@ -164,6 +164,9 @@ func allEntries(c *shell.Command) (verdict, bool) {
 			continue
 		}
 		for _, p := range protected {
+			if !strings.HasSuffix(p, "/"+anyEntry) && p != "/" {
+				p += "/" + anyEntry
+			}
 			if strings.HasSuffix(p, "/"+anyEntry) && globMatches(w.Glob, p) {
 				return hit(id, "name the files the rule needs, not every entry of a system directory")
 			}

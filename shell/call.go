@@ -161,6 +161,10 @@ func (a *analyzer) emit(cmd *Command, sc *scope, c ctx) {
 		cmd.Function = true
 	}
 	a.out.Commands = append(a.out.Commands, cmd)
+	if cmd.Function {
+		a.callFunction(cmd, sc, c)
+		return
+	}
 	if len(cmd.Args) == 0 || cmd.Args[0].Kind != Literal {
 		return
 	}
@@ -173,6 +177,9 @@ func (a *analyzer) emit(cmd *Command, sc *scope, c ctx) {
 		sc.dir = ""
 		return
 	case "read", "readarray", "mapfile", "getopts", "printf":
+		if cmd.Args[0].Value == "read" && a.readKnown(args, sc, c) {
+			return
+		}
 		for i, w := range args {
 			if w.Kind == Literal && syntax.ValidName(w.Value) && (cmd.Args[0].Value != "printf" || i > 0 && args[i-1].Value == "-v") {
 				sc.set(w.Value, value{kind: Unknown, isSet: true})

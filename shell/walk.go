@@ -23,7 +23,7 @@ const (
 // Analyze parses src as bash and reports what it may run. A text Parse
 // refuses is reported as the only Problem.
 func Analyze(src string, cfg Config) *Analysis {
-	a := &analyzer{out: &Analysis{}, seen: map[syntax.Node]bool{}, written: map[string]bool{}}
+	a := &analyzer{out: &Analysis{}, seen: map[syntax.Node]bool{}, written: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, calling: map[string]bool{}}
 	a.script(src, newScope(cfg), StdinInherited, "", nil)
 	return a.out
 }
@@ -34,6 +34,8 @@ type analyzer struct {
 	seen    map[syntax.Node]bool // substitutions already analysed
 	written map[string]bool      // literal paths this command line writes
 	full    bool
+	funcs   map[string]*syntax.Stmt // function bodies, for calls with known arguments
+	calling map[string]bool         // functions being analysed for a call
 }
 
 // ctx is what a statement inherits from where it stands.
@@ -43,6 +45,10 @@ type ctx struct {
 	stdinText string
 	known     bool
 	via       []string
+	// paths, when set, is a glob every line of standard input matches:
+	// the input is a listing of paths (find over a tree with no test, ls
+	// of a directory, printf or echo of a glob).
+	paths string
 }
 
 func (a *analyzer) problem(n syntax.Node, reason, hint string) {
@@ -280,9 +286,12 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 			// Each side of a pipe runs in a subshell.
 			a.stmt(x.X, sc.clone(), c)
 			right := c
-			right.stdin, right.known, right.stdinText = StdinPipe, false, ""
+			right.stdin, right.known, right.stdinText, right.paths = StdinPipe, false, "", ""
 			if text, ok := pipedText(x.X, sc, a); ok {
 				right.known, right.stdinText = true, text
+			}
+			if !right.known {
+				right.paths = pipedPaths(x.X, sc, a)
 			}
 			a.stmt(x.Y, sc.clone(), right)
 		case syntax.AndStmt:
@@ -326,6 +335,9 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 	case *syntax.WhileClause:
 		a.forgetAssigned(x, sc)
 		a.stmts(x.Cond, sc, c)
+		if a.whileRead(x, sc, c) {
+			break
+		}
 		branch := sc.clone()
 		a.stmts(x.Do, branch, c)
 		sc.mergeFrom(branch)
@@ -344,6 +356,7 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 	case *syntax.FuncDecl:
 		if x.Name != nil {
 			sc.funcs[x.Name.Value] = true
+			a.funcs[x.Name.Value] = x.Body
 			if selfForks(x.Name.Value, x.Body) {
 				a.out.forkers = append(a.out.forkers, printNode(x))
 			}
@@ -623,8 +636,8 @@ func pipedText(s *syntax.Stmt, sc *scope, a *analyzer) (string, bool) {
 	var words []string
 	for _, w := range call.Args[1:] {
 		for _, f := range (&analyzer{out: &Analysis{}, seen: map[syntax.Node]bool{}, written: map[string]bool{}}).fields(w, sc.clone()) {
-			if f.Kind == Unknown {
-				return "", false
+			if f.Kind != Literal {
+				return "", false // unknown, or a glob bash expands
 			}
 			words = append(words, f.Value)
 		}
