@@ -68,7 +68,7 @@ func splitRead(line string, names []string, raw bool) (map[string]string, bool) 
 			out[n] = strings.TrimRight(rest, " \t")
 			break
 		}
-		f, r, _ := strings.Cut(rest, " ")
+		var f, r string
 		if j := strings.IndexAny(rest, " \t"); j >= 0 {
 			f, r = rest[:j], rest[j+1:]
 		} else {

@@ -1,0 +1,46 @@
+package safety_test
+
+import (
+	"testing"
+
+	"github.com/nightshift-dev/nightshift/safety"
+)
+
+// TestCertainty: refusals the text determines are certain; those resting
+// on what is only known when the command runs are not, and MatchCertain
+// allows them. A certain ban later in a command line is reported before
+// an uncertain one.
+func TestCertainty(t *testing.T) {
+	tests := []struct {
+		cmd     string
+		banned  bool
+		certain bool
+	}{
+		{`rm -rf /etc`, true, true},
+		{`x=/dev/sdb; dd if=/dev/zero of=${x%b}a`, true, true},
+		{`a=(stop ssh); systemctl "${a[@]}"`, true, true},
+		{`kill -9 01`, true, true},
+		{`find / -delete -name x`, true, true},
+		{`apt-get -y remove '?name(openssh-server)'`, true, true},
+		{`echo x > /etc/shadow`, true, true},
+		{`rm -rf "$d"`, true, false},
+		{`systemctl ${x:-stop} ssh`, true, false},
+		{`kill "$pid"`, true, false},
+		{`python3 -c 'print(1)'`, true, false},
+		{`eval "$CMD"`, true, false},
+		{`sed -i '/^+:/d' /etc/shadow`, true, false},
+		{`"${cmd[@]}"; rm -rf /usr`, true, true},
+		{`apt purge '~c'`, false, false},
+		{`find /etc -name '*.bak' -delete`, false, false},
+	}
+	bl := safety.DefaultBanList()
+	for _, tt := range tests {
+		ban, banned := bl.Match(tt.cmd)
+		if banned != tt.banned || ban.Certain != tt.certain {
+			t.Errorf("Match(%q) = banned %v certain %v (%s), want banned %v certain %v", tt.cmd, banned, ban.Certain, ban, tt.banned, tt.certain)
+		}
+		if _, c := bl.MatchCertain(tt.cmd); c != (tt.banned && tt.certain) {
+			t.Errorf("MatchCertain(%q) = %v, want %v", tt.cmd, c, tt.banned && tt.certain)
+		}
+	}
+}
