@@ -31,6 +31,20 @@ func TestCertainty(t *testing.T) {
 		{`sed -i '/^+:/d' /etc/shadow`, true, false},
 		{`"${cmd[@]}"; rm -rf /usr`, true, true},
 		{`apt purge '~c'`, false, false},
+		// Root taking the directories of program trees is harmless; the
+		// files (chown clears setuid bits), other trees, or -R are not.
+		{`find -H /bin/ -type d -exec chown -L 0 {} \;`, false, false},
+		{`find /usr/lib -type d -exec chgrp root {} +`, false, false},
+		{`find /bin -type d -exec chown -R 0 {} \;`, true, true},
+		{`find /bin -exec chown 0 {} \;`, true, true},
+		{`find /var -type d -exec chown 0 {} \;`, true, true},
+		{`find /usr -type d -exec chown nobody {} \;`, true, true},
+		// The backup takes the live file; anything else onto them is banned.
+		{`cp /etc/shadow /etc/shadow-`, false, false},
+		{`cp /etc/shadow- /etc/shadow`, true, true},
+		{`cp /tmp/x /etc/shadow-`, true, true},
+		// IFS= before read is read's alone: the array after the loop is still known.
+		{"c=(rm -rf); while IFS= read -r l; do :; done < /x; \"${c[@]}\" /etc", true, true},
 		{`find /etc -name '*.bak' -delete`, false, false},
 	}
 	bl := safety.DefaultBanList()

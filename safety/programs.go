@@ -467,7 +467,7 @@ func findPerms(c *shell.Command) (h, unknown bool) {
 		return selNone
 	}
 	acts, u := findScan(args, act, sel)
-	if !acts {
+	if !acts || rootOwnsProgramDirs(starts, args, c.Dir) {
 		return false, false
 	}
 	for _, s := range starts {
@@ -645,6 +645,8 @@ func fileWrites(c *shell.Command) []shell.Word {
 		opts, ops, _ := cpOpts.Parse(args)
 		if t, ok := shell.Has(opts, "-t", "--target-directory"); ok {
 			out = append(out, t)
+		} else if len(ops) == 2 && progName(c) == "cp" && backupCopy(ops[0], ops[1], c.Dir) {
+			// cp /etc/shadow /etc/shadow-: the backup gets the live file.
 		} else if len(ops) > 1 {
 			out = append(out, ops[len(ops)-1])
 		}
@@ -866,4 +868,85 @@ func initOrAll(v string) bool {
 		}
 	}
 	return false
+}
+
+// backupCopy reports cp of a password file onto its own backup
+// (/etc/shadow to /etc/shadow-), which writes what is already there.
+func backupCopy(src, dst shell.Word, dir string) bool {
+	s, d := shell.Abs(src, dir), shell.Abs(dst, dir)
+	if s.Kind != shell.Literal || d.Kind != shell.Literal {
+		return false
+	}
+	switch path.Clean(s.Value) {
+	case "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/group":
+		return path.Clean(d.Value) == path.Clean(s.Value)+"-"
+	}
+	return false
+}
+
+// programDirs are the trees of programs and libraries, whose directories
+// root owns on every distribution.
+var programTrees = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32",
+	"/usr/lib64", "/usr/libexec", "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib"}
+
+// rootOwnsProgramDirs reports find over program and library trees giving
+// directories (-type d before the action) to root with chown or chgrp
+// (SSG's dir_ownership_binary_dirs): a directory keeps its mode on chown,
+// and root owns these directories anyway.
+func rootOwnsProgramDirs(starts, args []shell.Word, dir string) bool {
+	for _, s := range starts {
+		w := shell.Abs(s, dir)
+		if w.Kind != shell.Literal {
+			return false
+		}
+		p := path.Clean(w.Value)
+		in := false
+		for _, t := range programTrees {
+			if p == t || strings.HasPrefix(p, t+"/") {
+				in = true
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	typeD, actions := false, 0
+	for i := 0; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "-o" || v == "-or" || v == "," || v == "!" || v == "-not" || v == "(":
+			return false
+		case v == "-type" && i+1 < len(args):
+			typeD = args[i+1].Value == "d"
+			i++
+		case v == "-exec" || v == "-execdir" || v == "-ok" || v == "-okdir":
+			if !typeD || i+2 >= len(args) {
+				return false
+			}
+			prog := path.Base(args[i+1].Value)
+			j := i + 2
+			for j < len(args) && strings.HasPrefix(args[j].Value, "-") && args[j].Kind == shell.Literal {
+				if strings.Contains(args[j].Value, "R") || strings.HasPrefix(args[j].Value, "--rec") {
+					return false // chown -R reaches the files, and clears their setuid bits
+				}
+				j++ // -L, -h, …
+			}
+			if j >= len(args) || args[j].Kind != shell.Literal || prog != "chown" && prog != "chgrp" {
+				return false
+			}
+			switch args[j].Value {
+			case "0", "root", "0:0", "root:root", "0:root", "root:0":
+			default:
+				return false
+			}
+			actions++
+			i = j
+			for i < len(args) && args[i].Value != ";" && args[i].Value != "+" {
+				i++
+			}
+		case v == "-delete":
+			return false
+		}
+	}
+	return actions > 0
 }

@@ -394,10 +394,12 @@ func (a *analyzer) forgetAssigned(n syntax.Node, sc *scope) {
 	lits := map[string][]string{}
 	other := map[string]bool{}
 	unknown := func(name string) { other[name] = true }
+	// VAR=x cmd sets VAR for cmd alone (IFS= read -r line).
+	temporary := map[*syntax.Assign]bool{}
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Assign:
-			if n.Name == nil {
+			if n.Name == nil || temporary[n] {
 				return true
 			}
 			if v, ok := plainLiteral(n); ok {
@@ -413,6 +415,9 @@ func (a *analyzer) forgetAssigned(n syntax.Node, sc *scope) {
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) > 0 {
+				for _, as := range n.Assigns {
+					temporary[as] = true
+				}
 				switch n.Args[0].Lit() {
 				case "cd", "pushd", "popd":
 					sc.dir = ""
