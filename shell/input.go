@@ -159,14 +159,21 @@ func (a *analyzer) whileRead(x *syntax.WhileClause, sc *scope, c ctx) bool {
 	return true
 }
 
+// maxFuncCalls bounds the calls analysed with their arguments, so that
+// analysis time stays linear in the input.
+const maxFuncCalls = 64
+
 // callFunction analyses a function's body for a call whose arguments are
 // known, with them as its positional parameters.
 func (a *analyzer) callFunction(cmd *Command, sc *scope, c ctx) {
 	name := cmd.Args[0].Value
 	body := a.funcs[name]
-	if body == nil || a.calling[name] || a.depth >= MaxDepth {
+	if body == nil || a.calling[name] || a.depth >= MaxDepth || a.calls >= maxFuncCalls {
+		// The body was analysed where it was defined, with unknown
+		// arguments: the call adds precision, not coverage.
 		return
 	}
+	a.calls++
 	a.calling[name] = true
 	a.depth++
 	defer func() { a.calling[name] = false; a.depth-- }()

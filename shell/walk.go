@@ -36,6 +36,7 @@ type analyzer struct {
 	full    bool
 	funcs   map[string]*syntax.Stmt // function bodies, for calls with known arguments
 	calling map[string]bool         // functions being analysed for a call
+	calls   int                     // calls analysed with their arguments
 }
 
 // ctx is what a statement inherits from where it stands.
