@@ -126,7 +126,7 @@ func (a *analyzer) segments(parts []syntax.WordPart, sc *scope, quoted, first bo
 			segs = append(segs, segment{text: v, quoted: true})
 		case *syntax.DblQuoted:
 			inner := a.segments(p.Parts, sc, true, false)
-			if len(inner) == 0 {
+			if len(inner) == 0 && !allElements(p) {
 				segs = append(segs, segment{quoted: true})
 			}
 			segs = append(segs, inner...)
@@ -519,3 +519,20 @@ func printNode(n syntax.Node) string {
 }
 
 func printWord(w *syntax.Word) string { return printNode(w) }
+
+// allElements reports "$@" or "${a[@]}" alone in double quotes: with no
+// elements it makes no word at all, not an empty one.
+func allElements(q *syntax.DblQuoted) bool {
+	if len(q.Parts) != 1 {
+		return false
+	}
+	p, ok := q.Parts[0].(*syntax.ParamExp)
+	if !ok || p.Param == nil || p.Exp != nil || p.Repl != nil || p.Slice != nil || p.Length || p.Excl {
+		return false
+	}
+	if p.Index == nil {
+		return p.Param.Value == "@"
+	}
+	idx, ok := arrayIndex(p.Index)
+	return ok && idx == "@"
+}

@@ -181,7 +181,8 @@ func (a *analyzer) callFunction(cmd *Command, sc *scope, c ctx) {
 	inner.pos, inner.posKnown = append([]Word(nil), cmd.Args[1:]...), true
 	cc := c
 	cc.redirs, cc.stdin, cc.stdinText, cc.known = cmd.Redirs, cmd.Stdin, cmd.StdinText, cmd.StdinKnown
-	a.forgetAssigned(body, inner)
+	// The body runs once from its start, with the caller's variables:
+	// analysed in order, as the command line is.
 	a.stmt(body, inner, cc)
 }
 
