@@ -233,7 +233,7 @@ func nameSel(test string, arg shell.Word) findSel {
 			return selNone
 		}
 		for _, p := range criticalPaths {
-			if ok, _ := path.Match(v, p); ok {
+			if globMatch(v, p) {
 				return selNone
 			}
 		}
@@ -760,7 +760,7 @@ func powers(c *shell.Command) (verdict, bool) {
 
 func globAny(glob string, names ...string) bool {
 	for _, n := range names {
-		if ok, _ := path.Match(glob, n); ok {
+		if globMatch(glob, n) {
 			return true
 		}
 	}
