@@ -362,7 +362,16 @@ func firewall(c *shell.Command) (verdict, bool) {
 				}
 			case w == "-A" || w == "-I" || w == "--append" || w == "--insert":
 				appending = true
-			case w == "-p" || w == "-s" || w == "-d" || w == "-i" || w == "-o" || w == "-m" || w == "--source" || w == "--destination" || w == "--protocol" || w == "--in-interface" || w == "--out-interface" || w == "--match":
+			case w == "-p" || w == "--protocol":
+				// -p tcp (or all) alone still takes in SSH's port 22.
+				if i+1 < len(words) {
+					switch strings.ToLower(words[i+1]) {
+					case "tcp", "all", "6", "0":
+					default:
+						hasMatch = true
+					}
+				}
+			case w == "-s" || w == "-d" || w == "-i" || w == "-o" || w == "-m" || w == "--source" || w == "--destination" || w == "--in-interface" || w == "--out-interface" || w == "--match":
 				hasMatch = true
 			case w == "--dport" || w == "--destination-port" || w == "--dports":
 				if i+1 < len(words) && (words[i+1] == "22" || words[i+1] == "ssh" || strings.Contains(words[i+1], "22")) {
@@ -488,7 +497,7 @@ func ownPID(v string) bool {
 func inPlaceEdit(c *shell.Command) bool {
 	switch progName(c) {
 	case "sed", "perl":
-		return inPlace(c.Args[1:])
+		return inPlace(progName(c), c.Args[1:])
 	case "awk", "gawk":
 		for i, a := range c.Args[1:] {
 			if a.Value == "-i" && i+2 < len(c.Args) && c.Args[i+2].Value == "inplace" {

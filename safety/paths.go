@@ -240,6 +240,16 @@ func procAlias(w shell.Word) shell.Word {
 		if len(parts) < 3 || parts[0] != "proc" || w.Kind == shell.Unknown {
 			return w
 		}
+		if parts[2] == "task" && len(parts) == 4 {
+			// /proc/PID/task/TID/root is the same root as /proc/PID/root.
+			rest := strings.SplitN(parts[3], "/", 2)
+			if len(rest) == 2 {
+				parts = append(parts[:2], strings.SplitN(rest[1], "/", 2)...)
+			}
+		}
+		if len(parts) < 3 {
+			return w
+		}
 		switch parts[2] {
 		case "root":
 			rest := "/"

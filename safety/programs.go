@@ -645,16 +645,32 @@ func fileWrites(c *shell.Command) []shell.Word {
 		opts, ops, _ := cpOpts.Parse(args)
 		if t, ok := shell.Has(opts, "-t", "--target-directory"); ok {
 			out = append(out, t)
+			out = append(out, intoDir(t, ops)...)
 		} else if len(ops) == 2 && progName(c) == "cp" && backupCopy(ops[0], ops[1], c.Dir) {
 			// cp /etc/shadow /etc/shadow-: the backup gets the live file.
 		} else if len(ops) > 1 {
-			out = append(out, ops[len(ops)-1])
+			t := ops[len(ops)-1]
+			out = append(out, t)
+			switch n := progName(c); n {
+			case "cp", "install":
+				// The target may be a directory: each source lands in it
+				// under its own name (cp ./shadow /etc/).
+				out = append(out, intoDir(t, ops[:len(ops)-1])...)
+			case "mv":
+				// A rename writes no device; onto a password file it
+				// replaces it.
+				for _, w := range intoDir(t, ops[:len(ops)-1]) {
+					if e, bad := writeBan(w, c.Dir, true); bad && e.id == entries[entPassword].id {
+						out = append(out, w)
+					}
+				}
+			}
 		}
 		if progName(c) == "ddrescue" && len(ops) > 1 {
 			out = append(out, ops[1])
 		}
 	case "sed", "perl":
-		if inPlace(args) {
+		if inPlace(progName(c), args) {
 			for _, a := range args {
 				if !strings.HasPrefix(a.Value, "-") {
 					out = append(out, a)
@@ -679,7 +695,13 @@ func fileWrites(c *shell.Command) []shell.Word {
 
 // inPlace reports whether sed or perl edits files in place (-i, -i.bak,
 // -ni, --in-place, perl -pi).
-func inPlace(args []shell.Word) bool {
+func inPlace(prog string, args []shell.Word) bool {
+	// The options whose argument may follow in the same word: sed's -e,
+	// -f, -l; perl's -e, -E, -l, -m, -M, -I, -d, -D, -x, -C.
+	stops := "efl"
+	if prog == "perl" {
+		stops = "efElmMIdDxC"
+	}
 	for _, a := range args {
 		v := a.Value
 		if strings.HasPrefix(v, "--") {
@@ -696,7 +718,7 @@ func inPlace(args []shell.Word) bool {
 			if c == 'i' {
 				return true
 			}
-			if strings.ContainsRune("efElmMIdDxC", c) {
+			if strings.ContainsRune(stops, c) {
 				break
 			}
 		}
@@ -949,4 +971,25 @@ func rootOwnsProgramDirs(starts, args []shell.Word, dir string) bool {
 		}
 	}
 	return actions > 0
+}
+
+// intoDir returns the files sources copied into directory dir become:
+// dir/base(source), for sources whose base name is known.
+func intoDir(dir shell.Word, sources []shell.Word) []shell.Word {
+	if dir.Kind == shell.Unknown {
+		return nil
+	}
+	var out []shell.Word
+	for _, s := range sources {
+		if s.Kind != shell.Literal {
+			continue
+		}
+		base := path.Base(s.Value)
+		w := shell.Word{Kind: dir.Kind, Value: dir.Value + "/" + base, Expanded: dir.Expanded}
+		if dir.Kind == shell.Pattern {
+			w.Glob = dir.Glob + "/" + base
+		}
+		out = append(out, w)
+	}
+	return out
 }

@@ -122,6 +122,18 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 	case "find":
 		a.find(cmd, args, sc, c)
 		return
+	case "dpkg":
+		// dpkg's hooks run their value with sh -c.
+		for i, w := range args {
+			for _, o := range []string{"--pre-invoke", "--post-invoke", "--status-logger"} {
+				if v, ok := strings.CutPrefix(w.Value, o+"="); ok {
+					a.innerScript(cmd, Word{Kind: w.Kind, Value: v}, "dpkg "+o, nil, true, "sh", sc, c, StdinInherited)
+				} else if w.Value == o && i+1 < len(args) {
+					a.innerScript(cmd, args[i+1], "dpkg "+o, nil, true, "sh", sc, c, StdinInherited)
+				}
+			}
+		}
+		return
 	case "parallel":
 		a.parallel(cmd, args, sc, c)
 		return
@@ -487,6 +499,8 @@ func (a *analyzer) scriptFile(cmd *Command, f Word, via string) {
 		if cmd.Stdin == StdinInherited {
 			a.problemText(cmd.String(), via+" reads its script from standard input, which cannot be checked", "run the commands directly")
 		}
+	case strings.HasPrefix(f.Value, "/dev/fd/") || strings.HasPrefix(f.Value, "/proc/") && strings.Contains(f.Value, "/fd/"):
+		a.problemText(cmd.String(), via+" reads its script from a file descriptor (a here-string, pipe or file opened by the command line), which cannot be checked", "run the commands directly")
 	case a.written[abs(f, cmd.Dir).Value] || cmd.Dir == "" && !strings.HasPrefix(f.Value, "/"):
 		a.problemText(cmd.String(), "the script "+via+" runs is written by the same command line, so what runs cannot be checked", "run the commands directly")
 	}
