@@ -333,7 +333,13 @@ func (a *analyzer) patternOf(w *syntax.Word, sc *scope) (string, bool) {
 	}
 }
 
-func globRegexp(pat string, shortest bool) (*regexp.Regexp, bool) {
+// maxScanLen bounds the values a suffix removal tries one position at a
+// time (${x%p}): longer ones are left unknown, so analysis time stays
+// linear.
+const maxScanLen = 4096
+
+// globRegexp compiles a bash pattern, with anchors as given.
+func globRegexp(pat, prefix, suffix string, shortest bool) (*regexp.Regexp, bool) {
 	mode := pattern.Mode(0)
 	if shortest {
 		mode |= pattern.Shortest
@@ -342,7 +348,7 @@ func globRegexp(pat string, shortest bool) (*regexp.Regexp, bool) {
 	if err != nil {
 		return nil, false
 	}
-	re, err := regexp.Compile("^(?s:" + expr + ")$")
+	re, err := regexp.Compile(prefix + "(?s:" + expr + ")" + suffix)
 	if err != nil {
 		return nil, false
 	}
@@ -351,78 +357,81 @@ func globRegexp(pat string, shortest bool) (*regexp.Regexp, bool) {
 
 // removePattern applies ${x#p}, ${x##p}, ${x%p}, ${x%%p}.
 func removePattern(s, pat string, op syntax.ParExpOperator) (string, bool) {
-	re, ok := globRegexp(pat, false)
-	if !ok {
-		return "", false
-	}
 	switch op {
-	case syntax.RemSmallPrefix:
-		for i := 0; i <= len(s); i++ {
-			if re.MatchString(s[:i]) {
-				return s[i:], true
-			}
+	case syntax.RemSmallPrefix, syntax.RemLargePrefix:
+		// The shortest (non-greedy) or longest (leftmost-longest) match
+		// anchored at the start.
+		re, ok := globRegexp(pat, "^", "", op == syntax.RemSmallPrefix)
+		if !ok {
+			return "", false
 		}
-	case syntax.RemLargePrefix:
-		for i := len(s); i >= 0; i-- {
-			if re.MatchString(s[:i]) {
-				return s[i:], true
-			}
+		if op == syntax.RemLargePrefix {
+			re.Longest()
 		}
-	case syntax.RemSmallSuffix:
+		if loc := re.FindStringIndex(s); loc != nil {
+			return s[loc[1]:], true
+		}
+		return s, true
+	case syntax.RemLargeSuffix:
+		// The leftmost start from which the rest matches.
+		re, ok := globRegexp(pat, "", "$", false)
+		if !ok {
+			return "", false
+		}
+		if loc := re.FindStringIndex(s); loc != nil {
+			return s[:loc[0]], true
+		}
+		return s, true
+	default: // RemSmallSuffix: the rightmost start from which the rest matches
+		if len(s) > maxScanLen {
+			return "", false
+		}
+		re, ok := globRegexp(pat, "^", "$", false)
+		if !ok {
+			return "", false
+		}
 		for i := len(s); i >= 0; i-- {
 			if re.MatchString(s[i:]) {
 				return s[:i], true
 			}
 		}
-	default: // RemLargeSuffix
-		for i := 0; i <= len(s); i++ {
-			if re.MatchString(s[i:]) {
-				return s[:i], true
-			}
-		}
+		return s, true
 	}
-	return s, true
 }
 
 // replacePattern applies ${x/p/r} (all: ${x//p/r}; anchor "#" or "%":
-// ${x/#p/r}, ${x/%p/r}), longest match first as bash does.
+// ${x/#p/r}, ${x/%p/r}): at each position the longest match, left to
+// right, as bash does.
 func replacePattern(s, pat, with string, all bool, anchor string) (string, bool) {
 	if pat == "" {
 		return s, true
 	}
-	re, ok := globRegexp(pat, false)
+	prefix, suffix := "", ""
+	switch anchor {
+	case "#":
+		prefix = "^"
+	case "%":
+		suffix = "$"
+	}
+	re, ok := globRegexp(pat, prefix, suffix, false)
 	if !ok {
 		return "", false
 	}
-	var b strings.Builder
-	for i := 0; i <= len(s); {
-		if anchor == "#" && i > 0 {
-			b.WriteString(s[i:])
-			return b.String(), true
-		}
-		matched := -1
-		for j := len(s); j > i; j-- {
-			if anchor == "%" && j != len(s) {
-				break
-			}
-			if re.MatchString(s[i:j]) {
-				matched = j
-				break
-			}
-		}
-		if matched >= 0 {
-			b.WriteString(with)
-			i = matched
-			if !all {
-				b.WriteString(s[i:])
-				return b.String(), true
-			}
-			continue
-		}
-		if i < len(s) {
-			b.WriteByte(s[i])
-		}
-		i++
+	re.Longest()
+	n := 1
+	if all {
+		n = -1
 	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range re.FindAllStringIndex(s, n) {
+		if loc[0] == loc[1] {
+			continue // bash replaces no empty match
+		}
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(with)
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
 	return b.String(), true
 }

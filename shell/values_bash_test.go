@@ -30,6 +30,8 @@ func TestValuesMatchBash(t *testing.T) {
 		`x=/etc/ssh/sshd_config; printf '<%s>' "${x%/ssh*}" "${x%%/s*}" "${x#*/}" "${x##*s}" "${x%?}"`,
 		`x='a*b'; printf '<%s>' "${x#a\*}" "${x%\*b}" "${x#a*}"`,
 		`x=rebooo; printf '<%s>' ${x/ooo/oot} ${x//o/0} ${x/#re/RE} ${x/%o/O} "${x/o}" ${x//[eo]/_}`,
+		`x=aXbYb; printf '<%s>' "${x#a*b}" "${x##a*b}" "${x%b*}" "${x%%X*}" "${x/X*b/_}" "${x//b/}" "${x%Y?}" "${x#[[:lower:]]}" "${x/[!a]/-}"`,
+		`x=/etc/sysctl.d/99-x.conf; printf '<%s>' "${x##*/}" "${x%.*}" "${x%%.*}" "${x#*.}" "${x//[0-9]/N}" "${x/*\//}"`,
 		`x=StOp; printf '<%s>' ${x^^} ${x,,} ${x^} ${x,} ${#x}`,
 		`x=xx/etcxx; printf '<%s>' ${x:2:4} ${x:2} "${x: -2}" ${x:0:-2} ${x:20}`,
 		`a=(restart stop 'two words'); printf '<%s>' ${a[1]} "${a[2]}" "${a[@]}" "${#a[@]}" "${a[-1]}" "${a}"`,
