@@ -283,7 +283,11 @@ func judge(c *shell.Command) (Ban, bool) {
 	}
 	for _, w := range fileWrites(c) {
 		if e, bad, unknown := writeBanU(w, c.Dir, true); bad {
-			ban := Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: "never write to devices", Certain: !unknown && !(inPlaceEdit(c) && e.id == entries[entPassword].id)}
+			hint := "never write to devices"
+			if e.id == entries[entPassword].id {
+				hint = "change accounts with usermod, passwd or chage, not by editing the password files"
+			}
+			ban := Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: hint, Certain: !unknown && !(inPlaceEdit(c) && e.id == entries[entPassword].id)}
 			if ban.Certain {
 				return ban, true
 			}
