@@ -31,6 +31,12 @@ func TestCertainty(t *testing.T) {
 		{`sed -i '/^+:/d' /etc/shadow`, true, false},
 		{`"${cmd[@]}"; rm -rf /usr`, true, true},
 		{`apt purge '~c'`, false, false},
+		{`firewall-cmd --permanent --zone=$zone --add-service=ssh`, false, false},
+		{`firewall-cmd --set-default-zone=$z`, true, false},
+		{`firewall-cmd $opt`, true, false},
+		{`ufw allow from "$ip" to any port 22`, false, false},
+		{`ufw default "$p" incoming`, true, false},
+		{`nft add rule inet filter input ip saddr $ip accept`, true, false},
 		// Root taking the directories of program trees is harmless; the
 		// files (chown clears setuid bits), other trees, or -R are not.
 		{`find -H /bin/ -type d -exec chown -L 0 {} \;`, false, false},

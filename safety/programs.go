@@ -985,9 +985,9 @@ func intoDir(dir shell.Word, sources []shell.Word) []shell.Word {
 			continue
 		}
 		base := path.Base(s.Value)
-		w := shell.Word{Kind: dir.Kind, Value: dir.Value + "/" + base, Expanded: dir.Expanded}
+		w := shell.Word{Kind: dir.Kind, Value: strings.TrimRight(dir.Value, "/") + "/" + base, Expanded: dir.Expanded}
 		if dir.Kind == shell.Pattern {
-			w.Glob = dir.Glob + "/" + base
+			w.Glob = strings.TrimRight(dir.Glob, "/") + "/" + base
 		}
 		out = append(out, w)
 	}

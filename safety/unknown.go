@@ -97,8 +97,29 @@ func unknownWords(c *shell.Command) (verdict, bool) {
 				return maybe(entNetwork, "write ip's object and verb literally")
 			}
 		}
-	case "nft", "ufw", "firewall-cmd":
+	case "nft":
+		// nft joins its arguments into one script: an unknown word may
+		// hold "; flush ruleset".
 		return maybe(entFirewall, "write the firewall command literally")
+	case "ufw":
+		// ufw VERB …: the verb, or what "default" sets, decides.
+		if args[0].Kind == shell.Unknown || args[0].Value == "default" {
+			return maybe(entFirewall, "write the firewall command literally")
+		}
+	case "firewall-cmd", "firewall-offline-cmd":
+		// Options only: --zone=$z and --add-service=$s add or name; an
+		// unknown option, or the default zone or a zone's target, may
+		// drop everything.
+		for _, a := range args {
+			if a.Kind != shell.Unknown {
+				continue
+			}
+			name, _, ok := strings.Cut(a.Value, "=")
+			if !ok || !strings.HasPrefix(name, "--") || strings.ContainsAny(name, "$`") ||
+				strings.HasPrefix(name, "--set-") || strings.HasPrefix(name, "--panic") || strings.Contains(name, "policy") || strings.Contains(name, "rule") {
+				return maybe(entFirewall, "write the firewall command literally")
+			}
+		}
 	case "apt", "apt-get", "aptitude", "dpkg", "yum", "dnf", "rpm", "zypper", "microdnf":
 		for _, a := range args {
 			for _, p := range sshPackages {
