@@ -81,7 +81,23 @@
 // "$1"…), read from a here-string, here-document or echo/printf pipe
 // (while-read loops run once per line), xargs input from the same
 // sources. A variable never assigned in the command line may come from
-// the environment and stays unknown.
+// the environment and stays unknown; where such a word stands for a verb
+// or an option of a program whose harm lies there (systemctl "$verb" ssh,
+// rm $opts /etc, iptables $x, find / $x, nft with any unknown word), the
+// command is refused as uncertain.
+//
+// Also judged: find's expression left to right (an action before its
+// tests acts on everything; -perm -0, -regex '.*' and -links +0 select
+// nothing); every entry of a protected directory given to rm, chmod,
+// chown or chgrp (chmod 000 /etc/*), also through a loop, xargs, parallel
+// or while-read over a listing (find with no test, ls, printf or echo of
+// a glob); kill of PID 1 or -1 in any numeric form (01, -01, +1, 0x1);
+// package removals whose arguments are patterns that can name the SSH
+// server (globs, apt regular expressions, ~nREGEX, ?name(…), ~i); globs
+// as bash reads them ([!…], [[:alpha:]], extglob); cp and install into a
+// directory (cp ./shadow /etc/); /proc/PID/task/TID/root; dpkg's
+// --pre-invoke and --post-invoke hooks; a shell reading its script from a
+// file descriptor (bash /dev/fd/3 3<<< …, refused as unanalysable).
 //
 // A BanList is immutable and safe for concurrent use; Match is a pure
 // function of its input, runs nothing and reads no file. The differential
