@@ -208,7 +208,9 @@ func (b *BanList) Match(command string) (Ban, bool) {
 		e := entries[entForkBomb]
 		return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: name, Certain: true}, true
 	}
+	links := map[string]string{}
 	for _, c := range an.Commands {
+		c = throughLinks(c, links)
 		if ban, ok := judge(c); ok && note(ban) {
 			return ban, true
 		}

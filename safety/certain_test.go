@@ -31,6 +31,11 @@ func TestCertainty(t *testing.T) {
 		{`sed -i '/^+:/d' /etc/shadow`, true, false},
 		{`"${cmd[@]}"; rm -rf /usr`, true, true},
 		{`apt purge '~c'`, false, false},
+		// Links the command line makes are followed under them.
+		{`ln -s /etc ./e; rm -rf ./e/*`, true, true},
+		{`cd /tmp && ln -s ../usr u && rm -rf u/lib`, true, true},
+		{`ln -s /etc /tmp/e; rm -f /tmp/e`, false, false},
+		{`ln -s /tmp/x /tmp/y; rm -rf /tmp/y/z`, false, false},
 		{`firewall-cmd --permanent --zone=$zone --add-service=ssh`, false, false},
 		{`firewall-cmd --set-default-zone=$z`, true, false},
 		{`firewall-cmd $opt`, true, false},

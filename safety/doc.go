@@ -97,7 +97,8 @@
 // as bash reads them ([!…], [[:alpha:]], extglob); cp and install into a
 // directory (cp ./shadow /etc/); /proc/PID/task/TID/root; dpkg's
 // --pre-invoke and --post-invoke hooks; a shell reading its script from a
-// file descriptor (bash /dev/fd/3 3<<< …, refused as unanalysable).
+// file descriptor (bash /dev/fd/3 3<<< …, refused as unanalysable); paths
+// through a symbolic link the command line made (ln -s /etc e; rm -rf e/*).
 //
 // A BanList is immutable and safe for concurrent use; Match is a pure
 // function of its input, runs nothing and reads no file. The differential
