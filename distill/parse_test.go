@@ -61,7 +61,9 @@ func TestTargets(t *testing.T) {
 		{"sudo with an environment assignment", `sudo DEBIAN_FRONTEND=noninteractive dpkg-reconfigure -f noninteractive tzdata`, []string{"tzdata"}},
 		{"env -S", `env -S 'LANG=C systemctl restart chronyd'`, []string{"chronyd"}},
 		{"find -exec", `find /etc/ssh -name '*_key' -exec chmod 0600 {} \;`, nil},
-		{"xargs", `echo /etc/a | xargs chmod 600 /etc/b`, []string{"/etc/b"}},
+		// xargs given echo's literal words: they are chmod's operands.
+		{"xargs", `echo /etc/a | xargs chmod 600 /etc/b`, []string{"/etc/b", "/etc/a"}},
+		{"xargs from an unknown input", `cat list | xargs chmod 600 /etc/b`, []string{"/etc/b"}},
 		{"group redirection", `{ echo a; echo b; } > /etc/issue`, []string{"/etc/issue"}},
 		{"subshell redirection", `(cd /etc && cat motd) >>/tmp/out`, []string{"/tmp/out"}},
 		{"redirection without a command", `> /etc/cron.deny`, []string{"/etc/cron.deny"}},

@@ -25,7 +25,7 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 		}
 		for _, p := range pids {
 			if p.Kind != shell.Literal && !ownPID(p.Value) {
-				return hit(entSSH, "kill only PIDs written literally; reload sshd with systemctl reload ssh")
+				return maybe(entSSH, "kill only PIDs written literally; reload sshd with systemctl reload ssh")
 			}
 		}
 	case "pkill", "killall", "skill", "slay":
@@ -62,15 +62,18 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 			for i, a := range args {
 				switch a.Value {
 				case "-u", "-U", "--euid", "--uid", "-g", "-G", "--group", "--pgroup", "-s", "--session", "-t", "--terminal", "-P", "--parent":
-					if i+1 < len(args) && (args[i+1].Kind != shell.Literal || args[i+1].Value == "root" || args[i+1].Value == "0" || args[i+1].Value == "1") {
+					if i+1 < len(args) && (args[i+1].Value == "root" || args[i+1].Value == "0" || args[i+1].Value == "1") && args[i+1].Kind == shell.Literal {
 						return hit(entSSH, "kill processes by name, never every process of root or of a session")
+					}
+					if i+1 < len(args) && args[i+1].Kind != shell.Literal {
+						return maybe(entSSH, "kill processes by name, never every process of root or of a session")
 					}
 				}
 			}
 		}
 		for _, p := range pats {
 			if p.Kind != shell.Literal {
-				return hit(entSSH, "name the process literally")
+				return maybe(entSSH, "name the process literally")
 			}
 			if exact && !regex {
 				for _, s := range processSamples {
@@ -82,7 +85,7 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 			}
 			re, err := regexp.Compile(p.Value)
 			if err != nil {
-				return hit(entSSH, "use a simple process name")
+				return maybe(entSSH, "use a simple process name")
 			}
 			for _, s := range processSamples {
 				if re.MatchString(s) {
@@ -102,7 +105,10 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 		}
 		for _, a := range args {
 			v := a.Value
-			if a.Kind != shell.Literal || v == "22" || strings.HasPrefix(v, "22/") || strings.HasPrefix(v, "ssh") || v == "/" || strings.Contains(v, "sshd") || v == "-m" || v == "--mount" || strings.HasPrefix(v, "-") && strings.Contains(v, "m") && !strings.HasPrefix(v, "--") {
+			if a.Kind != shell.Literal {
+				return maybe(entSSH, "never kill what holds port 22, sshd or a mount")
+			}
+			if v == "22" || strings.HasPrefix(v, "22/") || strings.HasPrefix(v, "ssh") || v == "/" || strings.Contains(v, "sshd") || v == "-m" || v == "--mount" || strings.HasPrefix(v, "-") && strings.Contains(v, "m") && !strings.HasPrefix(v, "--") {
 				return hit(entSSH, "never kill what holds port 22, sshd or a mount")
 			}
 		}
@@ -119,23 +125,25 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 					return verdict{}, false
 				}
 			}
-			if unitsHit(units, sshUnits) {
-				return hit(entSSH, "never stop, disable or kill SSH; use systemctl reload ssh (or restart)")
+			if h, unknown := unitsHit(units, sshUnits); h {
+				return verdict{id: entSSH, hint: "never stop, disable or kill SSH; use systemctl reload ssh (or restart)", unknown: unknown}, true
 			}
 		}
 	case "service", "invoke-rc.d":
-		if len(args) >= 2 && unitsHit(args[:1], sshUnits) && (args[1].Value == "stop" || args[1].Value == "disable") {
-			return hit(entSSH, "never stop SSH; use service ssh reload")
+		if len(args) >= 2 && (args[1].Value == "stop" || args[1].Value == "disable") {
+			if h, unknown := unitsHit(args[:1], sshUnits); h {
+				return verdict{id: entSSH, hint: "never stop SSH; use service ssh reload", unknown: unknown}, true
+			}
 		}
 	case "ssh", "sshd":
 		if len(c.Via) > 0 && strings.HasPrefix(c.Args[0].Value, "/etc/init.d/") && len(args) > 0 && args[0].Value == "stop" {
 			return hit(entSSH, "never stop SSH")
 		}
 	case "update-rc.d", "chkconfig", "rc-update":
-		if unitsHit(args, sshUnits) {
+		if h, unknown := unitsHit(args, sshUnits); h {
 			for _, a := range args {
 				if a.Value == "disable" || a.Value == "remove" || a.Value == "off" || a.Value == "del" {
-					return hit(entSSH, "never disable SSH")
+					return verdict{id: entSSH, hint: "never disable SSH", unknown: unknown}, true
 				}
 			}
 		}
@@ -157,13 +165,16 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 		}
 		if removing {
 			for _, a := range args {
-				if a.Kind != shell.Literal && a.Kind != shell.Pattern {
+				if a.Kind != shell.Literal && a.Kind != shell.Pattern || strings.HasPrefix(a.Value, "-") && a.Kind == shell.Literal {
 					continue
 				}
-				for _, p := range []string{"openssh-server", "openssh-server:amd64", "ssh", "openssh"} {
+				for _, p := range sshPackages {
 					if a.Value == p || a.Kind == shell.Pattern && globAny(a.Glob, p) || strings.HasPrefix(a.Value, "openssh-server") {
 						return hit(entSSH, "never remove the SSH server")
 					}
+				}
+				if a.Kind == shell.Literal && packagePatternHits(name, a.Value) {
+					return hit(entSSH, "never remove the SSH server; name the packages to remove exactly, without patterns")
 				}
 			}
 		}
@@ -175,19 +186,24 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 }
 
 // unitsHit reports whether any unit operand (a name or a glob, which
-// systemctl matches against units) names one of units.
-func unitsHit(ops []shell.Word, units []string) bool {
+// systemctl matches against units) names one of units (h), or may
+// (unknown: an operand not known before running, and none names one).
+func unitsHit(ops []shell.Word, units []string) (h, unknown bool) {
 	for _, o := range ops {
+		if o.Kind == shell.Unknown {
+			unknown = true
+			continue
+		}
 		for _, u := range units {
-			if o.Kind == shell.Literal && o.Value == u || o.Kind == shell.Pattern && globAny(o.Glob, u) || o.Kind == shell.Unknown {
-				return true
+			if o.Kind == shell.Literal && o.Value == u || o.Kind == shell.Pattern && globAny(o.Glob, u) {
+				return true, false
 			}
 			if o.Kind == shell.Literal && strings.ContainsAny(o.Value, "*?[") && globAny(o.Value, u) {
-				return true // quoted glob: systemctl matches it itself
+				return true, false // quoted glob: systemctl matches it itself
 			}
 		}
 	}
-	return false
+	return unknown, unknown
 }
 
 var netServices = []string{"networking", "networking.service", "NetworkManager", "NetworkManager.service", "systemd-networkd",
@@ -217,7 +233,7 @@ func network(c *shell.Command) (verdict, bool) {
 					}
 					break
 				}
-				return hit(entNetwork, "run ip commands directly, not from a batch file or input")
+				return maybe(entNetwork, "run ip commands directly, not from a batch file or input")
 			}
 		}
 		var ws []string
@@ -285,13 +301,15 @@ func network(c *shell.Command) (verdict, bool) {
 		verb, units := systemctlVerb(args)
 		switch verb {
 		case "stop", "disable", "mask", "kill", "isolate":
-			if unitsHit(units, netServices) {
-				return hit(entNetwork, hint)
+			if h, unknown := unitsHit(units, netServices); h {
+				return verdict{id: entNetwork, hint: hint, unknown: unknown}, true
 			}
 		}
 	case "service":
-		if len(args) >= 2 && unitsHit(args[:1], netServices) && args[1].Value == "stop" {
-			return hit(entNetwork, hint)
+		if len(args) >= 2 && args[1].Value == "stop" {
+			if h, unknown := unitsHit(args[:1], netServices); h {
+				return verdict{id: entNetwork, hint: hint, unknown: unknown}, true
+			}
 		}
 	}
 	return verdict{}, false
@@ -344,7 +362,16 @@ func firewall(c *shell.Command) (verdict, bool) {
 				}
 			case w == "-A" || w == "-I" || w == "--append" || w == "--insert":
 				appending = true
-			case w == "-p" || w == "-s" || w == "-d" || w == "-i" || w == "-o" || w == "-m" || w == "--source" || w == "--destination" || w == "--protocol" || w == "--in-interface" || w == "--out-interface" || w == "--match":
+			case w == "-p" || w == "--protocol":
+				// -p tcp (or all) alone still takes in SSH's port 22.
+				if i+1 < len(words) {
+					switch strings.ToLower(words[i+1]) {
+					case "tcp", "all", "6", "0":
+					default:
+						hasMatch = true
+					}
+				}
+			case w == "-s" || w == "-d" || w == "-i" || w == "-o" || w == "-m" || w == "--source" || w == "--destination" || w == "--in-interface" || w == "--out-interface" || w == "--match":
 				hasMatch = true
 			case w == "--dport" || w == "--destination-port" || w == "--dports":
 				if i+1 < len(words) && (words[i+1] == "22" || words[i+1] == "ssh" || strings.Contains(words[i+1], "22")) {
@@ -364,7 +391,7 @@ func firewall(c *shell.Command) (verdict, bool) {
 			if a.Value == "-f" || a.Value == "--file" {
 				if i+1 < len(args) && (args[i+1].Value == "-" || args[i+1].Value == "/dev/stdin") {
 					if !c.StdinKnown {
-						return hit(entFirewall, "write nft commands directly, not from a pipe")
+						return maybe(entFirewall, "write nft commands directly, not from a pipe")
 					}
 					if nftBad(strings.ToLower(c.StdinText)) {
 						return hit(entFirewall, hint)
@@ -415,8 +442,11 @@ func password(c *shell.Command) (verdict, bool) {
 		for i, a := range args {
 			v := a.Value
 			if v == "-p" || v == "--password" || v == "--pa" || v == "--pas" || v == "--pass" || strings.HasPrefix("--password", v) && len(v) > 3 {
-				if i+1 < len(args) && (args[i+1].Kind != shell.Literal || args[i+1].Value == "") {
+				if i+1 < len(args) && args[i+1].Kind == shell.Literal && args[i+1].Value == "" {
 					return hit(entPassword, hint)
+				}
+				if i+1 < len(args) && args[i+1].Kind != shell.Literal {
+					return maybe(entPassword, hint)
 				}
 			}
 			if strings.HasPrefix(v, "--password=") && v == "--password=" {
@@ -425,7 +455,7 @@ func password(c *shell.Command) (verdict, bool) {
 		}
 	case "chpasswd":
 		if !c.StdinKnown {
-			return hit(entPassword, "set passwords with passwd or usermod, not chpasswd from input that is not known")
+			return maybe(entPassword, "set passwords with passwd or usermod, not chpasswd from input that is not known")
 		}
 		for _, line := range strings.Split(c.StdinText, "\n") {
 			if u, p, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && u != "" && p == "" {
@@ -434,8 +464,10 @@ func password(c *shell.Command) (verdict, bool) {
 		}
 	}
 	for _, w := range fileWrites(c) {
-		if e, bad := writeBan(w, c.Dir, name != "tee" || !hasAppend(args)); bad && e.id == entries[entPassword].id {
-			return hit(entPassword, hint)
+		if e, bad, unknown := writeBanU(w, c.Dir, name != "tee" && !inPlaceEdit(c) || name == "tee" && !hasAppend(args)); bad && e.id == entries[entPassword].id {
+			// An in-place edit's result depends on its script: the
+			// sandbox judges the diff.
+			return verdict{id: entPassword, hint: hint, unknown: unknown || inPlaceEdit(c)}, true
 		}
 	}
 	return verdict{}, false
@@ -457,4 +489,138 @@ func ownPID(v string) bool {
 		return true
 	}
 	return false
+}
+
+// inPlaceEdit reports whether c edits files in place (sed -i, perl -i,
+// awk -i inplace, ed, ex, vipw, vigr): what it writes depends on its
+// script.
+func inPlaceEdit(c *shell.Command) bool {
+	switch progName(c) {
+	case "sed", "perl":
+		return inPlace(progName(c), c.Args[1:])
+	case "awk", "gawk":
+		for i, a := range c.Args[1:] {
+			if a.Value == "-i" && i+2 < len(c.Args) && c.Args[i+2].Value == "inplace" {
+				return true
+			}
+		}
+	case "ed", "ex", "vipw", "vigr":
+		return true
+	}
+	return false
+}
+
+// sshPackages are the package names that carry the SSH server.
+var sshPackages = []string{"openssh-server", "openssh-server:amd64", "ssh", "openssh", "openssh-sshd"}
+
+// packagePatternHits reports whether a package argument the package
+// manager reads as a pattern could name the SSH server: a glob (dnf, yum,
+// zypper and apt match them against package names), a regular expression
+// (apt-get and aptitude fall back to one when no package has the name),
+// or one of apt's search patterns (~nREGEX, ?name(REGEX), ~i, ?installed,
+// …).
+func packagePatternHits(manager, v string) bool {
+	if v == "" {
+		return false
+	}
+	if strings.HasPrefix(v, "?") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "!") || strings.HasPrefix(v, "(") {
+		return aptPatternHits(v)
+	}
+	v, _, _ = strings.Cut(v, "=") // apt's PKG=VERSION
+	if strings.ContainsAny(v, "*?[") && globAny(v, sshPackages...) {
+		return true
+	}
+	switch manager {
+	case "apt", "apt-get", "aptitude":
+		if strings.ContainsAny(v, ".*+?[]^$()|{}\\") {
+			re, err := regexp.Compile(v)
+			if err != nil {
+				return true
+			}
+			for _, p := range sshPackages {
+				if re.MatchString(p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// aptTerm matches one term of an apt pattern: ~nREGEX or ?name(REGEX)
+// (by name), other ~X and ?word(…) terms, and the operators.
+var aptTerm = regexp.MustCompile(`^(\?[a-z-]+(\((?:[^()]|\([^()]*\))*\))?|~[A-Za-z](?:"[^"]*"|[^\s|!()~?]*)|[!|()&,]|\s+)`)
+
+// aptPatternHits evaluates an apt search pattern against the SSH server's
+// package as far as it can: name terms are matched; terms for residual
+// configuration (~c, ?config-files), obsolete (~o, ?obsolete) and garbage
+// (~g, ?garbage) packages are false for an installed, wanted server; any
+// other term may be true. A pattern it cannot read may name it.
+func aptPatternHits(p string) bool {
+	var terms []string
+	for rest := p; rest != ""; {
+		m := aptTerm.FindString(rest)
+		if m == "" {
+			return true
+		}
+		rest = rest[len(m):]
+		if strings.TrimSpace(m) != "" {
+			terms = append(terms, m)
+		}
+	}
+	// Build a boolean expression over the terms and evaluate it with
+	// every undecided term true and false: it may name the server when
+	// some assignment makes it true.
+	type tv int // 0 false, 1 true, 2 either
+	val := func(t string) tv {
+		var re string
+		switch {
+		case strings.HasPrefix(t, "~n"):
+			re = strings.Trim(t[2:], `"`)
+		case strings.HasPrefix(t, "?name("):
+			re = strings.Trim(strings.TrimSuffix(strings.TrimPrefix(t, "?name("), ")"), `"'`)
+		case t == "~c" || t == "?config-files" || t == "~o" || t == "?obsolete" || t == "~g" || t == "?garbage" || t == "?false" || t == "~F":
+			return 0
+		default:
+			return 2
+		}
+		r, err := regexp.Compile(re)
+		if err != nil {
+			return 2
+		}
+		for _, pk := range sshPackages {
+			if r.MatchString(pk) {
+				return 1
+			}
+		}
+		return 0
+	}
+	// Negations and grouping make a precise evaluation long: a pattern
+	// with any of them names the server unless every name term in it is
+	// false and it has no undecided term, which a negation would turn true.
+	anyTrue, undecided, anyFalse, ors := false, false, false, false
+	for _, t := range terms {
+		switch t {
+		case "!":
+			return true
+		case "(", ")", "|", ",":
+			ors = true
+			continue
+		case "&":
+			continue
+		}
+		switch val(t) {
+		case 1:
+			anyTrue = true
+		case 2:
+			undecided = true
+		case 0:
+			anyFalse = true
+		}
+	}
+	if !ors {
+		// Terms side by side are all required.
+		return !anyFalse
+	}
+	return anyTrue || undecided
 }

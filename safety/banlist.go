@@ -25,6 +25,23 @@ type Ban struct {
 	Construct string
 	// Hint, when set, tells the model what to write instead.
 	Hint string
+	// Certain is set when the text alone determines the banned effect:
+	// every word the verdict rests on was known before running (rm -rf
+	// /etc, kill -9 1, x=/dev/sda; dd of=$x, an added pattern). It is
+	// unset when the command was refused because something it depends on
+	// cannot be known from the text: the unanalysable entry (a program
+	// name from an expansion, eval of non-literal text, text bash and the
+	// parser could read differently, …), a value known only when it runs
+	// where it could name a protected path, a unit, a PID or a password
+	// (rm -rf "$dir", systemctl stop "$unit", kill "$pid", usermod -p
+	// "$p"), code a program interprets (python -c, awk system(), sed's e,
+	// an in-place edit of the password files whose result depends on the
+	// script), and commands deferred past the check (at, tmux, a cron or
+	// unit file whose content is not known). A caller with an effect-level
+	// check (a sandbox that runs the command and judges what it did) may
+	// send an uncertain refusal there instead; a caller without one must
+	// refuse it. See the package documentation.
+	Certain bool
 }
 
 // String formats the ban as one line: "REASON (ENTRY): CONSTRUCT; HINT".
@@ -147,45 +164,67 @@ func (b *BanList) Check(command string) error {
 
 type check func(*shell.Command) (verdict, bool)
 
-var checks = []check{deletes, recursivePerms, formats, shredsUnknown, linksDevice, powers, firewall, password, sshAccess, network, inlineCode, deferred}
+var checks = []check{deletes, recursivePerms, formats, shredsUnknown, linksDevice, powers, firewall, password, sshAccess, network, inlineCode, deferred, unknownWords, allEntries}
 
 // Match reports whether command is banned and why. See the package
 // documentation for what it guarantees.
+//
+// When the command holds both, a certain refusal is reported before an
+// uncertain one (Ban.Certain), so that a construct the analysis cannot
+// resolve never hides a banned command it can.
 func (b *BanList) Match(command string) (Ban, bool) {
 	var cfg shell.Config
 	if b != nil {
 		cfg = b.cfg
 	}
 	an := shell.Analyze(command, cfg)
+	var first Ban
+	found := false
+	// note keeps the first uncertain ban and reports whether ban ends the
+	// search (it is certain).
+	note := func(ban Ban) bool {
+		if ban.Certain {
+			return true
+		}
+		if !found {
+			first, found = ban, true
+		}
+		return false
+	}
 	if len(an.Problems) > 0 {
 		p := an.Problems[0]
 		e := entries[entUnanalysable]
-		return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason + ": " + p.Reason, Construct: p.Construct, Hint: p.Hint}, true
+		note(Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason + ": " + p.Reason, Construct: p.Construct, Hint: p.Hint})
 	}
 	for _, w := range an.Writes {
-		if e, bad := writeBan(w, "/", true); bad {
-			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: "> " + w.Value, Hint: "never write to devices or the password files"}, true
+		if e, bad, unknown := writeBanU(w, "/", true); bad {
+			ban := Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: "> " + w.Value, Hint: "never write to devices or the password files", Certain: !unknown}
+			if note(ban) {
+				return ban, true
+			}
 		}
 	}
 	if name, ok := forkBomb(an); ok {
 		e := entries[entForkBomb]
-		return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: name}, true
+		return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: name, Certain: true}, true
 	}
+	links := map[string]string{}
 	for _, c := range an.Commands {
-		if ban, ok := judge(c); ok {
+		c = throughLinks(c, links)
+		if ban, ok := judge(c); ok && note(ban) {
 			return ban, true
 		}
-		if ban, ok := b.cronWrites(c); ok {
+		if ban, ok := b.cronWrites(c); ok && note(ban) {
 			return ban, true
 		}
 		if f, ok := runsWrittenFile(c, an); ok {
 			e := entries[entUnanalysable]
-			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason + ": the program or script " + f + " is written by the same command line",
-				Construct: normalForms(c)[0], Hint: "run the commands directly instead of writing them to a file first"}, true
+			note(Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason + ": the program or script " + f + " is written by the same command line",
+				Construct: normalForms(c)[0], Hint: "run the commands directly instead of writing them to a file first"})
 		}
 	}
 	if b == nil || len(b.extra) == 0 {
-		return Ban{}, false
+		return first, found
 	}
 	whole := strings.Join(strings.Fields(command), " ")
 	for _, p := range b.extra {
@@ -206,12 +245,23 @@ func (b *BanList) Match(command string) (Ban, bool) {
 			return patternBan(p, best), true
 		}
 	}
-	return Ban{}, false
+	return first, found
+}
+
+// MatchCertain reports whether command is certainly banned (Ban.Certain):
+// the refusals Match makes that do not depend on anything unknown before
+// running. A command it allows may still be refused by Match as uncertain.
+func (b *BanList) MatchCertain(command string) (Ban, bool) {
+	ban, banned := b.Match(command)
+	if !banned || !ban.Certain {
+		return Ban{}, false
+	}
+	return ban, true
 }
 
 func patternBan(p pattern, construct string) Ban {
 	e := entries[entPattern]
-	return Ban{Entry: e.id, Pattern: p.src, Reason: e.reason, Construct: construct}
+	return Ban{Entry: e.id, Pattern: p.src, Reason: e.reason, Construct: construct, Certain: true}
 }
 
 // judge runs the table over one simple command.
@@ -219,18 +269,36 @@ func judge(c *shell.Command) (Ban, bool) {
 	if len(c.Args) == 0 || c.Args[0].Kind != shell.Literal || c.Function {
 		return Ban{}, false
 	}
+	var first Ban
+	found := false
 	for _, ch := range checks {
 		if v, ok := ch(c); ok {
 			e := entries[v.id]
-			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: v.hint}, true
+			ban := Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: v.hint, Certain: v.certain()}
+			if ban.Certain {
+				return ban, true
+			}
+			if !found {
+				first, found = ban, true
+			}
 		}
 	}
 	for _, w := range fileWrites(c) {
-		if e, bad := writeBan(w, c.Dir, true); bad {
-			return Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: "never write to devices"}, true
+		if e, bad, unknown := writeBanU(w, c.Dir, true); bad {
+			hint := "never write to devices"
+			if e.id == entries[entPassword].id {
+				hint = "change accounts with usermod, passwd or chage, not by editing the password files"
+			}
+			ban := Ban{Entry: e.id, Pattern: e.covers, Reason: e.reason, Construct: normalForms(c)[0], Hint: hint, Certain: !unknown && !(inPlaceEdit(c) && e.id == entries[entPassword].id)}
+			if ban.Certain {
+				return ban, true
+			}
+			if !found {
+				first, found = ban, true
+			}
 		}
 	}
-	return Ban{}, false
+	return first, found
 }
 
 // MatchArgv reports whether running the program argv directly, with no

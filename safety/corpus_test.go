@@ -205,6 +205,9 @@ func TestRemediationsAllowed(t *testing.T) {
 	byReason := map[string]int{}
 	for _, r := range rems {
 		if ban, banned := bl.Match(r.Command); banned {
+			if ban.Certain {
+				t.Errorf("remediation %s refused as certain: %s", r.Name, ban)
+			}
 			refusedHand++
 			byReason[pathInReason.ReplaceAllString(ban.Reason, "PATH")]++
 			lines = append(lines, refusal("remediation", r.Name, ban))
@@ -242,5 +245,42 @@ func TestRemediationsAllowed(t *testing.T) {
 	}
 	if refusedSSG*100 >= maxRefusedSSGPercent*len(ids) {
 		t.Errorf("%d of %d SSG fixes refused, must stay under %d%%", refusedSSG, len(ids), maxRefusedSSGPercent)
+	}
+}
+
+// heldOutFile is remediation content written before the pre-filter was
+// changed for issue 19 and never tuned against (testdata/safety/README.md).
+const heldOutFile = "../testdata/safety/heldout-remediations.jsonl"
+
+// maxCertainHeldOutPercent is issue 19's bound on certain refusals of
+// remediation content the pre-filter was not built against.
+const maxCertainHeldOutPercent = 2
+
+// TestHeldOutRemediations: of the held-out remediations, at most 2% are
+// refused as certain (uncertain refusals go to the sandbox); each refusal
+// is logged with its reason.
+func TestHeldOutRemediations(t *testing.T) {
+	rems := readJSONL(t, heldOutFile, func(r remediation) string { return r.Name })
+	if len(rems) < 100 {
+		t.Fatalf("%s has %d commands, want at least 100", heldOutFile, len(rems))
+	}
+	bl := safety.DefaultBanList()
+	certain, uncertain := 0, 0
+	for _, r := range rems {
+		ban, banned := bl.Match(r.Command)
+		if !banned {
+			continue
+		}
+		if ban.Certain {
+			certain++
+		} else {
+			uncertain++
+		}
+		t.Logf("%s: certain=%v %s", r.Name, ban.Certain, ban)
+	}
+	t.Logf("held-out remediations: %d, refused as certain %d (%.1f%%), as uncertain %d (%.1f%%)",
+		len(rems), certain, 100*float64(certain)/float64(len(rems)), uncertain, 100*float64(uncertain)/float64(len(rems)))
+	if certain*100 > maxCertainHeldOutPercent*len(rems) {
+		t.Errorf("%d of %d held-out remediations refused as certain, at most %d%% may be", certain, len(rems), maxCertainHeldOutPercent)
 	}
 }

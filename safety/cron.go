@@ -148,13 +148,27 @@ func cronCommand(line string, withUser bool) string {
 
 // unitFile reports a systemd unit or drop-in file: its Exec lines run
 // commands when the unit starts, later, unchecked.
+//
+// Only the unit directories count (system/, user/ and their drop-ins) and
+// the directories of programs systemd runs (generators, shutdown and
+// sleep hooks); the daemons' own settings (/etc/systemd/journald.conf,
+// logind.conf, timesyncd.conf.d/…) run nothing.
 func unitFile(p string) bool {
 	p = path.Clean(p)
 	for _, d := range []string{"/etc/systemd/", "/run/systemd/", "/lib/systemd/", "/usr/lib/systemd/", "/usr/local/lib/systemd/"} {
-		if strings.HasPrefix(p, d) {
+		rel, ok := strings.CutPrefix(p, d)
+		if !ok {
+			continue
+		}
+		top, _, _ := strings.Cut(rel, "/")
+		switch top {
+		case "system", "user", "system.control", "user.control", "transient":
 			ext := path.Ext(p)
 			return ext == ".service" || ext == ".conf" || ext == ".socket" || ext == ".timer" || ext == ".path" || ext == ".mount"
+		case "system-generators", "user-generators", "system-shutdown", "system-sleep", "system-environment-generators", "user-environment-generators":
+			return true
 		}
+		return false
 	}
 	return false
 }

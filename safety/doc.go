@@ -78,6 +78,56 @@
 // list. On its own it is defence in depth against a confused or careless
 // model, not a sandbox.
 //
+// # Certain and uncertain refusals
+//
+// Every refusal says whether the text alone determines the banned effect
+// (Ban.Certain; BanList.MatchCertain returns only those). Certain: a
+// simple command of the table whose deciding words are all known (rm -rf
+// /etc; x=/dev/sdb; dd of=${x%b}a; a=(stop ssh); systemctl "${a[@]}";
+// kill -9 01; find / -delete -name x; apt-get remove '?name(openssh-server)';
+// chmod 000 /etc/* or a loop, xargs or while-read over a listing of every
+// entry), a write to a device or with > to the password files, a fork
+// bomb, an added pattern. Uncertain (Certain unset): everything of the
+// unanalysable entry; a value known only when the command runs where it
+// could name a protected path, unit, PID, package or password (rm -rf
+// "$d", systemctl "$verb" ssh, kill "$pid", usermod -p "$p", a variable
+// that may come from the environment such as ${x:-stop}); inline code
+// (python -c, awk system(), sed's e); deferred commands (at, tmux,
+// crontab, cron or unit files with content not known); in-place edits of
+// the password files (sed -i … /etc/shadow), whose result depends on the
+// script. Match reports a certain refusal before an uncertain one found
+// in the same command line. A caller with an effect-level check (a
+// sandbox that runs the command and judges what it did) may send
+// uncertain refusals there instead of refusing them; without one, it
+// must refuse both.
+//
+// Values resolved before judging: parameter operators (${x:-w}, ${x:=w},
+// ${x:+w}, ${x#p}, ${x%%p}, ${x/p/r}, ${x^^}, ${#x}, ${x:o:l}) on
+// variables the command line sets or unsets, indexed arrays and their
+// elements ("${a[@]}", ${a[1]}, a known leading part kept across
+// branches), function arguments (a call's literal arguments are bound to
+// "$1"…), read from a here-string, here-document or echo/printf pipe
+// (while-read loops run once per line), xargs input from the same
+// sources. A variable never assigned in the command line may come from
+// the environment and stays unknown; where such a word stands for a verb
+// or an option of a program whose harm lies there (systemctl "$verb" ssh,
+// rm $opts /etc, iptables $x, find / $x, nft with any unknown word), the
+// command is refused as uncertain.
+//
+// Also judged: find's expression left to right (an action before its
+// tests acts on everything; -perm -0, -regex '.*' and -links +0 select
+// nothing); every entry of a protected directory given to rm, chmod,
+// chown or chgrp (chmod 000 /etc/*), also through a loop, xargs, parallel
+// or while-read over a listing (find with no test, ls, printf or echo of
+// a glob); kill of PID 1 or -1 in any numeric form (01, -01, +1, 0x1);
+// package removals whose arguments are patterns that can name the SSH
+// server (globs, apt regular expressions, ~nREGEX, ?name(…), ~i); globs
+// as bash reads them ([!…], [[:alpha:]], extglob); cp and install into a
+// directory (cp ./shadow /etc/); /proc/PID/task/TID/root; dpkg's
+// --pre-invoke and --post-invoke hooks; a shell reading its script from a
+// file descriptor (bash /dev/fd/3 3<<< …, refused as unanalysable); paths
+// through a symbolic link the command line made (ln -s /etc e; rm -rf e/*).
+//
 // A BanList is immutable and safe for concurrent use; Match is a pure
 // function of its input, runs nothing and reads no file. The differential
 // tests run every corpus command under real bash in a sandbox and require

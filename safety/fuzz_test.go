@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/shell"
@@ -29,7 +30,12 @@ func FuzzMatch(f *testing.F) {
 			t.Fatalf("ban without description: %+v", ban)
 		}
 		if banned && len(cmd) < shell.MaxLen/2 {
-			wraps := []string{"sudo sh -c " + shellQuote(cmd)}
+			var wraps []string
+			if !strings.HasPrefix(cmd, "-") && !strings.HasPrefix(cmd, "+") {
+				// sh -c reads a script starting with - or + as its
+				// options (sh -c '-o"' runs nothing).
+				wraps = append(wraps, "sudo sh -c "+shellQuote(cmd))
+			}
 			if ban.Entry != "unanalysable" {
 				// Text that does not parse can be completed by what a
 				// wrapper appends (a newline ends a here-document).

@@ -198,7 +198,12 @@ func bannedActions(bl *safety.BanList, tr bashoracle.Trace) []action {
 		argv := append([]string{prog}, e.Argv[1:]...)
 		if ban, bad := matchExec(bl, e.Dir, argv, ""); bad {
 			_, withEmptyInput := matchExec(bl, e.Dir, argv, " <<< ''")
-			acts = append(acts, action{"exec", fmt.Sprintf("%q in %s", argv, e.Dir), ban.Entry, !withEmptyInput})
+			// xargs and parallel take the operands of what they run from
+			// their input: "xargs rm -rf" is the banned argv the corpus
+			// labels exec (testdata/safety/README.md), although with an
+			// empty input it would run rm -rf alone.
+			operandsFromInput := path.Base(prog) == "xargs" || path.Base(prog) == "parallel"
+			acts = append(acts, action{"exec", fmt.Sprintf("%q in %s", argv, e.Dir), ban.Entry, !withEmptyInput && !operandsFromInput})
 		}
 	}
 	for _, w := range tr.Writes {

@@ -2,7 +2,10 @@ package safety
 
 import (
 	"path"
+	"regexp"
 	"strings"
+
+	shpattern "mvdan.cc/sh/v3/pattern"
 
 	"github.com/nightshift-dev/nightshift/shell"
 )
@@ -51,9 +54,9 @@ func pathHit(w shell.Word, dir string, protected []string) (hit, unknown bool) {
 	case shell.Unknown:
 		return false, unknownMayHit(w.Value, protected)
 	case shell.Pattern:
-		g := path.Clean(w.Glob)
+		m := newGlob(path.Clean(w.Glob))
 		for _, p := range protected {
-			if globMatches(g, p) {
+			if m.ancestorMatches(p) {
 				return true, false
 			}
 		}
@@ -72,9 +75,39 @@ func pathHit(w shell.Word, dir string, protected []string) (hit, unknown bool) {
 
 // globMatches matches a pattern against a path or any of its ancestors (a
 // pattern naming /e* matches /etc/passwd's ancestor /etc).
-func globMatches(glob, p string) bool {
+func globMatches(glob, p string) bool { return newGlob(glob).ancestorMatches(p) }
+
+// glob is a shell pattern compiled the way bash matches it against file
+// names: [!…] and [^…] negate, POSIX classes ([[:alpha:]]), extended
+// operators (@(…), !(…), …, under shopt -s extglob), * and ? not crossing
+// a slash. Wildcards also match a leading dot, which bash does only with
+// dotglob: matching more is the safe side. A pattern bash would not read
+// as one falls back to path.Match.
+type glob struct {
+	src string
+	re  *regexp.Regexp
+}
+
+func newGlob(src string) glob {
+	g := glob{src: src}
+	expr, err := shpattern.Regexp(src, shpattern.Filenames|shpattern.EntireString|shpattern.ExtendedOperators|shpattern.GlobLeadingDot)
+	if err == nil {
+		g.re, _ = regexp.Compile(expr)
+	}
+	return g
+}
+
+func (g glob) matches(name string) bool {
+	if g.re != nil {
+		return g.re.MatchString(name)
+	}
+	ok, err := path.Match(g.src, name)
+	return err == nil && ok
+}
+
+func (g glob) ancestorMatches(p string) bool {
 	for q := p; ; q = path.Dir(q) {
-		if ok, err := path.Match(glob, q); err == nil && ok {
+		if g.matches(q) {
 			return true
 		}
 		if q == "/" || q == "." {
@@ -82,6 +115,9 @@ func globMatches(glob, p string) bool {
 		}
 	}
 }
+
+// globMatch matches one shell pattern against one name.
+func globMatch(pat, name string) bool { return newGlob(pat).matches(name) }
 
 // deviceAllowed are the paths under /dev that are safe to write.
 func deviceAllowed(p string) bool {
@@ -102,16 +138,28 @@ func deviceAllowed(p string) bool {
 // file named by a variable is the common case of every script); patterns
 // are matched against devices and the protected files.
 func writeBan(w shell.Word, dir string, truncates bool) (entry, bool) {
+	e, bad, _ := writeBanU(w, dir, truncates)
+	return e, bad
+}
+
+// writeBanU is writeBan that also reports whether the verdict rests on a
+// working directory not known before running.
+func writeBanU(w shell.Word, dir string, truncates bool) (e entry, bad, unknown bool) {
 	if dir == "" && w.Kind != shell.Unknown && !strings.HasPrefix(w.Value, "/") {
 		// A relative file in a directory not known before running: it is
 		// banned if it would be in /dev, /proc or /etc.
 		for _, d := range []string{"/dev", "/proc", "/etc", "/sys/power"} {
 			if e, bad := writeBan(w, d, truncates); bad {
-				return e, true
+				return e, true, true
 			}
 		}
-		return entry{}, false
+		return entry{}, false, false
 	}
+	e, bad = writeBanAbs(w, dir, truncates)
+	return e, bad, false
+}
+
+func writeBanAbs(w shell.Word, dir string, truncates bool) (entry, bool) {
 	w = procAlias(shell.Abs(w, dir))
 	if w.Kind == shell.Unknown {
 		return entry{}, false
@@ -121,7 +169,7 @@ func writeBan(w shell.Word, dir string, truncates bool) (entry, bool) {
 		candidates = nil
 		for _, c := range append(strings.Fields("/dev/sda /dev/sdb /dev/vda /dev/xvda /dev/nvme0n1 /dev/nvme0n1p1 /dev/sda1 /dev/mmcblk0 /dev/md0 /dev/dm-0 /dev/mem /dev/kmem /dev/port /dev/hda /dev/loop0 /dev/mapper/root /dev/disk/by-uuid/x"),
 			"/proc/sysrq-trigger", "/sys/power/state", "/etc/shadow", "/etc/gshadow", "/etc/passwd") {
-			if ok, err := path.Match(path.Clean(w.Glob), c); err == nil && ok {
+			if globMatch(path.Clean(w.Glob), c) {
 				candidates = append(candidates, c)
 			}
 		}
@@ -168,7 +216,7 @@ func unknownMayHit(v string, protected []string) bool {
 	if last == "" || last == "." || last == ".." || strings.ContainsAny(last, "$`{}(") {
 		return true
 	}
-	if ok, _ := path.Match(last, anyEntry); ok {
+	if globMatch(last, anyEntry) {
 		return true
 	}
 	for _, p := range protected {
@@ -190,6 +238,16 @@ func procAlias(w shell.Word) shell.Word {
 		}
 		parts := strings.SplitN(strings.TrimPrefix(path.Clean(v), "/"), "/", 4)
 		if len(parts) < 3 || parts[0] != "proc" || w.Kind == shell.Unknown {
+			return w
+		}
+		if parts[2] == "task" && len(parts) == 4 {
+			// /proc/PID/task/TID/root is the same root as /proc/PID/root.
+			rest := strings.SplitN(parts[3], "/", 2)
+			if len(rest) == 2 {
+				parts = append(parts[:2], strings.SplitN(rest[1], "/", 2)...)
+			}
+		}
+		if len(parts) < 3 {
 			return w
 		}
 		switch parts[2] {
@@ -220,7 +278,7 @@ var criticalNames = strings.Fields(`vmlinuz vmlinuz-6.1.0-13-amd64 initrd.img in
 
 func matchesCritical(pattern string) bool {
 	for _, n := range criticalNames {
-		if ok, _ := path.Match(pattern, n); ok {
+		if globMatch(pattern, n) {
 			return true
 		}
 	}

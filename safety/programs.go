@@ -3,18 +3,39 @@ package safety
 import (
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/shell"
 )
 
-// verdict is what a check found: the entry, and a hint for the model.
+// verdict is what a check found: the entry, a hint for the model, and
+// whether it rests on something not known before running.
 type verdict struct {
-	id   entryID
-	hint string
+	id      entryID
+	hint    string
+	unknown bool
 }
 
-var hit = func(id entryID, hint string) (verdict, bool) { return verdict{id, hint}, true }
+// hit is a verdict the text determines; maybe one that rests on a value
+// known only when the command runs.
+func hit(id entryID, hint string) (verdict, bool) { return verdict{id: id, hint: hint}, true }
+func maybe(id entryID, hint string) (verdict, bool) {
+	return verdict{id: id, hint: hint, unknown: true}, true
+}
+
+// certain reports whether the verdict is certain: not resting on an
+// unknown value, and not of an entry whose harm lies in code or commands
+// the check does not read (inline code, deferred commands, what cannot
+// be analysed).
+func (v verdict) certain() bool {
+	switch v.id {
+	case entInterpreter, entDeferred, entUnanalysable:
+		return false
+	default:
+		return !v.unknown
+	}
+}
 
 // progName normalises a program's base name: python3.11 -> python3 stays a
 // python, mkfs.ext4 keeps its name (callers test prefixes).
@@ -46,7 +67,7 @@ func deletes(c *shell.Command) (verdict, bool) {
 				return hit(entDelete, "delete only the files the rule names")
 			}
 			if unknown {
-				return hit(entDelete, "write the path to delete literally (no variables, command substitutions or unknown working directory)")
+				return maybe(entDelete, "write the path to delete literally (no variables, command substitutions or unknown working directory)")
 			}
 		}
 	case "mv":
@@ -72,13 +93,15 @@ func deletes(c *shell.Command) (verdict, bool) {
 			}
 		}
 		if del && len(ops) > 0 {
-			if h, unknown := pathHit(ops[len(ops)-1], c.Dir, deleteProtected); h || unknown {
+			if h, unknown := pathHit(ops[len(ops)-1], c.Dir, deleteProtected); h {
 				return hit(entDelete, "do not sync with --delete into system directories")
+			} else if unknown {
+				return maybe(entDelete, "do not sync with --delete into system directories")
 			}
 		}
 	case "find":
-		if findDeletes(c) {
-			return hit(entDelete, "delete only the files the rule names, without find -delete on system trees")
+		if h, unknown := findDeletes(c); h {
+			return verdict{id: entDelete, hint: "delete only the files the rule names, without find -delete on system trees", unknown: unknown}, true
 		}
 	}
 	return verdict{}, false
@@ -96,7 +119,10 @@ func findStarts(c *shell.Command) (starts, expr []shell.Word) {
 		}
 		args = args[1:]
 	}
-	for len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") && args[0].Value != "(" && args[0].Value != "!" {
+	for len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") && args[0].Value != "(" && args[0].Value != "!" && (len(starts) == 0 || args[0].Kind != shell.Unknown) {
+		// A word not known before running after the first start point
+		// may be a primary (-delete): it is read as part of the
+		// expression.
 		starts = append(starts, args[0])
 		args = args[1:]
 	}
@@ -106,66 +132,239 @@ func findStarts(c *shell.Command) (starts, expr []shell.Word) {
 	return starts, args
 }
 
-func findDeletes(c *shell.Command) bool {
+// findDeletes reports whether find deletes under a protected start point
+// something no selective test chose (h), and whether that rests on a value
+// not known before running (unknown).
+func findDeletes(c *shell.Command) (h, unknown bool) {
 	starts, args := findStarts(c)
-	destructive, selective := false, false
-	for i, a := range args {
+	boot := false
+	for _, st := range starts {
+		if w := shell.Abs(st, c.Dir); w.Kind == shell.Literal && (path.Clean(w.Value) == "/boot" || strings.HasPrefix(path.Clean(w.Value), "/boot/")) {
+			boot = true // every kernel file matches a name pattern there
+		}
+	}
+	for _, a := range args {
 		switch a.Value {
 		case "-o", "-or", ",", "!", "-not":
-			return findDestructive(args) && startsHit(c, starts)
-		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-samefile", "-inum":
-			if i+1 < len(args) && args[i+1].Kind == shell.Literal {
-				if v := args[i+1].Value; !matchesCritical(path.Base(v)) && !strings.Contains(v, "*/") {
-					selective = true
-				}
-			}
+			// Alternatives and negations: no test is taken as selective
+			// for a deletion (conservative).
+			boot = true
+		}
+	}
+	act := func(args []shell.Word, i int) (bool, bool) {
+		switch args[i].Value {
 		case "-delete":
-			destructive = true
+			return true, false
 		case "-exec", "-execdir", "-ok", "-okdir":
 			if i+1 < len(args) {
-				n := path.Base(args[i+1].Value)
-				if destructiveExec[n] || args[i+1].Kind != shell.Literal {
-					destructive = true
+				if args[i+1].Kind != shell.Literal {
+					return true, true
+				}
+				return destructiveExec[path.Base(args[i+1].Value)], false
+			}
+		}
+		return false, false
+	}
+	sel := func(test string, arg shell.Word, negated bool) findSel {
+		switch test {
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex":
+			if boot || negated {
+				return selNone
+			}
+			return nameSel(test, arg)
+		case "-samefile", "-inum":
+			if boot || negated {
+				return selNone
+			}
+			if arg.Kind != shell.Literal {
+				return selUnknown
+			}
+			return selYes
+		}
+		return selNone
+	}
+	acts, actUnknown := findScan(args, act, sel)
+	if !acts {
+		return false, false
+	}
+	sh, su := startsHit(c, starts)
+	if !sh {
+		return false, false
+	}
+	return true, su || actUnknown
+}
+
+// findSel is how selective a find test is: it matches nothing critical
+// (selYes), it may match everything (selNone), or it depends on a value
+// not known before running (selUnknown).
+type findSel int
+
+const (
+	selNone findSel = iota
+	selUnknown
+	selYes
+)
+
+// nameSel judges a name, path or regex test: selective when its pattern
+// matches none of the critical names (or, for paths and regexes, paths).
+func nameSel(test string, arg shell.Word) findSel {
+	if arg.Kind == shell.Unknown {
+		return selUnknown
+	}
+	v := arg.Value
+	switch test {
+	case "-regex", "-iregex":
+		expr := "^(?:" + v + ")$"
+		if test == "-iregex" {
+			expr = "(?i)" + expr
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return selNone
+		}
+		for _, p := range criticalPaths {
+			if re.MatchString(p) {
+				return selNone
+			}
+		}
+		return selYes
+	case "-path", "-ipath", "-wholename", "-iwholename":
+		if strings.Contains(v, "*/") || strings.HasPrefix(v, "*") || v == "/" {
+			return selNone
+		}
+		for _, p := range criticalPaths {
+			if globMatch(v, p) {
+				return selNone
+			}
+		}
+	}
+	if matchesCritical(path.Base(v)) {
+		return selNone
+	}
+	return selYes
+}
+
+// criticalPaths are full paths a find -regex or -path filter must not
+// match for the find to count as selective.
+var criticalPaths = strings.Fields(`/etc/passwd /etc/shadow /etc/ssh/sshd_config /etc/pam.d/sshd /etc/sudoers /usr/bin/sudo /usr/sbin/sshd
+	/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /boot/vmlinuz /etc /usr /var/lib/dpkg /root/.ssh/authorized_keys /etc/fstab`)
+
+// findArgTests are find's primaries that take one argument.
+var findArgTests = map[string]bool{"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
+	"-regex": true, "-iregex": true, "-perm": true, "-user": true, "-uid": true, "-group": true, "-gid": true, "-newer": true,
+	"-anewer": true, "-cnewer": true, "-links": true, "-samefile": true, "-inum": true, "-size": true, "-type": true, "-xtype": true,
+	"-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true, "-cmin": true, "-used": true, "-maxdepth": true,
+	"-mindepth": true, "-fstype": true, "-lname": true, "-ilname": true, "-context": true, "-printf": true, "-fprint": true,
+	"-fprint0": true, "-fls": true, "-regextype": true, "-files0-from": true}
+
+// findScan reads find's expression left to right, as find evaluates it,
+// and reports whether an action (act) can run on a file no selective test
+// (sel) before it in its branch chose: "-delete -name x" deletes
+// everything before testing the name. unknown is set when that depends on
+// a value not known before running (a test's argument, the program an
+// -exec runs, or a word that could itself be an action).
+func findScan(args []shell.Word, act func([]shell.Word, int) (bool, bool), sel func(string, shell.Word, bool) findSel) (hit, unknown bool) {
+	type frame struct {
+		open, all findSel
+		neg       bool
+	}
+	stack := []frame{{open: selNone, all: selYes}}
+	cur := selNone
+	negNext := false
+	minSel := func(a, b findSel) findSel {
+		if a < b {
+			return a
+		}
+		return b
+	}
+	maxSel := func(a, b findSel) findSel {
+		if a > b {
+			return a
+		}
+		return b
+	}
+	fire := func(actUnknown bool) {
+		switch cur {
+		case selNone:
+			hit = true
+			unknown = unknown || actUnknown
+		case selUnknown:
+			hit, unknown = true, true
+		case selYes:
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		v := a.Value
+		neg := negNext
+		negNext = false
+		switch {
+		case v == "!" || v == "-not":
+			negNext = !neg
+			continue
+		case v == "(":
+			stack = append(stack, frame{open: cur, all: selYes, neg: neg})
+			continue
+		case v == ")":
+			top := stack[len(stack)-1]
+			top.all = minSel(top.all, cur)
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+			if top.neg {
+				cur = top.open
+			} else {
+				cur = maxSel(top.open, top.all)
+			}
+			continue
+		case v == "-o" || v == "-or" || v == ",":
+			top := &stack[len(stack)-1]
+			top.all = minSel(top.all, cur)
+			cur = top.open
+			continue
+		case v == "-a" || v == "-and":
+			continue
+		}
+		if is, u := act(args, i); is {
+			fire(u)
+		}
+		switch {
+		case v == "-exec" || v == "-execdir" || v == "-ok" || v == "-okdir":
+			for i++; i < len(args); i++ {
+				if args[i].Value == ";" || args[i].Value == "+" && strings.Contains(args[i-1].Value, "{}") {
+					break
 				}
 			}
-		}
-	}
-	if !destructive {
-		return false
-	}
-	for _, st := range starts {
-		if w := shell.Abs(st, c.Dir); w.Kind != shell.Literal || path.Clean(w.Value) == "/boot" || strings.HasPrefix(path.Clean(w.Value), "/boot/") {
-			selective = false
-		}
-	}
-	if selective {
-		return false
-	}
-	return startsHit(c, starts)
-}
-
-// findDestructive: any -delete or -exec of a deleting program.
-func findDestructive(args []shell.Word) bool {
-	for i, a := range args {
-		switch a.Value {
-		case "-delete":
-			return true
-		case "-exec", "-execdir", "-ok", "-okdir":
-			if i+1 < len(args) && (destructiveExec[path.Base(args[i+1].Value)] || args[i+1].Kind != shell.Literal) {
-				return true
+		case findArgTests[v]:
+			if i+1 < len(args) {
+				cur = maxSel(cur, sel(v, args[i+1], neg))
+				i++
 			}
+			if v == "-fprintf" {
+				i++
+			}
+		case v == "-nouser" || v == "-nogroup":
+			cur = maxSel(cur, sel(v, shell.Word{}, neg))
+		case a.Kind == shell.Unknown:
+			// A word not known before running where find expects a
+			// primary: it may be -delete or -exec.
+			fire(true)
 		}
 	}
-	return false
+	return hit, unknown
 }
 
-func startsHit(c *shell.Command, starts []shell.Word) bool {
+// startsHit reports whether a start point is protected (h) or may be
+// (unknown, and no other start point is certainly protected).
+func startsHit(c *shell.Command, starts []shell.Word) (h, unknown bool) {
 	for _, s := range starts {
-		if h, unknown := pathHit(s, c.Dir, deleteProtected); h || unknown {
-			return true
+		hh, u := pathHit(s, c.Dir, deleteProtected)
+		if hh {
+			return true, false
 		}
+		unknown = unknown || u
 	}
-	return false
+	return unknown, unknown
 }
 
 func recursivePerms(c *shell.Command) (verdict, bool) {
@@ -197,8 +396,8 @@ func recursivePerms(c *shell.Command) (verdict, bool) {
 			return permsTargets(c, ops)
 		}
 	case "find":
-		if findPerms(c) {
-			return hit(entPerms, "change the permissions of the files the rule names; filter find by name, owner or mode")
+		if h, unknown := findPerms(c); h {
+			return verdict{id: entPerms, hint: "change the permissions of the files the rule names; filter find by name, owner or mode", unknown: unknown}, true
 		}
 	case "setfacl":
 		opts, ops, _ := shell.Options{Flags: "bkndRLPtv", Args: "mMxX", Long: []string{"--remove-all", "--remove-default", "--no-mask", "--default", "--recursive", "--logical", "--physical", "--test", "--mask"}, LongArgs: []string{"--modify", "--modify-file", "--remove", "--remove-file", "--set", "--set-file", "--restore"}, Permute: true}.Parse(c.Args[1:])
@@ -212,54 +411,108 @@ func recursivePerms(c *shell.Command) (verdict, bool) {
 // findPerms: find over a system tree running chmod, chown, chgrp, chattr
 // or setfacl on what it finds is a recursive permission change, unless a
 // selective name filter limits it.
-func findPerms(c *shell.Command) bool {
+func findPerms(c *shell.Command) (h, unknown bool) {
 	if progName(c) != "find" {
-		return false
+		return false, false
 	}
 	starts, args := findStarts(c)
-	changes, selective := false, false
-	for i, a := range args {
-		switch a.Value {
-		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-samefile", "-inum", "-perm", "-user", "-uid",
-			"-group", "-gid", "-regex", "-iregex", "-newer", "-links":
-			// A filter on name, mode or owner (negated too: "! -user root
-			// -exec chown root" fixes exactly what it selects).
-			if i+1 < len(args) && !(a.Value == "-name" || a.Value == "-iname") || i+1 < len(args) && !matchesCritical(path.Base(args[i+1].Value)) {
-				selective = true
-			}
-		case "-nouser", "-nogroup":
-			selective = true
+	act := func(args []shell.Word, i int) (bool, bool) {
+		switch args[i].Value {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			if i+1 < len(args) {
+				if args[i+1].Kind != shell.Literal {
+					return true, true
+				}
 				switch path.Base(args[i+1].Value) {
 				case "chmod", "chown", "chgrp", "chattr", "setfacl", "chcon":
-					changes = true
-				}
-				if args[i+1].Kind != shell.Literal {
-					changes = true
+					return true, false
 				}
 			}
 		}
+		return false, false
 	}
-	if !changes || selective {
-		return false
+	sel := func(test string, arg shell.Word, negated bool) findSel {
+		switch test {
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex":
+			if negated {
+				return selNone
+			}
+			return nameSel(test, arg)
+		case "-perm":
+			if arg.Kind != shell.Literal {
+				return selUnknown
+			}
+			if permMatchesAll(arg.Value) && !negated {
+				return selNone
+			}
+			return selYes
+		case "-links":
+			if arg.Kind != shell.Literal {
+				return selUnknown
+			}
+			if arg.Value == "+0" || strings.HasPrefix(arg.Value, "-") && arg.Value != "-1" && arg.Value != "-0" {
+				return selNone
+			}
+			return selYes
+		case "-user", "-uid", "-group", "-gid", "-newer", "-samefile", "-inum":
+			// A filter on owner or age, negated too: "! -user root -exec
+			// chown root" fixes exactly what it selects.
+			if arg.Kind != shell.Literal {
+				return selUnknown
+			}
+			return selYes
+		case "-nouser", "-nogroup":
+			return selYes
+		}
+		return selNone
+	}
+	acts, u := findScan(args, act, sel)
+	if !acts || rootOwnsProgramDirs(starts, args, c.Dir) {
+		return false, false
 	}
 	for _, s := range starts {
 		// A start point known only when it runs is judged like chmod's
 		// operand of an unknown file: allowed.
 		if h, _ := pathHit(s, c.Dir, permsProtected); h {
-			return true
+			return true, u
 		}
 	}
-	return false
+	return false, false
+}
+
+// permMatchesAll reports whether find -perm MODE matches every file: a
+// mode with no bits, in the -MODE (all of) or /MODE (any of, which GNU find
+// makes match everything when MODE is 0) forms.
+func permMatchesAll(mode string) bool {
+	m := strings.TrimLeft(mode, "-/+")
+	if m == mode {
+		return false // exact mode: selective
+	}
+	if strings.Trim(m, "0") == "" {
+		return true
+	}
+	// Symbolic modes with no permission letters ("u=", "a+").
+	for _, part := range strings.Split(m, ",") {
+		i := strings.IndexAny(part, "=+-")
+		if i < 0 || strings.Trim(part[i+1:], "=+-") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func permsTargets(c *shell.Command, ops []shell.Word) (verdict, bool) {
+	const hint = "change the permissions of the files the rule names, not of whole system trees"
+	unknown := false
 	for _, o := range ops {
-		h, unknown := pathHit(o, c.Dir, permsProtected)
-		if h || unknown {
-			return hit(entPerms, "change the permissions of the files the rule names, not of whole system trees")
+		h, u := pathHit(o, c.Dir, permsProtected)
+		if h {
+			return hit(entPerms, hint)
 		}
+		unknown = unknown || u
+	}
+	if unknown {
+		return maybe(entPerms, hint)
 	}
 	return verdict{}, false
 }
@@ -273,8 +526,12 @@ func formats(c *shell.Command) (verdict, bool) {
 		name == "pvcreate" || name == "pvremove" || name == "zpool" && anyOf(args, "destroy", "labelclear", "create") || name == "vgremove" || name == "lvremove" || name == "sg_format" || name == "sgdisk" && !listsOnly(args, "-p", "--print", "-v", "--verify", "-i", "--info") ||
 		name == "gdisk" || name == "cfdisk" || name == "fdisk" && !listsOnly(args, "-l", "--list") ||
 		name == "sfdisk" && !listsOnly(args, "-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V", "--verify") ||
-		name == "parted" && !listsOnly(args, "-l", "--list", "print") || name == "mkswap" && anyDeviceOperand(c):
+		name == "parted" && !listsOnly(args, "-l", "--list", "print"):
 		return hit(entFormat, "do not format, partition or wipe disks")
+	case name == "mkswap":
+		if dev, unknown := anyDeviceOperand(c); dev {
+			return verdict{id: entFormat, hint: "do not format, partition or wipe disks", unknown: unknown}, true
+		}
 	case name == "mdadm":
 		for _, a := range args {
 			if full, ok := shell.ResolveLong(a.Value, []string{"--zero-superblock", "--create", "--build"}); ok && strings.HasPrefix(a.Value, "--") || a.Value == "-C" || a.Value == "-B" {
@@ -323,17 +580,20 @@ func listsOnly(args []shell.Word, forms ...string) bool {
 	return false
 }
 
-func anyDeviceOperand(c *shell.Command) bool {
+func anyDeviceOperand(c *shell.Command) (dev, unknown bool) {
 	for _, a := range c.Args[1:] {
 		if strings.HasPrefix(a.Value, "-") {
 			continue
 		}
 		w := shell.Abs(a, c.Dir)
-		if w.Kind == shell.Unknown || strings.HasPrefix(path.Clean(w.Value), "/dev/") || w.Kind == shell.Pattern && strings.HasPrefix(w.Glob, "/dev") {
-			return true
+		if strings.HasPrefix(path.Clean(w.Value), "/dev/") && w.Kind != shell.Unknown || w.Kind == shell.Pattern && strings.HasPrefix(w.Glob, "/dev") {
+			return true, false
+		}
+		if w.Kind == shell.Unknown {
+			unknown = true
 		}
 	}
-	return false
+	return unknown, unknown
 }
 
 // fileWrites returns the files a program writes through its operands.
@@ -359,7 +619,7 @@ func shredsUnknown(c *shell.Command) (verdict, bool) {
 	}
 	for _, a := range c.Args[1:] {
 		if a.Kind == shell.Unknown {
-			return hit(entWriteDevice, "shred only files named literally")
+			return maybe(entWriteDevice, "shred only files named literally")
 		}
 	}
 	return verdict{}, false
@@ -385,14 +645,32 @@ func fileWrites(c *shell.Command) []shell.Word {
 		opts, ops, _ := cpOpts.Parse(args)
 		if t, ok := shell.Has(opts, "-t", "--target-directory"); ok {
 			out = append(out, t)
+			out = append(out, intoDir(t, ops)...)
+		} else if len(ops) == 2 && progName(c) == "cp" && backupCopy(ops[0], ops[1], c.Dir) {
+			// cp /etc/shadow /etc/shadow-: the backup gets the live file.
 		} else if len(ops) > 1 {
-			out = append(out, ops[len(ops)-1])
+			t := ops[len(ops)-1]
+			out = append(out, t)
+			switch n := progName(c); n {
+			case "cp", "install":
+				// The target may be a directory: each source lands in it
+				// under its own name (cp ./shadow /etc/).
+				out = append(out, intoDir(t, ops[:len(ops)-1])...)
+			case "mv":
+				// A rename writes no device; onto a password file it
+				// replaces it.
+				for _, w := range intoDir(t, ops[:len(ops)-1]) {
+					if e, bad := writeBan(w, c.Dir, true); bad && e.id == entries[entPassword].id {
+						out = append(out, w)
+					}
+				}
+			}
 		}
 		if progName(c) == "ddrescue" && len(ops) > 1 {
 			out = append(out, ops[1])
 		}
 	case "sed", "perl":
-		if inPlace(args) {
+		if inPlace(progName(c), args) {
 			for _, a := range args {
 				if !strings.HasPrefix(a.Value, "-") {
 					out = append(out, a)
@@ -417,7 +695,13 @@ func fileWrites(c *shell.Command) []shell.Word {
 
 // inPlace reports whether sed or perl edits files in place (-i, -i.bak,
 // -ni, --in-place, perl -pi).
-func inPlace(args []shell.Word) bool {
+func inPlace(prog string, args []shell.Word) bool {
+	// The options whose argument may follow in the same word: sed's -e,
+	// -f, -l; perl's -e, -E, -l, -m, -M, -I, -d, -D, -x, -C.
+	stops := "efl"
+	if prog == "perl" {
+		stops = "efElmMIdDxC"
+	}
 	for _, a := range args {
 		v := a.Value
 		if strings.HasPrefix(v, "--") {
@@ -434,7 +718,7 @@ func inPlace(args []shell.Word) bool {
 			if c == 'i' {
 				return true
 			}
-			if strings.ContainsRune("efElmMIdDxC", c) {
+			if strings.ContainsRune(stops, c) {
 				break
 			}
 		}
@@ -488,7 +772,7 @@ func powers(c *shell.Command) (verdict, bool) {
 	case "kill":
 		sig, pids := killArgs(args)
 		for _, p := range pids {
-			if p.Kind == shell.Literal && (p.Value == "1" || p.Value == "-1") && sig != "0" {
+			if p.Kind == shell.Literal && initOrAll(p.Value) && sig != "0" {
 				return hit(entPower, "never signal PID 1 or every process")
 			}
 		}
@@ -498,7 +782,7 @@ func powers(c *shell.Command) (verdict, bool) {
 
 func globAny(glob string, names ...string) bool {
 	for _, n := range names {
-		if ok, _ := path.Match(glob, n); ok {
+		if globMatch(glob, n) {
 			return true
 		}
 	}
@@ -590,4 +874,122 @@ func anyOf(args []shell.Word, names ...string) bool {
 		}
 	}
 	return false
+}
+
+// initOrAll reports whether a kill operand names PID 1 or every process
+// (-1) in any form kill programs accept: leading zeros, a sign, blanks
+// around it, hexadecimal or octal (01, -01, +1, " 1", 0x1, -0x01).
+func initOrAll(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) > 1 && (v[0] == '-' || v[0] == '+') {
+		v = v[1:]
+	}
+	for _, base := range []int{10, 0} {
+		if n, err := strconv.ParseInt(v, base, 64); err == nil && n == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// backupCopy reports cp of a password file onto its own backup
+// (/etc/shadow to /etc/shadow-), which writes what is already there.
+func backupCopy(src, dst shell.Word, dir string) bool {
+	s, d := shell.Abs(src, dir), shell.Abs(dst, dir)
+	if s.Kind != shell.Literal || d.Kind != shell.Literal {
+		return false
+	}
+	switch path.Clean(s.Value) {
+	case "/etc/shadow", "/etc/gshadow", "/etc/passwd", "/etc/group":
+		return path.Clean(d.Value) == path.Clean(s.Value)+"-"
+	}
+	return false
+}
+
+// programDirs are the trees of programs and libraries, whose directories
+// root owns on every distribution.
+var programTrees = []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32",
+	"/usr/lib64", "/usr/libexec", "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib"}
+
+// rootOwnsProgramDirs reports find over program and library trees giving
+// directories (-type d before the action) to root with chown or chgrp
+// (SSG's dir_ownership_binary_dirs): a directory keeps its mode on chown,
+// and root owns these directories anyway.
+func rootOwnsProgramDirs(starts, args []shell.Word, dir string) bool {
+	for _, s := range starts {
+		w := shell.Abs(s, dir)
+		if w.Kind != shell.Literal {
+			return false
+		}
+		p := path.Clean(w.Value)
+		in := false
+		for _, t := range programTrees {
+			if p == t || strings.HasPrefix(p, t+"/") {
+				in = true
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	typeD, actions := false, 0
+	for i := 0; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "-o" || v == "-or" || v == "," || v == "!" || v == "-not" || v == "(":
+			return false
+		case v == "-type" && i+1 < len(args):
+			typeD = args[i+1].Value == "d"
+			i++
+		case v == "-exec" || v == "-execdir" || v == "-ok" || v == "-okdir":
+			if !typeD || i+2 >= len(args) {
+				return false
+			}
+			prog := path.Base(args[i+1].Value)
+			j := i + 2
+			for j < len(args) && strings.HasPrefix(args[j].Value, "-") && args[j].Kind == shell.Literal {
+				if strings.Contains(args[j].Value, "R") || strings.HasPrefix(args[j].Value, "--rec") {
+					return false // chown -R reaches the files, and clears their setuid bits
+				}
+				j++ // -L, -h, …
+			}
+			if j >= len(args) || args[j].Kind != shell.Literal || prog != "chown" && prog != "chgrp" {
+				return false
+			}
+			switch args[j].Value {
+			case "0", "root", "0:0", "root:root", "0:root", "root:0":
+			default:
+				return false
+			}
+			actions++
+			i = j
+			for i < len(args) && args[i].Value != ";" && args[i].Value != "+" {
+				i++
+			}
+		case v == "-delete":
+			return false
+		}
+	}
+	return actions > 0
+}
+
+// intoDir returns the files sources copied into directory dir become:
+// dir/base(source), for sources whose base name is known.
+func intoDir(dir shell.Word, sources []shell.Word) []shell.Word {
+	if dir.Kind == shell.Unknown {
+		return nil
+	}
+	var out []shell.Word
+	for _, s := range sources {
+		if s.Kind != shell.Literal {
+			continue
+		}
+		base := path.Base(s.Value)
+		w := shell.Word{Kind: dir.Kind, Value: strings.TrimRight(dir.Value, "/") + "/" + base, Expanded: dir.Expanded}
+		if dir.Kind == shell.Pattern {
+			w.Glob = strings.TrimRight(dir.Glob, "/") + "/" + base
+		}
+		out = append(out, w)
+	}
+	return out
 }

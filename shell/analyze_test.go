@@ -69,7 +69,13 @@ func TestAnalyze(t *testing.T) {
 		{`find / -name x -exec rm {} \;`, []string{"find / -name x -exec rm {} ;", "find -exec>rm ?{}"}},
 		{`xargs -0 rm -f`, []string{"xargs -0 rm -f", "xargs>rm -f ?{input}"}},
 		{`trap 'reboot' EXIT`, []string{"trap reboot EXIT", "trap>reboot"}},
-		{`f() { reboot; }; f`, []string{"reboot", "f"}},
+		// The body at the definition, then again for the call with its arguments.
+		{`f() { reboot; }; f`, []string{"reboot", "f", "reboot"}},
+		{`f() { systemctl "$1" ssh; }; f stop`, []string{"systemctl ?$1 ssh", "f stop", "systemctl stop ssh"}},
+		{`a=(sed -i); a+=(-E); "${a[@]}" s/a/b/ f`, []string{"sed -i -E s/a/b/ f"}},
+		{`x=/dev/sdb; y=${x%b}a; echo ${y^^} ${x:-z} ${u-d} ${x/sd/hd} ${x:5:3} ${#x}`, []string{"echo /DEV/SDA /dev/sdb ?${u-d} /dev/hdb sdb 8"}},
+		{`read -r v w <<< "stop  ssh now"; echo "$v" "$w"`, []string{"read -r v w", "echo stop ssh now"}},
+		{`echo stop ssh | xargs -n1 systemctl`, []string{"echo stop ssh", "xargs -n1 systemctl", "xargs>systemctl stop", "xargs>systemctl ssh"}},
 		{`cat <<EOF
 $(reboot)
 EOF`, []string{"reboot", "cat"}},

@@ -58,10 +58,10 @@ func knownName(w *syntax.Word, fields []Word) bool {
 	if syntax.SplitBraces(cloneWord(w)) || len(fields) == 0 {
 		return false
 	}
-	for _, f := range fields {
-		if f.Kind != Literal {
-			return false
-		}
+	// The program is the first field; what follows it (the unknown tail
+	// of an array, "${cmd[@]}") is its arguments.
+	if fields[0].Kind != Literal {
+		return false
 	}
 	bad := false
 	syntax.Walk(w, func(n syntax.Node) bool {
@@ -127,7 +127,7 @@ func (a *analyzer) assign(as *syntax.Assign, sc *scope) {
 	}
 	v := value{kind: Unknown, isSet: true}
 	if as.Array != nil {
-		a.arrayExpr(as.Array, sc)
+		v = a.arrayAssign(as, sc)
 	} else if as.Value != nil {
 		w := a.word(as.Value, sc)
 		a.codeVariable(as.Name.Value, w)
@@ -161,6 +161,10 @@ func (a *analyzer) emit(cmd *Command, sc *scope, c ctx) {
 		cmd.Function = true
 	}
 	a.out.Commands = append(a.out.Commands, cmd)
+	if cmd.Function {
+		a.callFunction(cmd, sc, c)
+		return
+	}
 	if len(cmd.Args) == 0 || cmd.Args[0].Kind != Literal {
 		return
 	}
@@ -173,6 +177,9 @@ func (a *analyzer) emit(cmd *Command, sc *scope, c ctx) {
 		sc.dir = ""
 		return
 	case "read", "readarray", "mapfile", "getopts", "printf":
+		if cmd.Args[0].Value == "read" && a.readKnown(args, sc, c) {
+			return
+		}
 		for i, w := range args {
 			if w.Kind == Literal && syntax.ValidName(w.Value) && (cmd.Args[0].Value != "printf" || i > 0 && args[i-1].Value == "-v") {
 				sc.set(w.Value, value{kind: Unknown, isSet: true})
@@ -342,4 +349,49 @@ func nameAlternatives(w *syntax.Word, sc *scope) []string {
 		}
 	}
 	return alts
+}
+
+// arrayAssign evaluates name=(…) and name+=(…): the elements are known
+// when every one is a literal word (no [index]=value, no unknown
+// expansion).
+func (a *analyzer) arrayAssign(as *syntax.Assign, sc *scope) value {
+	var el []string
+	known := true
+	for _, e := range as.Array.Elems {
+		if e.Value == nil {
+			continue
+		}
+		fs := a.fields(e.Value, sc)
+		if e.Index != nil {
+			a.arithmExpr(e.Index, sc)
+			known = false
+		}
+		for _, f := range fs {
+			if f.Kind != Literal {
+				known = false
+			}
+			el = append(el, f.Value)
+		}
+	}
+	if as.Index != nil {
+		return value{kind: Unknown, isSet: true}
+	}
+	if !as.Append {
+		if !known {
+			return value{kind: Unknown, isSet: true}
+		}
+		return arrayValue(el, false)
+	}
+	old, ok := sc.lookup(as.Name.Value)
+	switch {
+	case ok && old.arr && !old.tail && known:
+		return arrayValue(append(old.elements(), el...), false)
+	case ok && old.arr:
+		return arrayValue(old.elements(), true)
+	case ok && !old.arr && old.kind == Literal && old.isSet && known:
+		return arrayValue(append([]string{old.s}, el...), false)
+	case ok && !old.arr && old.kind == Literal && old.isSet:
+		return arrayValue([]string{old.s}, true)
+	}
+	return value{kind: Unknown, isSet: true}
 }

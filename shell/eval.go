@@ -19,6 +19,12 @@ type value struct {
 	// alts are the literal values an Unknown variable may hold after
 	// branches that assigned different literals (found=true / found=false).
 	alts string // NUL-separated, so that value stays comparable
+	// arr marks an indexed array: its first n elements are known (elems,
+	// NUL-separated); tail says more elements, not known, may follow.
+	arr   bool
+	elems string
+	n     int
+	tail  bool
 }
 
 // segment is a piece of a word being expanded.
@@ -120,7 +126,7 @@ func (a *analyzer) segments(parts []syntax.WordPart, sc *scope, quoted, first bo
 			segs = append(segs, segment{text: v, quoted: true})
 		case *syntax.DblQuoted:
 			inner := a.segments(p.Parts, sc, true, false)
-			if len(inner) == 0 {
+			if len(inner) == 0 && !allElements(p) {
 				segs = append(segs, segment{quoted: true})
 			}
 			segs = append(segs, inner...)
@@ -320,6 +326,9 @@ func (a *analyzer) param(p *syntax.ParamExp, sc *scope, quoted bool) []segment {
 		a.arithmExpr(p.Index, sc)
 	}
 	if !simple {
+		if segs, ok := a.paramOp(p, sc, quoted); ok {
+			return segs
+		}
 		if p.Exp != nil && p.Exp.Word != nil {
 			// ${x:-WORD}, ${x:=WORD}, ...: WORD may run substitutions.
 			a.segments(p.Exp.Word.Parts, sc, true, false)
@@ -510,3 +519,20 @@ func printNode(n syntax.Node) string {
 }
 
 func printWord(w *syntax.Word) string { return printNode(w) }
+
+// allElements reports "$@" or "${a[@]}" alone in double quotes: with no
+// elements it makes no word at all, not an empty one.
+func allElements(q *syntax.DblQuoted) bool {
+	if len(q.Parts) != 1 {
+		return false
+	}
+	p, ok := q.Parts[0].(*syntax.ParamExp)
+	if !ok || p.Param == nil || p.Exp != nil || p.Repl != nil || p.Slice != nil || p.Length || p.Excl {
+		return false
+	}
+	if p.Index == nil {
+		return p.Param.Value == "@"
+	}
+	idx, ok := arrayIndex(p.Index)
+	return ok && idx == "@"
+}

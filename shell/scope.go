@@ -95,6 +95,10 @@ var debianHomes = map[string]string{"root": "/root", "daemon": "/usr/sbin", "bin
 func (s *scope) mergeFrom(branch *scope) {
 	for k, v := range branch.vars {
 		if old, ok := s.vars[k]; !ok || old != v {
+			if m, isArr := mergeArrays(old, v); ok && isArr {
+				s.vars[k] = m
+				continue
+			}
 			s.vars[k] = value{kind: Unknown, isSet: true, alts: mergeAlts(old, ok, v)}
 		}
 	}

@@ -23,7 +23,7 @@ const (
 // Analyze parses src as bash and reports what it may run. A text Parse
 // refuses is reported as the only Problem.
 func Analyze(src string, cfg Config) *Analysis {
-	a := &analyzer{out: &Analysis{}, seen: map[syntax.Node]bool{}, written: map[string]bool{}}
+	a := &analyzer{out: &Analysis{}, seen: map[syntax.Node]bool{}, written: map[string]bool{}, funcs: map[string]*syntax.Stmt{}, calling: map[string]bool{}}
 	a.script(src, newScope(cfg), StdinInherited, "", nil)
 	return a.out
 }
@@ -34,6 +34,9 @@ type analyzer struct {
 	seen    map[syntax.Node]bool // substitutions already analysed
 	written map[string]bool      // literal paths this command line writes
 	full    bool
+	funcs   map[string]*syntax.Stmt // function bodies, for calls with known arguments
+	calling map[string]bool         // functions being analysed for a call
+	calls   int                     // calls analysed with their arguments
 }
 
 // ctx is what a statement inherits from where it stands.
@@ -43,6 +46,10 @@ type ctx struct {
 	stdinText string
 	known     bool
 	via       []string
+	// paths, when set, is a glob every line of standard input matches:
+	// the input is a listing of paths (find over a tree with no test, ls
+	// of a directory, printf or echo of a glob).
+	paths string
 }
 
 func (a *analyzer) problem(n syntax.Node, reason, hint string) {
@@ -280,9 +287,12 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 			// Each side of a pipe runs in a subshell.
 			a.stmt(x.X, sc.clone(), c)
 			right := c
-			right.stdin, right.known, right.stdinText = StdinPipe, false, ""
+			right.stdin, right.known, right.stdinText, right.paths = StdinPipe, false, "", ""
 			if text, ok := pipedText(x.X, sc, a); ok {
 				right.known, right.stdinText = true, text
+			}
+			if !right.known {
+				right.paths = pipedPaths(x.X, sc, a)
 			}
 			a.stmt(x.Y, sc.clone(), right)
 		case syntax.AndStmt:
@@ -326,6 +336,9 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 	case *syntax.WhileClause:
 		a.forgetAssigned(x, sc)
 		a.stmts(x.Cond, sc, c)
+		if a.whileRead(x, sc, c) {
+			break
+		}
 		branch := sc.clone()
 		a.stmts(x.Do, branch, c)
 		sc.mergeFrom(branch)
@@ -344,6 +357,7 @@ func (a *analyzer) command(cmd syntax.Command, sc *scope, c ctx) {
 	case *syntax.FuncDecl:
 		if x.Name != nil {
 			sc.funcs[x.Name.Value] = true
+			a.funcs[x.Name.Value] = x.Body
 			if selfForks(x.Name.Value, x.Body) {
 				a.out.forkers = append(a.out.forkers, printNode(x))
 			}
@@ -381,10 +395,12 @@ func (a *analyzer) forgetAssigned(n syntax.Node, sc *scope) {
 	lits := map[string][]string{}
 	other := map[string]bool{}
 	unknown := func(name string) { other[name] = true }
+	// VAR=x cmd sets VAR for cmd alone (IFS= read -r line).
+	temporary := map[*syntax.Assign]bool{}
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Assign:
-			if n.Name == nil {
+			if n.Name == nil || temporary[n] {
 				return true
 			}
 			if v, ok := plainLiteral(n); ok {
@@ -400,6 +416,9 @@ func (a *analyzer) forgetAssigned(n syntax.Node, sc *scope) {
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) > 0 {
+				for _, as := range n.Assigns {
+					temporary[as] = true
+				}
 				switch n.Args[0].Lit() {
 				case "cd", "pushd", "popd":
 					sc.dir = ""
@@ -601,20 +620,12 @@ func (a *analyzer) decl(x *syntax.DeclClause, sc *scope, c ctx) {
 			}
 		}
 		if as.Array != nil {
-			a.arrayExpr(as.Array, sc)
+			v = a.arrayAssign(as, sc)
 		}
 		sc.set(as.Name.Value, v)
 		args = append(args, Lit(printNode(as)))
 	}
 	a.emit(&Command{Args: args, Redirs: c.redirs, Dir: sc.dir, Stdin: c.stdin, StdinText: c.stdinText, StdinKnown: c.known, Via: c.via}, sc, c)
-}
-
-func (a *analyzer) arrayExpr(arr *syntax.ArrayExpr, sc *scope) {
-	for _, el := range arr.Elems {
-		if el.Value != nil {
-			a.fields(el.Value, sc)
-		}
-	}
 }
 
 // pipedText returns what the left side of a pipe writes when it is echo or
@@ -631,8 +642,8 @@ func pipedText(s *syntax.Stmt, sc *scope, a *analyzer) (string, bool) {
 	var words []string
 	for _, w := range call.Args[1:] {
 		for _, f := range (&analyzer{out: &Analysis{}, seen: map[syntax.Node]bool{}, written: map[string]bool{}}).fields(w, sc.clone()) {
-			if f.Kind == Unknown {
-				return "", false
+			if f.Kind != Literal {
+				return "", false // unknown, or a glob bash expands
 			}
 			words = append(words, f.Value)
 		}

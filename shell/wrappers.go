@@ -122,6 +122,18 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 	case "find":
 		a.find(cmd, args, sc, c)
 		return
+	case "dpkg":
+		// dpkg's hooks run their value with sh -c.
+		for i, w := range args {
+			for _, o := range []string{"--pre-invoke", "--post-invoke", "--status-logger"} {
+				if v, ok := strings.CutPrefix(w.Value, o+"="); ok {
+					a.innerScript(cmd, Word{Kind: w.Kind, Value: v}, "dpkg "+o, nil, true, "sh", sc, c, StdinInherited)
+				} else if w.Value == o && i+1 < len(args) {
+					a.innerScript(cmd, args[i+1], "dpkg "+o, nil, true, "sh", sc, c, StdinInherited)
+				}
+			}
+		}
+		return
 	case "parallel":
 		a.parallel(cmd, args, sc, c)
 		return
@@ -363,20 +375,21 @@ func (a *analyzer) peel(cmd *Command, sc *scope, c ctx) {
 		if len(rest) == 0 {
 			rest = []Word{Lit("echo")}
 		}
-		in := Word{Kind: Unknown, Value: "{input}"}
-		var argv []Word
-		for _, w := range rest {
-			if isRepl && strings.Contains(w.Value, repl.Value) {
-				argv = append(argv, Word{Kind: Unknown, Value: strings.ReplaceAll(w.Value, repl.Value, "{input}")})
-				continue
-			}
-			argv = append(argv, w)
-		}
-		if !isRepl {
-			argv = append(argv, in)
-		}
 		inner.Stdin, inner.StdinKnown = StdinInherited, false
-		a.innerArgv(&inner, argv, via, sc, c)
+		_, fromFile := has(opts, "-a", "--arg-file")
+		_, delim := has(opts, "-0", "--null", "-d", "--delimiter")
+		if chunks, ok := xargsChunks(cmd, opts, isRepl, fromFile || delim && c.paths == ""); ok {
+			for _, in := range chunks {
+				a.innerArgv(&inner, xargsArgv(rest, in, repl, isRepl), via, sc, c)
+			}
+			return
+		}
+		in := []Word{{Kind: Unknown, Value: "{input}"}}
+		if c.paths != "" && !fromFile {
+			// Every listed path: a pattern.
+			in = []Word{{Kind: Pattern, Value: c.paths, Glob: c.paths}}
+		}
+		a.innerArgv(&inner, xargsArgv(rest, in, repl, isRepl), via, sc, c)
 		return
 	case "watch":
 		if _, ok := has(opts, "-x", "--exec"); !ok {
@@ -486,6 +499,8 @@ func (a *analyzer) scriptFile(cmd *Command, f Word, via string) {
 		if cmd.Stdin == StdinInherited {
 			a.problemText(cmd.String(), via+" reads its script from standard input, which cannot be checked", "run the commands directly")
 		}
+	case strings.HasPrefix(f.Value, "/dev/fd/") || strings.HasPrefix(f.Value, "/proc/") && strings.Contains(f.Value, "/fd/"):
+		a.problemText(cmd.String(), via+" reads its script from a file descriptor (a here-string, pipe or file opened by the command line), which cannot be checked", "run the commands directly")
 	case a.written[abs(f, cmd.Dir).Value] || cmd.Dir == "" && !strings.HasPrefix(f.Value, "/"):
 		a.problemText(cmd.String(), "the script "+via+" runs is written by the same command line, so what runs cannot be checked", "run the commands directly")
 	}
@@ -641,7 +656,11 @@ func (a *analyzer) parallel(cmd *Command, args []Word, sc *scope, c ctx) {
 		inputs = append(inputs, args[i])
 	}
 	if fromStdin {
-		inputs = append(inputs, Word{Kind: Unknown, Value: "{input}"})
+		if c.paths != "" {
+			inputs = append(inputs, Word{Kind: Pattern, Value: c.paths, Glob: c.paths})
+		} else {
+			inputs = append(inputs, Word{Kind: Unknown, Value: "{input}"})
+		}
 	}
 	if len(tmpl) == 0 {
 		a.problemText(cmd.String(), "parallel runs its inputs as commands, which cannot be checked", "run the commands directly")
@@ -653,11 +672,7 @@ func (a *analyzer) parallel(cmd *Command, args []Word, sc *scope, c ctx) {
 		for _, w := range tmpl {
 			if strings.Contains(w.Value, "{}") {
 				used = true
-				k := Literal
-				if in.Kind != Literal || w.Kind != Literal {
-					k = Unknown
-				}
-				argv = append(argv, Word{Kind: k, Value: strings.ReplaceAll(w.Value, "{}", in.Value)})
+				argv = append(argv, xargsArgv([]Word{w}, []Word{in}, Lit("{}"), true)...)
 				continue
 			}
 			argv = append(argv, w)
@@ -677,4 +692,107 @@ func (a *analyzer) parallel(cmd *Command, args []Word, sc *scope, c ctx) {
 func syntaxName(s string) bool {
 	name, _, ok := strings.Cut(s, "=")
 	return ok && syntax.ValidName(name)
+}
+
+// xargsArgv builds the command xargs runs for one input chunk: with -I,
+// each replacement string in the template replaced by the input; without,
+// the input appended.
+func xargsArgv(tmpl []Word, in []Word, repl Word, isRepl bool) []Word {
+	var argv []Word
+	for _, w := range tmpl {
+		if isRepl && strings.Contains(w.Value, repl.Value) && len(in) == 1 {
+			x := in[0]
+			out := Word{Kind: Literal, Value: strings.ReplaceAll(w.Value, repl.Value, x.Value)}
+			switch {
+			case x.Kind == Unknown || w.Kind == Unknown:
+				out.Kind = Unknown
+			case x.Kind == Pattern || w.Kind == Pattern:
+				out.Kind = Pattern
+				parts := strings.Split(w.Value, repl.Value)
+				for i := range parts {
+					parts[i] = escapeGlob(parts[i])
+				}
+				g := x.Glob
+				if x.Kind != Pattern {
+					g = escapeGlob(x.Value)
+				}
+				out.Glob = strings.Join(parts, g)
+			}
+			argv = append(argv, out)
+			continue
+		}
+		argv = append(argv, w)
+	}
+	if !isRepl {
+		argv = append(argv, in...)
+	}
+	return argv
+}
+
+// xargsChunks splits input the command line determines (a pipe from
+// echo/printf of literal words, a here-string or here-document) into the
+// argument lists xargs passes: one per line with -I, N words with -n N,
+// all of them otherwise. ok is false when the input is not known or
+// quoting in it would need xargs's own parsing.
+func xargsChunks(cmd *Command, opts []opt, isRepl, other bool) ([][]Word, bool) {
+	if !cmd.StdinKnown || other || strings.ContainsAny(cmd.StdinText, "'\\\"") {
+		return nil, false
+	}
+	text := cmd.StdinText
+	if isRepl {
+		var out [][]Word
+		for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			line = strings.TrimLeft(line, " \t")
+			if line == "" {
+				continue
+			}
+			out = append(out, []Word{Lit(line)})
+		}
+		return out, len(out) <= maxLoopVals
+	}
+	if n, ok := has(opts, "-L", "--max-lines", "-l"); ok {
+		if n.Kind != Literal || n.Value != "1" && n.Value != "" {
+			return nil, false
+		}
+		var out [][]Word
+		for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			var ws []Word
+			for _, f := range strings.Fields(line) {
+				ws = append(ws, Lit(f))
+			}
+			if len(ws) > 0 {
+				out = append(out, ws)
+			}
+		}
+		return out, len(out) <= maxLoopVals
+	}
+	var words []Word
+	for _, f := range strings.Fields(text) {
+		words = append(words, Lit(f))
+	}
+	per := len(words)
+	if n, ok := has(opts, "-n", "--max-args"); ok {
+		if n.Kind != Literal || !isInteger(n.Value) {
+			return nil, false
+		}
+		per = 0
+		for _, r := range n.Value {
+			per = per*10 + int(r-'0')
+		}
+		if per <= 0 {
+			return nil, false
+		}
+	}
+	if len(words) == 0 {
+		return [][]Word{nil}, true
+	}
+	var out [][]Word
+	for i := 0; i < len(words); i += per {
+		end := i + per
+		if end > len(words) {
+			end = len(words)
+		}
+		out = append(out, words[i:end])
+	}
+	return out, len(out) <= maxLoopVals
 }
