@@ -155,10 +155,12 @@ func (a *Activities) runWith(ctx context.Context, h inventory.Host, f func(night
 // fresh logins through the connector's SSH configuration when the
 // connector is a batch.SSHConnector (else it runs the latent check only).
 func (a *Activities) guard(h inventory.Host) (*lockout.Guard, error) {
-	cfg := lockout.Config{User: h.User, LocalPort: h.Port}
+	// sshd's own view of the connection (its port behind a forwarder or
+	// NAT) is read on the host from SSH_CONNECTION.
+	cfg := lockout.Config{User: h.User}
 	if c, ok := a.Connector.(batch.SSHConnector); ok {
 		sc := c.Config(h)
-		cfg.FreshLogin, cfg.User, cfg.LocalPort = lockout.SSHLogin(sc), sc.User, sc.Port
+		cfg.FreshLogin, cfg.User = lockout.SSHLogin(sc), sc.User
 	}
 	if cfg.User == "" {
 		cfg.User = "root"

@@ -42,7 +42,9 @@ func TestNightThroughSandbox(t *testing.T) {
 	testenv.NeedRoot(t, "a Debian 12 target in namespaces")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true})
+	// The worker logs in through the host's own sshd, as on a real host:
+	// the lockout net's canary checks the configuration it uses.
+	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}
@@ -65,9 +67,10 @@ func TestNightThroughSandbox(t *testing.T) {
 	oc.BaseURL = strings.TrimRight(url, "/") + "/v1"
 	oc.HTTPClient = &http.Client{}
 	rules := "rules:\n  - id: kptr\n    check: \"grep -qx 'kernel.kptr_restrict = 1' /etc/sysctl.d/60-nightshift.conf\"\n    max_attempts: 3\n    paths: [/etc/sysctl.d]\n"
-	n := &night{Model: model, Client: &recordingModel{inner: openai.NewClientWithConfig(oc)}, Conn: batch.SSHConnector{Base: tg.SSHConfig()}}
+	sc := tg.SSHConfig("root")
+	n := &night{Model: model, Client: &recordingModel{inner: openai.NewClientWithConfig(oc)}, Conn: batch.SSHConnector{Base: sc}}
 	n.Night = fleet.Night{Name: "sandboxed night", RuleFiles: []fleet.RuleFile{{Name: "night.yaml", Data: []byte(rules)}},
-		Hosts:         []inventory.Host{{Name: "debian12", Address: tg.Host, Port: tg.Port, User: tg.User}},
+		Hosts:         []inventory.Host{{Name: "debian12", Address: sc.Host, Port: sc.Port, User: "root"}},
 		ParallelHosts: 1, RetryDeadline: 5 * time.Second, CommandTimeout: time.Minute, NoLessons: true, Sandbox: "required",
 		Model: fleet.ModelSpec{Name: srv.Model(), Tokenizer: "qwen3", ContextWindow: srv.MaxModelLen(), MaxTokens: budget.DefaultReserve}}
 	res := runNight(t, n, n.activities(), nil)
@@ -89,7 +92,7 @@ func TestNightThroughSandbox(t *testing.T) {
 		fix.Evidence.Effects.Changes[0].Path != "/etc/sysctl.d/60-nightshift.conf" || len(fix.Evidence.Effects.Actions) != 1 {
 		t.Errorf("fix: %+v; want committed with its file and the sysctl action", fix.Evidence)
 	}
-	tgt, err := batch.SSHConnector{Base: tg.SSHConfig()}.Connect(ctx, n.Night.Hosts[0])
+	tgt, err := batch.SSHConnector{Base: sc}.Connect(ctx, n.Night.Hosts[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -385,9 +385,10 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 }
 
 // certain reports whether a static ban is certain: the text fully shows
-// the harm. The rest (the command cannot be analysed, or a value it uses
-// is only known when it runs) is for the sandbox to judge by its effects.
-func certain(b safety.Ban) bool { return b.Entry != "unanalysable" }
+// the harm (safety.Ban.Certain). The rest (the command cannot be analysed,
+// or a value it uses is only known when it runs) is for the sandbox to
+// judge by its effects.
+func certain(b safety.Ban) bool { return b.Certain }
 
 // formatRefused tells the model what a command would have done and why
 // none of it was applied.

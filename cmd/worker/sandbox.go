@@ -73,7 +73,7 @@ func hostSandbox(ctx context.Context, mode sandboxMode, host string, conn nights
 	if mode.orDefault() == sandboxOff {
 		return batch.SandboxSetup{Runner: conn, Fallback: "--sandbox off: the static check alone judged commands on " + host + ", with no lockout net"}, nil
 	}
-	guard, err := lockout.New(lockout.Config{User: login, FreshLogin: lockout.SSHLogin(fresh), LocalPort: port})
+	guard, err := lockout.New(lockout.Config{User: login, FreshLogin: lockout.SSHLogin(fresh)})
 	if err != nil {
 		return batch.SandboxSetup{}, fmt.Errorf("host %s: the lockout net: %w", host, err)
 	}
