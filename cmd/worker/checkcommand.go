@@ -18,10 +18,15 @@ const checkCommandUsage = `Usage:
   worker check-command [--rules FILE|DIR --rule ID] [--json] < command
 
 Reads one command (any text, several lines too) on standard input and says
-whether the worker would run it: "allowed", or "blocked: REASON" naming the
-construct and the ban-table entry that matched. With --rules and --rule, the
-rule's own banned patterns are added to the built-in bans. Exit status: 0
-allowed, 1 blocked, 2 usage error. Nothing is run.
+what the worker's static pre-filter does with it: "allowed"; "blocked:
+REASON" when the text alone shows the harm (the construct and the ban-table
+entry that matched); or "sandbox: REASON" when the text cannot settle it (it
+cannot be analysed, or a value it uses is only known when it runs): the
+worker then runs it first in the recording sandbox and applies only the
+effects the judge allows, and refuses it where no sandbox runs (--sandbox
+auto or off). With --rules and --rule, the rule's own banned patterns are
+added to the built-in bans. Exit status: 0 allowed, 1 blocked, 3 sandbox,
+2 usage error. Nothing is run.
 `
 
 const checkCommandExamples = `
@@ -86,24 +91,30 @@ func runCheckCommand(_ context.Context, args []string, stdin io.Reader, stdout, 
 	if *asJSON {
 		v := struct {
 			Allowed   bool   `json:"allowed"`
+			Certain   bool   `json:"certain,omitempty"`
 			Entry     string `json:"entry,omitempty"`
 			Reason    string `json:"reason,omitempty"`
 			Construct string `json:"construct,omitempty"`
 			Hint      string `json:"hint,omitempty"`
 			Pattern   string `json:"pattern,omitempty"`
-		}{!blocked, ban.Entry, ban.Reason, ban.Construct, ban.Hint, ban.Pattern}
+		}{!blocked, blocked && ban.Certain, ban.Entry, ban.Reason, ban.Construct, ban.Hint, ban.Pattern}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(v); err != nil {
 			return err
 		}
-	} else if blocked {
+	} else if blocked && ban.Certain {
 		fmt.Fprintf(stdout, "blocked: %s\n", ban)
+	} else if blocked {
+		fmt.Fprintf(stdout, "sandbox: %s\n", ban)
 	} else {
 		fmt.Fprintln(stdout, "allowed")
 	}
-	if blocked {
+	switch {
+	case blocked && ban.Certain:
 		return quietExit(1)
+	case blocked:
+		return quietExit(3)
 	}
 	return nil
 }

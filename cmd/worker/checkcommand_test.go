@@ -27,7 +27,7 @@ func TestCheckCommand(t *testing.T) {
 		{"allowed", nil, "sshd -t && systemctl reload ssh\n", 0, "allowed\n", ""},
 		{"multi-line allowed", nil, "cat > /etc/issue <<'EOF'\nAuthorized use only\nEOF\nchmod 644 /etc/issue\n", 0, "allowed\n", ""},
 		{"blocked", nil, "rm -rf /etc\n", 1, "blocked: deletes the operating system (delete-system): rm -rf /etc", ""},
-		{"carriage return", nil, "true\r#; reboot", 1, `blocked: cannot be checked before it runs: the command cannot be analysed: carriage return (\r) at byte 4 (unanalysable): "true\r#; reboot"`, ""},
+		{"carriage return", nil, "true\r#; reboot", 3, `sandbox: cannot be checked before it runs: the command cannot be analysed: carriage return (\r) at byte 4 (unanalysable): "true\r#; reboot"`, ""},
 		{"rule pattern, normal form", []string{"--rules", rulesFile, "--rule", "sshd_root"}, "systemctl -q restart ss[h]\n", 1, "blocked: matches an added ban pattern (pattern): systemctl restart ssh", ""},
 		{"rule pattern, --", []string{"--rules", rulesFile, "--rule", "sshd_root"}, "systemctl restart -- ssh\n", 1, "blocked: matches an added ban pattern (pattern)", ""},
 		{"unknown rule", []string{"--rules", rulesFile, "--rule", "nope"}, "true\n", 2, "", `check-command: no rule "nope"`},
@@ -43,7 +43,7 @@ func TestCheckCommand(t *testing.T) {
 			if code != tt.code || !strings.HasPrefix(out.String(), tt.stdout) || !strings.Contains(errOut.String(), tt.stderr) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout %q…, stderr …%q…", code, out.String(), errOut.String(), tt.code, tt.stdout, tt.stderr)
 			}
-			if tt.code == 1 && errOut.Len() != 0 {
+			if (tt.code == 1 || tt.code == 3) && errOut.Len() != 0 {
 				t.Errorf("blocked wrote to stderr: %q", errOut.String())
 			}
 		})
