@@ -8,6 +8,7 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
@@ -100,5 +101,26 @@ func TestNightThroughSandbox(t *testing.T) {
 	ex, err := tgt.Run(ctx, "test -d /usr/share/doc && ls /usr/share/doc | wc -l")
 	if err != nil || ex.ExitCode != 0 || strings.TrimSpace(ex.Stdout) == "0" {
 		t.Errorf("/usr/share/doc on the host after the night: %q %v", ex.Stdout, err)
+	}
+
+	// The fleet's undo: the night's committed change comes back out.
+	todo, err := fleet.UndoTrials(res, n.Night.Hosts, nil, nil)
+	if err != nil || len(todo) != 1 || len(todo[0].Trials) != 1 {
+		t.Fatalf("UndoTrials: %+v, %v", todo, err)
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(2 * time.Minute)
+	fleet.Register(env, &fleet.Workflows{}, n.activities())
+	env.ExecuteWorkflow(fleet.UndoWorkflowName, fleet.UndoInput{Night: "sandboxed", Hosts: todo})
+	var ur fleet.UndoResult
+	if err := env.GetWorkflowResult(&ur); err != nil {
+		t.Fatal(err)
+	}
+	if len(ur.Hosts) != 1 || len(ur.Hosts[0].Undone) != 1 || ur.Hosts[0].Refused != "" {
+		t.Fatalf("undo result: %+v", ur)
+	}
+	if ex, err := tgt.Run(ctx, "test -e /etc/sysctl.d/60-nightshift.conf"); err != nil || ex.ExitCode == 0 {
+		t.Errorf("the night's file is still there after undo (%v)", err)
 	}
 }

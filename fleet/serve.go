@@ -56,6 +56,8 @@ func Register(w tworker.Registry, wf *Workflows, a *Activities) {
 	w.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
 	w.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
 	w.RegisterActivityWithOptions(a.SandboxProbe, activity.RegisterOptions{Name: SandboxProbeActivity})
+	w.RegisterWorkflowWithOptions(wf.Undo, workflow.RegisterOptions{Name: UndoWorkflowName})
+	w.RegisterActivityWithOptions(a.UndoTrials, activity.RegisterOptions{Name: UndoActivity})
 	w.RegisterActivityWithOptions(a.Datastream, activity.RegisterOptions{Name: DatastreamActivity})
 	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})
 }
@@ -93,11 +95,13 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	zone.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
 	zone.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
 	zone.RegisterActivityWithOptions(a.SandboxProbe, activity.RegisterOptions{Name: SandboxProbeActivity})
+	zone.RegisterActivityWithOptions(a.UndoTrials, activity.RegisterOptions{Name: UndoActivity})
 	zone.RegisterActivityWithOptions(a.Datastream, activity.RegisterOptions{Name: DatastreamActivity})
 	ws = append(ws, zone)
 	if !cfg.NoNight {
 		night := tworker.New(cfg.Client, NightQueue, tworker.Options{})
 		night.RegisterWorkflowWithOptions(cfg.Workflows.Night, workflow.RegisterOptions{Name: NightWorkflowName})
+		night.RegisterWorkflowWithOptions(cfg.Workflows.Undo, workflow.RegisterOptions{Name: UndoWorkflowName})
 		ws = append(ws, night)
 	}
 	if cfg.ModelSlots > 0 {

@@ -118,6 +118,8 @@ func (s *Sandbox) result(opName, id string, ex nightshift.Exec) error {
 	switch ex.ExitCode {
 	case 0:
 		return nil
+	case 4:
+		return fmt.Errorf("%w: %s", ErrUndone, id)
 	case 3:
 		recs, err := fields([]byte(ex.Stdout), 4, opName+" conflicts")
 		if err != nil {

@@ -466,7 +466,10 @@ commit() {
 undo() {
 	local id=$1 U=$UNDOBASE/$1 op i r before after now bad=0
 	[ -s "$U/log" ] || die "no committed trial $id on this host"
-	[ ! -e "$U/undone" ] || die "trial $id was already undone"
+	if [ -e "$U/undone" ]; then
+		echo "nightshift-sandbox: trial $id was already undone" >&2
+		exit 4
+	fi
 	# What each path must hold now: the state its last op left.
 	local -A last=()
 	local -a order=()

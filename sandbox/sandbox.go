@@ -33,6 +33,8 @@ var (
 	// ErrConflict: a path changed on the host between the sandbox run and
 	// the commit (or, for Undo, after the commit); nothing was changed.
 	ErrConflict = errors.New("host changed since the sandbox run")
+	// ErrUndone: Undo of a trial that was undone already.
+	ErrUndone = errors.New("trial already undone")
 )
 
 // UnavailableError says why the sandbox cannot run on a host.

@@ -20,6 +20,7 @@ const fleetUsage = `Usage:
   worker fleet status --temporal ADDR RUN
   worker fleet report --temporal ADDR RUN [--html FILE] [--junit FILE] [--json-report FILE]
   worker fleet cancel --temporal ADDR RUN | --schedule ID
+  worker fleet undo   --temporal ADDR --inventory FILE RUN [--host NAME] [--rule ID]
 
 Runs nights on Temporal (https://temporal.io) instead of one 'worker run'
 process: a night workflow per run, a host workflow per host on the task queue
@@ -64,6 +65,8 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runFleetReport(ctx, args[1:], stdout, stderr)
 	case "cancel":
 		return runFleetCancel(ctx, args[1:], stdout, stderr)
+	case "undo":
+		return runFleetUndo(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, fleetUsage)
 		return errHelp

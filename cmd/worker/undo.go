@@ -155,7 +155,7 @@ func undoHost(ctx context.Context, j *journal.Journal, run journal.RunID, conn b
 	defer t.Close()
 	sb := sandbox.New(t, sandbox.Config{})
 	for i, tr := range trials {
-		if err := sb.Undo(ctx, tr.ID); err != nil {
+		if err := sb.Undo(ctx, tr.ID); err != nil && !errors.Is(err, sandbox.ErrUndone) {
 			fmt.Fprintf(out, "refused  %s %s attempt %d (trial %s): %v\n", h.Name, tr.Rule, tr.Attempt, tr.ID, err)
 			if left := len(trials) - i - 1; left > 0 {
 				fmt.Fprintf(out, "         %d earlier change(s) on %s left as they are\n", left, h.Name)
