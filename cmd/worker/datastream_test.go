@@ -427,6 +427,12 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
+	// The report carries each fix's effects: the committed diff of
+	// sshd_config (the batch rules' ClientAlive* settings).
+	if !strings.Contains(string(raw), `"verdict": "committed"`) || !strings.Contains(string(raw), `+++ b/etc/ssh/sshd_config`) ||
+		!strings.Contains(string(raw), `+ClientAlive`) {
+		t.Errorf("the JSON report lacks the committed sshd_config diff:\n%s", raw)
+	}
 	got := map[string]string{}
 	for _, r := range rep.Results {
 		got[r.Host+" "+r.Rule] = fmt.Sprintf("%s/%d", r.Outcome, r.Attempts)
