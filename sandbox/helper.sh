@@ -172,10 +172,13 @@ inner() {
 	done <"$T/mounts"
 	# /dev: a minimal tmpfs. /sys read-only. /run: a copy without sockets or
 	# FIFOs (systemd, D-Bus and init are reached through them).
+	# Device nodes of their own (mknod, not bind mounts of the host's: a
+	# bind mount shares the inode, and chmod or chown in the sandbox would
+	# reach the host's /dev/null).
 	mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
-	for d in null zero full random urandom tty; do
-		: >"$T/root/dev/$d"
-		mount --bind "/dev/$d" "$T/root/dev/$d" || die "/dev/$d"
+	for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
+		set -- $d
+		mknod -m 666 "$T/root/dev/$1" c "$2" "$3" || die "mknod /dev/$1"
 	done
 	mkdir -p "$T/root/dev/pts" "$T/root/dev/shm"
 	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$T/root/dev/pts" 2>/dev/null
@@ -220,7 +223,9 @@ inner() {
 		$M -t proc -o nosuid,nodev,noexec proc /proc &&
 		$U -l /run/nightshift-old && rmdir /run/nightshift-old &&
 		$M --bind /proc/sys /proc/sys && $M -o remount,bind,ro /proc/sys &&
-		{ [ ! -e /proc/sysrq-trigger ] || { $M --bind /proc/sysrq-trigger /proc/sysrq-trigger && $M -o remount,bind,ro /proc/sysrq-trigger; }; } || exit 96
+		for p in /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
+			[ ! -e "$p" ] || { $M --bind "$p" "$p" && $M -o remount,bind,ro "$p"; } || exit 96
+		done
 		: >/run/nightshift-actions
 		cmd=$(cat /run/nightshift-command); rm -f /run/nightshift-command
 		cd /root 2>/dev/null || cd /

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,5 +146,40 @@ func TestTryCommitUndo(t *testing.T) {
 	}
 	if got := h.host(t, "cd /srv/sbt && find . -printf '%p %m %u %s\\n' | sort && sha256sum conf olddir/a gone"); got != before {
 		t.Fatalf("undo did not restore the tree:\n%s\nwant\n%s", got, before)
+	}
+}
+
+// TestDeviceNodesArePrivate: chmod and chown of the sandbox's device nodes
+// reach neither the host's (the target's) nor this machine's: the sandbox
+// makes its own nodes instead of binding the host's (a bind mount shares
+// the inode). Seen before the fix: a hostile command left this machine's
+// /dev/null mode 000 and owned by nobody.
+func TestDeviceNodesArePrivate(t *testing.T) {
+	h := debian(t)
+	sb := sandbox.New(h.c, sandbox.Config{})
+	before, err := os.Stat("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targetBefore := h.host(t, "stat -c '%a %u %g' /dev/null /dev/zero /dev/tty")
+	tr, err := sb.Try(context.Background(), "chmod 000 /dev/null /dev/zero /dev/tty; chown 65534:65534 /dev/null /dev/zero /dev/tty; stat -c '%a %u' /dev/null")
+	if err != nil {
+		t.Fatalf("Try: %v", err)
+	}
+	if got := strings.TrimSpace(tr.Exec.Stdout); got != "0 65534" {
+		t.Fatalf("inside the sandbox: %q (stderr %q); want the change made there", got, tr.Exec.Stderr)
+	}
+	if err := sb.Discard(context.Background(), tr); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Mode() != before.Mode() || after.Sys().(*syscall.Stat_t).Uid != before.Sys().(*syscall.Stat_t).Uid {
+		t.Errorf("this machine's /dev/null changed: %v -> %v", before.Mode(), after.Mode())
+	}
+	if got := h.host(t, "stat -c '%a %u %g' /dev/null /dev/zero /dev/tty"); got != targetBefore {
+		t.Errorf("the target's device nodes changed:\n%s\nwant\n%s", got, targetBefore)
 	}
 }

@@ -369,7 +369,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		if ev.Lockout && out.lockout == "" {
 			out.lockout = strings.Join(ev.Reasons, "; ")
 		}
-		w.log().Warn("command's effects refused", "rule", rule, "attempt", attempt, "verdict", ev.Verdict.String(), "reasons", strings.Join(ev.Reasons, "; "))
+		w.log().Info("command's effects refused", "rule", rule, "attempt", attempt, "verdict", ev.Verdict.String(), "reasons", strings.Join(ev.Reasons, "; "))
 		step := stepOf(c, ex, nil)
 		step.Note = strings.Join(ev.Reasons, "; ") // the one-line summary carries why
 		if err := mem.AddToolResult(c.id, formatRefused(ex), step); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -171,9 +172,22 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rec := &lastRequest{model: openai.NewClientWithConfig(oc)}
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
 	last := &lastCall{}
+	// On the in-process host, commands are judged by their effects (the
+	// demo's stand-in for the recording sandbox); a real sshd has none.
+	var target nightshift.Runner = ssh
+	var sb *demoSandbox
+	observers := worker.Observers{rep, last}
+	fallback := ""
+	if host != nil {
+		sb = &demoSandbox{host: host, pol: safety.EffectsPolicy{Login: "demo", LoginHome: "/home/demo"}}
+		target = sb
+		observers = append(observers, sb)
+	} else {
+		fallback = "--sshd: no sandbox on the local sshd; the static check judged commands"
+	}
 	w, err := worker.New(worker.Config{
-		Model: rec, ModelName: srv.Model(), Target: ssh,
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: worker.Observers{rep, last}, MemoryObserver: rep.memory(),
+		Model: rec, ModelName: srv.Model(), Target: target, Probe: ssh, Checks: ssh, Sandboxed: sb != nil, Fallback: fallback,
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: observers, MemoryObserver: rep.memory(),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -190,7 +204,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	rep.summary(outs)
-	if err := demoEnd(stdout, *jsonOut, root, rec, last, host, time.Since(start)); err != nil {
+	if err := demoEnd(stdout, *jsonOut, root, rec, last, host, sb, time.Since(start)); err != nil {
 		return err
 	}
 	if outs[0].Status != nightshift.RuleFixed || outs[1].Status != nightshift.RuleNotFixed || outs[1].Attempts != demoStubbornMax {
@@ -290,7 +304,7 @@ func (l *lastCall) Observe(e worker.Event) {
 // demoEnd prints what the demo shows at its end: the fixed line, the last
 // history block the model saw, the last prompt's breakdown and what the
 // in-process host ran and refused.
-func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *lastCall, host *demoHost, took time.Duration) error {
+func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *lastCall, host *demoHost, sb *demoSandbox, took time.Duration) error {
 	var fixedLine string
 	data, err := os.ReadFile(filepath.Join(root, "etc", "ssh", "sshd_config"))
 	if err != nil {
@@ -309,6 +323,10 @@ func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *las
 	if host != nil {
 		refused = host.Refused()
 	}
+	var judged []demoJudged
+	if sb != nil {
+		judged = sb.judged()
+	}
 	if jsonOut {
 		b, err := json.Marshal(struct {
 			Event      string             `json:"event"`
@@ -316,13 +334,25 @@ func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *las
 			History    string             `json:"history"`
 			Budget     *budget.Assessment `json:"budget"`
 			Refused    []string           `json:"refused"`
+			Judged     []demoJudged       `json:"judged,omitempty"`
 			Duration   time.Duration      `json:"duration_ns"`
-		}{"demo_end", fixedLine, hist, a, refused, took})
+		}{"demo_end", fixedLine, hist, a, refused, judged, took})
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
+	}
+	if len(judged) > 0 {
+		fmt.Fprintf(w, "\n%s's commands, judged by their effects (run first in a copy of the host, the demo's stand-in for the recording sandbox):\n", demoQuickRule)
+		for _, j := range judged[:min(len(judged), demoQuickFixAt)] {
+			fmt.Fprintf(w, "  %-9s %s\n", j.Evidence.Verdict, oneLine(j.Command, 70))
+			if len(j.Evidence.Reasons) > 0 {
+				fmt.Fprintf(w, "            nothing applied: %s\n", strings.Join(j.Evidence.Reasons, "; "))
+			} else {
+				fmt.Fprintf(w, "            %s\n", j.Evidence.Effects.Summary(160))
+			}
+		}
 	}
 	fmt.Fprintf(w, "\n%s now says: %s\n", filepath.Join(root, "etc", "ssh", "sshd_config"), fixedLine)
 	if hist != "" {

@@ -99,6 +99,12 @@ func (d *demoHost) Close() error {
 // own process group (killed whole when ctx ends), with a minimal
 // environment; it refuses any other command.
 func (d *demoHost) exec(ctx context.Context, command string, stdout, stderr io.Writer) int {
+	return d.execIn(ctx, d.dir, command, stdout, stderr)
+}
+
+// execIn is exec in another directory (the demo sandbox's copy of the
+// host's).
+func (d *demoHost) execIn(ctx context.Context, dir, command string, stdout, stderr io.Writer) int {
 	if !d.allowed[command] {
 		d.mu.Lock()
 		d.refused = append(d.refused, command)
@@ -107,8 +113,8 @@ func (d *demoHost) exec(ctx context.Context, command string, stdout, stderr io.W
 		return exitRefused
 	}
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	cmd.Dir = d.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + d.dir, "LC_ALL=C", "TZ=UTC"}
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C", "TZ=UTC"}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

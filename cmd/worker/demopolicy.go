@@ -34,7 +34,9 @@ func newDemoScript(at func(string) string) *demoScript {
 	s := &demoScript{
 		quick: []string{
 			"echo 'PermitRootLogin no' > " + at("etc/ssh/sshd_config.d/50-root.conf"),
-			"grep -n PermitRootLogin " + conf,
+			// A hostile proposal the text cannot settle (the path comes
+			// from a substitution): judged by what it does, refused.
+			`d=$(printf %s ` + at("etc") + ` /ssh); rm -rf "$d"`,
 			`sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no/' ` + conf,
 		},
 		checks: map[string]string{

@@ -293,9 +293,11 @@ mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
-for d in null zero full random urandom tty; do
-	touch "$R/dev/$d"
-	mount --bind "/dev/$d" "$R/dev/$d"
+# Device nodes of its own: a bind mount of this machine's would share the
+# inode, and a chmod or chown in the target would reach this machine's.
+for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
+	set -- $d
+	mknod -m 666 "$R/dev/$1" c "$2" "$3"
 done
 mkdir -p "$R/dev/pts" "$R/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
