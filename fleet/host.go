@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,7 +259,7 @@ func rootMessage(err error) string {
 func modelOptions(n Night) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           ModelQueue,
-		StartToCloseTimeout: worker.DefaultRequestTimeout,
+		StartToCloseTimeout: min(cmp.Or(n.RequestTimeout, worker.DefaultRequestTimeout), cmp.Or(n.RetryDeadline, worker.DefaultRetryDeadline)),
 		HeartbeatTimeout:    n.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(modelAttempts(n.RetryDeadline)),

@@ -81,6 +81,8 @@ type fixFlags struct {
 	dryRun         bool
 	jsonOut        bool
 	retryDeadline  time.Duration
+	requestTimeout time.Duration
+	maxReplyBytes  int64
 	commandTimeout time.Duration
 	verbose        bool
 	backendName    string
@@ -129,6 +131,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per event on stdout")
 	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run gives up (0: no retries)")
 	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
+	addReplyFlags(fs, &f.requestTimeout, &f.maxReplyBytes)
 	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &f.backendName, &f.verifyCount, &f.distiller)
 	setUsage(fs, fixUsage, fixExamples, fixGroups)
@@ -165,6 +168,9 @@ func (f *fixFlags) validate(fs *flag.FlagSet) error {
 	}
 	f.backend = backend
 	if err := nonNegative(map[string]time.Duration{"--retry-deadline": f.retryDeadline, "--command-timeout": f.commandTimeout}); err != nil {
+		return err
+	}
+	if err := checkReplyFlags(f.requestTimeout, f.maxReplyBytes); err != nil {
 		return err
 	}
 	dest, err := sshexec.ParseDestination(f.host)
@@ -233,7 +239,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// The model server: its model and context window.
 	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, backend: f.backend, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
-		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, notices: stderr})
+		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, maxReplyBytes: f.maxReplyBytes, notices: stderr})
 	if err != nil {
 		return err
 	}
@@ -287,7 +293,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	w, err := worker.New(worker.Config{
 		Model: model, ModelName: ms.served.ID, Target: ssh,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
+		RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout, Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 		Distiller: distiller,
 	})
 	if err != nil {

@@ -100,6 +100,8 @@ type runMeta struct {
 	AcceptNew        bool          `json:"accept_new_host_key,omitempty"`
 	CommandTimeout   time.Duration `json:"command_timeout_ns"`
 	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
+	RequestTimeout   time.Duration `json:"request_timeout_ns,omitempty"` // 0 (a run recorded before the flag): the default
+	MaxReplyBytes    int64         `json:"max_reply_bytes,omitempty"`    // 0 (a run recorded before the flag): the default
 	ParallelHosts    int           `json:"parallel_hosts"`
 	ModelConcurrency int           `json:"model_concurrency"`
 	JSONReport       string        `json:"json_report,omitempty"`
@@ -149,6 +151,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
 	addRunFlags(fs, m)
+	addReplyFlags(fs, &m.RequestTimeout, &m.MaxReplyBytes)
 	addObserveFlags(fs, &of)
 	setUsage(fs, runUsage, runExamples, nil)
 	if err := fs.Parse(args); err != nil {
@@ -251,7 +254,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		return err
 	}
 	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, backend: backend, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
-		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, notices: stderr})
+		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, maxReplyBytes: m.MaxReplyBytes, notices: stderr})
 	if err != nil {
 		return err
 	}
@@ -284,7 +287,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		Journal: j, Connector: batch.SSHConnector{Base: scfg},
 		Worker: worker.Config{Model: model, ModelName: ms.served.ID, Counter: ms.counter,
 			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
-			RetryDeadline: workerDeadline(m.RetryDeadline), Logger: logger, Distiller: distiller},
+			RetryDeadline: workerDeadline(m.RetryDeadline), RequestTimeout: m.RequestTimeout, Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 	}
 	obs.configure(&bcfg)
@@ -408,6 +411,9 @@ func decodeMeta(raw json.RawMessage) (*runMeta, error) {
 // are readable regular files (the journal may not exist yet).
 func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--command-timeout": m.CommandTimeout}); err != nil {
+		return err
+	}
+	if err := checkReplyFlags(m.RequestTimeout, m.MaxReplyBytes); err != nil {
 		return err
 	}
 	if err := checkBaseURL(m.BaseURL); err != nil {
