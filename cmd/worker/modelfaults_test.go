@@ -16,6 +16,7 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/faultserver"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
+	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -82,6 +83,24 @@ func TestHugeReplyNotStored(t *testing.T) {
 		}
 	}
 	assert.Less(t, size, int64(worker.DefaultMaxReplyBytes), "journal files")
+
+	// The journal has both failed calls, then the call that was answered.
+	jr, err := journal.Open(context.Background(), j, journal.Config{ReadOnly: true})
+	require.NoError(t, err)
+	defer jr.Close()
+	tasks, err := jr.Tasks(context.Background(), 1)
+	require.NoError(t, err)
+	require.Len(t, tasks, 1)
+	steps, err := jr.Steps(context.Background(), tasks[0].ID)
+	require.NoError(t, err)
+	var calls []string
+	for _, s := range steps {
+		if s.ModelCall != nil {
+			calls = append(calls, s.ModelCall.Error)
+		}
+	}
+	want := "reply too large: the body runs past the cap of 4194304 bytes"
+	assert.Equal(t, []string{want, want, ""}, calls)
 }
 
 // BenchmarkHugeReply reports the peak RSS of a `worker run` process (the
