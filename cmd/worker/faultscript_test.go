@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -39,6 +40,14 @@ func cmdSimHosts(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs("known_hosts"), []byte(known.String()), 0o600))
 }
 
+// The Qwen3 tokenizer, loaded once for every script's fault servers (a
+// load takes seconds under -race).
+var (
+	modelOnce sync.Once
+	qwen3     *budget.Model
+	qwen3Err  error
+)
+
 // cmdFaultServer starts the model fault server (internal/faultserver) in
 // the test process until the script ends and sets VAR to its OpenAI base
 // URL: its first TIMES chat completions are answered with FAULT, the rest
@@ -62,9 +71,9 @@ func cmdFaultServer(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fixes[rule] = cmd
 	}
-	m, err := budget.LoadModel("qwen3")
-	ts.Check(err)
-	counter, err := vllmsim.NewBudgetCounter(m)
+	modelOnce.Do(func() { qwen3, qwen3Err = budget.LoadModel("qwen3") })
+	ts.Check(qwen3Err)
+	counter, err := vllmsim.NewBudgetCounter(qwen3)
 	ts.Check(err)
 	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 1, Fixes: fixes})})
 	ts.Check(err)
