@@ -202,3 +202,20 @@ func TestServerErrorText(t *testing.T) {
 	require.True(t, ok, "still the server's typed answer")
 	assert.Equal(t, 503, se.HTTPStatusCode)
 }
+
+// TestNoRetries: a negative RetryDeadline (the CLI's --retry-deadline 0)
+// means no retries: the first unusable answer ends the rule as unreachable.
+// (Before, a negative deadline was no deadline: the worker retried until
+// its context ended.)
+func TestNoRetries(t *testing.T) {
+	e := newFaultEnv(t, faultServerConfig(faultserver.HTML, 1000))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := e.worker(faultOptions{retryDeadline: -1}).Fix(ctx, e.rule)
+	var ue *worker.UnreachableError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, 1, ue.Tries)
+	assert.Equal(t, nightshift.RuleUnreachable, out.Status)
+	assert.Equal(t, 0, out.Retries)
+	assert.Equal(t, faultserver.Stats{Faults: 1}, e.srv.Stats())
+}
