@@ -130,6 +130,19 @@ func classify(err error, info *replyInfo) error {
 	if errors.As(err, &ue) {
 		return err
 	}
+	// An error status first: go-openai keeps its body's decoding error
+	// in the RequestError.
+	var st *StatusError
+	if errors.As(err, &st) {
+		return err
+	}
+	if sv, ok := ServerError(err); ok && sv.HTTPStatusCode != 0 {
+		return &StatusError{Status: sv.HTTPStatusCode, StatusText: sv.HTTPStatus, Message: sv.Message, Err: err}
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		return &StatusError{Status: reqErr.HTTPStatusCode, StatusText: reqErr.HTTPStatus, Message: string(reqErr.Body), Err: err}
+	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -151,11 +164,6 @@ func classify(err error, info *replyInfo) error {
 	case errors.As(err, &te):
 		return &ReplyError{Fault: ReplyShape, Detail: err.Error(), Err: err}
 	}
-	var reqErr *openai.RequestError
-	var st *StatusError
-	if errors.As(err, &reqErr) && !errors.As(err, &st) {
-		return &StatusError{Err: reqErr}
-	}
 	return err
 }
 
@@ -169,24 +177,28 @@ func describeBody(info *replyInfo) string {
 	return fmt.Sprintf("%s, starting %q", ct, textcut.Head(head, 80))
 }
 
-// StatusError is an answer with an HTTP error status whose body is not an
-// OpenAI error object (vLLM's flat error JSON, a proxy's page): go-openai's
-// *openai.RequestError, which it wraps, with a text that names the status
-// and the body's message (see ServerError).
+// StatusError is an answer with an HTTP error status, as go-openai reports
+// it (an *openai.APIError or *openai.RequestError, which it wraps: see
+// ServerError), with a text that names the status and the server's message,
+// cut to a few hundred bytes. go-openai's own text reads "message:
+// %!s(<nil>)" for vLLM's flat error body and keeps a body of any length.
 type StatusError struct {
-	Err *openai.RequestError
+	Status     int    // the HTTP status code
+	StatusText string // "503 Service Unavailable"
+	Message    string // the server's message, or the body ("": none)
+	Err        error
 }
 
 func (e *StatusError) Error() string {
-	status := e.Err.HTTPStatus
+	status := e.StatusText
 	if status == "" {
-		status = fmt.Sprint(e.Err.HTTPStatusCode)
+		status = fmt.Sprint(e.Status)
 	}
-	msg := errorMessage(e.Err)
-	if strings.HasPrefix(msg, "error, status code:") { // neither a message nor a body
+	msg := strings.Join(strings.Fields(e.Message), " ")
+	if msg == "" {
 		msg = "no message"
 	}
-	return fmt.Sprintf("HTTP %s: %s", status, textcut.Head(strings.Join(strings.Fields(msg), " "), 300))
+	return fmt.Sprintf("HTTP %s: %s", status, textcut.Head(msg, 300))
 }
 
 func (e *StatusError) Unwrap() error { return e.Err }
