@@ -100,10 +100,14 @@ func checkReplyFlags(requestTimeout time.Duration, maxReplyBytes int64) error {
 	return nil
 }
 
+// modelsTimeout bounds one GET /v1/models.
+const modelsTimeout = 30 * time.Second
+
 // serverModel reads the served model from /v1/models, retrying while the
-// server is unreachable or busy (a 5xx or 429; its Retry-After is honoured
-// when c's transport is a retry.Transport), up to the deadline (0: no
-// retries), with one line on notices per failed try.
+// server is unreachable, busy (a 5xx or 429; its Retry-After is honoured
+// when c's transport is a retry.Transport) or silent (each try has
+// modelsTimeout, or what is left of the deadline when that is less), up to
+// the deadline (0: no retries), with one line on notices per failed try.
 func serverModel(ctx context.Context, c *budget.VLLMClient, baseURL, name string, deadline time.Duration, notices io.Writer) (budget.ServedModel, error) {
 	p := retry.Policy{
 		BaseDelay: 500 * time.Millisecond, MaxDelay: 15 * time.Second, Deadline: deadline,
@@ -117,9 +121,17 @@ func serverModel(ctx context.Context, c *budget.VLLMClient, baseURL, name string
 		p.MaxTries = 1
 	}
 	var m budget.ServedModel
+	start := time.Now()
 	err := p.Do(ctx, func(ctx context.Context) error {
+		// A server that accepts and never answers is bounded too.
+		timeout := modelsTimeout
+		if deadline > 0 {
+			timeout = max(min(timeout, time.Until(start.Add(deadline))), time.Millisecond)
+		}
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
 		var err error
-		m, err = c.Model(ctx, name)
+		m, err = c.Model(tctx, name)
 		return err
 	})
 	var gu *retry.GiveUpError
