@@ -229,6 +229,13 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	var resp openai.ChatCompletionResponse
 	err := workflow.ExecuteActivity(ctx, ModelActivity, ModelRequest{req}).Get(ctx, &resp)
 	if err == nil {
+		if len(resp.Choices) == 0 {
+			// Only in a history recorded before the activity refused
+			// answers without choices: replayed as the worker then took
+			// them, an empty assistant reply (the worker would now retry
+			// the call, scheduling an activity the history does not have).
+			resp.Choices = []openai.ChatCompletionChoice{{Message: openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}}}
+		}
 		return resp, nil
 	}
 	if canceled(err) || h.wctx.Err() != nil {
