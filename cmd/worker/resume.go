@@ -91,6 +91,10 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	// A run recorded before --request-timeout and --max-reply-bytes has
+	// neither: the defaults.
+	m.RequestTimeout = cmp.Or(m.RequestTimeout, worker.DefaultRequestTimeout)
+	m.MaxReplyBytes = cmp.Or(m.MaxReplyBytes, worker.DefaultMaxReplyBytes)
 	fs.Visit(func(f *flag.Flag) { // overrides
 		switch f.Name {
 		case "base-url":
@@ -123,10 +127,6 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline}); err != nil {
 		return err
 	}
-	// A run recorded before --request-timeout and --max-reply-bytes has
-	// neither: the defaults.
-	m.RequestTimeout = cmp.Or(m.RequestTimeout, worker.DefaultRequestTimeout)
-	m.MaxReplyBytes = cmp.Or(m.MaxReplyBytes, worker.DefaultMaxReplyBytes)
 	if err := checkReplyFlags(m.RequestTimeout, m.MaxReplyBytes); err != nil {
 		return err
 	}
