@@ -251,6 +251,11 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 	}
 	start := time.Now()
 	resp, err := h.r.limit.CreateChatCompletion(ctx, req)
+	if err == nil {
+		// An answer without choices is a server fault the worker retries,
+		// not a reply to record (a resume would replay it as one).
+		err = worker.CheckReply(resp)
+	}
 	mc := journal.ModelCall{Attempt: h.attempt, Duration: time.Since(start), Error: errString(err)}
 	if h.call != nil && h.call.Assessment != nil {
 		mc.Assessment, mc.MaxTokens = *h.call.Assessment, h.call.MaxTokens
@@ -263,10 +268,7 @@ func (m hostModel) CreateChatCompletion(ctx context.Context, req openai.ChatComp
 	}
 	h.record(func(ctx context.Context) error { return h.journal().RecordModelCall(ctx, h.task, mc) })
 	if err == nil {
-		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}
-		if len(resp.Choices) > 0 {
-			msg = resp.Choices[0].Message
-		}
+		msg := resp.Choices[0].Message // CheckReply: there is one
 		h.record(func(ctx context.Context) error {
 			return h.journal().RecordEvent(ctx, h.run, h.task, h.attempt, eventReply, msg)
 		})

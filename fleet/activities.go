@@ -294,6 +294,11 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelRequest) (openai.Cha
 	defer a.heartbeat(ctx)()
 	resp, err := a.Model.CreateChatCompletion(ctx, req)
 	if err == nil {
+		// An answer without choices is a server fault, retried: a
+		// workflow must never see it (the worker would retry it itself).
+		err = worker.CheckReply(resp)
+	}
+	if err == nil {
 		return resp, nil
 	}
 	if worker.Retryable(err) {

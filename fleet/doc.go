@@ -79,7 +79,10 @@
 // Workflow code must take the same steps when replayed. Tokenizers are
 // loaded before a worker polls (ServeConfig.Tokenizers); the worker's own
 // retries and request timeouts are disabled inside workflows (activities
-// carry them); durations come from workflow.Now. The histories in
+// carry them: the model-call activity fails an answer the worker cannot use,
+// a worker.ReplyError or one without choices, as retryable, and is bounded
+// by min(Night.RequestTimeout, Night.RetryDeadline)); durations come from
+// workflow.Now. The histories in
 // testdata/replay, recorded from a real server, are replayed by the tests: a
 // change that fails them needs workflow.GetVersion.
 //

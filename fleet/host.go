@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -278,6 +279,13 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	var resp openai.ChatCompletionResponse
 	err := workflow.ExecuteActivity(ctx, ModelActivity, ModelRequest{req}).Get(ctx, &resp)
 	if err == nil {
+		if len(resp.Choices) == 0 {
+			// Only in a history recorded before the activity refused
+			// answers without choices: replayed as the worker then took
+			// them, an empty assistant reply (the worker would now retry
+			// the call, scheduling an activity the history does not have).
+			resp.Choices = []openai.ChatCompletionChoice{{Message: openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}}}
+		}
 		return resp, nil
 	}
 	if canceled(err) || h.wctx.Err() != nil {
@@ -308,7 +316,7 @@ func rootMessage(err error) string {
 func modelOptions(n Night) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           ModelQueue,
-		StartToCloseTimeout: worker.DefaultRequestTimeout,
+		StartToCloseTimeout: min(cmp.Or(n.RequestTimeout, worker.DefaultRequestTimeout), cmp.Or(n.RetryDeadline, worker.DefaultRetryDeadline)),
 		HeartbeatTimeout:    n.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(modelAttempts(n.RetryDeadline)),

@@ -335,3 +335,25 @@ func TestNightContinuesAsNew(t *testing.T) {
 		t.Fatal("no prompt carried lessons of earlier hosts")
 	}
 }
+
+// A model-call result without choices, as a history recorded before the
+// activity refused them may hold, replays as the worker then took it: an
+// empty reply (a malformed attempt), never a retry of the worker's own
+// (which would sleep inside the workflow and schedule activities the
+// history does not have).
+func TestEmptyChoicesInHistory(t *testing.T) {
+	fl := startNight(t, nightOptions{rules: 2, hosts: 1})
+	a := fl.activities()
+	res := runNight(t, fl, a, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnActivity(fleet.ModelActivity, mockAny, mockAny).Return(openai.ChatCompletionResponse{ID: "c", Object: "chat.completion"}, nil)
+	})
+	rep := fleet.Report(res)
+	for _, r := range rep.Results {
+		if r.Outcome != nightshift.RuleCompliant && r.Outcome != nightshift.RuleNotFixed {
+			t.Errorf("%s: %s, want compliant or not fixed after its attempts", r.Rule, r.Outcome)
+		}
+	}
+	if res.HostRuns[0].Stopped != "" {
+		t.Errorf("host stopped: %s", res.HostRuns[0].Stopped)
+	}
+}

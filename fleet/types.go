@@ -112,6 +112,10 @@ type Night struct {
 	ParallelHosts int `json:"parallel_hosts,omitempty"`
 	// RetryDeadline is how long model calls are retried (0: 10 minutes).
 	RetryDeadline time.Duration `json:"retry_deadline_ns,omitempty"`
+	// RequestTimeout bounds one model call activity (0:
+	// worker.DefaultRequestTimeout, 5 minutes), and so does RetryDeadline
+	// when it is less.
+	RequestTimeout time.Duration `json:"request_timeout_ns,omitempty"`
 	// CommandTimeout bounds one command or check activity (0: 5 minutes);
 	// Heartbeat is how soon a command whose worker died is found out (0: 20s).
 	CommandTimeout time.Duration `json:"command_timeout_ns,omitempty"`
@@ -153,6 +157,9 @@ func (n Night) withDefaults() Night {
 	}
 	if n.RetryDeadline <= 0 {
 		n.RetryDeadline = worker.DefaultRetryDeadline
+	}
+	if n.RequestTimeout <= 0 {
+		n.RequestTimeout = worker.DefaultRequestTimeout
 	}
 	if n.CommandTimeout <= 0 {
 		n.CommandTimeout = DefaultCommandTimeout

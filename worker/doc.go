@@ -28,8 +28,16 @@
 // answered call — prompt tokens and those its prefix cache served
 // (usage.prompt_tokens_details.cached_tokens) — is reported in an
 // EventModelUsage and summed in the Outcome. Server errors are retried
-// with capped, jittered backoff and are not attempts; if the server stays
-// down past the retry deadline Fix returns an *UnreachableError. vLLM's
+// with capped, jittered backoff and are not attempts; so are answers that
+// arrive but cannot be used (a *ReplyError: a body over the client's cap, a
+// truncated body, one that is not JSON such as a proxy's HTML page, JSON
+// that is not a chat completion, an empty choices list) and tries that run
+// out of their time (the request timeout, or what is left of the retry
+// deadline when that is less). If the server stays down, or unusable, past
+// the retry deadline Fix returns an *UnreachableError. Client is the
+// model client to give the worker: go-openai over HTTP with every reply's
+// body read through a cap (ClientConfig.MaxReplyBytes, 4 MiB by default)
+// and the failures above typed. vLLM's
 // context-length rejections (both JSON shapes, every message form) are
 // recognised in the server's answer as go-openai types it (ServerError: the
 // HTTP status and the body's message and param), never in the text of

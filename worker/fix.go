@@ -160,6 +160,9 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
 		},
 	}
+	if w.cfg.RetryDeadline < 0 {
+		policy.Deadline, policy.MaxTries = 0, 1 // no retries
+	}
 	for tries := 0; ; tries++ {
 		p, err := mem.Prompt(ctx)
 		if err != nil {
@@ -213,10 +216,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		out.PromptTokens += usage.PromptTokens
 		out.CachedTokens += cachedTokens(usage)
 		w.emit(Event{Kind: EventModelUsage, Rule: rule, Attempt: attempt, UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
-		if len(resp.Choices) == 0 {
-			return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant}, a.Prompt, usage, nil
-		}
-		msg = resp.Choices[0].Message
+		msg = resp.Choices[0].Message // complete returns no reply without choices
 		msg.Role = openai.ChatMessageRoleAssistant
 		return msg, a.Prompt, usage, nil
 	}

@@ -19,7 +19,8 @@ type ChatModel interface {
 }
 
 // UnreachableError reports that the model server stayed unreachable, or
-// answered only with retryable errors, past the retry deadline.
+// answered only with retryable errors (5xx, 429, answers that cannot be
+// used: see ReplyError), past the retry deadline.
 type UnreachableError struct {
 	Tries int
 	Since time.Duration
@@ -27,17 +28,26 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("model server unreachable after %d tries over %s: %v", e.Tries, e.Since.Round(time.Millisecond), e.Err)
+	what := "model server unreachable"
+	var re *ReplyError
+	if errors.As(e.Err, &re) {
+		what = "model server gave no usable reply"
+	}
+	return fmt.Sprintf("%s after %d tries over %s: %v", what, e.Tries, e.Since.Round(time.Millisecond), e.Err)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // complete calls the model under the worker's retry policy: 5xx, 429,
-// timeouts and refused or dropped connections are retried with capped,
-// jittered exponential backoff (or the server's Retry-After, when the
-// client's transport is a retry.Transport) until the deadline; each try has
-// its own request timeout. Retries are not attempts. A context-length
-// rejection is returned at once as a *ContextLengthError.
+// timeouts, refused or dropped connections and answers that cannot be used
+// (a *ReplyError: too large, truncated, not JSON, not a chat completion, no
+// choices) are retried with capped, jittered exponential backoff (or the
+// server's Retry-After, when the client's transport is a retry.Transport)
+// until the deadline. Each try has its own timeout: the request timeout,
+// or what is left of the retry deadline when that is less, so that a server
+// that accepts and never answers, or drips its answer, is bounded by both.
+// Retries are not attempts. A context-length rejection is returned at once
+// as a *ContextLengthError.
 func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionRequest, requestTimeout time.Duration, p retry.Policy) (openai.ChatCompletionResponse, error) {
 	start := time.Now()
 	p.CheckRetry = func(err error) bool {
@@ -46,45 +56,62 @@ func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionReq
 	}
 	var resp openai.ChatCompletionResponse
 	err := p.Do(ctx, func(ctx context.Context) error {
-		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		timeout, bound := requestTimeout, "the request timeout"
+		if p.Deadline > 0 {
+			if left := time.Until(start.Add(p.Deadline)); left < timeout {
+				timeout, bound = max(left, time.Millisecond), "the retry deadline"
+			}
+		}
+		rctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var err error
 		resp, err = model.CreateChatCompletion(rctx, req)
+		if err == nil {
+			err = CheckReply(resp)
+		}
 		switch {
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
 			return err
 		}
+		err = classify(err, nil)
 		if cl := parseContextLength(err); cl != nil {
 			return cl
 		}
 		if rctx.Err() != nil {
-			return &tryTimeout{err}
+			return &tryTimeout{err: err, after: timeout, bound: bound}
 		}
 		return err
 	})
 	var gu *retry.GiveUpError
 	if errors.As(err, &gu) {
-		last := gu.Err
-		if to, ok := last.(*tryTimeout); ok {
-			last = to.err
-		}
-		return resp, &UnreachableError{Tries: gu.Tries, Since: time.Since(start), Err: last}
+		return resp, &UnreachableError{Tries: gu.Tries, Since: time.Since(start), Err: gu.Err}
 	}
 	return resp, err // nil, ctx.Err(), or an error not worth retrying
 }
 
-// tryTimeout marks a try that ran out of its request timeout, whatever
-// error the client made of it: always worth another try.
-type tryTimeout struct{ err error }
+// tryTimeout marks a try that ran out of its time, whatever error the
+// client made of it: always worth another try.
+type tryTimeout struct {
+	err   error
+	after time.Duration
+	bound string // what ended it: the request timeout or the retry deadline
+}
 
-func (e *tryTimeout) Error() string { return e.err.Error() }
+func (e *tryTimeout) Error() string {
+	return fmt.Sprintf("no complete answer in %s (%s)", e.after.Round(time.Millisecond), e.bound)
+}
 func (e *tryTimeout) Unwrap() error { return e.err }
 
-// retryable reports whether err is worth retrying: a 5xx or 429 answer, a
-// refused, reset or dropped connection, or a network timeout.
+// retryable reports whether err is worth retrying: a 5xx or 429 answer, an
+// answer that cannot be used (*ReplyError), a refused, reset or dropped
+// connection, or a network timeout.
 func retryable(err error) bool {
+	var re *ReplyError
+	if errors.As(err, &re) {
+		return true
+	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
 		return retry.RetryableStatus(apiErr.HTTPStatusCode)

@@ -81,6 +81,8 @@ type fixFlags struct {
 	dryRun         bool
 	jsonOut        bool
 	retryDeadline  time.Duration
+	requestTimeout time.Duration
+	maxReplyBytes  int64
 	commandTimeout time.Duration
 	sandbox        sandboxMode
 	sudo           bool
@@ -133,6 +135,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
 	fs.Var(&f.sandbox, "sandbox", sandboxUsage)
 	fs.BoolVar(&f.sudo, "sudo", false, "run every command through sudo -n: the login is a non-root user with sudo")
+	addReplyFlags(fs, &f.requestTimeout, &f.maxReplyBytes)
 	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &f.backendName, &f.verifyCount, &f.distiller)
 	setUsage(fs, fixUsage, fixExamples, fixGroups)
@@ -169,6 +172,9 @@ func (f *fixFlags) validate(fs *flag.FlagSet) error {
 	}
 	f.backend = backend
 	if err := nonNegative(map[string]time.Duration{"--retry-deadline": f.retryDeadline, "--command-timeout": f.commandTimeout}); err != nil {
+		return err
+	}
+	if err := checkReplyFlags(f.requestTimeout, f.maxReplyBytes); err != nil {
 		return err
 	}
 	dest, err := sshexec.ParseDestination(f.host)
@@ -237,7 +243,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// The model server: its model and context window.
 	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, backend: f.backend, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
-		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, notices: stderr})
+		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, maxReplyBytes: f.maxReplyBytes, notices: stderr})
 	if err != nil {
 		return err
 	}
@@ -295,7 +301,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	w, err := worker.New(worker.Config{
 		Model: model, ModelName: ms.served.ID, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: workerDeadline(f.retryDeadline), Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
+		RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout, Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 		Distiller: distiller,
 	})
 	if err != nil {

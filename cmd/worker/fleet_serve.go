@@ -5,17 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/worker"
 )
 
 const fleetServeUsage = `Usage:
@@ -43,6 +40,7 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var modelSlots, hostSlots, hostConns int
 	var hostIdle time.Duration
 	var modelRate float64
+	var maxReplyBytes int64
 	var tokenizers stringList
 	fs := flag.NewFlagSet("worker fleet serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -56,6 +54,8 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Var(&tokenizers, "tokenizer", "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)")
 	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
 	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
+	fs.Int64Var(&maxReplyBytes, "max-reply-bytes", worker.DefaultMaxReplyBytes,
+		"cap on a model reply's body in `BYTES`; a longer reply is not read past the cap and is retried as a server fault")
 	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
 	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
 	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
@@ -73,6 +73,8 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("fleet serve: --model-slots and --model-rate must not be negative, --host-slots must be positive")
 	case hostConns < 0 || hostIdle <= 0:
 		return usagef("fleet serve: --host-conns must not be negative, --host-idle must be positive")
+	case maxReplyBytes <= 0:
+		return usagef("fleet serve: --max-reply-bytes %d must be positive", maxReplyBytes)
 	}
 	if err := validateServe(m, tokenizers); err != nil {
 		return err
@@ -89,10 +91,10 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 		acts.MaxIdleConns = -1 // the flag's 0 is none; the field's zero is the default
 	}
 	if modelSlots > 0 {
-		oc := openai.DefaultConfig(os.Getenv(m.APIKeyEnv))
-		oc.BaseURL = strings.TrimRight(m.BaseURL, "/")
-		oc.HTTPClient = &http.Client{}
-		acts.Model = openai.NewClientWithConfig(oc)
+		acts.Model, err = worker.NewClient(worker.ClientConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), MaxReplyBytes: maxReplyBytes})
+		if err != nil {
+			return &usageError{err}
+		}
 	}
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -15,6 +15,7 @@ import (
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
 )
 
 const fleetStartUsage = `Usage:
@@ -82,6 +83,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&hostsPerRun, "hosts-per-run", fleet.DefaultHostsPerRun, "host workflows one run of the night workflow starts before it continues as new (bounds its history)")
 	fs.Var(&m.Sandbox, "sandbox", sandboxUsage)
 	addRunFlags(fs, m)
+	fs.DurationVar(&m.RequestTimeout, "request-timeout", worker.DefaultRequestTimeout,
+		"how long one model call activity may take, answer included; one that takes longer is retried (the retry deadline bounds it too)")
 	// A night always retries the model and bounds its activities: 0 is
 	// not "none" here.
 	fs.Lookup("retry-deadline").Usage = "how long the model server may stay unreachable before a host's night stops"
@@ -112,6 +115,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("fleet start: --parallel-hosts, --max-tokens and --keep-turns must be positive, --max-attempts and --context-window not negative")
 	case m.RetryDeadline <= 0 || m.CommandTimeout <= 0:
 		return usagef("fleet start: --retry-deadline and --command-timeout must be positive (a night always retries the model and bounds its commands)")
+	case m.RequestTimeout <= 0:
+		return usagef("fleet start: --request-timeout %s must be positive", m.RequestTimeout)
 	}
 	if err := validateStart(m, rulesPaths); err != nil {
 		return err
@@ -144,7 +149,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Datastream: ds, Hosts: hosts, Model: model,
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
-		RetryDeadline: m.RetryDeadline, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
+		RetryDeadline: m.RetryDeadline, RequestTimeout: m.RequestTimeout, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
 		HostsPerRun: hostsPerRun, Sandbox: string(m.Sandbox.orDefault())}
 	if err := n.Validate(); err != nil {
 		return &usageError{err}

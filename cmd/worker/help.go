@@ -19,7 +19,7 @@ type flagGroup struct {
 var fixGroups = []flagGroup{
 	{"Target (the rules and the host)", []string{"rules", "datastream", "profile", "rule", "host", "identity", "known-hosts",
 		"accept-new-host-key", "command-timeout", "max-attempts", "sandbox", "sudo"}},
-	{"Model (the server)", []string{"base-url", "model", "api-key-env", "retry-deadline", "verify-count"}},
+	{"Model (the server)", []string{"base-url", "model", "api-key-env", "retry-deadline", "request-timeout", "max-reply-bytes", "verify-count"}},
 	{"Memory (the prompt's budget)", []string{"tokenizer", "tokenizer-backend", "context-window", "max-tokens", "keep-turns", "distiller"}},
 	{"Output", []string{"json", "v", "dry-run"}},
 }

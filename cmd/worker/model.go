@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/retry"
@@ -23,6 +22,7 @@ type modelFlags struct {
 	backend                              budget.Backend // --tokenizer-backend
 	contextWindow, maxTokens             int
 	retryDeadline                        time.Duration
+	maxReplyBytes                        int64 // --max-reply-bytes
 	// notices receives one line per failed try while the server is
 	// waited for (nil: none).
 	notices io.Writer
@@ -35,7 +35,7 @@ type modelServer struct {
 	counter *budget.ChatCounter
 	served  budget.ServedModel
 	budget  *budget.Budget
-	client  *openai.Client
+	client  *worker.Client
 	vllm    *budget.VLLMClient // /v1/models and /tokenize
 }
 
@@ -72,16 +72,42 @@ func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	oc := openai.DefaultConfig(apiKey)
-	oc.BaseURL = strings.TrimRight(f.baseURL, "/")
-	oc.HTTPClient = retryingClient()
-	return &modelServer{model: model, counter: counter, served: served, budget: b, client: openai.NewClientWithConfig(oc), vllm: vllm}, nil
+	client, err := worker.NewClient(worker.ClientConfig{BaseURL: f.baseURL, APIKey: apiKey, MaxReplyBytes: f.maxReplyBytes})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	return &modelServer{model: model, counter: counter, served: served, budget: b, client: client, vllm: vllm}, nil
 }
 
+// addReplyFlags declares the flags that bound one model call:
+// --request-timeout and --max-reply-bytes.
+func addReplyFlags(fs *flag.FlagSet, requestTimeout *time.Duration, maxReplyBytes *int64) {
+	fs.DurationVar(requestTimeout, "request-timeout", worker.DefaultRequestTimeout,
+		"how long one model call may take, answer included; a call that takes longer is retried (the retry deadline bounds it too)")
+	fs.Int64Var(maxReplyBytes, "max-reply-bytes", worker.DefaultMaxReplyBytes,
+		"cap on a model reply's body in `BYTES`; a longer reply is not read past the cap and is retried as a server fault")
+}
+
+// checkReplyFlags refuses a request timeout or reply cap that is not
+// positive.
+func checkReplyFlags(requestTimeout time.Duration, maxReplyBytes int64) error {
+	switch {
+	case requestTimeout <= 0:
+		return usagef("--request-timeout %s must be positive", requestTimeout)
+	case maxReplyBytes <= 0:
+		return usagef("--max-reply-bytes %d must be positive", maxReplyBytes)
+	}
+	return nil
+}
+
+// modelsTimeout bounds one GET /v1/models.
+const modelsTimeout = 30 * time.Second
+
 // serverModel reads the served model from /v1/models, retrying while the
-// server is unreachable or busy (a 5xx or 429; its Retry-After is honoured
-// when c's transport is a retry.Transport), up to the deadline (0: no
-// retries), with one line on notices per failed try.
+// server is unreachable, busy (a 5xx or 429; its Retry-After is honoured
+// when c's transport is a retry.Transport) or silent (each try has
+// modelsTimeout, or what is left of the deadline when that is less), up to
+// the deadline (0: no retries), with one line on notices per failed try.
 func serverModel(ctx context.Context, c *budget.VLLMClient, baseURL, name string, deadline time.Duration, notices io.Writer) (budget.ServedModel, error) {
 	p := retry.Policy{
 		BaseDelay: 500 * time.Millisecond, MaxDelay: 15 * time.Second, Deadline: deadline,
@@ -95,9 +121,17 @@ func serverModel(ctx context.Context, c *budget.VLLMClient, baseURL, name string
 		p.MaxTries = 1
 	}
 	var m budget.ServedModel
+	start := time.Now()
 	err := p.Do(ctx, func(ctx context.Context) error {
+		// A server that accepts and never answers is bounded too.
+		timeout := modelsTimeout
+		if deadline > 0 {
+			timeout = max(min(timeout, time.Until(start.Add(deadline))), time.Millisecond)
+		}
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
 		var err error
-		m, err = c.Model(ctx, name)
+		m, err = c.Model(tctx, name)
 		return err
 	})
 	var gu *retry.GiveUpError

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,5 +62,53 @@ func TestServerModelRetries(t *testing.T) {
 	var ue *usageError
 	if !errors.As(err, &ue) || notices.Len() != 0 {
 		t.Errorf("a 404: %v with notices %q, want a usage error and no retry", err, notices.String())
+	}
+}
+
+// TestServerModelHung: a server that accepts the connection and never
+// answers /v1/models is bounded by the retry deadline: the model server is
+// unreachable (exit 3). (Before, the first GET
+// waited for as long as the server kept the connection open.)
+func TestServerModelHung(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	base := "http://" + ln.Addr().String() + "/v1"
+	c, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: base, HTTPClient: retryingClient()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var notices bytes.Buffer
+	_, err = serverModel(ctx, c, base, "qwen3", 1500*time.Millisecond, &notices)
+	var un *unreachable
+	if !errors.As(err, &un) {
+		t.Fatalf("serverModel: %v, want the model server unreachable", err)
+	}
+	if !strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("serverModel: %v, want it to say the try timed out", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -46,6 +48,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Int64Var(&runID, "run", 0, "run `ID` to resume (default: the last unfinished run)")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addRunFlags(fs, o)
+	addReplyFlags(fs, &o.RequestTimeout, &o.MaxReplyBytes)
 	addObserveFlags(fs, &of)
 	setUsage(fs, resumeUsage, resumeExamples, nil)
 	path, rest := splitPath(args)
@@ -88,6 +91,10 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	// A run recorded before --request-timeout and --max-reply-bytes has
+	// neither: the defaults.
+	m.RequestTimeout = cmp.Or(m.RequestTimeout, worker.DefaultRequestTimeout)
+	m.MaxReplyBytes = cmp.Or(m.MaxReplyBytes, worker.DefaultMaxReplyBytes)
 	fs.Visit(func(f *flag.Flag) { // overrides
 		switch f.Name {
 		case "base-url":
@@ -108,12 +115,19 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			m.HTML = absPath(o.HTML)
 		case "retry-deadline":
 			m.RetryDeadline = o.RetryDeadline
+		case "request-timeout":
+			m.RequestTimeout = o.RequestTimeout
+		case "max-reply-bytes":
+			m.MaxReplyBytes = o.MaxReplyBytes
 		}
 	})
 	if m.ParallelHosts < 1 || m.ModelConcurrency < 1 {
 		return usagef("--parallel-hosts and --model-concurrency must be positive")
 	}
 	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline}); err != nil {
+		return err
+	}
+	if err := checkReplyFlags(m.RequestTimeout, m.MaxReplyBytes); err != nil {
 		return err
 	}
 	if err := checkBaseURL(m.BaseURL); err != nil {

@@ -103,6 +103,8 @@ type runMeta struct {
 	Sandbox          sandboxMode   `json:"sandbox,omitempty"`
 	Sudo             bool          `json:"sudo,omitempty"`
 	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
+	RequestTimeout   time.Duration `json:"request_timeout_ns,omitempty"` // 0 (a run recorded before the flag): the default
+	MaxReplyBytes    int64         `json:"max_reply_bytes,omitempty"`    // 0 (a run recorded before the flag): the default
 	ParallelHosts    int           `json:"parallel_hosts"`
 	ModelConcurrency int           `json:"model_concurrency"`
 	JSONReport       string        `json:"json_report,omitempty"`
@@ -154,6 +156,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
 	addRunFlags(fs, m)
+	addReplyFlags(fs, &m.RequestTimeout, &m.MaxReplyBytes)
 	addObserveFlags(fs, &of)
 	setUsage(fs, runUsage, runExamples, nil)
 	if err := fs.Parse(args); err != nil {
@@ -256,7 +259,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		return err
 	}
 	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, backend: backend, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
-		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, notices: stderr})
+		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, maxReplyBytes: m.MaxReplyBytes, notices: stderr})
 	if err != nil {
 		return err
 	}
@@ -289,7 +292,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		Journal: j, Connector: batch.SSHConnector{Base: scfg},
 		Worker: worker.Config{Model: model, ModelName: ms.served.ID, Counter: ms.counter,
 			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
-			RetryDeadline: workerDeadline(m.RetryDeadline), Logger: logger, Distiller: distiller},
+			RetryDeadline: workerDeadline(m.RetryDeadline), RequestTimeout: m.RequestTimeout, Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 		Sandbox: func(ctx context.Context, h inventory.Host, conn nightshift.Runner) (batch.SandboxSetup, error) {
 			fresh := batch.SSHConnector{Base: scfg}.Config(h)
@@ -417,6 +420,9 @@ func decodeMeta(raw json.RawMessage) (*runMeta, error) {
 // are readable regular files (the journal may not exist yet).
 func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
 	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--command-timeout": m.CommandTimeout}); err != nil {
+		return err
+	}
+	if err := checkReplyFlags(m.RequestTimeout, m.MaxReplyBytes); err != nil {
 		return err
 	}
 	if err := checkBaseURL(m.BaseURL); err != nil {

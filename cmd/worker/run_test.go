@@ -185,7 +185,7 @@ func TestCLIProcess(t *testing.T) {
 }
 
 // startCLI runs the worker command in a child process.
-func startCLI(t *testing.T, args []string) (*exec.Cmd, *bytes.Buffer) {
+func startCLI(t testing.TB, args []string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	a, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIProcess$")

@@ -40,18 +40,25 @@ func TestMain(m *testing.M) {
 //	                        not need (sshd, ssh, bwrap)
 //	freeport VAR            set VAR to a free 127.0.0.1:PORT
 //	waitport ADDR           wait (up to a minute) until ADDR accepts TCP
+//	simhosts NAME…          start simulated SSH hosts (internal/simhost)
+//	                        and write hosts.yaml, known_hosts, id_ed25519
+//	faultserver VAR FAULT TIMES [RULE=COMMAND…]
+//	                        start the model fault server in front of the
+//	                        vLLM simulator; VAR is its OpenAI base URL
 //
 // and the condition [hf_native]: the native tokenizer backend is built in.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status":   cmdStatus,
-			"mkfifo":   cmdMkfifo,
-			"sparse":   cmdSparse,
-			"pathonly": cmdPathOnly,
-			"freeport": cmdFreePort,
-			"waitport": cmdWaitPort,
+			"status":      cmdStatus,
+			"mkfifo":      cmdMkfifo,
+			"sparse":      cmdSparse,
+			"pathonly":    cmdPathOnly,
+			"freeport":    cmdFreePort,
+			"waitport":    cmdWaitPort,
+			"simhosts":    cmdSimHosts,
+			"faultserver": cmdFaultServer,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "hf_native" {
