@@ -3,27 +3,15 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 )
 
-// group is one merged line covering turns[from:to].
-type group struct {
-	from, to int
-	line     string
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// grouped returns how many of the oldest turns are covered by group lines.
-func (m *Memory) grouped() int {
-	if len(m.groups) == 0 {
-		return 0
-	}
-	return m.groups[len(m.groups)-1].to
-}
 
 // line returns the cached one-line summary of turn i (0-based).
 func (m *Memory) line(ctx context.Context, i int) (string, error) {
@@ -31,7 +19,7 @@ func (m *Memory) line(ctx context.Context, i int) (string, error) {
 	if !t.hasLine {
 		if _, ok := m.cfg.Distiller.(deterministic); ok {
 			// The line is the summary's: summarise once (ClassifyError
-			// reads the whole output) for both the line and group merges.
+			// reads the whole output) for both the line and its body.
 			t.line, t.hasLine = m.summary(i).Line(), true
 			return t.line, nil
 		}
@@ -60,108 +48,232 @@ func (m *Memory) det() *distill.Distiller {
 	return distill.New(distill.Config{Counter: m.cfg.Text})
 }
 
-func (m *Memory) groupLine(from, to int) string {
-	ss := make([]distill.Summary, 0, to-from)
-	for i := from; i < to; i++ {
-		ss = append(ss, m.summary(i))
-	}
-	return distill.Merge(ss)
+// entry is one line of the history block: the distilled turns whose lines
+// say the same thing (the same canonical commands with the same outcome,
+// error line and re-check line), in order of their first turn.
+type entry struct {
+	body  string
+	turns []int // turn numbers, ascending
+	// plain: every turn ran commands that exited 0 with no error line
+	// and did not fix the rule (the first to give way to the budget).
+	plain bool
+	// commands are the canonical commands of the entry's turns.
+	commands []string
 }
 
-// historyBlock renders the history message for turns[:upTo] distilled: group
-// lines, one line per remaining distilled turn, then the ledger's failed
-// commands that were repeated. Lines are only ever added at the end, except
-// when lines are merged into groups. It returns "" when there is nothing to
-// say.
-func (m *Memory) historyBlock(ctx context.Context, upTo int) (string, error) {
-	var b strings.Builder
-	for _, g := range m.groups {
-		if g.to > upTo {
-			break
-		}
-		b.WriteString(g.line)
-		b.WriteByte('\n')
+// addHistory records distilled turn i in the history's entries.
+func (m *Memory) addHistory(ctx context.Context, i int) error {
+	l, err := m.line(ctx, i)
+	if err != nil {
+		return err
 	}
-	for i := m.grouped(); i < upTo; i++ {
-		l, err := m.line(ctx, i)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(l)
-		b.WriteByte('\n')
+	body := l
+	if j := strings.Index(l, ": "); j >= 0 && strings.HasPrefix(l, "[Turn") {
+		body = strings.TrimSuffix(l[j+2:], "]")
 	}
-	if upTo > 0 {
-		if r := m.ledger.repeats(5, m.abbreviate); r != "" {
-			b.WriteString(r)
+	t := m.turns[i]
+	if e, ok := m.entryOf[body]; ok {
+		e.turns = append(e.turns, t.number)
+		e.plain = e.plain && m.plain(i)
+		return nil
+	}
+	e := &entry{body: body, turns: []int{t.number}, plain: m.plain(i)}
+	for _, st := range t.facts.Steps {
+		if st.Command != "" {
+			e.commands = append(e.commands, distill.Canonical(st.Command))
+		}
+	}
+	if m.entryOf == nil {
+		m.entryOf = map[string]*entry{}
+	}
+	m.entryOf[body] = e
+	m.entries = append(m.entries, e)
+	return nil
+}
+
+// plain reports whether turn i only ran commands that exited 0 with no
+// error line, and did not fix the rule: the turns whose lines give way
+// first when the history passes its share.
+func (m *Memory) plain(i int) bool {
+	s := m.summary(i)
+	if s.GaveUp || len(s.Steps) == 0 || s.Check == nightshift.CheckPass {
+		return false
+	}
+	for _, st := range s.Steps {
+		if st.Command == "" || st.Action != nightshift.ActionRan || st.Signal != "" || st.ExitCode != 0 || st.Error != "" || len(st.Classes) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// historyBlock renders the history message: one line per distinct entry
+// (turns that repeat an earlier one's facts are listed on its line,
+// "Turns 4, 9, 14: …"), then the ledger's line of failed commands whose
+// lines are not shown. When the lines pass the history's share
+// (Config.HistoryTokens), lines give way in this order, each replaced by a
+// count so every turn stays accounted for: first the turns that ran
+// commands which exited 0 without an error and did not fix the rule,
+// then the oldest distinct failures. The ledger's line is never dropped:
+// every failed command whose line gave way is named in it. It returns ""
+// when there is nothing to say.
+func (m *Memory) historyBlock() string {
+	if len(m.entries) == 0 {
+		return ""
+	}
+	lines := make([]string, len(m.entries))
+	for i, e := range m.entries {
+		lines[i] = distill.TurnsLine(e.turns, e.body)
+	}
+	shown := make([]bool, len(m.entries))
+	for i := range shown {
+		shown[i] = true
+	}
+	render := func() string {
+		var b strings.Builder
+		b.WriteString(HistoryHeader)
+		var plainTurns, failTurns []int
+		plainCmds, failCmds := 0, 0
+		for i, e := range m.entries {
+			switch {
+			case shown[i]:
+				continue
+			case e.plain:
+				plainTurns = append(plainTurns, e.turns...)
+				plainCmds++
+			default:
+				failTurns = append(failTurns, e.turns...)
+				failCmds++
+			}
+		}
+		if len(failTurns) > 0 {
+			b.WriteString(distill.TurnsLine(sortInts(failTurns), fmt.Sprintf("%d older distinct %s not shown line by line; the failed commands are listed below",
+				failCmds, plural(failCmds, "failure", "failures"))) + "\n")
+		}
+		if len(plainTurns) > 0 {
+			b.WriteString(distill.TurnsLine(sortInts(plainTurns), fmt.Sprintf("%d %s exited 0 without an error and did not fix the rule",
+				plainCmds, plural(plainCmds, "command", "commands"))) + "\n")
+		}
+		for i, l := range lines {
+			if shown[i] {
+				b.WriteString(l)
+				b.WriteByte('\n')
+			}
+		}
+		if l := m.ledgerLine(shown); l != "" {
+			b.WriteString(l)
 			b.WriteByte('\n')
 		}
+		return strings.TrimRight(b.String(), "\n")
 	}
-	if b.Len() == 0 {
-		return "", nil
+	block := render()
+	if m.blockTokens(block) <= m.cfg.HistoryTokens {
+		return block
 	}
-	return HistoryHeader + strings.TrimRight(b.String(), "\n"), nil
+	before := m.blockTokens(block)
+	// First the plain successes, oldest first, then the oldest failures.
+	for _, plainPass := range []bool{true, false} {
+		for i, e := range m.entries {
+			if !shown[i] || e.plain != plainPass {
+				continue
+			}
+			shown[i] = false
+			block = render()
+			if m.blockTokens(block) <= m.cfg.HistoryTokens {
+				m.emitMerge(before, block, shown)
+				return block
+			}
+		}
+	}
+	m.emitMerge(before, block, shown)
+	return block
+}
+
+func (m *Memory) emitMerge(before int, block string, shown []bool) {
+	folded := 0
+	for _, s := range shown {
+		if !s {
+			folded++
+		}
+	}
+	m.emit(Event{Kind: EventMerge, Turn: len(m.turns), TokensBefore: before, TokensAfter: m.blockTokens(block),
+		Groups: folded, Distilled: m.distilled})
+}
+
+// ledgerLine names every failed command (in the ledger: non-zero exit,
+// blocked, refused, timed out, or a re-check that failed after it) whose
+// history line is not shown, with its tries, so the model does not repeat
+// it unchanged.
+func (m *Memory) ledgerLine(shown []bool) string {
+	visible := map[string]bool{}
+	for i, e := range m.entries {
+		if shown[i] {
+			for _, c := range e.commands {
+				visible[c] = true
+			}
+		}
+	}
+	var parts []string
+	for _, k := range m.ledger.order {
+		e := m.ledger.entries[k]
+		if e.Failed == 0 || e.Fixed || visible[k] || e.FirstTurn > m.distilledTurn() {
+			continue
+		}
+		parts = append(parts, distill.CodeSpan(m.abbreviate(k))+times(e.Tries))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[Failed commands whose lines are not shown (ledger): " + strings.Join(parts, ", ") + "]"
+}
+
+// distilledTurn is the number of the newest distilled turn.
+func (m *Memory) distilledTurn() int {
+	if m.distilled == 0 {
+		return 0
+	}
+	return m.turns[m.distilled-1].number
+}
+
+func times(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return " ×" + itoa(n)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func sortInts(xs []int) []int {
+	slices.Sort(xs)
+	return xs
 }
 
 // HistoryHeader begins the history block (the message holding the distilled
 // turns' one-line summaries); the lines below it are facts
 // from the worker's records, written in the past tense.
-const HistoryHeader = "Summary of earlier attempts, from the worker's records (oldest first):\n"
+const HistoryHeader = "Summary of earlier attempts, from the worker's records (oldest first; a line lists every turn that ran the same command with the same result):\n"
 
-// abbreviate shortens a command for the repeats line.
+// abbreviate shortens a command for the ledger's line.
 func (m *Memory) abbreviate(cmd string) string {
 	cmd = strings.Join(strings.Fields(cmd), " ")
 	const max = 60
 	if r := []rune(cmd); len(r) > max {
-		return string(r[:max-1]) + "…"
+		return string(r[:40]) + "…" + string(r[len(r)-19:])
 	}
 	return cmd
-}
-
-// compact merges the oldest distilled lines into group lines until the
-// history block fits its share, and reports the merges it made.
-func (m *Memory) compact(ctx context.Context) error {
-	for {
-		block, err := m.historyBlock(ctx, m.distilled)
-		if err != nil {
-			return err
-		}
-		before := m.blockTokens(block)
-		if before <= m.cfg.HistoryTokens {
-			return nil
-		}
-		single := m.distilled - m.grouped()
-		switch {
-		case single > 0 && len(m.groups) > 0 && m.groups[len(m.groups)-1].to-m.groups[len(m.groups)-1].from < m.cfg.GroupSpan:
-			g := m.groups[len(m.groups)-1]
-			g.to++
-			g.line = m.groupLine(g.from, g.to)
-		case single >= 2 || (single == 1 && len(m.groups) > 0):
-			from := m.grouped()
-			m.groups = append(m.groups, &group{from: from, to: from + 1, line: m.groupLine(from, from+1)})
-		case len(m.groups) >= 2:
-			// Only groups are left: merge the two oldest.
-		default:
-			return nil // nothing left to merge; the hard limit decides
-		}
-		if len(m.groups) > m.cfg.MaxGroups || (single == 0 && len(m.groups) >= 2) {
-			g0, g1 := m.groups[0], m.groups[1]
-			merged := &group{from: g0.from, to: g1.to, line: m.groupLine(g0.from, g1.to)}
-			m.groups = append([]*group{merged}, m.groups[2:]...)
-		}
-		after, err := m.historyBlock(ctx, m.distilled)
-		if err != nil {
-			return err
-		}
-		m.emit(Event{Kind: EventMerge, Turn: len(m.turns), TokensBefore: before, TokensAfter: m.blockTokens(after),
-			Groups: len(m.groups), Distilled: m.distilled})
-	}
 }
 
 // blockTokens counts a history block line by line with a per-line cache: the
 // block changes by a line or two per prompt, so recounting it whole would
 // waste the tokenizer's time. The sum can differ from the exact count by a
-// token per line boundary; it only decides when to merge (the prompt itself
-// is always counted exactly).
+// token per line boundary; it only decides when lines give way (the prompt
+// itself is always counted exactly).
 func (m *Memory) blockTokens(block string) int {
 	if m.lineTokens == nil || len(m.lineTokens) > 4096 {
 		m.lineTokens = make(map[string]int)

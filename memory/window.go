@@ -43,12 +43,13 @@ var currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
 // that would pass the soft limit is compacted once, down to the low-water
 // mark, so that the following prompts can append again.
 func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
-	// A new turn's outputs are shown cut to CurrentTokens, once: the
-	// current turn has twice the room of an older one, and keeps the bytes
-	// it is first shown with until a compaction.
+	// A new turn's outputs are shown whole when they fit in the room a
+	// compaction frees above the low-water mark, cut to it otherwise
+	// (never below CurrentTokens), once: the turn keeps the bytes it is
+	// first shown with until a compaction.
 	if n := len(m.turns); n > 0 && !m.turns[n-1].admitted {
 		m.turns[n-1].admitted = true
-		m.cutTurn(n-1, m.cfg.CurrentTokens)
+		m.cutTurn(n-1, m.admitTokens())
 	}
 	p, err := m.build(ctx)
 	if err != nil {
@@ -167,22 +168,26 @@ func (m *Memory) lowWater() int {
 	return soft * m.cfg.LowWaterPercent / 100
 }
 
+// admitTokens is the cap of a new turn's outputs: the room between the
+// low-water mark and the soft limit's prompt tokens, at least
+// CurrentTokens.
+func (m *Memory) admitTokens() int {
+	soft := m.cfg.Budget.SoftLimit() - m.cfg.Budget.Reserve()
+	if m.maxPrompt > 0 {
+		soft = min(soft, m.maxPrompt)
+	}
+	return max(m.cfg.CurrentTokens, soft-m.lowWater())
+}
+
 // distilOne replaces the oldest verbatim turn by its line, for good,
-// renders the history block anew (merging lines into groups when it passes
-// its share) and returns the new prompt.
+// renders the history block anew (lines giving way when it passes its
+// share) and returns the new prompt.
 func (m *Memory) distilOne(ctx context.Context) (Prompt, error) {
-	if _, err := m.line(ctx, m.distilled); err != nil {
+	if err := m.addHistory(ctx, m.distilled); err != nil {
 		return Prompt{}, err
 	}
 	m.distilled++
-	if err := m.compact(ctx); err != nil {
-		return Prompt{}, err
-	}
-	block, err := m.historyBlock(ctx, m.distilled)
-	if err != nil {
-		return Prompt{}, err
-	}
-	m.block = block
+	m.block = m.historyBlock()
 	return m.build(ctx)
 }
 
@@ -211,7 +216,7 @@ func (m *Memory) emitPrompt(p Prompt) {
 	a := p.Assessment
 	verbatim := len(m.turns) - m.distilled
 	m.emit(Event{Kind: EventPrompt, Turn: len(m.turns), Assessment: &a, Messages: len(p.Messages),
-		Distilled: m.distilled, Verbatim: verbatim, Groups: len(m.groups), KeepTurns: verbatim, Cut: m.cutResults()})
+		Distilled: m.distilled, Verbatim: verbatim, Groups: len(m.entries), KeepTurns: verbatim, Cut: m.cutResults()})
 }
 
 func (m *Memory) emitDegrade(p Prompt, currentCap int) {
