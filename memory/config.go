@@ -88,12 +88,12 @@ type Config struct {
 	// verbatim turns older than the current one (head, tail and every
 	// error line). Zero means DefaultOutputTokens.
 	OutputTokens int
-	// CurrentTokens is the least to which a new turn's tool outputs are
-	// cut when it is first shown: an output is shown whole when it fits in
-	// the room between the low-water mark and the soft limit (what a
-	// compaction frees), and cut to that room (head, tail and every error
-	// line), but never below CurrentTokens, when it does not. Zero means
-	// twice OutputTokens; it must not be below OutputTokens.
+	// CurrentTokens is the cap to which a new turn's tool outputs are cut
+	// (head, tail and every error line) when it is first shown and its
+	// outputs do not fit whole in the room between the low-water mark and
+	// the soft limit (what a compaction frees); outputs that fit are shown
+	// whole. Zero means twice OutputTokens; it must not be below
+	// OutputTokens.
 	CurrentTokens int
 	// Distiller writes the one-line summaries. Nil means the deterministic
 	// distiller of package distill, configured with Text.

@@ -49,7 +49,7 @@ func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
 	// first shown with until a compaction.
 	if n := len(m.turns); n > 0 && !m.turns[n-1].admitted {
 		m.turns[n-1].admitted = true
-		m.cutTurn(n-1, m.admitTokens())
+		m.admit(n - 1)
 	}
 	p, err := m.build(ctx)
 	if err != nil {
@@ -168,15 +168,25 @@ func (m *Memory) lowWater() int {
 	return soft * m.cfg.LowWaterPercent / 100
 }
 
-// admitTokens is the cap of a new turn's outputs: the room between the
-// low-water mark and the soft limit's prompt tokens, at least
-// CurrentTokens.
-func (m *Memory) admitTokens() int {
+// admit shows new turn i's outputs whole when together they fit in the
+// room between the low-water mark and the soft limit's prompt tokens (what
+// a compaction frees), and cuts each to CurrentTokens otherwise.
+func (m *Memory) admit(i int) {
 	soft := m.cfg.Budget.SoftLimit() - m.cfg.Budget.Reserve()
 	if m.maxPrompt > 0 {
 		soft = min(soft, m.maxPrompt)
 	}
-	return max(m.cfg.CurrentTokens, soft-m.lowWater())
+	total := 0
+	for _, r := range m.turns[i].results {
+		if r.tokens < 0 {
+			r.tokens = m.cfg.Text.Count(r.msg.Content)
+		}
+		total += r.tokens
+	}
+	if total <= soft-m.lowWater() {
+		return
+	}
+	m.cutTurn(i, m.cfg.CurrentTokens)
 }
 
 // distilOne replaces the oldest verbatim turn by its line, for good,
