@@ -278,8 +278,12 @@ func (d *Distiller) abbreviate(full string, targets []string, head, budget int) 
 		}
 		keep[i] = true
 		if d.count(render()) > budget {
-			keep[i] = false
-			break
+			// The word elided in its middle, else left out.
+			full := w[i]
+			if w[i] = middleRunes(full, 12, 8); w[i] == full || d.count(render()) > budget {
+				w[i], keep[i] = full, false
+				break
+			}
 		}
 	}
 	return render()

@@ -9,7 +9,7 @@ import (
 
 // Defaults applied by New to zero Config fields.
 const (
-	DefaultCommandTokens = 32
+	DefaultCommandTokens = 40
 	DefaultMaxLineTokens = 160
 	// noteTokens bounds a ban pattern, a rejection note or a give-up reason
 	// quoted in a line.
@@ -24,7 +24,7 @@ type Config struct {
 	// tokenizer. Nil means an estimate of one token per three bytes.
 	Counter Counter
 	// CommandTokens is the budget of an abbreviated command. Zero means
-	// DefaultCommandTokens (32); values below 4 are raised to 4.
+	// DefaultCommandTokens (40); values below 4 are raised to 4.
 	CommandTokens int
 	// MaxLineTokens bounds a whole line. Zero means DefaultMaxLineTokens
 	// (160); values below 16 are raised to 16. Lines over it are shortened
