@@ -59,6 +59,9 @@ type entry struct {
 	plain bool
 	// commands are the canonical commands of the entry's turns.
 	commands []string
+	// line is the rendered line for lineTurns turns.
+	line      string
+	lineTurns int
 }
 
 // addHistory records distilled turn i in the history's entries.
@@ -115,78 +118,102 @@ func (m *Memory) plain(i int) bool {
 // count so every turn stays accounted for: first the turns that ran
 // commands which exited 0 without an error and did not fix the rule,
 // then the oldest distinct failures. The ledger's line is never dropped:
-// every failed command whose line gave way is named in it. It returns ""
-// when there is nothing to say.
+// every command that failed on its own (non-zero exit, signal, blocked,
+// refused, timed out) and whose line gave way is named in it. It returns
+// "" when there is nothing to say.
 func (m *Memory) historyBlock() string {
 	if len(m.entries) == 0 {
 		return ""
 	}
-	lines := make([]string, len(m.entries))
-	for i, e := range m.entries {
-		lines[i] = distill.TurnsLine(e.turns, e.body)
-	}
 	shown := make([]bool, len(m.entries))
-	for i := range shown {
+	total := m.blockTokens(HistoryHeader)
+	for i, e := range m.entries {
 		shown[i] = true
+		total += m.blockTokens(e.rendered() + "\n")
 	}
-	render := func() string {
-		var b strings.Builder
-		b.WriteString(HistoryHeader)
-		var plainTurns, failTurns []int
-		plainCmds, failCmds := 0, 0
-		for i, e := range m.entries {
-			switch {
-			case shown[i]:
-				continue
-			case e.plain:
-				plainTurns = append(plainTurns, e.turns...)
-				plainCmds++
-			default:
-				failTurns = append(failTurns, e.turns...)
-				failCmds++
-			}
-		}
-		if len(failTurns) > 0 {
-			b.WriteString(distill.TurnsLine(sortInts(failTurns), fmt.Sprintf("%d older distinct %s not shown line by line; the failed commands are listed below",
-				failCmds, plural(failCmds, "failure", "failures"))) + "\n")
-		}
-		if len(plainTurns) > 0 {
-			b.WriteString(distill.TurnsLine(sortInts(plainTurns), fmt.Sprintf("%d %s exited 0 without an error and did not fix the rule",
-				plainCmds, plural(plainCmds, "command", "commands"))) + "\n")
-		}
-		for i, l := range lines {
-			if shown[i] {
-				b.WriteString(l)
-				b.WriteByte('\n')
-			}
-		}
-		if l := m.ledgerLine(shown); l != "" {
-			b.WriteString(l)
-			b.WriteByte('\n')
-		}
-		return strings.TrimRight(b.String(), "\n")
+	if total <= m.cfg.HistoryTokens {
+		return m.renderHistory(shown)
 	}
-	block := render()
-	if m.blockTokens(block) <= m.cfg.HistoryTokens {
-		return block
-	}
-	before := m.blockTokens(block)
-	// First the plain successes, oldest first, then the oldest failures.
+	// Lines give way, plain successes first, then the oldest failures,
+	// until the estimate fits with room for the two count lines and the
+	// ledger's names; then the rendering is checked and more give way
+	// while it does not fit.
+	before := total
+	var order []int
 	for _, plainPass := range []bool{true, false} {
 		for i, e := range m.entries {
-			if !shown[i] || e.plain != plainPass {
-				continue
-			}
-			shown[i] = false
-			block = render()
-			if m.blockTokens(block) <= m.cfg.HistoryTokens {
-				m.emitMerge(before, block, shown)
-				return block
+			if e.plain == plainPass {
+				order = append(order, i)
 			}
 		}
+	}
+	const countLines = 80
+	next := 0
+	for ; next < len(order) && total+countLines > m.cfg.HistoryTokens; next++ {
+		i := order[next]
+		shown[i] = false
+		total -= m.blockTokens(m.entries[i].rendered() + "\n")
+		if !m.entries[i].plain {
+			for _, c := range m.entries[i].commands {
+				total += m.blockTokens(distill.CodeSpan(m.abbreviate(c))+", ") + 2
+			}
+		}
+	}
+	block := m.renderHistory(shown)
+	for ; next < len(order) && m.blockTokens(block) > m.cfg.HistoryTokens; next++ {
+		shown[order[next]] = false
+		block = m.renderHistory(shown)
 	}
 	m.emitMerge(before, block, shown)
 	return block
+}
+
+// rendered returns the entry's line, rendered once per change.
+func (e *entry) rendered() string {
+	if e.line == "" || e.lineTurns != len(e.turns) {
+		e.line, e.lineTurns = distill.TurnsLine(e.turns, e.body), len(e.turns)
+	}
+	return e.line
+}
+
+// renderHistory writes the block with the entries shown, the count lines
+// of those that gave way and the ledger's line.
+func (m *Memory) renderHistory(shown []bool) string {
+	var b strings.Builder
+	b.WriteString(HistoryHeader)
+	var plainTurns, failTurns []int
+	plainCmds, failCmds := 0, 0
+	for i, e := range m.entries {
+		switch {
+		case shown[i]:
+			continue
+		case e.plain:
+			plainTurns = append(plainTurns, e.turns...)
+			plainCmds++
+		default:
+			failTurns = append(failTurns, e.turns...)
+			failCmds++
+		}
+	}
+	if len(failTurns) > 0 {
+		b.WriteString(distill.TurnsLine(sortInts(failTurns), fmt.Sprintf("%d older distinct %s not shown line by line; the commands that failed are listed below",
+			failCmds, plural(failCmds, "result", "results"))) + "\n")
+	}
+	if len(plainTurns) > 0 {
+		b.WriteString(distill.TurnsLine(sortInts(plainTurns), fmt.Sprintf("%d %s exited 0 without an error and did not fix the rule",
+			plainCmds, plural(plainCmds, "command", "commands"))) + "\n")
+	}
+	for i, e := range m.entries {
+		if shown[i] {
+			b.WriteString(e.rendered())
+			b.WriteByte('\n')
+		}
+	}
+	if l := m.ledgerLine(shown); l != "" {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func (m *Memory) emitMerge(before int, block string, shown []bool) {
@@ -200,10 +227,10 @@ func (m *Memory) emitMerge(before int, block string, shown []bool) {
 		Groups: folded, Distilled: m.distilled})
 }
 
-// ledgerLine names every failed command (in the ledger: non-zero exit,
-// blocked, refused, timed out, or a re-check that failed after it) whose
-// history line is not shown, with its tries, so the model does not repeat
-// it unchanged.
+// ledgerLine names every command that failed on its own (in the ledger:
+// non-zero exit, signal, blocked, refused, timed out, lost) whose history
+// line is not shown, with its tries, so the model does not repeat it
+// unchanged.
 func (m *Memory) ledgerLine(shown []bool) string {
 	visible := map[string]bool{}
 	for i, e := range m.entries {
@@ -216,7 +243,7 @@ func (m *Memory) ledgerLine(shown []bool) string {
 	var parts []string
 	for _, k := range m.ledger.order {
 		e := m.ledger.entries[k]
-		if e.Failed == 0 || e.Fixed || visible[k] || e.FirstTurn > m.distilledTurn() {
+		if e.Errors == 0 || e.Fixed || visible[k] || e.FirstTurn > m.distilledTurn() {
 			continue
 		}
 		parts = append(parts, distill.CodeSpan(m.abbreviate(k))+times(e.Tries))
