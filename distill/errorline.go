@@ -65,9 +65,16 @@ var errorLineRules = []lineRule{
 	{tool: "augtool", re: regexp.MustCompile(`^error: Failed to execute command|^Saving failed|/augeas/files/\S+/error`), score: scoreTool},
 	// general rules
 	{tool: "any", re: regexp.MustCompile(`(?i)^(\S+: )?(error|fatal|critical)\b|^E\d*: `), score: scoreError},
-	{tool: "any", re: regexp.MustCompile(`(?i)\b(error|errors|failed|failure|fatal|denied|refused|cannot|can't|could not|couldn't|unable|invalid|not found|no such|missing|bad|unknown|unrecognized|not permitted|read-only|no space left|timed out|killed)\b`), score: scoreWord},
-	{tool: "any", re: regexp.MustCompile(`(?i)\bwarn(ing)?\b`), score: scoreWarning},
 }
+
+// errorWords make a line an error line by the general rule (scoreWord),
+// warnWords a warning; compared in lower case, as substrings.
+var (
+	errorWords = []string{"error", "failed", "failure", "fatal", "denied", "refused", "cannot", "can't", "could not", "couldn't",
+		"unable", "invalid", "not found", "no such", "missing", "bad ", "unknown", "unrecognized", "not permitted", "read-only",
+		"no space left", "timed out", "killed"}
+	warnWords = []string{"warn"}
+)
 
 // errorLineBytes bounds an error line shown in a summary; a longer line is
 // cut in its middle.
@@ -101,6 +108,9 @@ func ErrorLine(output string, exitCode int) string {
 			continue
 		}
 		last = line
+		if bestScore == scoreTool {
+			continue // nothing scores higher; the first such line stays
+		}
 		if s := scoreLine(line); s > bestScore {
 			best, bestScore = line, s
 		}
@@ -121,13 +131,47 @@ func isMarker(line string) bool {
 	return strings.HasPrefix(line, "[…") || strings.HasPrefix(line, "[... ")
 }
 
+// triggers are lower-case fragments of which every line a rule of
+// errorLineRules matches holds at least one (besides the lines starting
+// with "E" or "W", checked apart): a line with none of them scores 0
+// without running the regular expressions.
+var triggers = []string{"err", "fail", "dpkg", "unit ", "job for", "systemd", "sed:", "line ", "sshd", "hostkey", "there was",
+	"unknown", "syscall", "auditctl", "rule exists", "old style", "sysctl", "openscap", "oscap", "result", "grub", "syntax",
+	"pam", "module", "authselect", "aide", "couldn't", "saving", "augeas", "fatal", "critical", "denied", "refused",
+	"cannot", "can't", "could not", "unable", "invalid", "not found", "no such", "missing", "bad", "unrecognized",
+	"not permitted", "read-only", "no space left", "timed out", "killed", "warn", "masked", "privilege separation"}
+
 func scoreLine(line string) int {
 	if len(line) > 1024 {
 		line = line[:1024]
 	}
+	if line[0] != 'E' && line[0] != 'W' {
+		lower := strings.ToLower(line)
+		hit := false // a line without any trigger matches no rule
+		for _, t := range triggers {
+			if strings.Contains(lower, t) {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return 0
+		}
+	}
 	for i := range errorLineRules {
 		if errorLineRules[i].re.MatchString(line) {
 			return errorLineRules[i].score
+		}
+	}
+	lower := strings.ToLower(line)
+	for _, w := range errorWords {
+		if strings.Contains(lower, w) {
+			return scoreWord
+		}
+	}
+	for _, w := range warnWords {
+		if strings.Contains(lower, w) {
+			return scoreWarning
 		}
 	}
 	return 0

@@ -59,9 +59,12 @@ type entry struct {
 	plain bool
 	// commands are the canonical commands of the entry's turns.
 	commands []string
-	// line is the rendered line for lineTurns turns.
+	// line is the rendered line for lineTurns turns, tokens its count
+	// with its newline.
 	line      string
 	lineTurns int
+	tokens    int
+	tokTurns  int // the turns tokens was counted for
 }
 
 // addHistory records distilled turn i in the history's entries.
@@ -81,13 +84,15 @@ func (m *Memory) addHistory(ctx context.Context, i int) error {
 		return nil
 	}
 	e := &entry{body: body, turns: []int{t.number}, plain: m.plain(i)}
+	if m.entryOf == nil {
+		m.entryOf, m.entriesOf = map[string]*entry{}, map[string][]int{}
+	}
 	for _, st := range t.facts.Steps {
 		if st.Command != "" {
-			e.commands = append(e.commands, distill.Canonical(st.Command))
+			c := distill.Canonical(st.Command)
+			e.commands = append(e.commands, c)
+			m.entriesOf[c] = append(m.entriesOf[c], len(m.entries))
 		}
-	}
-	if m.entryOf == nil {
-		m.entryOf = map[string]*entry{}
 	}
 	m.entryOf[body] = e
 	m.entries = append(m.entries, e)
@@ -129,7 +134,7 @@ func (m *Memory) historyBlock() string {
 	total := m.blockTokens(HistoryHeader)
 	for i, e := range m.entries {
 		shown[i] = true
-		total += m.blockTokens(e.rendered() + "\n")
+		total += m.entryTokens(e)
 	}
 	if total <= m.cfg.HistoryTokens {
 		return m.renderHistory(shown)
@@ -148,14 +153,16 @@ func (m *Memory) historyBlock() string {
 		}
 	}
 	const countLines = 80
-	next := 0
+	next, ledger := 0, 0
 	for ; next < len(order) && total+countLines > m.cfg.HistoryTokens; next++ {
 		i := order[next]
 		shown[i] = false
-		total -= m.blockTokens(m.entries[i].rendered() + "\n")
-		if !m.entries[i].plain {
+		total -= m.entryTokens(m.entries[i])
+		if !m.entries[i].plain && ledger < m.cfg.HistoryTokens/3 {
 			for _, c := range m.entries[i].commands {
-				total += m.blockTokens(distill.CodeSpan(m.abbreviate(c))+", ") + 2
+				n := m.blockTokens(distill.CodeSpan(m.abbreviate(c))+", ") + 2
+				ledger += n
+				total += n
 			}
 		}
 	}
@@ -166,6 +173,15 @@ func (m *Memory) historyBlock() string {
 	}
 	m.emitMerge(before, block, shown)
 	return block
+}
+
+// entryTokens returns the tokens of e's line and its newline, counted
+// once per change of the line.
+func (m *Memory) entryTokens(e *entry) int {
+	if e.tokTurns != len(e.turns) {
+		e.tokens, e.tokTurns = m.cfg.Text.Count(e.rendered()+"\n"), len(e.turns)
+	}
+	return e.tokens
 }
 
 // rendered returns the entry's line, rendered once per change.
@@ -230,28 +246,104 @@ func (m *Memory) emitMerge(before int, block string, shown []bool) {
 // ledgerLine names every command that failed on its own (in the ledger:
 // non-zero exit, signal, blocked, refused, timed out, lost) whose history
 // line is not shown, with its tries, so the model does not repeat it
-// unchanged.
+// unchanged. The names take at most a third of the history's share: past
+// it the most tried and the newest are named, the others counted by
+// program ("+850 more: sysctl ×850"), so the line stays bounded at any
+// length (the Ledger itself, which the worker's repeat refusals read, keeps
+// every command).
 func (m *Memory) ledgerLine(shown []bool) string {
-	visible := map[string]bool{}
-	for i, e := range m.entries {
-		if shown[i] {
-			for _, c := range e.commands {
-				visible[c] = true
+	visible := func(key string) bool {
+		for _, i := range m.entriesOf[key] {
+			if shown[i] {
+				return true
 			}
 		}
+		return false
 	}
-	var parts []string
+	// The candidates by priority: the commands tried more than once, most
+	// tried and newest first, then those tried once, newest first.
+	var multi, once []*LedgerEntry
+	last := m.distilledTurn()
 	for _, k := range m.ledger.order {
 		e := m.ledger.entries[k]
-		if e.Errors == 0 || e.Fixed || visible[k] || e.FirstTurn > m.distilledTurn() {
+		if e.Errors == 0 || e.Fixed || e.FirstTurn > last || visible(k) {
 			continue
 		}
-		parts = append(parts, distill.CodeSpan(m.abbreviate(k))+times(e.Tries))
+		if e.Tries > 1 {
+			multi = append(multi, e)
+		} else {
+			once = append(once, e)
+		}
 	}
-	if len(parts) == 0 {
+	if len(multi)+len(once) == 0 {
 		return ""
 	}
+	slices.SortStableFunc(multi, func(a, b *LedgerEntry) int {
+		if a.Tries != b.Tries {
+			return b.Tries - a.Tries
+		}
+		return b.LastTurn - a.LastTurn
+	})
+	slices.Reverse(once)
+	limit := m.cfg.HistoryTokens / 3
+	named := map[*LedgerEntry]string{}
+	used := 0
+	for _, e := range append(multi, once...) {
+		part := distill.CodeSpan(m.abbreviate(e.Canonical)) + times(e.Tries)
+		n := m.blockTokens(part+", ") + 1
+		if used+n > limit {
+			break
+		}
+		used += n
+		named[e] = part
+	}
+	var parts []string
+	rest := newProgramCounts()
+	for _, k := range m.ledger.order {
+		e := m.ledger.entries[k]
+		if p, ok := named[e]; ok {
+			parts = append(parts, p)
+		} else if e.Errors > 0 && !e.Fixed && e.FirstTurn <= last && !visible(k) {
+			rest.add(e.Canonical)
+		}
+	}
+	if l := rest.String(); l != "" {
+		parts = append(parts, l)
+	}
 	return "[Failed commands whose lines are not shown (ledger): " + strings.Join(parts, ", ") + "]"
+}
+
+// programCounts counts commands by their first word.
+type programCounts struct {
+	n     map[string]int
+	order []string
+	total int
+}
+
+func newProgramCounts() *programCounts { return &programCounts{n: map[string]int{}} }
+
+func (p *programCounts) add(cmd string) {
+	prog, _, _ := strings.Cut(cmd, " ")
+	if p.n[prog] == 0 {
+		p.order = append(p.order, prog)
+	}
+	p.n[prog]++
+	p.total++
+}
+
+func (p *programCounts) String() string {
+	if p.total == 0 {
+		return ""
+	}
+	parts := make([]string, 0, min(len(p.order), 8))
+	for i, prog := range p.order {
+		if i == 8 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, prog+" ×"+itoa(p.n[prog]))
+	}
+	return "+" + itoa(p.total) + " more: " + strings.Join(parts, ", ")
 }
 
 // distilledTurn is the number of the newest distilled turn.

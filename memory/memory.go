@@ -77,6 +77,7 @@ type Memory struct {
 	distilled  int               // turns[:distilled] are replaced by lines, for good
 	entries    []*entry          // the history's distinct lines, in order of first turn
 	entryOf    map[string]*entry // entries by body
+	entriesOf  map[string][]int  // indexes of the entries holding each canonical command
 	block      string            // the history block, rendered at the last compaction
 	lineTokens map[string]int
 	maxPrompt  int // prompt cap set by LimitPrompt; 0: none

@@ -91,7 +91,14 @@ func (m *Memory) compactPrompt(ctx context.Context, p Prompt) (Prompt, error) {
 	// 1. Distil everything older than the last K turns, as far as needed.
 	before, from := p, m.distilled
 	for m.distilled < n-m.cfg.KeepTurns && !fits(p) {
-		if p, err = m.distilOne(ctx); err != nil {
+		// As many of the oldest turns at once as their tokens say are
+		// needed (an underestimate: their lines take some back), so the
+		// history block and the prompt are rendered once per batch.
+		k, saved := 1, m.turnTokens(m.distilled)
+		for excess := p.Assessment.Prompt - target; m.distilled+k < n-m.cfg.KeepTurns && saved < excess; k++ {
+			saved += m.turnTokens(m.distilled + k)
+		}
+		if p, err = m.distil(ctx, k); err != nil {
 			return Prompt{}, err
 		}
 	}
@@ -122,7 +129,7 @@ func (m *Memory) compactPrompt(ctx context.Context, p Prompt) (Prompt, error) {
 	// 4. Fewer than K verbatim turns, only if they cannot fit at all.
 	before, from = p, m.distilled
 	for m.distilled < n-1 && p.Assessment.Over() {
-		if p, err = m.distilOne(ctx); err != nil {
+		if p, err = m.distil(ctx, 1); err != nil {
 			return Prompt{}, err
 		}
 		m.emitDegrade(p, 0)
@@ -189,16 +196,43 @@ func (m *Memory) admit(i int) {
 	m.cutTurn(i, m.cfg.CurrentTokens)
 }
 
-// distilOne replaces the oldest verbatim turn by its line, for good,
+// distil replaces the k oldest verbatim turns by their lines, for good,
 // renders the history block anew (lines giving way when it passes its
 // share) and returns the new prompt.
-func (m *Memory) distilOne(ctx context.Context) (Prompt, error) {
-	if err := m.addHistory(ctx, m.distilled); err != nil {
-		return Prompt{}, err
+func (m *Memory) distil(ctx context.Context, k int) (Prompt, error) {
+	for ; k > 0; k-- {
+		if err := m.addHistory(ctx, m.distilled); err != nil {
+			return Prompt{}, err
+		}
+		m.distilled++
 	}
-	m.distilled++
 	m.block = m.historyBlock()
 	return m.build(ctx)
+}
+
+// turnTokens estimates the prompt tokens turn i takes verbatim: its
+// outputs as shown (counted), its call and feedback at four bytes a token.
+func (m *Memory) turnTokens(i int) int {
+	t := m.turns[i]
+	n := len(t.assistant.Content) / 4
+	for _, c := range t.assistant.ToolCalls {
+		n += len(c.Function.Arguments)/4 + 8
+	}
+	for _, r := range t.results {
+		switch {
+		case r.shownCap > 0:
+			n += r.shownCap
+		default:
+			if r.tokens < 0 {
+				r.tokens = m.cfg.Text.Count(r.msg.Content)
+			}
+			n += r.tokens
+		}
+	}
+	for _, f := range t.feedback {
+		n += len(f.text) / 4
+	}
+	return n
 }
 
 // cutTurn cuts turn i's tool outputs longer than capTokens to capTokens,
@@ -254,7 +288,7 @@ func (m *Memory) cutResults() int {
 func (m *Memory) emitDistill(ctx context.Context, before Prompt, from int) {
 	lines := make([]string, 0, m.distilled-from)
 	for i := from; i < m.distilled; i++ {
-		l, _ := m.line(ctx, i) // cached by distilOne
+		l, _ := m.line(ctx, i) // cached by distil
 		lines = append(lines, l)
 	}
 	m.emit(Event{Kind: EventDistill, Turn: len(m.turns), FromTurn: from + 1, ToTurn: m.distilled,
