@@ -89,11 +89,10 @@ type Config struct {
 	// error line). Zero means DefaultOutputTokens.
 	OutputTokens int
 	// CurrentTokens is the cap to which a new turn's tool outputs are cut
-	// (head, tail and every error line) when it is first shown and its
-	// outputs do not fit whole in the room between the low-water mark and
-	// the soft limit (what a compaction frees); outputs that fit are shown
-	// whole. Zero means twice OutputTokens; it must not be below
-	// OutputTokens.
+	// (head, tail and every error line) when it is first shown and the
+	// prompt with them whole would pass the low-water mark; outputs that
+	// fit under it are shown whole. Zero means twice OutputTokens; it must
+	// not be below OutputTokens.
 	CurrentTokens int
 	// Distiller writes the one-line summaries. Nil means the deterministic
 	// distiller of package distill, configured with Text.

@@ -81,6 +81,7 @@ type Memory struct {
 	block      string            // the history block, rendered at the last compaction
 	lineTokens map[string]int
 	maxPrompt  int // prompt cap set by LimitPrompt; 0: none
+	lastPrompt int // prompt tokens of the last prompt prepared
 }
 
 // New returns a Memory with the pinned instruction (system message) and task

@@ -104,13 +104,18 @@ type fact struct {
 
 // heldIn reports whether a prompt holds f: an error with its command on
 // one line of a message (a history line) or the command's call with the
-// error in a tool result; a changed file anywhere in a message's text.
+// error in a tool result; a changed file in a message's text or a call.
 func (f fact) heldIn(msgs []openai.ChatCompletionMessage) bool {
 	span := distill.CodeSpan(distill.Canonical(f.command))
 	for i, m := range msgs {
 		if f.kind == "changed" {
 			if strings.Contains(m.Content, f.text) {
 				return true
+			}
+			for _, c := range m.ToolCalls { // a verbatim turn: the call names the file
+				if strings.Contains(c.Function.Arguments, f.text) {
+					return true
+				}
 			}
 			continue
 		}

@@ -43,10 +43,10 @@ var currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
 // that would pass the soft limit is compacted once, down to the low-water
 // mark, so that the following prompts can append again.
 func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
-	// A new turn's outputs are shown whole when they fit in the room a
-	// compaction frees above the low-water mark, cut to it otherwise
-	// (never below CurrentTokens), once: the turn keeps the bytes it is
-	// first shown with until a compaction.
+	// A new turn's outputs are shown whole when the prompt with them
+	// stays under the low-water mark, cut to CurrentTokens otherwise,
+	// once: the turn keeps the bytes it is first shown with until a
+	// compaction.
 	if n := len(m.turns); n > 0 && !m.turns[n-1].admitted {
 		m.turns[n-1].admitted = true
 		m.admit(n - 1)
@@ -56,6 +56,7 @@ func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
 		return Prompt{}, err
 	}
 	if !p.Assessment.OverSoft() && !p.Assessment.Over() {
+		m.lastPrompt = p.Assessment.Prompt
 		m.emitPrompt(p)
 		return p, nil
 	}
@@ -63,6 +64,7 @@ func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
+	m.lastPrompt = p.Assessment.Prompt
 	m.emitPrompt(p)
 	return p, nil
 }
@@ -175,14 +177,13 @@ func (m *Memory) lowWater() int {
 	return soft * m.cfg.LowWaterPercent / 100
 }
 
-// admit shows new turn i's outputs whole when together they fit in the
-// room between the low-water mark and the soft limit's prompt tokens (what
-// a compaction frees), and cuts each to CurrentTokens otherwise.
+// admit shows new turn i's outputs whole when the prompt with them stays
+// under the low-water mark (the last prompt's tokens plus theirs), and
+// cuts each to CurrentTokens otherwise: a conversation with room shows
+// what the commands printed, and one near its limit appends no more than
+// a cut output, so that compactions, which send the prompt after the
+// history block to the server anew, stay rare.
 func (m *Memory) admit(i int) {
-	soft := m.cfg.Budget.SoftLimit() - m.cfg.Budget.Reserve()
-	if m.maxPrompt > 0 {
-		soft = min(soft, m.maxPrompt)
-	}
 	total := 0
 	for _, r := range m.turns[i].results {
 		if r.tokens < 0 {
@@ -190,7 +191,7 @@ func (m *Memory) admit(i int) {
 		}
 		total += r.tokens
 	}
-	if total <= soft-m.lowWater() {
+	if m.lastPrompt+total <= m.lowWater() {
 		return
 	}
 	m.cutTurn(i, m.cfg.CurrentTokens)
