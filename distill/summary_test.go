@@ -1,6 +1,8 @@
 package distill
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -150,5 +152,31 @@ func TestProgramAndGist(t *testing.T) {
 		if s.Program != tt.prog || s.Gist != tt.gist {
 			t.Errorf("%s: program %q gist %q, want %q %q", tt.cmd, s.Program, s.Gist, tt.prog, tt.gist)
 		}
+	}
+}
+
+// TestREADMELine: the sample line in the README is the line Summarize
+// writes for the turn it describes.
+func TestREADMELine(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sample string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "    [Turn ") {
+			sample = strings.TrimPrefix(l, "    ")
+			break
+		}
+	}
+	if sample == "" {
+		t.Fatal("the README has no indented sample line")
+	}
+	got := New(Config{}).Summarize(Turn{Number: 4, Check: nightshift.CheckFail, CheckOutput: "PermitRootLogin yes\n", Steps: []Step{{
+		Tool: nightshift.ToolApply, Action: nightshift.ActionRan, ExitCode: 1,
+		Command: `sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no' /etc/ssh/sshd_config`,
+		Stderr:  "sed: -e expression #1, char 42: unterminated `s' command\n"}}}).Line()
+	if got != sample {
+		t.Errorf("README:    %s\nSummarize: %s", sample, got)
 	}
 }

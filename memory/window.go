@@ -261,7 +261,7 @@ func (m *Memory) emitPrompt(p Prompt) {
 	a := p.Assessment
 	verbatim := len(m.turns) - m.distilled
 	m.emit(Event{Kind: EventPrompt, Turn: len(m.turns), Assessment: &a, Messages: len(p.Messages),
-		Distilled: m.distilled, Verbatim: verbatim, Groups: len(m.entries), KeepTurns: verbatim, Cut: m.cutResults()})
+		Distilled: m.distilled, Verbatim: verbatim, Groups: m.mergedLines(), KeepTurns: verbatim, Cut: m.cutResults()})
 }
 
 func (m *Memory) emitDegrade(p Prompt, currentCap int) {
@@ -269,6 +269,17 @@ func (m *Memory) emitDegrade(p Prompt, currentCap int) {
 	verbatim := len(m.turns) - m.distilled
 	m.emit(Event{Kind: EventDegrade, Turn: len(m.turns), Assessment: &a, Distilled: m.distilled, Verbatim: verbatim,
 		KeepTurns: verbatim, OutputCap: m.cfg.OutputTokens, CurrentCap: currentCap, Cut: m.cutResults()})
+}
+
+// mergedLines counts the history lines that stand for more than one turn.
+func (m *Memory) mergedLines() int {
+	n := 0
+	for _, e := range m.entries {
+		if len(e.turns) > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // cutResults counts the tool outputs shown cut.
