@@ -147,15 +147,6 @@ var table = []rule{
 	{class: ClassKilled, any: []string{"killed", "out of memory: kill"}},
 }
 
-// Classes returns every class of the table, in table order.
-func Classes() []Class {
-	out := make([]Class, len(table))
-	for i, r := range table {
-		out[i] = r.class
-	}
-	return out
-}
-
 // maxClassifyBytes bounds how much output is read, from each end: errors
 // are at the start or the end of the floods tools print.
 const maxClassifyBytes = 256 << 10

@@ -5,30 +5,6 @@ package distill
 
 import "github.com/nightshift-dev/nightshift"
 
-// actionWord is the past-tense word the summaries use for an action (the
-// model distiller's facts too): a refused repeat reads as blocked, a
-// malformed call as rejected.
-func actionWord(a nightshift.Action) string {
-	switch a {
-	case nightshift.ActionRan:
-		return "ran"
-	case nightshift.ActionBlocked, nightshift.ActionRefused:
-		return "blocked"
-	case nightshift.ActionMalformed:
-		return "rejected"
-	case nightshift.ActionTimedOut:
-		return "timed out"
-	case nightshift.ActionUnknown:
-		return "unknown"
-	case nightshift.ActionGiveUp:
-		return "gave up"
-	case nightshift.ActionNone:
-		return "no action"
-	default:
-		return a.String()
-	}
-}
-
 // checkWord is the word the summaries use for a re-check's status.
 func checkWord(c nightshift.CheckStatus) string {
 	switch c {
