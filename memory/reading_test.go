@@ -230,6 +230,7 @@ func (e *readingEnv) runConversation(tb testing.TB, c conv, policy vllmsim.Polic
 		if keepPrompts {
 			res.prompts = append(res.prompts, msgs)
 		}
+		//lint:ignore SA1019 the worker sends max_tokens (vLLM has read it in every release).
 		resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: sim.Model(), Messages: msgs, Tools: readingTools(), MaxTokens: reserve})
 		if err != nil {
 			res.rejected++
