@@ -59,6 +59,8 @@ type entry struct {
 	plain bool
 	// commands are the canonical commands of the entry's turns.
 	commands []string
+	// changed are the files the change records say its turns changed.
+	changed []string
 	// line is the rendered line for lineTurns turns, tokens its count
 	// with its newline.
 	line      string
@@ -84,6 +86,9 @@ func (m *Memory) addHistory(ctx context.Context, i int) error {
 		return nil
 	}
 	e := &entry{body: body, turns: []int{t.number}, plain: m.plain(i)}
+	for _, st := range m.summary(i).Steps {
+		e.changed = append(e.changed, st.Changed...)
+	}
 	if m.entryOf == nil {
 		m.entryOf, m.entriesOf = map[string]*entry{}, map[string][]int{}
 	}
@@ -152,7 +157,7 @@ func (m *Memory) historyBlock() string {
 			}
 		}
 	}
-	const countLines = 80
+	countLines := 80 + m.cfg.HistoryTokens/6 // the count lines, with the changed files
 	next, ledger := 0, 0
 	for ; next < len(order) && total+countLines > m.cfg.HistoryTokens; next++ {
 		i := order[next]
@@ -182,6 +187,40 @@ func (m *Memory) entryTokens(e *entry) int {
 		e.tokens, e.tokTurns = m.cfg.Text.Count(e.rendered()+"\n"), len(e.turns)
 	}
 	return e.tokens
+}
+
+// foldedChanges names the files the change records say the folded plain
+// turns changed, the newest first, within a sixth of the history's share
+// ("; they changed /etc/a, /etc/b and 12 earlier files"), "" when none.
+func (m *Memory) foldedChanges(shown []bool) string {
+	var files []string
+	seen := map[string]bool{}
+	for i := len(m.entries) - 1; i >= 0; i-- {
+		if e := m.entries[i]; !shown[i] && e.plain {
+			for j := len(e.changed) - 1; j >= 0; j-- {
+				if f := e.changed[j]; !seen[f] {
+					seen[f] = true
+					files = append(files, f)
+				}
+			}
+		}
+	}
+	if len(files) == 0 {
+		return ""
+	}
+	limit, used, n := m.cfg.HistoryTokens/6, 0, 0
+	for ; n < len(files); n++ {
+		c := m.blockTokens(files[n]+", ") + 1
+		if used+c > limit {
+			break
+		}
+		used += c
+	}
+	s := "; they changed " + strings.Join(files[:n], ", ")
+	if rest := len(files) - n; rest > 0 {
+		s += " and " + itoa(rest) + " earlier " + plural(rest, "file", "files")
+	}
+	return s
 }
 
 // rendered returns the entry's line, rendered once per change.
@@ -216,8 +255,8 @@ func (m *Memory) renderHistory(shown []bool) string {
 			failCmds, plural(failCmds, "result", "results"))) + "\n")
 	}
 	if len(plainTurns) > 0 {
-		b.WriteString(distill.TurnsLine(sortInts(plainTurns), fmt.Sprintf("%d %s exited 0 without an error and did not fix the rule",
-			plainCmds, plural(plainCmds, "command", "commands"))) + "\n")
+		b.WriteString(distill.TurnsLine(sortInts(plainTurns), fmt.Sprintf("%d %s exited 0 without an error and did not fix the rule%s",
+			plainCmds, plural(plainCmds, "command", "commands"), m.foldedChanges(shown))) + "\n")
 	}
 	for i, e := range m.entries {
 		if shown[i] {
