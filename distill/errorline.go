@@ -204,7 +204,7 @@ func CheckLine(output string) string {
 		}
 	}
 	if worst != "" {
-		return "oscap: " + strings.TrimSpace(worst)
+		return "oscap: " + cutLine(strings.TrimSpace(worst), errorLineBytes)
 	}
 	return ErrorLine(output, 1)
 }
