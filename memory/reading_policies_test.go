@@ -39,8 +39,7 @@ func (t readingTally) String() string {
 
 // runReadingPolicies runs every scenario for seeds first..first+n-1
 // through every memory, and returns the tallies by scenario and memory.
-func runReadingPolicies(tb testing.TB, first uint64, n int) map[string]map[string]*readingTally {
-	e := newReadingEnv(tb)
+func runReadingPolicies(tb testing.TB, e *readingEnv, first uint64, n int) map[string]map[string]*readingTally {
 	out := map[string]map[string]*readingTally{}
 	for _, sc := range scenarios {
 		out[sc.name] = map[string]*readingTally{}
@@ -81,14 +80,16 @@ func readingTable(res map[string]map[string]*readingTally) string {
 // TestReadingPolicies: a model that needs facts printed by early attempts
 // (an option name a config parser rejected; two preconditions reported
 // separately; a trap it must not run twice) fixes the rule in at least 95%
-// of seeds with this package's memory, and the scenarios do depend on the
-// memory: the last K turns alone fix fewer.
+// of seeds with this package's memory, with no prompt rejected by the
+// simulator counting with the independent reference (internal/vllmref),
+// and the scenarios do depend on the memory: the last K turns alone fix
+// fewer.
 func TestReadingPolicies(t *testing.T) {
 	n := 6
 	if testing.Short() {
 		n = 2
 	}
-	res := runReadingPolicies(t, testenv.Seed(t, 1), n)
+	res := runReadingPolicies(t, referenceEnv(t), testenv.Seed(t, 1), n)
 	t.Logf("\n%s", readingTable(res))
 	for _, sc := range scenarios {
 		got := res[sc.name]
@@ -107,12 +108,15 @@ func TestReadingPolicies(t *testing.T) {
 // BenchmarkReadingPolicies reports, over -reading.seeds seeds per scenario,
 // the fix rate and attempts to fix of the prompt-reading policies with the
 // new memory, the memory before issue 22, the full history (until it
-// overflows the window) and the last K turns only, in one run:
+// overflows the window) and the last K turns only, in one run. The
+// simulator counts prompts with package budget here, for speed (50 seeds
+// take a minute); TestReadingPolicies runs fewer seeds with every prompt
+// counted by the independent reference:
 //
 //	go test ./memory -run '^$' -bench ReadingPolicies -benchtime 1x
 func BenchmarkReadingPolicies(b *testing.B) {
 	for b.Loop() {
-		res := runReadingPolicies(b, 1, *readingSeeds)
+		res := runReadingPolicies(b, newReadingEnv(b), 1, *readingSeeds)
 		b.Logf("\n%s", readingTable(res))
 		for _, sc := range scenarios {
 			for _, kind := range memoryKinds {
