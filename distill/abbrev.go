@@ -177,12 +177,15 @@ func capList(list []string, n int) []string {
 
 // abbreviate shortens a one-line command to budget tokens, keeping its head
 // (the program and its first arguments) and its targets, and marking each
-// cut with "…".
+// cut with "…". Words are the shell's (a quoted argument with spaces is one
+// word), so a cut never splits a quotation: long arguments are first
+// elided in their middle (their quotes kept at both ends), then whole
+// words are left out.
 func (d *Distiller) abbreviate(full string, targets []string, head, budget int) string {
 	if full == "" || d.count(full) <= budget {
 		return full
 	}
-	w := strings.Split(full, " ")
+	w := shellWords(full)
 	if len(w) > 256 {
 		w = w[:256]
 	}
@@ -246,7 +249,7 @@ func (d *Distiller) abbreviate(full string, targets []string, head, budget int) 
 	if d.count(render()) > budget {
 		for i := range w {
 			if keep[i] && i > 0 && !isTarget[i] && utf8.RuneCountInString(w[i]) > 32 {
-				w[i] = clipRunes(w[i], 24)
+				w[i] = middleRunes(w[i], 16, 10)
 			}
 		}
 	}
@@ -275,24 +278,59 @@ func (d *Distiller) abbreviate(full string, targets []string, head, budget int) 
 		}
 		keep[i] = true
 		if d.count(render()) > budget {
-			keep[i] = false
-			break
+			// The word elided in its middle, else left out.
+			full := w[i]
+			if w[i] = middleRunes(full, 12, 8); w[i] == full || d.count(render()) > budget {
+				w[i], keep[i] = full, false
+				break
+			}
 		}
 	}
 	return render()
 }
 
-// clipRunes keeps the first n runes of s and appends "…".
-func clipRunes(s string, n int) string {
-	i := 0
-	for k := 0; k < n && i < len(s); k++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	if i >= len(s) {
+// middleRunes keeps the first head and the last tail runes of s, joined by
+// "…", when s is longer.
+func middleRunes(s string, head, tail int) string {
+	r := []rune(s)
+	if len(r) <= head+tail+1 {
 		return s
 	}
-	return s[:i] + "…"
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// shellWords splits a command in canonical one-line form at the blanks
+// outside quotes, escapes and substitutions, so that "sed -i 's/a b/c/' f"
+// is four words.
+func shellWords(s string) []string {
+	var words []string
+	start, depth := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case c == ' ' && depth == 0:
+			words = append(words, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(words, s[start:])
 }
 
 // clip shortens s to budget tokens, keeping its start and appending "…".

@@ -27,7 +27,7 @@ func Example() {
 	fmt.Println(distill.Canonical(`sed  -i "s/a/b/"  /etc/f`))
 	fmt.Println(distill.Targets(`echo 'PermitRootLogin no' | sudo tee -a /etc/ssh/sshd_config && sudo systemctl restart ssh`))
 	// Output:
-	// [Turn 4: ran 'sudo apt-get install -y aide' — failed (exit 100), dpkg lock held; re-check failed]
+	// [Turn 4: ran `sudo apt-get install -y aide` — exit 100: "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)"; re-check failed]
 	// [Turn 4: ran apt-get install aide — re-check failed every time; dpkg lock held]
 	// sed -i s/a/b/ /etc/f
 	// [/etc/ssh/sshd_config ssh]

@@ -117,3 +117,28 @@ func FuzzSummarize(f *testing.F) {
 		}
 	})
 }
+
+// FuzzErrorLine: ErrorLine and CheckLine never panic, return valid UTF-8
+// within their bound, on one line, taken from the output (its start
+// before any middle cut).
+func FuzzErrorLine(f *testing.F) {
+	for _, s := range []string{"E: Unable to locate package x\n", "sed: -e expression #1, char 3: unknown command: `x'\n",
+		"/etc/ssh/sshd_config: line 3: Bad configuration option: Foo\n", "Rule\txccdf_org.x_rule_y\nResult\tfail\n", "Rule\t" + strings.Repeat("r", 400) + "\nResult\terror\n",
+		"+ trace\n\n", "\xff\xfe error \xc3", strings.Repeat("error ", 100), ""} {
+		f.Add(s, 1)
+		f.Add(s, 0)
+	}
+	f.Fuzz(func(t *testing.T, out string, exit int) {
+		for _, l := range []string{ErrorLine(out, exit), CheckLine(out)} {
+			if !utf8.ValidString(l) || strings.Contains(l, "\n") || len(l) > errorLineBytes+len("oscap: ")+len("…") {
+				t.Fatalf("line %q of %q: invalid, multi-line or too long", l, out)
+			}
+		}
+		if l := ErrorLine(out, exit); l != "" {
+			head, _, _ := strings.Cut(l, "…")
+			if !strings.Contains(strings.ToValidUTF8(out, "�"), head) {
+				t.Fatalf("ErrorLine(%q) = %q: not from the output", out, l)
+			}
+		}
+	})
+}

@@ -179,3 +179,43 @@ func times(n int) string {
 	}
 	return " ×" + strconv.Itoa(n)
 }
+
+// maxTurnsListed bounds the turn numbers a TurnsLine lists; the others
+// are counted.
+const maxTurnsListed = 8
+
+// TurnsLine writes one line for turns whose summaries have the same Body:
+// "[Turn 4: body]" for one turn, "[Turns 4, 9, 14: body]" for a few (runs
+// of consecutive turns as "4–6"), and for more than eight listed items the
+// first five and the last two with the count: "[Turns 4, 9, 14, 15, 20 …
+// 88, 97 (23 turns): body]". turns must be ascending.
+func TurnsLine(turns []int, body string) string {
+	if len(turns) == 0 {
+		return ""
+	}
+	if len(turns) == 1 {
+		return "[Turn " + strconv.Itoa(turns[0]) + ": " + body + "]"
+	}
+	var items []string
+	for i := 0; i < len(turns); {
+		j := i
+		for j+1 < len(turns) && turns[j+1] == turns[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			items = append(items, strconv.Itoa(turns[i]))
+		case j == i+1:
+			items = append(items, strconv.Itoa(turns[i]), strconv.Itoa(turns[j]))
+		default:
+			items = append(items, strconv.Itoa(turns[i])+"–"+strconv.Itoa(turns[j]))
+		}
+		i = j + 1
+	}
+	list := strings.Join(items, ", ")
+	if len(items) > maxTurnsListed {
+		list = strings.Join(items[:5], ", ") + " … " + strings.Join(items[len(items)-2:], ", ") +
+			" (" + strconv.Itoa(len(turns)) + " turns)"
+	}
+	return "[Turns " + list + ": " + body + "]"
+}

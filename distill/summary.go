@@ -9,8 +9,8 @@ import (
 
 // Defaults applied by New to zero Config fields.
 const (
-	DefaultCommandTokens = 24
-	DefaultMaxLineTokens = 120
+	DefaultCommandTokens = 40
+	DefaultMaxLineTokens = 160
 	// noteTokens bounds a ban pattern, a rejection note or a give-up reason
 	// quoted in a line.
 	noteTokens = 16
@@ -24,12 +24,13 @@ type Config struct {
 	// tokenizer. Nil means an estimate of one token per three bytes.
 	Counter Counter
 	// CommandTokens is the budget of an abbreviated command. Zero means
-	// DefaultCommandTokens (24); values below 4 are raised to 4.
+	// DefaultCommandTokens (40); values below 4 are raised to 4.
 	CommandTokens int
 	// MaxLineTokens bounds a whole line. Zero means DefaultMaxLineTokens
-	// (120); values below 16 are raised to 16. Lines over it are shortened
-	// step by step (fewer targets and classes, shorter commands, fewer
-	// steps) and, as a last resort, cut in the middle.
+	// (160); values below 16 are raised to 16. Lines over it are shortened
+	// step by step (fewer targets and classes, shorter error and re-check
+	// lines, shorter commands, fewer steps) and, as a last resort, cut in
+	// the middle.
 	MaxLineTokens int
 }
 
@@ -80,6 +81,12 @@ type StepSummary struct {
 	Signal   string
 	// Classes are the error classes found in the output.
 	Classes []Class
+	// Error is the output's most informative line (ErrorLine), "" when
+	// none qualifies.
+	Error string
+	// Changed are the files the change records say the command changed,
+	// written "path" (modified), "path (created)" or "path (deleted)".
+	Changed []string
 	// Note is the ban pattern, the rejection note or the give-up reason,
 	// abbreviated.
 	Note string
@@ -89,17 +96,22 @@ type StepSummary struct {
 
 // Summary holds the facts of one turn, from which Line and Merge write.
 type Summary struct {
-	Turn   int
-	Steps  []StepSummary
-	Check  nightshift.CheckStatus
-	GaveUp bool
-	line   string
+	Turn  int
+	Steps []StepSummary
+	Check nightshift.CheckStatus
+	// CheckLine is the decisive line of the re-check's output (CheckLine).
+	CheckLine string
+	GaveUp    bool
+	line      string
 }
 
 // Summarize extracts the facts of a turn and writes its line within the
 // line budget. It never fails; a turn with no tool call says so.
 func (d *Distiller) Summarize(t Turn) Summary {
 	s := Summary{Turn: t.Number, Check: t.Check, GaveUp: t.GaveUp}
+	if t.Check != nightshift.CheckPass && t.Check != nightshift.CheckNotRun {
+		s.CheckLine = CheckLine(t.CheckOutput)
+	}
 	for _, st := range t.Steps {
 		s.Steps = append(s.Steps, d.step(st))
 	}
@@ -133,7 +145,18 @@ func (d *Distiller) step(st Step) StepSummary {
 		if st.Action != nightshift.ActionRan {
 			code = 0
 		}
-		ss.Classes = ClassifyError(joinOutput(st.Stderr, st.Stdout), code)
+		out := joinOutput(st.Stderr, st.Stdout)
+		ss.Classes = ClassifyError(out, code)
+		if st.Signal == "" || code != 0 {
+			ss.Error = ErrorLine(out, code)
+		}
+	}
+	for _, c := range st.Changes {
+		p := oneLineText(c.Path)
+		if c.Kind != ChangeModified {
+			p += " (" + c.Kind.String() + ")"
+		}
+		ss.Changed = append(ss.Changed, p)
 	}
 	return ss
 }
@@ -192,36 +215,58 @@ func (s Summary) Line() string {
 	if s.line != "" {
 		return s.line
 	}
-	return render(s, level{targets: maxTargetsShown, classes: -1, steps: -1, command: true})
+	return render(s, fullLevel)
+}
+
+// Body returns the line without its "[Turn N: " prefix and "]" suffix: the
+// facts of the turn, the same for every turn that ran the same command
+// with the same outcome, error line and re-check line. Memories merge
+// turns with equal bodies into one line (TurnsLine).
+func (s Summary) Body() string {
+	l := s.Line()
+	if i := strings.Index(l, ": "); i >= 0 && strings.HasPrefix(l, "[Turn") {
+		l = l[i+2:]
+	}
+	return strings.TrimSuffix(l, "]")
 }
 
 // level is how much of a summary a rendering shows.
 type level struct {
-	targets int  // targets per step
-	classes int  // classes per step; -1 for all
-	steps   int  // steps shown; -1 for all
-	command bool // show the abbreviated command (else the program only)
+	targets    int  // targets per step
+	classes    int  // classes per step; -1 for all
+	steps      int  // steps shown; -1 for all
+	command    bool // show the abbreviated command (else the program only)
+	errorBytes int  // bytes of a step's error line shown (0: none)
+	checkBytes int  // bytes of the re-check line shown (0: none)
 }
 
-// fit renders s within the line budget, shortening step by step.
+var fullLevel = level{targets: maxTargetsShown, classes: -1, steps: -1, command: true, errorBytes: errorLineBytes, checkBytes: checkLineBytes}
+
+// checkLineBytes bounds the re-check's decisive line in a summary.
+const checkLineBytes = 120
+
+// fit renders s within the line budget, shortening step by step: fewer
+// targets and classes, shorter error and re-check lines, the commands at
+// half their budget, then programs instead of commands, fewer steps.
 func (d *Distiller) fit(s Summary) string {
 	levels := []level{
-		{targets: maxTargetsShown, classes: -1, steps: -1, command: true},
-		{targets: 1, classes: 3, steps: -1, command: true},
-		{targets: 1, classes: 2, steps: -1, command: false},
-		{targets: 1, classes: 1, steps: 3, command: false},
-		{targets: 0, classes: 1, steps: 2, command: false},
+		fullLevel,
+		{targets: 1, classes: 2, steps: -1, command: true, errorBytes: 120, checkBytes: 60},
+		{targets: 1, classes: 1, steps: -1, command: true, errorBytes: 80, checkBytes: 40},
+		{targets: 1, classes: 1, steps: -1, command: false, errorBytes: 80, checkBytes: 40},
+		{targets: 0, classes: 1, steps: 3, command: false, errorBytes: 60, checkBytes: 0},
+		{targets: 0, classes: 1, steps: 2, command: false, errorBytes: 0, checkBytes: 0},
 	}
 	var line string
 	for i, lv := range levels {
-		if i == 2 {
+		if i == 3 {
 			// Before dropping commands, try them at half the budget.
 			half := s
 			half.Steps = append([]StepSummary(nil), s.Steps...)
 			for j := range half.Steps {
 				half.Steps[j].Command = d.abbreviate(half.Steps[j].Full, half.Steps[j].Targets, half.Steps[j].head, max(d.commandTokens/2, 4))
 			}
-			if l := render(half, levels[1]); d.count(l) <= d.maxLineTokens {
+			if l := render(half, levels[2]); d.count(l) <= d.maxLineTokens {
 				return l
 			}
 		}
@@ -256,6 +301,12 @@ func render(s Summary, lv level) string {
 	b.WriteString("[Turn ")
 	b.WriteString(strconv.Itoa(s.Turn))
 	b.WriteString(": ")
+	b.WriteString(renderBody(s, lv))
+	b.WriteByte(']')
+	return b.String()
+}
+
+func renderBody(s Summary, lv level) string {
 	var parts []string
 	steps := s.Steps
 	more := 0
@@ -280,11 +331,13 @@ func render(s Summary, lv level) string {
 		parts = append(parts, "made no tool call")
 	}
 	if s.Check != nightshift.CheckNotRun {
-		parts = append(parts, "re-check "+checkWord(s.Check))
+		c := "re-check " + checkWord(s.Check)
+		if s.CheckLine != "" && lv.checkBytes > 0 {
+			c += ": " + quoteLine(s.CheckLine, lv.checkBytes)
+		}
+		parts = append(parts, c)
 	}
-	b.WriteString(strings.Join(parts, "; "))
-	b.WriteByte(']')
-	return b.String()
+	return strings.Join(parts, "; ")
 }
 
 func plural(n int, one, many string) string {
@@ -300,12 +353,15 @@ func stepPhrase(st StepSummary, lv level) string {
 	if !lv.command && st.Program != "" {
 		cmd = st.Program + " …"
 	}
-	quoted := "'" + cmd + "'"
+	quoted := CodeSpan(cmd)
 	on := onTargets(hidden(st.Targets, cmd), lv.targets)
+	if len(st.Changed) > 0 {
+		on = changedList(st.Changed, max(lv.targets, 1))
+	}
 	switch {
 	case st.Tool == nightshift.ToolGiveUp:
 		if st.Note != "" {
-			return "gave up ('" + st.Note + "')"
+			return "gave up (" + quoteLine(st.Note, 120) + ")"
 		}
 		return "gave up"
 	case st.Action == nightshift.ActionMalformed:
@@ -317,16 +373,32 @@ func stepPhrase(st StepSummary, lv level) string {
 	case st.Tool != nightshift.ToolApply && st.Command == "":
 		return "called " + st.Tool + outcome(st, lv)
 	case blocked(st.Action):
+		if st.Action == nightshift.ActionRefused {
+			return "refused " + quoted + on + " (" + orDefault(st.Note, "repeat of a failed command") + ")"
+		}
 		if st.Note != "" {
-			return "blocked " + quoted + on + " (ban pattern '" + st.Note + "')"
+			return "blocked " + quoted + on + " (ban pattern " + CodeSpan(st.Note) + ")"
 		}
 		return "blocked " + quoted + on + " (ban list)"
 	case st.Action == nightshift.ActionTimedOut:
-		return "timed out running " + quoted + on + classList(st.Classes, lv.classes, " — ")
+		return "timed out running " + quoted + on + errorPart(st, lv, " — ")
 	case st.Action == nightshift.ActionUnknown:
 		return "lost the connection running " + quoted + on + " — outcome unknown"
 	}
 	return "ran " + quoted + on + outcome(st, lv)
+}
+
+// changedList writes the files the change records name.
+func changedList(files []string, n int) string {
+	shown := files
+	if len(shown) > n {
+		shown = shown[:n]
+	}
+	s := " — changed " + strings.Join(shown, ", ")
+	if extra := len(files) - len(shown); extra > 0 {
+		s += " +" + strconv.Itoa(extra) + " more"
+	}
+	return s
 }
 
 func orDefault(s, def string) string {
@@ -341,16 +413,53 @@ func outcome(st StepSummary, lv level) string {
 	switch {
 	case st.Signal != "":
 		o = " — killed by " + st.Signal
-	case st.ExitCode == 0:
-		o = " — exited 0"
 	default:
-		o = " — failed (exit " + strconv.Itoa(st.ExitCode) + ")"
+		o = " — exit " + strconv.Itoa(st.ExitCode)
+	}
+	if st.Signal == "" && st.ExitCode == 0 && len(st.Classes) == 0 && (st.Error == "" || lv.errorBytes == 0) {
+		return o
+	}
+	return o + errorPart(st, lv, ": ")
+}
+
+// errorPart writes a step's error line, quoted, or when it has none (or
+// none is shown) its error classes.
+func errorPart(st StepSummary, lv level, lead string) string {
+	if st.Error != "" && lv.errorBytes > 0 {
+		return lead + quoteLine(st.Error, lv.errorBytes)
 	}
 	cs := st.Classes
 	if st.Signal != "" {
 		cs = without(cs, ClassKilled) // the phrase already says so
 	}
-	return o + classList(cs, lv.classes, ", ")
+	return classList(cs, lv.classes, lead)
+}
+
+// quoteLine writes an output line in double quotes, cut in its middle to
+// n bytes.
+func quoteLine(s string, n int) string {
+	return `"` + cutLine(oneLineText(s), n) + `"`
+}
+
+// CodeSpan writes a command so that it can be read back: between runs of
+// backquotes longer than any run inside it (as Markdown code spans), with
+// a space inside the fence when the command starts or ends with a
+// backquote. An empty command is "“".
+func CodeSpan(cmd string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(cmd); i++ {
+		if cmd[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(cmd, "`") || strings.HasSuffix(cmd, "`") {
+		return fence + " " + cmd + " " + fence
+	}
+	return fence + cmd + fence
 }
 
 func classList(cs []Class, n int, lead string) string {

@@ -1,6 +1,8 @@
 package distill
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,14 +84,14 @@ func TestLinePhrases(t *testing.T) {
 	}{
 		{"no call", Turn{Number: 2}, "[Turn 2: made no tool call]"},
 		{"gave up without step", Turn{Number: 3, GaveUp: true}, "[Turn 3: gave up]"},
-		{"blocked without pattern", Turn{Number: 4, Steps: []Step{{Tool: nightshift.ToolApply, Command: "reboot", Action: nightshift.ActionBlocked}}}, "[Turn 4: blocked 'reboot' (ban list)]"},
+		{"blocked without pattern", Turn{Number: 4, Steps: []Step{{Tool: nightshift.ToolApply, Command: "reboot", Action: nightshift.ActionBlocked}}}, "[Turn 4: blocked `reboot` (ban list)]"},
 		{"rejected", Turn{Number: 5, Steps: []Step{{Tool: nightshift.ToolApply, Action: nightshift.ActionMalformed, Note: `missing "command"`}}}, `[Turn 5: rejected a malformed ssh_apply call (missing "command")]`},
-		{"unknown tool", Turn{Number: 6, Steps: []Step{{Action: nightshift.ActionRan, Tool: "read_file", ExitCode: 0}}}, "[Turn 6: called read_file — exited 0]"},
-		{"signal", Turn{Number: 7, Steps: []Step{{Action: nightshift.ActionRan, Command: "aideinit", Signal: "9", ExitCode: 137}}, Check: nightshift.CheckError}, "[Turn 7: ran 'aideinit' — killed by SIGKILL; re-check errored]"},
-		{"lost", Turn{Number: 8, Steps: []Step{{Command: "dnf -y update", Action: nightshift.ActionUnknown}}}, "[Turn 8: lost the connection running 'dnf -y update' — outcome unknown]"},
-		{"program, not its substitution", Turn{Number: 11, Steps: []Step{{Action: nightshift.ActionRan, Command: "kill -HUP $(cat /run/sshd.pid)"}}}, "[Turn 11: ran 'kill -HUP $(cat /run/sshd.pid)' — exited 0]"},
-		{"exit 0 is not success", Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Command: "true"}}, Check: nightshift.CheckFail}, "[Turn 9: ran 'true' — exited 0; re-check failed]"},
-		{"hidden targets named", Turn{Number: 10, Steps: []Step{{Action: nightshift.ActionRan, Command: "cat > /etc/issue <<'EOF'\nAuthorized uses only.\nEOF"}}}, "[Turn 10: ran 'cat >/etc/issue <<'EOF' …' — exited 0]"},
+		{"unknown tool", Turn{Number: 6, Steps: []Step{{Action: nightshift.ActionRan, Tool: "read_file", ExitCode: 0}}}, "[Turn 6: called read_file — exit 0]"},
+		{"signal", Turn{Number: 7, Steps: []Step{{Action: nightshift.ActionRan, Command: "aideinit", Signal: "9", ExitCode: 137}}, Check: nightshift.CheckError}, "[Turn 7: ran `aideinit` — killed by SIGKILL; re-check errored]"},
+		{"lost", Turn{Number: 8, Steps: []Step{{Command: "dnf -y update", Action: nightshift.ActionUnknown}}}, "[Turn 8: lost the connection running `dnf -y update` — outcome unknown]"},
+		{"program, not its substitution", Turn{Number: 11, Steps: []Step{{Action: nightshift.ActionRan, Command: "kill -HUP $(cat /run/sshd.pid)"}}}, "[Turn 11: ran `kill -HUP $(cat /run/sshd.pid)` — exit 0]"},
+		{"exit 0 is not success", Turn{Number: 9, Steps: []Step{{Action: nightshift.ActionRan, Command: "true"}}, Check: nightshift.CheckFail}, "[Turn 9: ran `true` — exit 0; re-check failed]"},
+		{"hidden targets named", Turn{Number: 10, Steps: []Step{{Action: nightshift.ActionRan, Command: "cat > /etc/issue <<'EOF'\nAuthorized uses only.\nEOF"}}}, "[Turn 10: ran `cat >/etc/issue <<'EOF' …` — exit 0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +102,7 @@ func TestLinePhrases(t *testing.T) {
 	}
 	// A hand-built Summary renders in full.
 	s := Summary{Turn: 1, Steps: []StepSummary{{Tool: nightshift.ToolApply, Command: "ls", Program: "ls"}}, Check: nightshift.CheckPass}
-	if got, want := s.Line(), "[Turn 1: ran 'ls' — exited 0; re-check passed]"; got != want {
+	if got, want := s.Line(), "[Turn 1: ran `ls` — exit 0; re-check passed]"; got != want {
 		t.Errorf("hand-built: %s, want %s", got, want)
 	}
 }
@@ -150,5 +152,31 @@ func TestProgramAndGist(t *testing.T) {
 		if s.Program != tt.prog || s.Gist != tt.gist {
 			t.Errorf("%s: program %q gist %q, want %q %q", tt.cmd, s.Program, s.Gist, tt.prog, tt.gist)
 		}
+	}
+}
+
+// TestREADMELine: the sample line in the README is the line Summarize
+// writes for the turn it describes.
+func TestREADMELine(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sample string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "    [Turn ") {
+			sample = strings.TrimPrefix(l, "    ")
+			break
+		}
+	}
+	if sample == "" {
+		t.Fatal("the README has no indented sample line")
+	}
+	got := New(Config{}).Summarize(Turn{Number: 4, Check: nightshift.CheckFail, CheckOutput: "PermitRootLogin yes\n", Steps: []Step{{
+		Tool: nightshift.ToolApply, Action: nightshift.ActionRan, ExitCode: 1,
+		Command: `sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no' /etc/ssh/sshd_config`,
+		Stderr:  "sed: -e expression #1, char 42: unterminated `s' command\n"}}}).Line()
+	if got != sample {
+		t.Errorf("README:    %s\nSummarize: %s", sample, got)
 	}
 }

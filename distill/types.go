@@ -76,6 +76,41 @@ type Step struct {
 	// Note explains a blocked (the ban pattern), refused or malformed (what
 	// was wrong with it) call.
 	Note string
+	// Changes are the files the command changed on the host, from the
+	// runner's change records when it keeps them (a sandbox that records
+	// what a command wrote); nil when it does not. The line shows them as
+	// "changed …"; without them it shows the targets the command names.
+	Changes []Change
+}
+
+// ChangeKind says how a command changed a file.
+type ChangeKind int
+
+// The kinds of change a change record names.
+const (
+	ChangeModified ChangeKind = iota // contents or metadata changed
+	ChangeCreated                    // the file did not exist before
+	ChangeDeleted                    // the file no longer exists
+)
+
+// String is the word a summary line uses for the kind.
+func (k ChangeKind) String() string {
+	switch k {
+	case ChangeModified:
+		return "modified"
+	case ChangeCreated:
+		return "created"
+	case ChangeDeleted:
+		return "deleted"
+	default:
+		return "changed"
+	}
+}
+
+// Change is one file a command changed on the host.
+type Change struct {
+	Path string
+	Kind ChangeKind
 }
 
 // Turn is the record of one turn: the model's tool calls, what happened to
@@ -88,6 +123,9 @@ type Turn struct {
 	// Check is the rule's re-check outcome after the turn (CheckNotRun when
 	// none ran).
 	Check nightshift.CheckStatus
+	// CheckOutput is the re-check's output; its decisive line (CheckLine)
+	// is shown after the outcome.
+	CheckOutput string
 	// GaveUp records that the model gave up in this turn.
 	GaveUp bool
 	// Text is the model's own text in the turn. The deterministic distiller

@@ -3,9 +3,9 @@
 //
 // When a rule ends on a host, a Recorder — a worker.Observer, one per host's
 // worker — turns the attempts it observed into lessons: the passing attempt
-// as what worked ("fixed in attempt 3: ran 'aideinit -y -f' — exited 0;
+// as what worked ("fixed in attempt 3: ran `aideinit -y -f` — exit 0;
 // re-check passed"), the other attempts as what failed and why ("ran
-// 'apt-get install -y aide' — failed (exit 100), dpkg lock held; re-check
+// `apt-get install -y aide` — exit 100: dpkg lock held; re-check
 // failed"), and a give-up's reason. Lines are package distill's turn lines
 // without their turn number, with the error classes the worker found in the
 // commands' output; malformed and refused calls teach nothing about the host

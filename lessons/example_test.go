@@ -50,6 +50,6 @@ func Example() {
 		fmt.Println(l)
 	}
 	// Output:
-	// worked on Debian GNU/Linux 12 (bookworm), apt-get: fixed in attempt 2: ran 'aideinit -y -f' — exited 0; re-check passed
-	// failed on Debian GNU/Linux 12 (bookworm), apt-get: ran 'apt-get install -y aide' — failed (exit 100), dpkg lock held; re-check failed
+	// worked on Debian GNU/Linux 12 (bookworm), apt-get: fixed in attempt 2: ran `aideinit -y -f` — exit 0; re-check passed
+	// failed on Debian GNU/Linux 12 (bookworm), apt-get: ran `apt-get install -y aide` — exit 100: dpkg lock held; re-check failed
 }

@@ -40,7 +40,7 @@ type Lesson struct {
 	Rule string `json:"rule"`
 	Kind Kind   `json:"kind"`
 	// Text is the lesson, one line: a distilled turn such as
-	// "ran 'apt-get install -y aide' — failed (exit 100), dpkg lock held;
+	// "ran `apt-get install -y aide` — exit 100: dpkg lock held;
 	// re-check failed".
 	Text string `json:"text"`
 	// Host, OS and PackageManager say where it was learned (the worker's

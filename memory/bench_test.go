@@ -2,7 +2,15 @@ package memory
 
 import (
 	"context"
+	"fmt"
+	"syscall"
 	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/distill"
 )
 
 // BenchmarkPromptTurn100 measures preparing the prompt for turn 100 of a
@@ -44,5 +52,83 @@ func BenchmarkPromptAtTurn100(b *testing.B) {
 		if _, err := h.m.Prompt(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// addDistinctTurn adds turn n whose command and error line are new: every
+// turn is a distinct failure, the history's worst case (its lines give
+// way at every compaction once they pass the share).
+func addDistinctTurn(tb testing.TB, m *Memory, n int) {
+	tb.Helper()
+	outs := loadOutputs(tb)
+	cmd := fmt.Sprintf("sysctl -w kernel.attempt_%d=%d", n, n*7)
+	m.AddAssistant(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
+		ID: fmt.Sprintf("call_%d", n), Type: openai.ToolTypeFunction,
+		Function: openai.FunctionCall{Name: "ssh_apply", Arguments: fmt.Sprintf(`{"command": %q}`, cmd)}}}})
+	out := outs[n%len(outs)]
+	errLine := fmt.Sprintf("sysctl: cannot stat /proc/sys/kernel/attempt_%d: No such file or directory", n)
+	if err := m.AddToolResult(fmt.Sprintf("call_%d", n), "exit status: 255\nstdout:\n"+out+"\nstderr:\n"+errLine+"\n",
+		distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 255, Stdout: out, Stderr: errLine}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := m.SetCheckResult(nightshift.CheckFail, "kernel.attempt = 0\n"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := m.AddFeedback(FeedbackCheck, fmt.Sprintf("Re-check after turn %d: FAIL (exit 1).", n)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// cpuTime is the CPU time (user and system) the test process used so far:
+// on a machine shared with other builds it measures the memory's work
+// where wall time measures the machine's load.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPromptTurn1000 measures the memory's time per turn at turn
+// 1,000: turns 1–900 are replayed untimed on a fresh Memory, then turns
+// 901–1,000 (add the turn, prepare its prompt) are timed and reported per
+// turn, in wall time (ns/turn) and in the process's CPU time
+// (cpu-ns/turn, which includes the garbage collector's); "scripted" repeats a few commands with 300–3,000-token outputs,
+// "distinct" makes every turn a new failure (the history's worst case):
+//
+//	go test ./memory -run '^$' -bench PromptTurn1000 -benchtime 1x -count 3
+func BenchmarkPromptTurn1000(b *testing.B) {
+	for _, shape := range []struct {
+		name string
+		add  func(testing.TB, *Memory, int)
+	}{{"scripted", addScriptedTurn}, {"distinct", addDistinctTurn}} {
+		b.Run(shape.name, func(b *testing.B) {
+			loadOutputs(b)
+			qwen3(b)
+			var timed, cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				h := newHarness(b, nil)
+				for turn := 1; turn <= 900; turn++ {
+					shape.add(b, h.m, turn)
+					if _, err := h.m.Prompt(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				start, cpu0 := time.Now(), cpuTime(b)
+				b.StartTimer()
+				for turn := 901; turn <= 1000; turn++ {
+					shape.add(b, h.m, turn)
+					if _, err := h.m.Prompt(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				timed += time.Since(start)
+				cpu += cpuTime(b) - cpu0
+			}
+			b.ReportMetric(float64(timed.Nanoseconds())/float64(b.N)/100, "ns/turn")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/100, "cpu-ns/turn")
+		})
 	}
 }

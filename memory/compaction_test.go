@@ -158,17 +158,26 @@ func TestKeepsThreeTurnsBeforeBytes(t *testing.T) {
 	}
 }
 
-// TestCutOnceSameBytes: a cut output is cut once; later prompts show the
-// same bytes for it.
+// TestCutOnceSameBytes: between compactions an older turn's output is
+// shown with the same bytes in every prompt; a compaction may cut it once.
 func TestCutOnceSameBytes(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	shown := map[string]string{}
+	compactions := 0
 	for turn := 1; turn <= 12; turn++ {
 		bigTurn(t, h.m, turn, 700)
+		before := len(h.events.events)
 		p, err := h.m.Prompt(ctx)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, e := range h.events.events[before:] {
+			if e.Kind == EventDistill || e.Kind == EventDegrade {
+				shown = map[string]string{}
+				compactions++
+				break
+			}
 		}
 		for _, m := range p.Messages[:len(p.Messages)-3] { // not the current turn
 			if m.Role != openai.ChatMessageRoleTool {
@@ -180,7 +189,7 @@ func TestCutOnceSameBytes(t *testing.T) {
 			shown[m.ToolCallID] = m.Content
 		}
 	}
-	if len(shown) == 0 {
-		t.Fatal("no older turn was ever shown; the test proves nothing")
+	if len(shown) == 0 || compactions == 0 {
+		t.Fatalf("no older turn shown after the last of %d compactions; the test proves nothing", compactions)
 	}
 }

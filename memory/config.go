@@ -40,9 +40,7 @@ type Observer interface {
 // Defaults applied by New to zero Config fields.
 const (
 	DefaultKeepTurns      = 3
-	DefaultHistoryPercent = 6
-	DefaultMaxGroups      = 4
-	DefaultGroupSpan      = 25
+	DefaultHistoryPercent = 25
 	// DefaultLowWaterPercent is where compaction brings the prompt, as a
 	// share of the soft limit's prompt tokens (soft limit − reserve); see
 	// docs/benchmarks.md for the measurements it was chosen from.
@@ -74,15 +72,10 @@ type Config struct {
 	// a negative value is refused.
 	KeepTurns int
 	// HistoryTokens is the share of the prompt the history block of
-	// distilled lines may take before its oldest lines are merged into group
-	// lines. Zero means DefaultHistoryPercent (6%) of the prompt limit.
+	// distilled lines may take before lines give way (plain successes
+	// first, then the oldest distinct failures, each counted on one line).
+	// Zero means DefaultHistoryPercent (25%) of the prompt limit.
 	HistoryTokens int
-	// MaxGroups bounds the number of group lines; beyond it the two oldest
-	// groups are merged. Zero means DefaultMaxGroups (4).
-	MaxGroups int
-	// GroupSpan is the number of turns a group line covers before a new
-	// group is started. Zero means DefaultGroupSpan (25).
-	GroupSpan int
 	// LowWaterPercent is where a compaction brings the prompt, as a share
 	// of the soft limit's prompt tokens: the lower, the more calls append
 	// to a cached prefix before the next compaction, the less the model
@@ -96,8 +89,10 @@ type Config struct {
 	// error line). Zero means DefaultOutputTokens.
 	OutputTokens int
 	// CurrentTokens is the cap to which a new turn's tool outputs are cut
-	// when it is first shown. Zero means twice OutputTokens; it must not
-	// be below OutputTokens.
+	// (head, tail and every error line) when it is first shown and the
+	// prompt with them whole would pass the low-water mark; outputs that
+	// fit under it are shown whole. Zero means twice OutputTokens; it must
+	// not be below OutputTokens.
 	CurrentTokens int
 	// Distiller writes the one-line summaries. Nil means the deterministic
 	// distiller of package distill, configured with Text.
@@ -118,8 +113,6 @@ func (c *Config) setDefaults() error {
 		return fmt.Errorf("%w: KeepTurns (K) is %d; it must be at least 1", ErrConfig, c.KeepTurns)
 	case c.HistoryTokens < 0:
 		return fmt.Errorf("%w: HistoryTokens is %d; it must not be negative", ErrConfig, c.HistoryTokens)
-	case c.MaxGroups < 0 || c.GroupSpan < 0:
-		return fmt.Errorf("%w: MaxGroups and GroupSpan must not be negative", ErrConfig)
 	case c.LowWaterPercent < 0 || c.LowWaterPercent > 100:
 		return fmt.Errorf("%w: LowWaterPercent is %d; it must be within 0..100", ErrConfig, c.LowWaterPercent)
 	case c.LowWaterTokens < 0 || c.OutputTokens < 0 || c.CurrentTokens < 0:
@@ -145,12 +138,6 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HistoryTokens >= c.Budget.PromptLimit() {
 		return fmt.Errorf("%w: HistoryTokens %d leaves no room in a prompt limit of %d", ErrConfig, c.HistoryTokens, c.Budget.PromptLimit())
-	}
-	if c.MaxGroups == 0 {
-		c.MaxGroups = DefaultMaxGroups
-	}
-	if c.GroupSpan == 0 {
-		c.GroupSpan = DefaultGroupSpan
 	}
 	if c.Distiller == nil {
 		c.Distiller = deterministic{distill.New(distill.Config{Counter: c.Text})}

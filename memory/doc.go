@@ -19,10 +19,20 @@
 // limit is compacted once, with hysteresis, down to a low-water mark
 // (Config.LowWaterPercent of the soft limit): older turns are replaced, for
 // good and oldest first, by one deterministic past-tense line from package
-// distill, appended to one history block after the task message, keeping at
-// least the last K (3) turns verbatim; when the block passes its share of the
-// budget its oldest lines are merged into group lines, so the prompt stays
-// bounded at any length. If the last K turns alone are too large, their
+// distill — the command, its exit status and most informative output line,
+// the files it changed, the re-check's decisive line — in one history block
+// after the task message, keeping at least the last K (3) turns verbatim.
+// Turns whose lines say the same (the same canonical command with the same
+// result) share one line ("Turns 4, 9, 14: …"). When the block passes its
+// share of the budget (Config.HistoryTokens), lines give way, each counted
+// on one line so every turn stays accounted for: first plain successes
+// (exit 0, no error, rule not fixed; the files they changed stay named
+// within a sixth of the share), then the oldest distinct failures, whose
+// commands the ledger's line names (within a third of the share, the rest
+// counted by program), so the prompt stays bounded at any length. A new
+// turn's outputs are shown whole while the prompt with them stays under
+// the low-water mark, cut (head, tail, error lines) to
+// Config.CurrentTokens past it. If the last K turns alone are too large, their
 // older outputs are cut — once, for good, deterministically — to head, tail
 // and every error line (Config.OutputTokens); past the hard limit (window −
 // reserve − margin) the current turn's outputs are cut to no less than twice

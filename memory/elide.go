@@ -6,6 +6,23 @@ import (
 	"strings"
 )
 
+// errorFragments are lower-case fragments one of which every line
+// errorLine matches holds: lines without any skip the regular expression.
+var errorFragments = []string{"error", "fail", "fatal", "denied", "refused", "cannot", "can't", "could not", "couldn't", "unable",
+	"invalid", "not found", "no such", "missing", "timed out", "timeout", "killed", "abort", "panic", "bad", "unknown",
+	"unrecognized", "permission", "lock", "e: ", "w: ", "dpkg: ", "sed: ", "aide: ", "sshd: "}
+
+// isErrorLine reports whether l names an error (errorLine).
+func isErrorLine(l string) bool {
+	lower := strings.ToLower(l)
+	for _, f := range errorFragments {
+		if strings.Contains(lower, f) {
+			return errorLine.MatchString(l)
+		}
+	}
+	return false
+}
+
 // errorLine matches output lines that name an error; elision keeps them.
 var errorLine = regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|fatal|denied|refused|cannot|can't|could not|couldn't|unable|invalid|not found|no such|missing|timed out|timeout|killed|abort|aborted|panic|bad|unknown|unrecognized|permission|locked|lock)\b|^E: |^W: |^dpkg: |^sed: |^aide: |^sshd: `)
 
@@ -48,7 +65,7 @@ func elide(text string, maxTokens, total int, count func(string) int) string {
 	seen := map[string]bool{}
 	n, size := 0, 0
 	for _, l := range lines[h:t] {
-		if size < errBytes && errorLine.MatchString(l) && !seen[l] {
+		if size < errBytes && !seen[l] && isErrorLine(l) {
 			seen[l] = true
 			if len(l) > 240 {
 				l = validPrefix(l[:240]) + "…\n"

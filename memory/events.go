@@ -15,7 +15,8 @@ const (
 	EventPrompt EventKind = "prompt"
 	// EventDistill: turns were replaced by summary lines.
 	EventDistill EventKind = "distill"
-	// EventMerge: summary lines were merged into group lines.
+	// EventMerge: history lines gave way to the history's share (counted
+	// on one line each for plain successes and older failures).
 	EventMerge EventKind = "merge"
 	// EventDegrade: compaction cut tool outputs, or kept fewer than K
 	// turns verbatim because the last K could not fit.
@@ -34,7 +35,9 @@ type Event struct {
 	// Distilled and Verbatim count the turns shown as lines and as messages.
 	Distilled int `json:"distilled"`
 	Verbatim  int `json:"verbatim"`
-	// Groups is the number of group lines.
+	// Groups is the number of history lines that stand for more than one
+	// turn (EventPrompt), or of lines that gave way to the history's share
+	// (EventMerge).
 	Groups int `json:"groups,omitempty"`
 	// KeepTurns is the K used for this prompt; OutputCap the per-result
 	// token cap applied to older turns' tool outputs and CurrentCap to the

@@ -16,7 +16,8 @@ import (
 )
 
 // A conversation that outgrows a small window: older turns become one-line
-// summaries and the prompt stays under the limit.
+// summaries (turns that ran the same command with the same error share one
+// line) and the prompt stays under the limit.
 func Example() {
 	m, _ := budget.LoadModel("qwen3")
 	counter, _ := budget.NewModelChatCounter(m)
@@ -44,5 +45,5 @@ func Example() {
 	fmt.Println(strings.Split(p.Messages[2].Content, "\n")[1])
 	// Output:
 	// messages: 5 fits: true
-	// [Turn 1: ran 'aide --init' — failed (exit 17), aide config error; re-check failed]
+	// [Turns 1–5: ran `aide --init` — exit 17: "/etc/aide/aide.conf:53: syntax error, unexpected TSTRING"; re-check failed]
 }

@@ -1,9 +1,6 @@
 package memory
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/nightshift-dev/nightshift/distill"
 
 	"github.com/nightshift-dev/nightshift"
@@ -18,6 +15,7 @@ type LedgerEntry struct {
 	Tries     int      // how many times it was proposed
 	Ran       int      // how many times it ran
 	Failed    int      // tries that did not fix the rule (non-zero exit, blocked, timed out, or the re-check failed)
+	Errors    int      // tries that failed on their own: non-zero exit, signal, blocked, refused, timed out or lost
 	Blocked   int      // tries refused by the ban list
 	Fixed     bool     // the rule's re-check passed after it
 	FirstTurn int
@@ -53,6 +51,7 @@ func (l *Ledger) record(turn int, s distill.Step) {
 	case s.Action == nightshift.ActionBlocked || s.Action == nightshift.ActionRefused:
 		e.Blocked++
 		e.Failed++
+		e.Errors++
 	case s.Action == nightshift.ActionRan && s.ExitCode == 0 && s.Signal == "":
 		e.Ran++
 		// Failed or fixed is decided by the re-check.
@@ -60,8 +59,10 @@ func (l *Ledger) record(turn int, s distill.Step) {
 	case s.Action == nightshift.ActionRan:
 		e.Ran++
 		e.Failed++
+		e.Errors++
 	default:
 		e.Failed++
+		e.Errors++
 	}
 }
 
@@ -102,27 +103,4 @@ func (e *LedgerEntry) clone() LedgerEntry {
 	c := *e
 	c.Targets = append([]string(nil), e.Targets...)
 	return c
-}
-
-// repeats renders the most repeated failed commands for the history block,
-// at most n of them, most tried first.
-func (l *Ledger) repeats(n int, abbreviate func(string) string) string {
-	var rep []*LedgerEntry
-	for _, k := range l.order {
-		if e := l.entries[k]; e.Tries > 1 && !e.Fixed {
-			rep = append(rep, e)
-		}
-	}
-	if len(rep) == 0 {
-		return ""
-	}
-	sort.SliceStable(rep, func(i, j int) bool { return rep[i].Tries > rep[j].Tries })
-	if len(rep) > n {
-		rep = rep[:n]
-	}
-	parts := make([]string, len(rep))
-	for i, e := range rep {
-		parts[i] = "'" + abbreviate(e.Command) + "' ×" + itoa(e.Tries)
-	}
-	return "[Repeated without success: " + strings.Join(parts, ", ") + "]"
 }

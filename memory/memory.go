@@ -74,11 +74,14 @@ type Memory struct {
 	ledger *Ledger
 	seq    int
 
-	distilled  int      // turns[:distilled] are replaced by lines, for good
-	groups     []*group // group lines covering turns[:grouped()]
-	block      string   // the history block, rendered at the last compaction
+	distilled  int               // turns[:distilled] are replaced by lines, for good
+	entries    []*entry          // the history's distinct lines, in order of first turn
+	entryOf    map[string]*entry // entries by body
+	entriesOf  map[string][]int  // indexes of the entries holding each canonical command
+	block      string            // the history block, rendered at the last compaction
 	lineTokens map[string]int
 	maxPrompt  int // prompt cap set by LimitPrompt; 0: none
+	lastPrompt int // prompt tokens of the last prompt prepared
 }
 
 // New returns a Memory with the pinned instruction (system message) and task
@@ -203,6 +206,17 @@ func (m *Memory) SetCheck(c nightshift.CheckStatus) error {
 	}
 	t.facts.Check = c
 	m.ledger.check(t.number, c)
+	return nil
+}
+
+// SetCheckResult records the rule's re-check outcome for the current turn
+// with the check's output, whose decisive line (distill.CheckLine) the
+// turn's summary line shows. It does not add a feedback message.
+func (m *Memory) SetCheckResult(c nightshift.CheckStatus, output string) error {
+	if err := m.SetCheck(c); err != nil {
+		return err
+	}
+	m.turns[len(m.turns)-1].facts.CheckOutput = output
 	return nil
 }
 

@@ -106,20 +106,39 @@ func TestLongHistories(t *testing.T) {
 				messages[turn] = len(p.Messages)
 			}
 			t.Logf("history block tokens: turn 20 %d, turn %d %d; messages %d → %d", history[20], n, history[n], messages[20], messages[n])
+			early, late := 0, 0
 			if n >= 100 {
-				if r := float64(history[100]) / float64(history[20]); r > 1.25 {
-					t.Errorf("history at turn 100 / turn 20 = %d/%d = %.2f, want ≤ 1.25", history[100], history[20], r)
+				// The block keeps every distinct line while it fits its
+				// share; it may pass the share only by its ledger line.
+				share := h.m.cfg.HistoryTokens
+				for turn, tokens := range history {
+					if tokens > share+share/4 {
+						t.Errorf("turn %d: history block of %d tokens, share %d", turn, tokens, share)
+					}
 				}
-				if messages[100] > messages[20]+1 {
-					t.Errorf("messages grew from %d at turn 20 to %d at turn 100", messages[20], messages[100])
+				// Messages go up and down with compactions: compare the
+				// largest count of turns 1–20 with that of turns 21–100 (within
+				// 25%: turns are kept by tokens, not by number).
+				for turn, n := range messages {
+					if turn <= 20 {
+						early = max(early, n)
+					} else if turn <= 100 {
+						late = max(late, n)
+					}
+				}
+				if late > early*5/4 {
+					t.Errorf("messages grew from at most %d in turns 1–20 to %d in turns 21–100", early, late)
 				}
 			}
 			if n >= 1000 {
-				if r := float64(history[1000]) / float64(history[100]); r > 1.10 {
-					t.Errorf("history at turn 1000 / turn 100 = %d/%d = %.2f, want ≤ 1.10", history[1000], history[100], r)
+				late1000 := 0
+				for turn, n := range messages {
+					if turn > 100 {
+						late1000 = max(late1000, n)
+					}
 				}
-				if messages[1000] > messages[100]+1 {
-					t.Errorf("messages grew from %d at turn 100 to %d at turn 1000", messages[100], messages[1000])
+				if late1000 > late*5/4 {
+					t.Errorf("messages grew from at most %d in turns 21–100 to %d after", late, late1000)
 				}
 			}
 			if h.m.Ledger().Len() == 0 {

@@ -78,14 +78,11 @@ func (o *oldPolicy) Prompt(ctx context.Context) (Prompt, error) {
 	// Over the soft limit: everything but the last K turns becomes lines, for good.
 	if target := len(m.turns) - m.cfg.KeepTurns; target > m.distilled {
 		for i := m.distilled; i < target; i++ {
-			if _, err := m.line(ctx, i); err != nil {
+			if err := m.addHistory(ctx, i); err != nil {
 				return Prompt{}, err
 			}
 		}
 		m.distilled = target
-	}
-	if err := m.compact(ctx); err != nil {
-		return Prompt{}, err
 	}
 	verbatim := len(m.turns) - m.distilled
 	p, err := o.build(ctx, oldPlan{keep: verbatim})
@@ -151,10 +148,9 @@ func (o *oldPolicy) build(ctx context.Context, pl oldPlan) (Prompt, error) {
 		}
 	}
 	if first > 0 || len(hidden) > 0 {
-		block, err := m.historyBlock(ctx, first)
-		if err != nil {
-			return Prompt{}, err
-		}
+		// Today's history block of the distilled turns (the old policy's
+		// own lines are not reproduced; its layout and caching are).
+		block := m.historyBlock()
 		if fb := oldFeedbackCounts(hidden); fb != "" {
 			if block == "" {
 				block = HistoryHeader + fb

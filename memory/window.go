@@ -43,18 +43,20 @@ var currentCaps = []int{8192, 4096, 2048, 1024, 512, 256, 128, 64}
 // that would pass the soft limit is compacted once, down to the low-water
 // mark, so that the following prompts can append again.
 func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
-	// A new turn's outputs are shown cut to CurrentTokens, once: the
-	// current turn has twice the room of an older one, and keeps the bytes
-	// it is first shown with until a compaction.
+	// A new turn's outputs are shown whole when the prompt with them
+	// stays under the low-water mark, cut to CurrentTokens otherwise,
+	// once: the turn keeps the bytes it is first shown with until a
+	// compaction.
 	if n := len(m.turns); n > 0 && !m.turns[n-1].admitted {
 		m.turns[n-1].admitted = true
-		m.cutTurn(n-1, m.cfg.CurrentTokens)
+		m.admit(n - 1)
 	}
 	p, err := m.build(ctx)
 	if err != nil {
 		return Prompt{}, err
 	}
 	if !p.Assessment.OverSoft() && !p.Assessment.Over() {
+		m.lastPrompt = p.Assessment.Prompt
 		m.emitPrompt(p)
 		return p, nil
 	}
@@ -62,6 +64,7 @@ func (m *Memory) Prompt(ctx context.Context) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
+	m.lastPrompt = p.Assessment.Prompt
 	m.emitPrompt(p)
 	return p, nil
 }
@@ -90,7 +93,14 @@ func (m *Memory) compactPrompt(ctx context.Context, p Prompt) (Prompt, error) {
 	// 1. Distil everything older than the last K turns, as far as needed.
 	before, from := p, m.distilled
 	for m.distilled < n-m.cfg.KeepTurns && !fits(p) {
-		if p, err = m.distilOne(ctx); err != nil {
+		// As many of the oldest turns at once as their tokens say are
+		// needed (an underestimate: their lines take some back), so the
+		// history block and the prompt are rendered once per batch.
+		k, saved := 1, m.turnTokens(m.distilled)
+		for excess := p.Assessment.Prompt - target; m.distilled+k < n-m.cfg.KeepTurns && saved < excess; k++ {
+			saved += m.turnTokens(m.distilled + k)
+		}
+		if p, err = m.distil(ctx, k); err != nil {
 			return Prompt{}, err
 		}
 	}
@@ -121,7 +131,7 @@ func (m *Memory) compactPrompt(ctx context.Context, p Prompt) (Prompt, error) {
 	// 4. Fewer than K verbatim turns, only if they cannot fit at all.
 	before, from = p, m.distilled
 	for m.distilled < n-1 && p.Assessment.Over() {
-		if p, err = m.distilOne(ctx); err != nil {
+		if p, err = m.distil(ctx, 1); err != nil {
 			return Prompt{}, err
 		}
 		m.emitDegrade(p, 0)
@@ -167,23 +177,63 @@ func (m *Memory) lowWater() int {
 	return soft * m.cfg.LowWaterPercent / 100
 }
 
-// distilOne replaces the oldest verbatim turn by its line, for good,
-// renders the history block anew (merging lines into groups when it passes
-// its share) and returns the new prompt.
-func (m *Memory) distilOne(ctx context.Context) (Prompt, error) {
-	if _, err := m.line(ctx, m.distilled); err != nil {
-		return Prompt{}, err
+// admit shows new turn i's outputs whole when the prompt with them stays
+// under the low-water mark (the last prompt's tokens plus theirs), and
+// cuts each to CurrentTokens otherwise: a conversation with room shows
+// what the commands printed, and one near its limit appends no more than
+// a cut output, so that compactions, which send the prompt after the
+// history block to the server anew, stay rare.
+func (m *Memory) admit(i int) {
+	total := 0
+	for _, r := range m.turns[i].results {
+		if r.tokens < 0 {
+			r.tokens = m.cfg.Text.Count(r.msg.Content)
+		}
+		total += r.tokens
 	}
-	m.distilled++
-	if err := m.compact(ctx); err != nil {
-		return Prompt{}, err
+	if m.lastPrompt+total <= m.lowWater() {
+		return
 	}
-	block, err := m.historyBlock(ctx, m.distilled)
-	if err != nil {
-		return Prompt{}, err
+	m.cutTurn(i, m.cfg.CurrentTokens)
+}
+
+// distil replaces the k oldest verbatim turns by their lines, for good,
+// renders the history block anew (lines giving way when it passes its
+// share) and returns the new prompt.
+func (m *Memory) distil(ctx context.Context, k int) (Prompt, error) {
+	for ; k > 0; k-- {
+		if err := m.addHistory(ctx, m.distilled); err != nil {
+			return Prompt{}, err
+		}
+		m.distilled++
 	}
-	m.block = block
+	m.block = m.historyBlock()
 	return m.build(ctx)
+}
+
+// turnTokens estimates the prompt tokens turn i takes verbatim: its
+// outputs as shown (counted), its call and feedback at four bytes a token.
+func (m *Memory) turnTokens(i int) int {
+	t := m.turns[i]
+	n := len(t.assistant.Content) / 4
+	for _, c := range t.assistant.ToolCalls {
+		n += len(c.Function.Arguments)/4 + 8
+	}
+	for _, r := range t.results {
+		switch {
+		case r.shownCap > 0:
+			n += r.shownCap
+		default:
+			if r.tokens < 0 {
+				r.tokens = m.cfg.Text.Count(r.msg.Content)
+			}
+			n += r.tokens
+		}
+	}
+	for _, f := range t.feedback {
+		n += len(f.text) / 4
+	}
+	return n
 }
 
 // cutTurn cuts turn i's tool outputs longer than capTokens to capTokens,
@@ -211,7 +261,7 @@ func (m *Memory) emitPrompt(p Prompt) {
 	a := p.Assessment
 	verbatim := len(m.turns) - m.distilled
 	m.emit(Event{Kind: EventPrompt, Turn: len(m.turns), Assessment: &a, Messages: len(p.Messages),
-		Distilled: m.distilled, Verbatim: verbatim, Groups: len(m.groups), KeepTurns: verbatim, Cut: m.cutResults()})
+		Distilled: m.distilled, Verbatim: verbatim, Groups: m.mergedLines(), KeepTurns: verbatim, Cut: m.cutResults()})
 }
 
 func (m *Memory) emitDegrade(p Prompt, currentCap int) {
@@ -219,6 +269,17 @@ func (m *Memory) emitDegrade(p Prompt, currentCap int) {
 	verbatim := len(m.turns) - m.distilled
 	m.emit(Event{Kind: EventDegrade, Turn: len(m.turns), Assessment: &a, Distilled: m.distilled, Verbatim: verbatim,
 		KeepTurns: verbatim, OutputCap: m.cfg.OutputTokens, CurrentCap: currentCap, Cut: m.cutResults()})
+}
+
+// mergedLines counts the history lines that stand for more than one turn.
+func (m *Memory) mergedLines() int {
+	n := 0
+	for _, e := range m.entries {
+		if len(e.turns) > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // cutResults counts the tool outputs shown cut.
@@ -239,7 +300,7 @@ func (m *Memory) cutResults() int {
 func (m *Memory) emitDistill(ctx context.Context, before Prompt, from int) {
 	lines := make([]string, 0, m.distilled-from)
 	for i := from; i < m.distilled; i++ {
-		l, _ := m.line(ctx, i) // cached by distilOne
+		l, _ := m.line(ctx, i) // cached by distil
 		lines = append(lines, l)
 	}
 	m.emit(Event{Kind: EventDistill, Turn: len(m.turns), FromTurn: from + 1, ToTurn: m.distilled,

@@ -72,6 +72,15 @@
 // (broken tool calls of every kind), GiveUp and Script. Tool names are
 // ssh_apply {command, reason?} and give_up {reason}.
 //
+// Reading is a policy that reads its whole prompt: a Scenario
+// (RejectedOptionScenario, PreconditionsScenario, TrapScenario) has the
+// model run commands whose output names a fact (the option sshd -t
+// rejected; a masked unit and a bad rules line; a sed that cannot edit a
+// symlink), explore with large read-only outputs, and from a seed-chosen
+// attempt on propose the fix only while every fact is still in its prompt
+// — else a wrong guess, half the fix, or the trap again. The Scenario is
+// also the host (Respond), so a memory's fix rate can be measured.
+//
 // # Faults and records
 //
 // Config.Faults and InjectFaults make the next chat completion requests fail

@@ -306,7 +306,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 	if status != nightshift.CheckPass {
 		text += "\n" + nextAttempt(attempt)
 	}
-	if err := mem.SetCheck(status); err != nil {
+	if err := mem.SetCheckResult(status, res.Output); err != nil {
 		return nightshift.CheckNotRun, false, err
 	}
 	if err := mem.AddFeedback(memory.FeedbackCheck, text); err != nil {

@@ -108,7 +108,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 		t.Fatalf("second host: %+v, %v", second, err)
 	}
 	sys := e.requests()[n].Messages[1].Content
-	if !contains(sys, "Lessons from earlier attempts", "- worked on ", "fixed in attempt 3: ran '"+fix+"' — exited 0; re-check passed", "- failed on ") {
+	if !contains(sys, "Lessons from earlier attempts", "- worked on ", "fixed in attempt 3: ran `"+fix+"` — exit 0; re-check passed", "- failed on ") {
 		t.Fatalf("the lessons are not in the second host's instruction:\n%s", sys)
 	}
 	t.Logf("attempts: %d without lessons, %d with them", first.Attempts, second.Attempts)
@@ -143,7 +143,7 @@ func TestLessonsWithinTheInstructionShare(t *testing.T) {
 `, e.dir), "sshd_disable_root_login")
 	var many fixedSource
 	for i := 0; i < 400; i++ {
-		many = append(many, fmt.Sprintf("failed on Debian GNU/Linux 12 (bookworm), apt-get: ran 'sed -i s/^#*PermitRootLogin.*/PermitRootLogin no/ /etc/ssh/sshd_config.d/%03d.conf' — failed (exit 4), sed expression error; re-check failed", i))
+		many = append(many, fmt.Sprintf("failed on Debian GNU/Linux 12 (bookworm), apt-get: ran `sed -i s/^#*PermitRootLogin.*/PermitRootLogin no/ /etc/ssh/sshd_config.d/%03d.conf` — exit 4: sed expression error; re-check failed", i))
 	}
 	tok := qwen3(t).Tokenizer
 	limit := 16384 - 1024 - budget.DefaultMargin

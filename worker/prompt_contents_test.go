@@ -22,8 +22,36 @@ import (
 // the memory's, and narrower, so every line it finds must be kept.
 var errorLineRE = regexp.MustCompile(`(?i)(^|\s)(error|fatal|E):|No such file or directory|Permission denied|cannot `)
 
-// groupRE matches a history line and the turns it covers.
-var groupRE = regexp.MustCompile(`\[Turns? (\d+)(?:–(\d+))?:`)
+// groupRE matches a history line and the turns it lists: numbers and
+// ranges ("4–6"), and for a long list the first and last few around " … "
+// with the count of turns in parentheses.
+var groupRE = regexp.MustCompile(`\[Turns? ([0-9–, ]+?)(?: … ([0-9–, ]+) \((\d+) turns\))?: `)
+
+// listedTurns returns the turns a history line's groupRE match lists and
+// how many more it counts without listing them.
+func listedTurns(g []string) (listed []int, unlisted int) {
+	for _, part := range []string{g[1], g[2]} {
+		for _, item := range strings.Split(part, ", ") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			from, to, ok := strings.Cut(item, "–")
+			a, _ := strconv.Atoi(from)
+			b := a
+			if ok {
+				b, _ = strconv.Atoi(to)
+			}
+			for k := a; k <= b; k++ {
+				listed = append(listed, k)
+			}
+		}
+	}
+	if g[3] != "" {
+		n, _ := strconv.Atoi(g[3])
+		unlisted = n - len(listed)
+	}
+	return listed, unlisted
+}
 
 // assertPromptContents checks that every prompt of a run the model was
 // shown (every request the server answered; one per attempt) gives the
@@ -93,6 +121,7 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 		var all strings.Builder
 		calls := map[string]bool{}
 		covered := map[int]bool{}
+		unlisted := 0 // turns counted by long history lines without their numbers
 		for _, m := range req.Messages {
 			all.WriteString(m.Content + "\n")
 			for _, c := range m.ToolCalls {
@@ -104,14 +133,11 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 				}
 			}
 			for _, g := range groupRE.FindAllStringSubmatch(m.Content, -1) {
-				from, _ := strconv.Atoi(g[1])
-				to := from
-				if g[2] != "" {
-					to, _ = strconv.Atoi(g[2])
-				}
-				for k := from; k <= to; k++ {
+				listed, more := listedTurns(g)
+				for _, k := range listed {
 					covered[k] = true
 				}
+				unlisted += more
 			}
 		}
 		shown := func(k int) bool {
@@ -121,10 +147,14 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 			}
 			return calls[c.command]
 		}
+		var missing []int
 		for k := 1; k < attempt; k++ {
 			if !covered[k] && !shown(k) {
-				t.Fatalf("request %d: attempt %d is neither shown nor summarised", attempt, k)
+				missing = append(missing, k)
 			}
+		}
+		if len(missing) > unlisted {
+			t.Fatalf("request %d: attempts %v are neither shown nor summarised (%d counted by history lines without their numbers)", attempt, missing, unlisted)
 		}
 		// The newest of the last 3 turns that fit, with their outputs cut
 		// to 1,024 tokens (the newest) and 512, in the limit of this

@@ -356,7 +356,7 @@ func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *las
 	}
 	fmt.Fprintf(w, "\n%s now says: %s\n", filepath.Join(root, "etc", "ssh", "sshd_config"), fixedLine)
 	if hist != "" {
-		fmt.Fprintf(w, "\nThe last history block the model saw (turns older than the last %d, one line each):\n", memory.DefaultKeepTurns)
+		fmt.Fprintf(w, "\nThe last history block the model saw (turns older than the last %d; turns that ran the same command with the same result share a line):\n", memory.DefaultKeepTurns)
 		for _, l := range strings.Split(hist, "\n") {
 			fmt.Fprintf(w, "  │ %s\n", l)
 		}

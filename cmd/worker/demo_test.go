@@ -48,7 +48,7 @@ func TestDemo(t *testing.T) {
 		"in-process SSH server", "PROMPT/LIMIT", "now says: PermitRootLogin no",
 		"sshd_disable_root_login             fixed      3",
 		"auditd_data_retention_max_log_file  not_fixed  25",
-		"The last history block the model saw", "[Turn 1: ran 'grep -n 'Failed password'",
+		"The last history block the model saw", "[Turn 1: ran `grep -n 'Failed password' var/log/auth.log",
 		"The last prompt: system", "refused 0 commands",
 	} {
 		if !strings.Contains(out, want) {

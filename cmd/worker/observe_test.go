@@ -267,7 +267,7 @@ func TestRunLessonsReachTheNextHost(t *testing.T) {
 			if strings.Contains(firsts[0], heading) {
 				t.Errorf("web1's first prompt has lessons before any rule ended:\n%s", firsts[0])
 			}
-			worked := "fixed in attempt 2: ran 'set root_login no'"
+			worked := "fixed in attempt 2: ran `set root_login no`"
 			got := strings.Contains(firsts[1], heading) && strings.Contains(firsts[1], worked)
 			if got != tt.lessons {
 				t.Errorf("web2's prompt carries web1's lesson: %v, want %v:\n%s", got, tt.lessons, firsts[1])
