@@ -153,7 +153,7 @@ func TestTurnsLine(t *testing.T) {
 func TestChangesAndCheckLineShown(t *testing.T) {
 	d := New(Config{})
 	s := d.Summarize(Turn{Number: 3, Check: nightshift.CheckFail, CheckOutput: "max_log_file = 8\n",
-		Steps: []Step{{Action: nightshift.ActionRan, Command: "sed -i s/8/32/ /etc/audit/auditd.conf", Changes: []Change{{Path: "/etc/audit/auditd.conf"}, {Path: "/etc/audit/auditd.conf.bak", Kind: ChangeCreated}}}}})
+		Steps: []Step{{Action: nightshift.ActionRan, Command: "sed -i s/8/32/ /etc/audit/auditd.conf", Changes: []nightshift.FileChange{{Path: "/etc/audit/auditd.conf", Change: nightshift.ChangeModified}, {Path: "/etc/audit/auditd.conf.bak", Change: nightshift.ChangeCreated}}}}})
 	assert.Equal(t, "[Turn 3: ran `sed -i s/8/32/ /etc/audit/auditd.conf` — changed /etc/audit/auditd.conf, /etc/audit/auditd.conf.bak (created) — exit 0; re-check failed: \"max_log_file = 8\"]", s.Line())
 	assert.Equal(t, "ran `sed -i s/8/32/ /etc/audit/auditd.conf` — changed /etc/audit/auditd.conf, /etc/audit/auditd.conf.bak (created) — exit 0; re-check failed: \"max_log_file = 8\"", s.Body())
 }

@@ -153,8 +153,8 @@ func (d *Distiller) step(st Step) StepSummary {
 	}
 	for _, c := range st.Changes {
 		p := oneLineText(c.Path)
-		if c.Kind != ChangeModified {
-			p += " (" + c.Kind.String() + ")"
+		if c.Change != nightshift.ChangeModified {
+			p += " (" + c.Change.String() + ")"
 		}
 		ss.Changed = append(ss.Changed, p)
 	}

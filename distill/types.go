@@ -80,37 +80,7 @@ type Step struct {
 	// runner's change records when it keeps them (a sandbox that records
 	// what a command wrote); nil when it does not. The line shows them as
 	// "changed …"; without them it shows the targets the command names.
-	Changes []Change
-}
-
-// ChangeKind says how a command changed a file.
-type ChangeKind int
-
-// The kinds of change a change record names.
-const (
-	ChangeModified ChangeKind = iota // contents or metadata changed
-	ChangeCreated                    // the file did not exist before
-	ChangeDeleted                    // the file no longer exists
-)
-
-// String is the word a summary line uses for the kind.
-func (k ChangeKind) String() string {
-	switch k {
-	case ChangeModified:
-		return "modified"
-	case ChangeCreated:
-		return "created"
-	case ChangeDeleted:
-		return "deleted"
-	default:
-		return "changed"
-	}
-}
-
-// Change is one file a command changed on the host.
-type Change struct {
-	Path string
-	Kind ChangeKind
+	Changes []nightshift.FileChange
 }
 
 // Turn is the record of one turn: the model's tool calls, what happened to

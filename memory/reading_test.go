@@ -187,7 +187,7 @@ func (c *plainConv) prompt(context.Context) ([]openai.ChatCompletionMessage, err
 
 // host answers commands: a scenario's host, or any function.
 type host interface {
-	run(command string, attempt int) (ex nightshift.Exec, changes []distill.Change, check nightshift.CheckStatus, checkOut string)
+	run(command string, attempt int) (ex nightshift.Exec, changes []nightshift.FileChange, check nightshift.CheckStatus, checkOut string)
 }
 
 // runResult is what one conversation came to.
@@ -293,7 +293,7 @@ type scenarioHost struct {
 	traps int
 }
 
-func (h *scenarioHost) run(command string, attempt int) (nightshift.Exec, []distill.Change, nightshift.CheckStatus, string) {
+func (h *scenarioHost) run(command string, attempt int) (nightshift.Exec, []nightshift.FileChange, nightshift.CheckStatus, string) {
 	ex, fixed := h.s.Respond(command, h.traps, attempt, h.seed)
 	if h.s.IsTrap(command) {
 		h.traps++

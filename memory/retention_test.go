@@ -81,7 +81,7 @@ func (p planted) Next(c vllmsim.Conversation) vllmsim.Generation {
 	return vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply(p.command(c.Attempt), "keep trying")}}
 }
 
-func (p planted) run(command string, attempt int) (nightshift.Exec, []distill.Change, nightshift.CheckStatus, string) {
+func (p planted) run(command string, attempt int) (nightshift.Exec, []nightshift.FileChange, nightshift.CheckStatus, string) {
 	check := "max_log_file = 8"
 	for i := 0; i < plantedPool; i++ {
 		if c, e, exit := p.failing(i); c == command {
@@ -89,7 +89,7 @@ func (p planted) run(command string, attempt int) (nightshift.Exec, []distill.Ch
 		}
 	}
 	if path, ok := strings.CutPrefix(command, "install -m 0640 /dev/null "); ok {
-		return nightshift.Exec{}, []distill.Change{{Path: path, Kind: distill.ChangeCreated}}, nightshift.CheckFail, check
+		return nightshift.Exec{}, []nightshift.FileChange{{Path: path, Change: nightshift.ChangeCreated}}, nightshift.CheckFail, check
 	}
 	return nightshift.Exec{Stdout: vllmsim.Noise(p.seed, attempt, 300+p.hash(fmt.Sprint("size", attempt), 2500))}, nil, nightshift.CheckFail, check
 }

@@ -251,6 +251,9 @@ func stepOf(c call, ex nightshift.Exec, err error) distill.Step {
 		s.Note = err.Error()
 	}
 	s.ExitCode, s.Signal, s.Stdout, s.Stderr = ex.ExitCode, ex.Signal, ex.Stdout, ex.Stderr
+	if ev := ex.Evidence; ev != nil && ev.Verdict == nightshift.VerdictCommitted {
+		s.Changes = ev.Effects.Changes // what the sandbox saw it change
+	}
 	return s
 }
 
