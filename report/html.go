@@ -139,6 +139,8 @@ func outcomeLabel(o nightshift.RuleStatus) string {
 		return "compliant"
 	case nightshift.RuleNotFixed:
 		return "not fixed"
+	case nightshift.RuleNeedsAccessChange:
+		return "needs access change"
 	case nightshift.RuleGaveUp:
 		return "gave up"
 	case nightshift.RuleCheckError:
