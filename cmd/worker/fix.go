@@ -338,7 +338,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError {
+		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError || o.Status == nightshift.RuleNeedsAccessChange {
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
 		}
 	}
