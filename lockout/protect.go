@@ -51,12 +51,18 @@ func (g *Guard) Protect(ctx context.Context, r nightshift.Runner, opts ArmOption
 		defer g.Remove(context.WithoutCancel(ctx), r, snap)
 		opts.Snapshot = snap
 	}
+	// What the latent check finds before the change is not the change's
+	// doing (a host whose sshd already would not serve this login the way
+	// it connects, as on a host reached through another sshd): only what
+	// the change adds counts.
+	before := g.latent(ctx, r)
 	sw, err := g.Arm(ctx, r, opts)
 	if err != nil {
 		return out, err
 	}
 	out.CommitErr = commit(ctx)
 	res, cerr := g.Check(ctx, r)
+	res.Lockouts, res.Warnings = newLockouts(res.Lockouts, before, res.Warnings)
 	out.Canary = res
 	if cerr == nil && res.OK() {
 		derr := g.Disarm(ctx, r, sw)
@@ -134,4 +140,33 @@ func (g *Guard) waitSwitch(ctx context.Context, r nightshift.Runner, sw *Switch,
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// latent runs the latent-lockout check alone and returns the lockouts it
+// finds, as a set (none when it cannot run).
+func (g *Guard) latent(ctx context.Context, r nightshift.Runner) map[string]bool {
+	out, err := run(ctx, r, "check", g.checkCommand())
+	var res Result
+	if err != nil || parseCheck(out, &res) != nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, l := range res.Lockouts {
+		set[l] = true
+	}
+	return set
+}
+
+// newLockouts keeps the lockouts not found before the change; the others
+// become warnings.
+func newLockouts(after []string, before map[string]bool, warnings []string) ([]string, []string) {
+	var keep []string
+	for _, l := range after {
+		if before[l] {
+			warnings = append(warnings, "already before the change: "+l)
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return keep, warnings
 }
