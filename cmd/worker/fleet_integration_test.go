@@ -276,7 +276,7 @@ func TestFleetIntegration(t *testing.T) {
 	inv2, _ := fleetHosts(t, filepath.Join(dir, "run"), nHosts, nRules, []string{"a", "b"}, true)
 	kh2 := filepath.Join(dir, "known_hosts2")
 	want := filepath.Join(dir, "run.json")
-	code, out, errOut := cli(t, "", "run", "--rules", rulesFile, "--inventory", inv2, "--journal", filepath.Join(dir, "run.db"),
+	code, out, errOut := cli(t, "", "run", "--sandbox", "off", "--rules", rulesFile, "--inventory", inv2, "--journal", filepath.Join(dir, "run.db"),
 		"--identity", key, "--known-hosts", kh2, "--accept-new-host-key", "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(nHosts),
 		"--no-lessons", "--no-progress", "--json-report", want)
 	if code != exitNotFixed && code != exitOK {

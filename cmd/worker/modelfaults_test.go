@@ -62,7 +62,7 @@ func hugeNight(tb testing.TB, huge int) ([]string, string) {
 	j := filepath.Join(dir, "night.db")
 	return []string{"run", "--rules", filepath.Join(dir, "rules.yaml"), "--inventory", filepath.Join(dir, "hosts.yaml"),
 		"--journal", j, "--identity", key, "--known-hosts", filepath.Join(dir, "known_hosts"), "--base-url", url + "/v1",
-		"--no-progress"}, j
+		"--no-progress", "--sandbox", "off"}, j
 }
 
 // TestHugeReplyNotStored: a 50 MiB reply is refused at the cap (4 MiB),
