@@ -40,12 +40,26 @@ die() {
 	exit 97
 }
 
-section() { # NAME FILE
-	local n
-	n=$(wc -c <"$2")
-	printf '%s %d\n' "$1" "$n"
-	cat "$2"
-	printf '\n'
+# sections DIR NAME FILE [NAME FILE]... prints the files as sections with
+# one stat and one cat (their headers are written to DIR first).
+sections() {
+	local dir=$1 i h
+	shift
+	local -a names=() files=() sizes=() parts=()
+	while [ $# -ge 2 ]; do
+		names+=("$1")
+		files+=("$2")
+		shift 2
+	done
+	mapfile -t sizes < <(stat -c %s -- "${files[@]}")
+	[ ${#sizes[@]} -eq ${#files[@]} ] || die "stat the report's sections"
+	printf '\n' >"$dir/.nl"
+	for i in "${!files[@]}"; do
+		h=$dir/.h$i
+		printf '%s %d\n' "${names[i]}" "${sizes[i]}" >"$h"
+		parts+=("$h" "${files[i]}" "$dir/.nl")
+	done
+	cat -- "${parts[@]}"
 }
 
 probe() {
@@ -194,18 +208,30 @@ inner() {
 	mkdir -p "$T/root/run/nightshift-real"
 	: >"$T/root/run/nightshift-actions"
 	chmod 0666 "$T/root/run/nightshift-actions"
-	write_stub "$T/root/run/nightshift-stub"
-	mkdir -p "$T/root/run/nightshift-stubs"
-	cp -L /bin/mount /bin/umount "$T/root/run/nightshift-real/" 2>/dev/null
-	local name dir p
+	# The recorder and its links, one a recorded name, from the cache try
+	# made (one cp instead of a process per name).
+	cp -a -- "$STUBS/nightshift-stub" "$STUBS/nightshift-stubs" "$T/root/run/" || die "copy the recorders"
+	# Each recorded program found is kept (its first occurrence in PATH
+	# order) for the read-only forms, all in one cp, then the recorder is
+	# bound over every path that reaches it (a path that already leads to
+	# the recorder, through a merged-/usr link, is not bound twice).
+	local name dir p stub=$T/root/run/nightshift-stub
+	local -A kept=([mount]=1 [umount]=1)
+	local -a reals=(/bin/mount /bin/umount) binds=()
 	for name in $RECORDED; do
-		ln -s /run/nightshift-stub "$T/root/run/nightshift-stubs/$name"
 		for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
 			p=$T/root$dir/$name
 			[ -e "$p" ] || continue
-			[ -e "$T/root/run/nightshift-real/$name" ] || cp -L "$p" "$T/root/run/nightshift-real/$name" 2>/dev/null
-			mount --bind "$T/root/run/nightshift-stub" "$p" 2>/dev/null
+			if [ -z "${kept[$name]+x}" ]; then
+				kept[$name]=1
+				reals+=("$p")
+			fi
+			binds+=("$p")
 		done
+	done
+	cp -L -- "${reals[@]}" "$T/root/run/nightshift-real/" 2>/dev/null
+	for p in "${binds[@]}"; do
+		[ "$p" -ef "$stub" ] || mount --bind "$stub" "$p" 2>/dev/null
 	done
 	# The command: its own PID namespace (everything it starts ends with it),
 	# its own mount namespace whose root is the sandbox (pivot_root, the old
@@ -272,56 +298,7 @@ gather() {
 		u=$T/u/$n
 		[ -d "$u" ] || continue
 		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
-		lower=$mp
-		(
-			cd "$u" || exit
-			# type mode uid gid size rdev-major rdev-minor hash target path
-			find . -mindepth 1 -print0 | while IFS= read -r -d '' p; do
-				if [ -f "$p" ] && [ ! -L "$p" ]; then h=$(sha256sum <"$p") h=${h%% *}; else h=-; fi
-				if [ -c "$p" ]; then rd=$(stat -c '%t %T' -- "$p"); else rd='- -'; fi
-				printf '%s\0%s %s\0%s\0%s\0%s\0' "$n" "$(stat -c '%F|%a|%u|%g|%s' -- "$p")" "$rd" "$h" "$(readlink -- "$p")" "${p#./}"
-			done
-		) >>"$T/out/upper"
-		(
-			cd "$u" || exit
-			find . -mindepth 1 -print0 | while IFS= read -r -d '' p; do
-				q=$lower/${p#./}
-				[ "$lower" = / ] && q=/${p#./}
-				if [ -e "$q" ] || [ -L "$q" ]; then
-					if [ -f "$q" ] && [ ! -L "$q" ]; then h=$(sha256sum <"$q") h=${h%% *}; else h=-; fi
-					c=-
-					if [ -d "$q" ] && [ ! -L "$q" ] && [ -c "$p" ]; then c=$(find "$q" -xdev -mindepth 1 | wc -l); fi
-					printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$n" "$(stat -c '%F|%a|%u|%g|%s' -- "$q")" "$h" "$(readlink -- "$q")" "$c" "${p#./}"
-					# A directory replaced or emptied: its lower entries the
-					# merged view no longer has are deleted.
-					if [ -d "$q" ] && [ ! -L "$q" ] && [ -d "$p" ]; then
-						find "$q" -mindepth 1 -maxdepth 1 -printf '%f\0' | while IFS= read -r -d '' c; do
-							if [ ! -e "$m/${p#./}/$c" ] && [ ! -L "$m/${p#./}/$c" ]; then
-								cnt=-
-								if [ -d "$q/$c" ] && [ ! -L "$q/$c" ]; then cnt=$(find "$q/$c" -xdev -mindepth 1 | wc -l); fi
-								printf '%s\0%s\0%s\0%s\0' "$n" "${p#./}/$c" "$(hashof "$q/$c")" "$cnt" >>"$T/out/deleted"
-							fi
-						done
-					fi
-				fi
-			done
-		) >>"$T/out/lower"
-		(
-			cd "$u" || exit
-			find . -mindepth 1 -type f -print0 | while IFS= read -r -d '' p; do
-				q=$lower/${p#./}
-				[ "$lower" = / ] && q=/${p#./}
-				[ -L "$q" ] && continue
-				s=$(stat -c %s -- "$p")
-				[ "$s" -le "$DIFFCAP" ] || continue
-				[ ! -e "$q" ] || [ "$(stat -c %s -- "$q")" -le "$DIFFCAP" ] || continue
-				old=$q
-				[ -f "$q" ] || old=/dev/null
-				printf '%s\0%s\0' "$n" "${p#./}"
-				diff -u --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
-				printf '\0'
-			done
-		) >>"$T/out/diffs"
+		(gather_overlay "$T" "$n" "$mp" "$u" "$m")
 	done <"$T/mounts"
 	head -c "$OUTCAP" "$T/out/stdout.full" >"$T/out/stdout"
 	head -c "$OUTCAP" "$T/out/stderr.full" >"$T/out/stderr"
@@ -330,10 +307,159 @@ gather() {
 	rm -f "$T/out/stdout.full" "$T/out/stderr.full"
 }
 
+# facts reads find's -printf '%y|%m|%U|%G|%s\0%l\0' records on stdin into
+# FACTS (stat -c '%F|%a|%u|%g|%s' forms) and TARGETS (link targets): the
+# same facts as stat and readlink, one process in all. (Plain arrays and
+# read -d, not namerefs or mapfile -d: bash 4.2 has neither.)
+facts() {
+	FACTS=()
+	TARGETS=()
+	local y rest t
+	while IFS= read -r -d '' y && IFS= read -r -d '' t; do
+		rest=${y#?|}
+		case "${y:0:1}" in
+		f) if [ "${rest##*|}" = 0 ]; then y="regular empty file|$rest"; else y="regular file|$rest"; fi ;;
+		d) y="directory|$rest" ;;
+		l) y="symbolic link|$rest" ;;
+		c) y="character special file|$rest" ;;
+		b) y="block special file|$rest" ;;
+		p) y="fifo|$rest" ;;
+		s) y="socket|$rest" ;;
+		*) y="unknown|$rest" ;;
+		esac
+		FACTS+=("$y")
+		TARGETS+=("$t")
+	done
+}
+
+# hashes FILE... sets HASHES to the files' sha256 sums, in order (one
+# sha256sum for a batch; a name with a newline or a backslash gets a
+# leading backslash on its line, dropped here).
+hashes() {
+	HASHES=()
+	[ $# -gt 0 ] || return 0
+	local l
+	while IFS= read -r l; do
+		l=${l#\\}
+		HASHES+=("${l:0:64}")
+	done < <(printf '%s\0' "$@" | xargs -0 sha256sum --)
+	[ ${#HASHES[@]} -eq $# ] || die "hash $# files: ${#HASHES[@]} sums"
+}
+
+# gather_overlay T N MOUNTPOINT UPPER MERGED appends overlay N's records to
+# T/out/{upper,lower,deleted,diffs}. Facts are gathered in batches (one
+# find and one sha256sum for each side, one stat for whiteouts), so the
+# cost grows with the number of paths, not of processes; only changed
+# text files each take a diff.
+gather_overlay() {
+	local T=$1 n=$2 lower=$3 u=$4 m=$5 i k p q c cnt h
+	cd "$u" || return 0
+	local -a P=() UT=() US=() UH=() UR=() PF=() PFI=() CD=() CDI=()
+	while IFS= read -r -d '' p; do P+=("$p"); done < <(find . -mindepth 1 -printf '%p\0')
+	[ ${#P[@]} -gt 0 ] || return 0
+	facts < <(printf '%s\0' "${P[@]}" | xargs -0 sh -c 'exec find "$@" -maxdepth 0 -printf "%y|%m|%U|%G|%s\0%l\0"' sh)
+	US=("${FACTS[@]}")
+	UT=("${TARGETS[@]}")
+	[ ${#US[@]} -eq ${#P[@]} ] || die "list the upper layer of $lower: ${#US[@]} of ${#P[@]} paths"
+	for i in "${!P[@]}"; do
+		UR[i]='- -'
+		UH[i]=-
+		case "${US[i]}" in
+		"regular file|"* | "regular empty file|"*) PF+=("${P[i]}") PFI+=("$i") ;;
+		"character special file|"*) CD+=("${P[i]}") CDI+=("$i") ;;
+		esac
+	done
+	hashes "${PF[@]}"
+	for k in "${!PFI[@]}"; do UH[${PFI[k]}]=${HASHES[k]}; done
+	if [ ${#CD[@]} -gt 0 ]; then
+		local -a rd=()
+		while IFS= read -r -d '' p; do rd+=("$p"); done < <(printf '%s\0' "${CD[@]}" | xargs -0 stat --printf '%t %T\0' --)
+		[ ${#rd[@]} -eq ${#CD[@]} ] || die "stat the whiteouts of $lower"
+		for k in "${!CDI[@]}"; do UR[${CDI[k]}]=${rd[k]}; done
+	fi
+	for i in "${!P[@]}"; do
+		printf '%s\0%s %s\0%s\0%s\0%s\0' "$n" "${US[i]}" "${UR[i]}" "${UH[i]}" "${UT[i]}" "${P[i]#./}"
+	done >>"$T/out/upper"
+
+	# The lower side of the same paths.
+	local -a LI=() LQ=() LS=() LT=() LH=() LF=() LFI=()
+	for i in "${!P[@]}"; do
+		q=$lower/${P[i]#./}
+		[ "$lower" = / ] && q=/${P[i]#./}
+		if [ -e "$q" ] || [ -L "$q" ]; then
+			LI+=("$i")
+			LQ+=("$q")
+		fi
+	done
+	if [ ${#LQ[@]} -gt 0 ]; then
+		facts < <(printf '%s\0' "${LQ[@]}" | xargs -0 sh -c 'exec find "$@" -maxdepth 0 -printf "%y|%m|%U|%G|%s\0%l\0"' sh)
+		LS=("${FACTS[@]}")
+		LT=("${TARGETS[@]}")
+		[ ${#LS[@]} -eq ${#LQ[@]} ] || die "list the lower side of $lower: ${#LS[@]} of ${#LQ[@]} paths"
+		for k in "${!LQ[@]}"; do
+			LH[k]=-
+			case "${LS[k]}" in
+			"regular file|"* | "regular empty file|"*) LF+=("${LQ[k]}") LFI+=("$k") ;;
+			esac
+		done
+		hashes "${LF[@]}"
+		for k in "${!LFI[@]}"; do LH[${LFI[k]}]=${HASHES[k]}; done
+	fi
+	shopt -s nullglob dotglob
+	local -A lowerKind=()
+	for k in "${!LQ[@]}"; do
+		i=${LI[k]} q=${LQ[k]} p=${P[i]}
+		lowerKind[$i]=${LS[k]%%|*}
+		c=-
+		if [ "${LS[k]%%|*}" = directory ] && [ "${US[i]%%|*}" = "character special file" ]; then
+			c=$(find "$q" -xdev -mindepth 1 | wc -l)
+		fi
+		printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$n" "${LS[k]}" "${LH[k]}" "${LT[k]}" "$c" "${p#./}" >>"$T/out/lower"
+		# A directory replaced or emptied: its lower entries the merged
+		# view no longer has are deleted.
+		if [ "${LS[k]%%|*}" = directory ] && [ -d "$p" ]; then
+			local e base
+			for e in "$q"/*; do
+				base=${e##*/}
+				if [ ! -e "$m/${p#./}/$base" ] && [ ! -L "$m/${p#./}/$base" ]; then
+					cnt=-
+					if [ -d "$e" ] && [ ! -L "$e" ]; then cnt=$(find "$e" -xdev -mindepth 1 | wc -l); fi
+					printf '%s\0%s\0%s\0%s\0' "$n" "${p#./}/$base" "$(hashof "$e")" "$cnt" >>"$T/out/deleted"
+				fi
+			done
+		fi
+	done
+	shopt -u nullglob dotglob
+
+	# Diffs of the regular files that are text-sized on both sides.
+	local -A lowerSize=()
+	for k in "${!LQ[@]}"; do
+		case "${LS[k]}" in
+		"regular file|"* | "regular empty file|"*) lowerSize[${LI[k]}]=${LS[k]##*|} ;;
+		esac
+	done
+	local old size
+	for k in "${!PFI[@]}"; do
+		i=${PFI[k]} p=${P[i]}
+		q=$lower/${p#./}
+		[ "$lower" = / ] && q=/${p#./}
+		[ "${lowerKind[$i]-}" != "symbolic link" ] || continue
+		size=${US[i]##*|}
+		[ "$size" -le "$DIFFCAP" ] || continue
+		[ -z "${lowerKind[$i]-}" ] || [ -z "${lowerSize[$i]-}" ] || [ "${lowerSize[$i]}" -le "$DIFFCAP" ] || continue
+		old=$q
+		[ -n "${lowerSize[$i]-}" ] || old=/dev/null
+		printf '%s\0%s\0' "$n" "${p#./}"
+		diff -u --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
+		printf '\0'
+	done >>"$T/out/diffs"
+}
+
 try() {
 	local id=$1 secs=$2 T
 	T=$RUNBASE/$id
 	gc
+	stubs_cache
 	mkdir -p "$T" || die "mkdir $T"
 	mountpoint -q "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
 	cat >"$T/cmd.b64" || die "read the command"
@@ -344,16 +470,36 @@ try() {
 		echo "$rc" >"$T/out/failed"
 		cat "$T/inner.log" >&2
 	fi
-	{
-		for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T; do
-			[ -e "$T/out/$s" ] || : >"$T/out/$s"
-			section "$s" "$T/out/$s"
-		done
-		section mounts "$T/mounts"
-		section log "$T/inner.log"
-	} >"$T/report"
+	local -a secs=()
+	mkdir -p "$T/out"
+	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T; do
+		[ -e "$T/out/$s" ] || : >"$T/out/$s"
+		secs+=("$s" "$T/out/$s")
+	done
+	sections "$T" "${secs[@]}" mounts "$T/mounts" log "$T/inner.log" >"$T/report"
 	cat "$T/report"
 	[ ! -e "$T/out/failed" ] || exit 97
+}
+
+# STUBS is where try keeps the recorder and its links for every trial of
+# this helper (the helper's file name is its content's hash).
+STUBS=/run/nightshift/stubs-${0##*/}
+
+# stubs_cache makes STUBS once: nightshift-stub (the recorder) and
+# nightshift-stubs/NAME -> /run/nightshift-stub for each recorded name.
+stubs_cache() {
+	local tmp name
+	[ -x "$STUBS/nightshift-stub" ] && [ -d "$STUBS/nightshift-stubs" ] && return 0
+	mkdir -p /run/nightshift || die "mkdir /run/nightshift"
+	tmp=$(mktemp -d /run/nightshift/stubs.XXXXXX) || die "mktemp in /run/nightshift"
+	write_stub "$tmp/nightshift-stub"
+	mkdir "$tmp/nightshift-stubs" || die "mkdir $tmp"
+	for name in $RECORDED; do
+		ln -s /run/nightshift-stub "$tmp/nightshift-stubs/$name" || die "link the recorder as $name"
+	done
+	# Another try may have made it meanwhile: then keep theirs.
+	mv -T -- "$tmp" "$STUBS" 2>/dev/null || rm -rf -- "$tmp"
+	[ -x "$STUBS/nightshift-stub" ] || die "no recorder in $STUBS"
 }
 
 # gc drops trials left for more than six hours (a worker that died).
@@ -388,10 +534,17 @@ hashof() {
 	fi
 }
 
+# load_mounts fills MP: overlay index -> mount point, from T/mounts.
+declare -A MP=()
+load_mounts() {
+	local n kind mp
+	while read -r n kind mp; do MP[$n]=$mp; done <"$T/mounts"
+}
+
 # realpath_of N PATH: the path on the host of PATH in overlay N.
 realpath_of() {
-	local mp
-	mp=$(awk -v n="$1" '$1 == n { sub(/^[^ ]+ [^ ]+ /, ""); print; exit }' "$T/mounts")
+	local mp=${MP[$1]-}
+	[ -n "$mp" ] || die "overlay $1 is not in the trial's mounts"
 	if [ "$mp" = / ]; then printf '/%s' "$2"; else printf '%s/%s' "$mp" "$2"; fi
 }
 
@@ -410,6 +563,7 @@ commit() {
 	[ ! -e "$U/log" ] || die "trial $id was already committed"
 	mkdir -p "$U/pre" || die "mkdir $U"
 	cat >"$U/ops" || die "read the ops"
+	load_mounts
 	local bad=0
 	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
 		r=$(realpath_of "$n" "$p")
@@ -426,6 +580,10 @@ commit() {
 	fi
 	: >"$U/log"
 	local i=0
+	# What the commit wrote, flushed to disk at the end (the files and the
+	# directories whose entries changed), not every file system.
+	local -a flush=("$U" "$U/pre")
+	local alltoo=0
 	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
 		r=$(realpath_of "$n" "$p")
 		i=$((i + 1))
@@ -433,13 +591,17 @@ commit() {
 		W)
 			if [ "$expect" != - ] && [ "$expect" != "*" ]; then
 				mkdir -p "$U/pre/$i" && cp -a -- "$r" "$U/pre/$i/x" || die "keep the pre-image of $r"
+				flush+=("$U/pre/$i/x" "$U/pre/$i")
 			fi
 			cp -a -- "$T/u/$n/$p" "$r.nightshift-new" && mv -Tf -- "$r.nightshift-new" "$r" || die "write $r"
+			[ -L "$r" ] || flush+=("$r")
+			flush+=("${r%/*}/")
 			printf 'W\0%s\0%s\0%s\0%s\0' "$i" "$r" "$expect" "$(hashof "$r")" >>"$U/log"
 			;;
 		K)
 			set -- $meta
 			mkdir -- "$r" && chmod "$1" -- "$r" && chown "$2:$3" -- "$r" || die "mkdir $r"
+			flush+=("$r" "${r%/*}/")
 			printf 'K\0%s\0%s\0-\0d\0' "$i" "$r" >>"$U/log"
 			;;
 		A)
@@ -451,12 +613,21 @@ commit() {
 			;;
 		D)
 			mkdir -p "$U/pre/$i" && cp -a -- "$r" "$U/pre/$i/x" && rm -rf -- "$r" || die "delete $r"
+			flush+=("${r%/*}/")
+			alltoo=1 # a tree's pre-image: flush everything
 			printf 'D\0%s\0%s\0%s\0-\0' "$i" "$r" "$expect" >>"$U/log"
 			;;
 		*) die "unknown op $op" ;;
 		esac
 	done <"$U/ops"
-	sync
+	# The pre-images and the log first, then what they undo. sync with
+	# operands (coreutils 8.24 and later) flushes just those; older ones
+	# flush everything, and a failure falls back to that too.
+	if [ $alltoo = 1 ]; then
+		sync
+	else
+		sync -- "$U/log" "$U/ops" 2>/dev/null && sync -- "${flush[@]}" 2>/dev/null || sync
+	fi
 	discard_dir "$T"
 	echo committed
 }
