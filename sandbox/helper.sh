@@ -178,7 +178,11 @@ inner() {
 		if [ "$kind" = overlay ]; then
 			u=$T/u/$n w=$T/w/$n
 			mkdir -p "$u" "$w"
-			mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" ||
+			# Once in several hundred trials on a busy 6.18 kernel the
+			# first mount fails ("missing 'lowerdir'"); a second try is
+			# harmless.
+			mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" 2>/dev/null ||
+				mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" ||
 				die "overlay $mp"
 		else
 			mount --bind "$mp" "$m" && mount -o remount,bind,ro "$m" || die "read-only bind $mp"
