@@ -90,9 +90,6 @@ probe() {
 	fi
 }
 
-# unescape decodes mountinfo's octal escapes (\040 for a space).
-unescape() { printf '%b' "$1"; }
-
 # plan_mounts writes T/mounts: "INDEX KIND MOUNTPOINT" per line, KIND overlay
 # or ro; the root file system is index 0. /proc, /sys, /dev and /run are
 # built afresh and are not listed.
@@ -102,7 +99,7 @@ plan_mounts() {
 	while read -r _ _ _ _ mp opts rest; do
 		fstype=${rest#*- }
 		fstype=${fstype%% *}
-		mp=$(unescape "$mp")
+		printf -v mp '%b' "$mp" # mountinfo's octal escapes (\040 for a space)
 		case "$mp" in
 		/ | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /run | /run/*) continue ;;
 		esac
@@ -190,31 +187,26 @@ inner() {
 	done <"$T/mounts"
 	# /dev: a minimal tmpfs. /sys read-only. /run: a copy without sockets or
 	# FIFOs (systemd, D-Bus and init are reached through them).
+	# Its skeleton (the nodes' mount points, pts, shm and the fd links)
+	# comes from the cache try made, in one cp.
 	mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
+	cp -a -- "$STUBS/dev/." "$T/root/dev/" || die "copy the /dev skeleton"
 	for d in null zero full random urandom tty; do
-		: >"$T/root/dev/$d"
 		mount --bind "/dev/$d" "$T/root/dev/$d" || die "/dev/$d"
 	done
-	mkdir -p "$T/root/dev/pts" "$T/root/dev/shm"
 	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$T/root/dev/pts" 2>/dev/null
 	mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$T/root/dev/shm"
-	ln -s pts/ptmx "$T/root/dev/ptmx"
-	ln -s /proc/self/fd "$T/root/dev/fd"
-	ln -s /proc/self/fd/0 "$T/root/dev/stdin"
-	ln -s /proc/self/fd/1 "$T/root/dev/stdout"
-	ln -s /proc/self/fd/2 "$T/root/dev/stderr"
 	mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
 		{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
 	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
 	tar -C /run --exclude=./nightshift --exclude=./user --exclude='./nightshift-*' -cf - . 2>/dev/null |
 		tar -C "$T/root/run" -xf - 2>/dev/null
 	find "$T/root/run" \( -type p -o -type s \) -delete 2>/dev/null
-	mkdir -p "$T/root/run/nightshift-real"
-	: >"$T/root/run/nightshift-actions"
-	chmod 0666 "$T/root/run/nightshift-actions"
-	# The recorder and its links, one a recorded name, from the cache try
-	# made (one cp instead of a process per name).
-	cp -a -- "$STUBS/nightshift-stub" "$STUBS/nightshift-stubs" "$T/root/run/" || die "copy the recorders"
+	# The recorder and its links, one a recorded name, the empty action
+	# log (0666) and the directory for the real programs, from the cache
+	# try made (one cp instead of a process per name).
+	cp -a -- "$STUBS/nightshift-stub" "$STUBS/nightshift-stubs" "$STUBS/nightshift-actions" "$STUBS/nightshift-real" "$T/root/run/" ||
+		die "copy the recorders"
 	# Each recorded program found is kept (its first occurrence in PATH
 	# order) for the read-only forms, all in one cp, then the recorder is
 	# bound over every path that reaches it (a path that already leads to
@@ -258,7 +250,7 @@ inner() {
 		exec setpriv --bounding-set "$2" --inh-caps=-all -- env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
 			PATH=/run/nightshift-stubs:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb \
 			DEBIAN_FRONTEND=noninteractive bash -c "$cmd"' bash "$T/root" "$DROPCAPS" \
-		</dev/null >"$T/out/stdout.full" 2>"$T/out/stderr.full"
+		</dev/null >"$T/out/stdout" 2>"$T/out/stderr"
 	local rc=$?
 	if { [ $rc = 124 ] || [ $rc = 137 ]; } && [ $((SECONDS - start)) -ge "$secs" ]; then
 		echo timeout >"$T/out/exit"
@@ -304,11 +296,19 @@ gather() {
 		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
 		(gather_overlay "$T" "$n" "$mp" "$u" "$m")
 	done <"$T/mounts"
-	head -c "$OUTCAP" "$T/out/stdout.full" >"$T/out/stdout"
-	head -c "$OUTCAP" "$T/out/stderr.full" >"$T/out/stderr"
-	echo $(($(wc -c <"$T/out/stdout.full") - $(wc -c <"$T/out/stdout"))) >"$T/out/stdout_cut"
-	echo $(($(wc -c <"$T/out/stderr.full") - $(wc -c <"$T/out/stderr"))) >"$T/out/stderr_cut"
-	rm -f "$T/out/stdout.full" "$T/out/stderr.full"
+	# Output past OUTCAP is cut (the bytes cut are counted).
+	local -a sz=()
+	local s k=0
+	mapfile -t sz < <(stat -c %s -- "$T/out/stdout" "$T/out/stderr")
+	for s in stdout stderr; do
+		if [ "${sz[k]:-0}" -gt "$OUTCAP" ]; then
+			head -c "$OUTCAP" "$T/out/$s" >"$T/out/$s.cut" && mv -f -- "$T/out/$s.cut" "$T/out/$s"
+			echo $((sz[k] - OUTCAP)) >"$T/out/${s}_cut"
+		else
+			echo 0 >"$T/out/${s}_cut"
+		fi
+		k=$((k + 1))
+	done
 }
 
 # facts reads find's -printf '%y|%m|%U|%G|%s\0%l\0' records on stdin into
@@ -489,15 +489,26 @@ try() {
 # this helper (the helper's file name is its content's hash).
 STUBS=/run/nightshift/stubs-${0##*/}
 
-# stubs_cache makes STUBS once: nightshift-stub (the recorder) and
-# nightshift-stubs/NAME -> /run/nightshift-stub for each recorded name.
+# stubs_cache makes STUBS once: nightshift-stub (the recorder),
+# nightshift-stubs/NAME -> /run/nightshift-stub for each recorded name, an
+# empty nightshift-actions (0666) and nightshift-real directory, and dev/,
+# the sandbox's /dev skeleton.
 stubs_cache() {
 	local tmp name
-	[ -x "$STUBS/nightshift-stub" ] && [ -d "$STUBS/nightshift-stubs" ] && return 0
+	[ -x "$STUBS/nightshift-stub" ] && [ -d "$STUBS/nightshift-stubs" ] && [ -L "$STUBS/dev/stderr" ] && return 0
 	mkdir -p /run/nightshift || die "mkdir /run/nightshift"
 	tmp=$(mktemp -d /run/nightshift/stubs.XXXXXX) || die "mktemp in /run/nightshift"
 	write_stub "$tmp/nightshift-stub"
-	mkdir "$tmp/nightshift-stubs" || die "mkdir $tmp"
+	mkdir "$tmp/nightshift-stubs" "$tmp/nightshift-real" "$tmp/dev" "$tmp/dev/pts" "$tmp/dev/shm" || die "mkdir in $tmp"
+	: >"$tmp/nightshift-actions"
+	chmod 0666 "$tmp/nightshift-actions"
+	chmod 0755 "$tmp/dev"
+	for name in null zero full random urandom tty; do : >"$tmp/dev/$name"; done
+	ln -s pts/ptmx "$tmp/dev/ptmx"
+	ln -s /proc/self/fd "$tmp/dev/fd"
+	ln -s /proc/self/fd/0 "$tmp/dev/stdin"
+	ln -s /proc/self/fd/1 "$tmp/dev/stdout"
+	ln -s /proc/self/fd/2 "$tmp/dev/stderr"
 	for name in $RECORDED; do
 		ln -s /run/nightshift-stub "$tmp/nightshift-stubs/$name" || die "link the recorder as $name"
 	done
