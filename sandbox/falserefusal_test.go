@@ -368,6 +368,8 @@ func TestCommitSequence(t *testing.T) {
 			t.Logf("%s: refused: %v", name, ev.Reasons)
 			continue
 		default:
+			// Conflict, discarded, rolled back or none: the commit path
+			// failed for a fix judged alone on a quiet target.
 			t.Errorf("%s: verdict %s: %v", name, ev.Verdict, ev.Reasons)
 			continue
 		}
