@@ -134,7 +134,9 @@ func underAny(p string, dirs []string) (string, bool) {
 //     off), /etc/nologin, PAM stacks that deny, the login's
 //     authorized_keys deleted or emptied, its home, ~/.ssh or keys made
 //     group- or world-writable (StrictModes);
-//   - recorded actions outside the allow-list (see judgeAction);
+//   - recorded actions outside the allow-list (see judgeAction), but for
+//     the classes of legitimate administration judgeActions recognises
+//     with the rest of the command's actions;
 //   - more than MaxOutside changes outside the rule's Scope.
 //
 // It is a pure function of its input.
@@ -206,11 +208,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		add("scope", "would change %s (%s), more than the %d allowed: %s", plural(outside, "path"), scope, pol.MaxOutside, strings.Join(where, ", "))
 	}
 	out = append(out, sshdLockout(e.SSHD, pol)...)
-	for _, a := range e.Actions {
-		if why := judgeAction(a.Argv, pol); why != "" {
-			add("action", "would run %s: %s", a.String(), why)
-		}
-	}
+	out = append(out, judgeActions(e.Actions, pol)...)
 	return out
 }
 

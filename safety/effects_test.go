@@ -119,6 +119,55 @@ func TestJudgeEffects(t *testing.T) {
 		{"mount tmpfs over /etc/ssh", acts("mount", "-t", "tmpfs", "none", "/etc/ssh"), EffectsPolicy{}, "action", "remounts"},
 		{"busctl", acts("busctl", "call", "org.freedesktop.systemd1"), EffectsPolicy{}, "action", "cannot judge"},
 		{"timedatectl set-ntp", acts("timedatectl", "set-ntp", "true"), EffectsPolicy{}, "", ""},
+		// Classes of legitimate administration judged with the command's
+		// other actions (judgeActions).
+		{"set-default multi-user", acts("systemctl", "set-default", "multi-user.target"), EffectsPolicy{}, "", ""},
+		{"set-default rescue", acts("systemctl", "set-default", "rescue.target"), EffectsPolicy{}, "action", "set-default"},
+		{"set-default poweroff", acts("systemctl", "set-default", "poweroff.target"), EffectsPolicy{}, "action", "set-default"},
+		{"ip route flush cache", acts("ip", "route", "flush", "cache"), EffectsPolicy{}, "", ""},
+		{"ip -6 r flush cache", acts("ip", "-6", "r", "flush", "cache"), EffectsPolicy{}, "", ""},
+		{"ip route flush (routes)", acts("ip", "route", "flush", "table", "main"), EffectsPolicy{}, "action", "routes"},
+		{"ip route flush all", acts("ip", "route", "flush", "all"), EffectsPolicy{}, "action", "routes"},
+		{"ip -batch route flush cache", acts("ip", "-batch", "/tmp/x", "route", "flush", "cache"), EffectsPolicy{}, "action", "routes"},
+		{"kill HUP ssh main", acts("systemctl", "kill", "--kill-whom=main", "-s", "HUP", "ssh"), EffectsPolicy{}, "", ""},
+		{"kill SIGHUP sshd.service main (old option)", acts("systemctl", "kill", "--kill-who", "main", "--signal=SIGHUP", "sshd.service"), EffectsPolicy{}, "", ""},
+		{"kill HUP ssh, every process", acts("systemctl", "kill", "-s", "HUP", "ssh"), EffectsPolicy{}, "action", "kill would cut"},
+		{"kill TERM ssh main", acts("systemctl", "kill", "--kill-whom=main", "-s", "TERM", "ssh"), EffectsPolicy{}, "action", "kill would cut"},
+		{"kill HUP dbus main", acts("systemctl", "kill", "--kill-whom=main", "-s", "HUP", "dbus"), EffectsPolicy{}, "action", "kill would cut"},
+		{"ssh socket to service", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("systemctl", "disable", "--now", "ssh.socket"), act("systemctl", "enable", "--now", "ssh.service")}}, EffectsPolicy{}, "", ""},
+		{"ssh service to socket", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("systemctl", "disable", "--now", "ssh.service"), act("systemctl", "enable", "--now", "ssh.socket")}}, EffectsPolicy{}, "", ""},
+		{"ssh socket stopped, service only enabled", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("systemctl", "disable", "--now", "ssh.socket"), act("systemctl", "enable", "ssh.service")}}, EffectsPolicy{}, "action", "ssh.socket"},
+		{"ssh socket stopped after the service started", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("systemctl", "enable", "--now", "ssh.service"), act("systemctl", "disable", "--now", "ssh.socket")}}, EffectsPolicy{}, "action", "ssh.socket"},
+		{"ssh socket disabled, service started not enabled", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("systemctl", "disable", "ssh.socket"), act("systemctl", "start", "ssh.service")}}, EffectsPolicy{}, "action", "ssh.socket"},
+		{"both ssh units stopped", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("systemctl", "stop", "ssh.socket"), act("systemctl", "stop", "ssh.service")}}, EffectsPolicy{}, "action", "ssh"},
+		{"ssh and networking stopped, ssh service started", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("systemctl", "stop", "ssh.socket", "networking"), act("systemctl", "start", "ssh.service")}}, EffectsPolicy{}, "action", "networking"},
+		{"CIS loopback iptables", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("iptables", "-A", "INPUT", "-i", "lo", "-j", "ACCEPT"), act("iptables", "-A", "INPUT", "-s", "127.0.0.0/8", "-j", "DROP")}}, EffectsPolicy{}, "", ""},
+		{"CIS loopback ip6tables", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("ip6tables", "-I", "INPUT", "-i", "lo", "-j", "ACCEPT"), act("ip6tables", "-A", "INPUT", "-s", "::1", "-j", "DROP")}}, EffectsPolicy{}, "", ""},
+		{"loopback drop without the accept", acts("iptables", "-A", "INPUT", "-s", "127.0.0.0/8", "-j", "DROP"), EffectsPolicy{}, "action", "without a port"},
+		{"loopback drop before the accept", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("iptables", "-A", "INPUT", "-s", "127.0.0.0/8", "-j", "DROP"), act("iptables", "-A", "INPUT", "-i", "lo", "-j", "ACCEPT")}}, EffectsPolicy{}, "action", "without a port"},
+		{"negated loopback drop", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("iptables", "-A", "INPUT", "-i", "lo", "-j", "ACCEPT"), act("iptables", "-A", "INPUT", "!", "-s", "127.0.0.0/8", "-j", "DROP")}}, EffectsPolicy{}, "action", "without a port"},
+		{"ip6tables accept for an iptables drop", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("ip6tables", "-A", "INPUT", "-i", "lo", "-j", "ACCEPT"), act("iptables", "-A", "INPUT", "-s", "127.0.0.0/8", "-j", "DROP")}}, EffectsPolicy{}, "action", "without a port"},
+		{"CIS loopback nft", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("nft", "add", "rule", "inet", "filter", "input", "iif", "lo", "accept"),
+			act("nft", "add", "rule", "inet", "filter", "input", "ip", "saddr", "127.0.0.0/8", "counter", "drop")}}, EffectsPolicy{}, "", ""},
+		{"nft loopback drop in another chain than the accept", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("nft", "add", "rule", "inet", "filter", "forward", "iif", "lo", "accept"),
+			act("nft", "add", "rule", "inet", "filter", "input", "ip", "saddr", "127.0.0.0/8", "counter", "drop")}}, EffectsPolicy{}, "action", "without a port"},
+		{"nft drop of a wider source", nightshift.Effects{Actions: []nightshift.RecordedAction{
+			act("nft", "add", "rule", "inet", "filter", "input", "iif", "lo", "accept"),
+			act("nft", "add", "rule", "inet", "filter", "input", "ip", "saddr", "0.0.0.0/0", "drop")}}, EffectsPolicy{}, "action", "without a port"},
 		{"300 new files outside scope", changes(many(300, "/usr/lib/x")...), EffectsPolicy{Scope: []string{"/etc/sysctl.d"}}, "scope", "300 paths"},
 		{"30 new files outside a declared scope", changes(many(30, "/etc/x")...), EffectsPolicy{Scope: []string{"/etc/sysctl.d"}}, "scope", "outside the rule's paths"},
 		{"30 new files inside the scope", changes(many(30, "/etc/sysctl.d")...), EffectsPolicy{Scope: []string{"/etc/sysctl.d"}}, "", ""},

@@ -40,12 +40,26 @@ die() {
 	exit 97
 }
 
-section() { # NAME FILE
-	local n
-	n=$(wc -c <"$2")
-	printf '%s %d\n' "$1" "$n"
-	cat "$2"
-	printf '\n'
+# sections DIR NAME FILE [NAME FILE]... prints the files as sections with
+# one stat and one cat (their headers are written to DIR first).
+sections() {
+	local dir=$1 i h
+	shift
+	local -a names=() files=() sizes=() parts=()
+	while [ $# -ge 2 ]; do
+		names+=("$1")
+		files+=("$2")
+		shift 2
+	done
+	mapfile -t sizes < <(stat -c %s -- "${files[@]}")
+	[ ${#sizes[@]} -eq ${#files[@]} ] || die "stat the report's sections"
+	printf '\n' >"$dir/.nl"
+	for i in "${!files[@]}"; do
+		h=$dir/.h$i
+		printf '%s %d\n' "${names[i]}" "${sizes[i]}" >"$h"
+		parts+=("$h" "${files[i]}" "$dir/.nl")
+	done
+	cat -- "${parts[@]}"
 }
 
 probe() {
@@ -76,9 +90,6 @@ probe() {
 	fi
 }
 
-# unescape decodes mountinfo's octal escapes (\040 for a space).
-unescape() { printf '%b' "$1"; }
-
 # plan_mounts writes T/mounts: "INDEX KIND MOUNTPOINT" per line, KIND overlay
 # or ro; the root file system is index 0. /proc, /sys, /dev and /run are
 # built afresh and are not listed.
@@ -88,7 +99,7 @@ plan_mounts() {
 	while read -r _ _ _ _ mp opts rest; do
 		fstype=${rest#*- }
 		fstype=${fstype%% *}
-		mp=$(unescape "$mp")
+		printf -v mp '%b' "$mp" # mountinfo's octal escapes (\040 for a space)
 		case "$mp" in
 		/ | /proc | /proc/* | /sys | /sys/* | /dev | /dev/* | /run | /run/*) continue ;;
 		esac
@@ -164,7 +175,11 @@ inner() {
 		if [ "$kind" = overlay ]; then
 			u=$T/u/$n w=$T/w/$n
 			mkdir -p "$u" "$w"
-			mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" ||
+			# Once in several hundred trials on a busy 6.18 kernel the
+			# first mount fails ("missing 'lowerdir'"); a second try is
+			# harmless.
+			mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" 2>/dev/null ||
+				mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" ||
 				die "overlay $mp"
 		else
 			mount --bind "$mp" "$m" && mount -o remount,bind,ro "$m" || die "read-only bind $mp"
@@ -172,43 +187,50 @@ inner() {
 	done <"$T/mounts"
 	# /dev: a minimal tmpfs. /sys read-only. /run: a copy without sockets or
 	# FIFOs (systemd, D-Bus and init are reached through them).
-	# Device nodes of their own (mknod, not bind mounts of the host's: a
-	# bind mount shares the inode, and chmod or chown in the sandbox would
-	# reach the host's /dev/null).
+	# Its skeleton comes from the cache try made, in one cp: the fd links,
+	# pts, shm and device nodes of their own (mknod'ed in the cache, copied
+	# as new inodes — never bind mounts of the host's: a bind mount shares
+	# the inode, and a chmod or chown in the sandbox would reach the
+	# host's /dev/null).
 	mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
-	for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
-		set -- $d
-		mknod -m 666 "$T/root/dev/$1" c "$2" "$3" || die "mknod /dev/$1"
+	cp -a -- "$STUBS/dev/." "$T/root/dev/" || die "copy the /dev skeleton"
+	for d in null zero full random urandom tty; do
+		[ -c "$T/root/dev/$d" ] || die "/dev/$d is not a device node"
 	done
-	mkdir -p "$T/root/dev/pts" "$T/root/dev/shm"
 	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$T/root/dev/pts" 2>/dev/null
 	mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$T/root/dev/shm"
-	ln -s pts/ptmx "$T/root/dev/ptmx"
-	ln -s /proc/self/fd "$T/root/dev/fd"
-	ln -s /proc/self/fd/0 "$T/root/dev/stdin"
-	ln -s /proc/self/fd/1 "$T/root/dev/stdout"
-	ln -s /proc/self/fd/2 "$T/root/dev/stderr"
 	mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
 		{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
 	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
 	tar -C /run --exclude=./nightshift --exclude=./user --exclude='./nightshift-*' -cf - . 2>/dev/null |
 		tar -C "$T/root/run" -xf - 2>/dev/null
 	find "$T/root/run" \( -type p -o -type s \) -delete 2>/dev/null
-	mkdir -p "$T/root/run/nightshift-real"
-	: >"$T/root/run/nightshift-actions"
-	chmod 0666 "$T/root/run/nightshift-actions"
-	write_stub "$T/root/run/nightshift-stub"
-	mkdir -p "$T/root/run/nightshift-stubs"
-	cp -L /bin/mount /bin/umount "$T/root/run/nightshift-real/" 2>/dev/null
-	local name dir p
+	# The recorder and its links, one a recorded name, the empty action
+	# log (0666) and the directory for the real programs, from the cache
+	# try made (one cp instead of a process per name).
+	cp -a -- "$STUBS/nightshift-stub" "$STUBS/nightshift-stubs" "$STUBS/nightshift-actions" "$STUBS/nightshift-real" "$T/root/run/" ||
+		die "copy the recorders"
+	# Each recorded program found is kept (its first occurrence in PATH
+	# order) for the read-only forms, all in one cp, then the recorder is
+	# bound over every path that reaches it (a path that already leads to
+	# the recorder, through a merged-/usr link, is not bound twice).
+	local name dir p stub=$T/root/run/nightshift-stub
+	local -A kept=([mount]=1 [umount]=1)
+	local -a reals=(/bin/mount /bin/umount) binds=()
 	for name in $RECORDED; do
-		ln -s /run/nightshift-stub "$T/root/run/nightshift-stubs/$name"
 		for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
 			p=$T/root$dir/$name
 			[ -e "$p" ] || continue
-			[ -e "$T/root/run/nightshift-real/$name" ] || cp -L "$p" "$T/root/run/nightshift-real/$name" 2>/dev/null
-			mount --bind "$T/root/run/nightshift-stub" "$p" 2>/dev/null
+			if [ -z "${kept[$name]+x}" ]; then
+				kept[$name]=1
+				reals+=("$p")
+			fi
+			binds+=("$p")
 		done
+	done
+	cp -L -- "${reals[@]}" "$T/root/run/nightshift-real/" 2>/dev/null
+	for p in "${binds[@]}"; do
+		[ "$p" -ef "$stub" ] || mount --bind "$stub" "$p" 2>/dev/null
 	done
 	# The command: its own PID namespace (everything it starts ends with it),
 	# its own mount namespace whose root is the sandbox (pivot_root, the old
@@ -233,7 +255,7 @@ inner() {
 		exec setpriv --bounding-set "$2" --inh-caps=-all -- env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
 			PATH=/run/nightshift-stubs:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb \
 			DEBIAN_FRONTEND=noninteractive bash -c "$cmd"' bash "$T/root" "$DROPCAPS" \
-		</dev/null >"$T/out/stdout.full" 2>"$T/out/stderr.full"
+		</dev/null >"$T/out/stdout" 2>"$T/out/stderr"
 	local rc=$?
 	if { [ $rc = 124 ] || [ $rc = 137 ]; } && [ $((SECONDS - start)) -ge "$secs" ]; then
 		echo timeout >"$T/out/exit"
@@ -277,68 +299,176 @@ gather() {
 		u=$T/u/$n
 		[ -d "$u" ] || continue
 		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
-		lower=$mp
-		(
-			cd "$u" || exit
-			# type mode uid gid size rdev-major rdev-minor hash target path
-			find . -mindepth 1 -print0 | while IFS= read -r -d '' p; do
-				if [ -f "$p" ] && [ ! -L "$p" ]; then h=$(sha256sum <"$p") h=${h%% *}; else h=-; fi
-				if [ -c "$p" ]; then rd=$(stat -c '%t %T' -- "$p"); else rd='- -'; fi
-				printf '%s\0%s %s\0%s\0%s\0%s\0' "$n" "$(stat -c '%F|%a|%u|%g|%s' -- "$p")" "$rd" "$h" "$(readlink -- "$p")" "${p#./}"
-			done
-		) >>"$T/out/upper"
-		(
-			cd "$u" || exit
-			find . -mindepth 1 -print0 | while IFS= read -r -d '' p; do
-				q=$lower/${p#./}
-				[ "$lower" = / ] && q=/${p#./}
-				if [ -e "$q" ] || [ -L "$q" ]; then
-					if [ -f "$q" ] && [ ! -L "$q" ]; then h=$(sha256sum <"$q") h=${h%% *}; else h=-; fi
-					c=-
-					if [ -d "$q" ] && [ ! -L "$q" ] && [ -c "$p" ]; then c=$(find "$q" -xdev -mindepth 1 | wc -l); fi
-					printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$n" "$(stat -c '%F|%a|%u|%g|%s' -- "$q")" "$h" "$(readlink -- "$q")" "$c" "${p#./}"
-					# A directory replaced or emptied: its lower entries the
-					# merged view no longer has are deleted.
-					if [ -d "$q" ] && [ ! -L "$q" ] && [ -d "$p" ]; then
-						find "$q" -mindepth 1 -maxdepth 1 -printf '%f\0' | while IFS= read -r -d '' c; do
-							if [ ! -e "$m/${p#./}/$c" ] && [ ! -L "$m/${p#./}/$c" ]; then
-								cnt=-
-								if [ -d "$q/$c" ] && [ ! -L "$q/$c" ]; then cnt=$(find "$q/$c" -xdev -mindepth 1 | wc -l); fi
-								printf '%s\0%s\0%s\0%s\0' "$n" "${p#./}/$c" "$(hashof "$q/$c")" "$cnt" >>"$T/out/deleted"
-							fi
-						done
-					fi
+		(gather_overlay "$T" "$n" "$mp" "$u" "$m")
+	done <"$T/mounts"
+	# Output past OUTCAP is cut (the bytes cut are counted).
+	local -a sz=()
+	local s k=0
+	mapfile -t sz < <(stat -c %s -- "$T/out/stdout" "$T/out/stderr")
+	for s in stdout stderr; do
+		if [ "${sz[k]:-0}" -gt "$OUTCAP" ]; then
+			head -c "$OUTCAP" "$T/out/$s" >"$T/out/$s.cut" && mv -f -- "$T/out/$s.cut" "$T/out/$s"
+			echo $((sz[k] - OUTCAP)) >"$T/out/${s}_cut"
+		else
+			echo 0 >"$T/out/${s}_cut"
+		fi
+		k=$((k + 1))
+	done
+}
+
+# facts reads find's -printf '%y|%m|%U|%G|%s\0%l\0' records on stdin into
+# FACTS (stat -c '%F|%a|%u|%g|%s' forms) and TARGETS (link targets): the
+# same facts as stat and readlink, one process in all. (Plain arrays and
+# read -d, not namerefs or mapfile -d: bash 4.2 has neither.)
+facts() {
+	FACTS=()
+	TARGETS=()
+	local y rest t
+	while IFS= read -r -d '' y && IFS= read -r -d '' t; do
+		rest=${y#?|}
+		case "${y:0:1}" in
+		f) if [ "${rest##*|}" = 0 ]; then y="regular empty file|$rest"; else y="regular file|$rest"; fi ;;
+		d) y="directory|$rest" ;;
+		l) y="symbolic link|$rest" ;;
+		c) y="character special file|$rest" ;;
+		b) y="block special file|$rest" ;;
+		p) y="fifo|$rest" ;;
+		s) y="socket|$rest" ;;
+		*) y="unknown|$rest" ;;
+		esac
+		FACTS+=("$y")
+		TARGETS+=("$t")
+	done
+}
+
+# hashes FILE... sets HASHES to the files' sha256 sums, in order (one
+# sha256sum for a batch; a name with a newline or a backslash gets a
+# leading backslash on its line, dropped here).
+hashes() {
+	HASHES=()
+	[ $# -gt 0 ] || return 0
+	local l
+	while IFS= read -r l; do
+		l=${l#\\}
+		HASHES+=("${l:0:64}")
+	done < <(printf '%s\0' "$@" | xargs -0 sha256sum --)
+	[ ${#HASHES[@]} -eq $# ] || die "hash $# files: ${#HASHES[@]} sums"
+}
+
+# gather_overlay T N MOUNTPOINT UPPER MERGED appends overlay N's records to
+# T/out/{upper,lower,deleted,diffs}. Facts are gathered in batches (one
+# find and one sha256sum for each side, one stat for whiteouts), so the
+# cost grows with the number of paths, not of processes; only changed
+# text files each take a diff.
+gather_overlay() {
+	local T=$1 n=$2 lower=$3 u=$4 m=$5 i k p q c cnt h
+	cd "$u" || return 0
+	local -a P=() UT=() US=() UH=() UR=() PF=() PFI=() CD=() CDI=()
+	while IFS= read -r -d '' p; do P+=("$p"); done < <(find . -mindepth 1 -printf '%p\0')
+	[ ${#P[@]} -gt 0 ] || return 0
+	facts < <(printf '%s\0' "${P[@]}" | xargs -0 sh -c 'exec find "$@" -maxdepth 0 -printf "%y|%m|%U|%G|%s\0%l\0"' sh)
+	US=("${FACTS[@]}")
+	UT=("${TARGETS[@]}")
+	[ ${#US[@]} -eq ${#P[@]} ] || die "list the upper layer of $lower: ${#US[@]} of ${#P[@]} paths"
+	for i in "${!P[@]}"; do
+		UR[i]='- -'
+		UH[i]=-
+		case "${US[i]}" in
+		"regular file|"* | "regular empty file|"*) PF+=("${P[i]}") PFI+=("$i") ;;
+		"character special file|"*) CD+=("${P[i]}") CDI+=("$i") ;;
+		esac
+	done
+	hashes "${PF[@]}"
+	for k in "${!PFI[@]}"; do UH[${PFI[k]}]=${HASHES[k]}; done
+	if [ ${#CD[@]} -gt 0 ]; then
+		local -a rd=()
+		while IFS= read -r -d '' p; do rd+=("$p"); done < <(printf '%s\0' "${CD[@]}" | xargs -0 stat --printf '%t %T\0' --)
+		[ ${#rd[@]} -eq ${#CD[@]} ] || die "stat the whiteouts of $lower"
+		for k in "${!CDI[@]}"; do UR[${CDI[k]}]=${rd[k]}; done
+	fi
+	for i in "${!P[@]}"; do
+		printf '%s\0%s %s\0%s\0%s\0%s\0' "$n" "${US[i]}" "${UR[i]}" "${UH[i]}" "${UT[i]}" "${P[i]#./}"
+	done >>"$T/out/upper"
+
+	# The lower side of the same paths.
+	local -a LI=() LQ=() LS=() LT=() LH=() LF=() LFI=()
+	for i in "${!P[@]}"; do
+		q=$lower/${P[i]#./}
+		[ "$lower" = / ] && q=/${P[i]#./}
+		if [ -e "$q" ] || [ -L "$q" ]; then
+			LI+=("$i")
+			LQ+=("$q")
+		fi
+	done
+	if [ ${#LQ[@]} -gt 0 ]; then
+		facts < <(printf '%s\0' "${LQ[@]}" | xargs -0 sh -c 'exec find "$@" -maxdepth 0 -printf "%y|%m|%U|%G|%s\0%l\0"' sh)
+		LS=("${FACTS[@]}")
+		LT=("${TARGETS[@]}")
+		[ ${#LS[@]} -eq ${#LQ[@]} ] || die "list the lower side of $lower: ${#LS[@]} of ${#LQ[@]} paths"
+		for k in "${!LQ[@]}"; do
+			LH[k]=-
+			case "${LS[k]}" in
+			"regular file|"* | "regular empty file|"*) LF+=("${LQ[k]}") LFI+=("$k") ;;
+			esac
+		done
+		hashes "${LF[@]}"
+		for k in "${!LFI[@]}"; do LH[${LFI[k]}]=${HASHES[k]}; done
+	fi
+	shopt -s nullglob dotglob
+	local -A lowerKind=()
+	for k in "${!LQ[@]}"; do
+		i=${LI[k]} q=${LQ[k]} p=${P[i]}
+		lowerKind[$i]=${LS[k]%%|*}
+		c=-
+		if [ "${LS[k]%%|*}" = directory ] && [ "${US[i]%%|*}" = "character special file" ]; then
+			c=$(find "$q" -xdev -mindepth 1 | wc -l)
+		fi
+		printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$n" "${LS[k]}" "${LH[k]}" "${LT[k]}" "$c" "${p#./}" >>"$T/out/lower"
+		# A directory replaced or emptied: its lower entries the merged
+		# view no longer has are deleted.
+		if [ "${LS[k]%%|*}" = directory ] && [ -d "$p" ]; then
+			local e base
+			for e in "$q"/*; do
+				base=${e##*/}
+				if [ ! -e "$m/${p#./}/$base" ] && [ ! -L "$m/${p#./}/$base" ]; then
+					cnt=-
+					if [ -d "$e" ] && [ ! -L "$e" ]; then cnt=$(find "$e" -xdev -mindepth 1 | wc -l); fi
+					printf '%s\0%s\0%s\0%s\0' "$n" "${p#./}/$base" "$(hashof "$e")" "$cnt" >>"$T/out/deleted"
 				fi
 			done
-		) >>"$T/out/lower"
-		(
-			cd "$u" || exit
-			find . -mindepth 1 -type f -print0 | while IFS= read -r -d '' p; do
-				q=$lower/${p#./}
-				[ "$lower" = / ] && q=/${p#./}
-				[ -L "$q" ] && continue
-				s=$(stat -c %s -- "$p")
-				[ "$s" -le "$DIFFCAP" ] || continue
-				[ ! -e "$q" ] || [ "$(stat -c %s -- "$q")" -le "$DIFFCAP" ] || continue
-				old=$q
-				[ -f "$q" ] || old=/dev/null
-				printf '%s\0%s\0' "$n" "${p#./}"
-				diff -u --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
-				printf '\0'
-			done
-		) >>"$T/out/diffs"
-	done <"$T/mounts"
-	head -c "$OUTCAP" "$T/out/stdout.full" >"$T/out/stdout"
-	head -c "$OUTCAP" "$T/out/stderr.full" >"$T/out/stderr"
-	echo $(($(wc -c <"$T/out/stdout.full") - $(wc -c <"$T/out/stdout"))) >"$T/out/stdout_cut"
-	echo $(($(wc -c <"$T/out/stderr.full") - $(wc -c <"$T/out/stderr"))) >"$T/out/stderr_cut"
-	rm -f "$T/out/stdout.full" "$T/out/stderr.full"
+		fi
+	done
+	shopt -u nullglob dotglob
+
+	# Diffs of the regular files that are text-sized on both sides.
+	local -A lowerSize=()
+	for k in "${!LQ[@]}"; do
+		case "${LS[k]}" in
+		"regular file|"* | "regular empty file|"*) lowerSize[${LI[k]}]=${LS[k]##*|} ;;
+		esac
+	done
+	local old size
+	for k in "${!PFI[@]}"; do
+		i=${PFI[k]} p=${P[i]}
+		q=$lower/${p#./}
+		[ "$lower" = / ] && q=/${p#./}
+		[ "${lowerKind[$i]-}" != "symbolic link" ] || continue
+		size=${US[i]##*|}
+		[ "$size" -le "$DIFFCAP" ] || continue
+		[ -z "${lowerKind[$i]-}" ] || [ -z "${lowerSize[$i]-}" ] || [ "${lowerSize[$i]}" -le "$DIFFCAP" ] || continue
+		old=$q
+		[ -n "${lowerSize[$i]-}" ] || old=/dev/null
+		printf '%s\0%s\0' "$n" "${p#./}"
+		diff -u --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
+		printf '\0'
+	done >>"$T/out/diffs"
 }
 
 try() {
 	local id=$1 secs=$2 T
 	T=$RUNBASE/$id
 	gc
+	stubs_cache
 	mkdir -p "$T" || die "mkdir $T"
 	mountpoint -q "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
 	cat >"$T/cmd.b64" || die "read the command"
@@ -349,16 +479,50 @@ try() {
 		echo "$rc" >"$T/out/failed"
 		cat "$T/inner.log" >&2
 	fi
-	{
-		for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T; do
-			[ -e "$T/out/$s" ] || : >"$T/out/$s"
-			section "$s" "$T/out/$s"
-		done
-		section mounts "$T/mounts"
-		section log "$T/inner.log"
-	} >"$T/report"
+	local -a secs=()
+	mkdir -p "$T/out"
+	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T; do
+		[ -e "$T/out/$s" ] || : >"$T/out/$s"
+		secs+=("$s" "$T/out/$s")
+	done
+	sections "$T" "${secs[@]}" mounts "$T/mounts" log "$T/inner.log" >"$T/report"
 	cat "$T/report"
 	[ ! -e "$T/out/failed" ] || exit 97
+}
+
+# STUBS is where try keeps the recorder and its links for every trial of
+# this helper (the helper's file name is its content's hash).
+STUBS=/run/nightshift/stubs-${0##*/}
+
+# stubs_cache makes STUBS once: nightshift-stub (the recorder),
+# nightshift-stubs/NAME -> /run/nightshift-stub for each recorded name, an
+# empty nightshift-actions (0666) and nightshift-real directory, and dev/,
+# the sandbox's /dev skeleton.
+stubs_cache() {
+	local tmp name
+	[ -x "$STUBS/nightshift-stub" ] && [ -d "$STUBS/nightshift-stubs" ] && [ -L "$STUBS/dev/stderr" ] && return 0
+	mkdir -p /run/nightshift || die "mkdir /run/nightshift"
+	tmp=$(mktemp -d /run/nightshift/stubs.XXXXXX) || die "mktemp in /run/nightshift"
+	write_stub "$tmp/nightshift-stub"
+	mkdir "$tmp/nightshift-stubs" "$tmp/nightshift-real" "$tmp/dev" "$tmp/dev/pts" "$tmp/dev/shm" || die "mkdir in $tmp"
+	: >"$tmp/nightshift-actions"
+	chmod 0666 "$tmp/nightshift-actions"
+	chmod 0755 "$tmp/dev"
+	for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
+		set -- $d
+		mknod -m 666 "$tmp/dev/$1" c "$2" "$3" || die "mknod /dev/$1"
+	done
+	ln -s pts/ptmx "$tmp/dev/ptmx"
+	ln -s /proc/self/fd "$tmp/dev/fd"
+	ln -s /proc/self/fd/0 "$tmp/dev/stdin"
+	ln -s /proc/self/fd/1 "$tmp/dev/stdout"
+	ln -s /proc/self/fd/2 "$tmp/dev/stderr"
+	for name in $RECORDED; do
+		ln -s /run/nightshift-stub "$tmp/nightshift-stubs/$name" || die "link the recorder as $name"
+	done
+	# Another try may have made it meanwhile: then keep theirs.
+	mv -T -- "$tmp" "$STUBS" 2>/dev/null || rm -rf -- "$tmp"
+	[ -x "$STUBS/nightshift-stub" ] || die "no recorder in $STUBS"
 }
 
 # gc drops trials left for more than six hours (a worker that died).
@@ -393,10 +557,17 @@ hashof() {
 	fi
 }
 
+# load_mounts fills MP: overlay index -> mount point, from T/mounts.
+declare -A MP=()
+load_mounts() {
+	local n kind mp
+	while read -r n kind mp; do MP[$n]=$mp; done <"$T/mounts"
+}
+
 # realpath_of N PATH: the path on the host of PATH in overlay N.
 realpath_of() {
-	local mp
-	mp=$(awk -v n="$1" '$1 == n { sub(/^[^ ]+ [^ ]+ /, ""); print; exit }' "$T/mounts")
+	local mp=${MP[$1]-}
+	[ -n "$mp" ] || die "overlay $1 is not in the trial's mounts"
 	if [ "$mp" = / ]; then printf '/%s' "$2"; else printf '%s/%s' "$mp" "$2"; fi
 }
 
@@ -415,6 +586,7 @@ commit() {
 	[ ! -e "$U/log" ] || die "trial $id was already committed"
 	mkdir -p "$U/pre" || die "mkdir $U"
 	cat >"$U/ops" || die "read the ops"
+	load_mounts
 	local bad=0
 	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
 		r=$(realpath_of "$n" "$p")
@@ -431,6 +603,10 @@ commit() {
 	fi
 	: >"$U/log"
 	local i=0
+	# What the commit wrote, flushed to disk at the end (the files and the
+	# directories whose entries changed), not every file system.
+	local -a flush=("$U" "$U/pre")
+	local alltoo=0
 	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
 		r=$(realpath_of "$n" "$p")
 		i=$((i + 1))
@@ -438,13 +614,17 @@ commit() {
 		W)
 			if [ "$expect" != - ] && [ "$expect" != "*" ]; then
 				mkdir -p "$U/pre/$i" && cp -a -- "$r" "$U/pre/$i/x" || die "keep the pre-image of $r"
+				flush+=("$U/pre/$i/x" "$U/pre/$i")
 			fi
 			cp -a -- "$T/u/$n/$p" "$r.nightshift-new" && mv -Tf -- "$r.nightshift-new" "$r" || die "write $r"
+			[ -L "$r" ] || flush+=("$r")
+			flush+=("${r%/*}/")
 			printf 'W\0%s\0%s\0%s\0%s\0' "$i" "$r" "$expect" "$(hashof "$r")" >>"$U/log"
 			;;
 		K)
 			set -- $meta
 			mkdir -- "$r" && chmod "$1" -- "$r" && chown "$2:$3" -- "$r" || die "mkdir $r"
+			flush+=("$r" "${r%/*}/")
 			printf 'K\0%s\0%s\0-\0d\0' "$i" "$r" >>"$U/log"
 			;;
 		A)
@@ -456,12 +636,21 @@ commit() {
 			;;
 		D)
 			mkdir -p "$U/pre/$i" && cp -a -- "$r" "$U/pre/$i/x" && rm -rf -- "$r" || die "delete $r"
+			flush+=("${r%/*}/")
+			alltoo=1 # a tree's pre-image: flush everything
 			printf 'D\0%s\0%s\0%s\0-\0' "$i" "$r" "$expect" >>"$U/log"
 			;;
 		*) die "unknown op $op" ;;
 		esac
 	done <"$U/ops"
-	sync
+	# The pre-images and the log first, then what they undo. sync with
+	# operands (coreutils 8.24 and later) flushes just those; older ones
+	# flush everything, and a failure falls back to that too.
+	if [ $alltoo = 1 ]; then
+		sync
+	else
+		sync -- "$U/log" "$U/ops" 2>/dev/null && sync -- "${flush[@]}" 2>/dev/null || sync
+	fi
 	discard_dir "$T"
 	echo committed
 }

@@ -32,7 +32,7 @@ var (
 
 // debian returns the shared target, started on first use and stopped by
 // TestMain.
-func debian(t *testing.T) *target {
+func debian(t testing.TB) *target {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		testenv.NeedRoot(t, "the sandbox tests start a Debian 12 target in namespaces")
@@ -72,7 +72,7 @@ func TestMain(m *testing.M) {
 
 // host runs a command on the target outside any sandbox (the test's own
 // view of the host, never the code under test).
-func (h *target) host(t *testing.T, cmd string) string {
+func (h *target) host(t testing.TB, cmd string) string {
 	t.Helper()
 	ex, err := h.c.Run(context.Background(), cmd)
 	if err != nil || ex.ExitCode != 0 {

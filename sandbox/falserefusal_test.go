@@ -1,0 +1,428 @@
+package sandbox_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/sandbox"
+)
+
+// The corpora of legitimate remediation content whose effects the judge
+// must allow (issue 19, "False refusals").
+const (
+	ssgFixesFile      = "../testdata/safety/ssg-debian12-bash-fixes.txt"
+	remediationsFile  = "../testdata/safety/remediations.jsonl"
+	freshFile         = "../testdata/sandbox/remediations-fresh.jsonl"
+	refusedEffectsOut = "../testdata/sandbox/refused-effects.golden"
+)
+
+// corpusCase is one command of a corpus.
+type corpusCase struct {
+	Source  string // "ssg", "remediation", "fresh"
+	Name    string
+	Command string
+}
+
+func loadCorpora(t *testing.T) []corpusCase {
+	t.Helper()
+	script, err := os.ReadFile(ssgFixesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixes, err := rules.ParseFixScript(string(script))
+	if err != nil {
+		t.Fatalf("parse %s: %v", ssgFixesFile, err)
+	}
+	var out []corpusCase
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range fixes {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		out = append(out, corpusCase{"ssg", name, fixes[name]})
+	}
+	for _, f := range []struct{ source, path string }{{"remediation", remediationsFile}, {"fresh", freshFile}} {
+		file, err := os.Open(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(file)
+		sc.Buffer(nil, 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			var c struct{ Name, Command string }
+			if err := json.Unmarshal(sc.Bytes(), &c); err != nil || c.Name == "" || c.Command == "" {
+				t.Fatalf("%s:%d: not a {name, command} object: %v", f.path, n, err)
+			}
+			out = append(out, corpusCase{f.source, c.Name, c.Command})
+		}
+		file.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// verdict is what the judge made of one command's effects on the pristine
+// target.
+type verdict struct {
+	c        corpusCase
+	exit     int
+	timedOut bool
+	changes  int
+	actions  []string
+	refusals []safety.Refusal
+	effects  nightshift.Effects
+	stderr   string
+	err      error // the sandbox itself failed
+	took     time.Duration
+}
+
+// offlineApt makes apt on the target fail fast instead of downloading (the
+// tests reach nothing but loopback): packages in the target's apt cache
+// (sudo, auditd, libpam-pwquality) install, others fail to download.
+const offlineApt = `printf '%s\n' 'Acquire::http::Proxy "http://127.0.0.1:9/";' 'Acquire::https::Proxy "http://127.0.0.1:9/";' 'Acquire::Retries "0";' > /etc/apt/apt.conf.d/99nightshift-offline`
+
+// policy is the worker's: root over SSH on port 22 (the port SSG's and
+// CIS's firewall content is about), no declared scope (SSG rules declare
+// none).
+var policy = safety.EffectsPolicy{Login: "root", SSHPort: 22}
+
+// rightRefusal is a command of the corpora whose refusal is right: its
+// effects really cut the worker's access.
+type rightRefusal struct{ source, name, entry, reason, why string }
+
+// rightRefusals are judged for a worker logged in as root with its key,
+// as on the target.
+var rightRefusals = []rightRefusal{
+	{"ssg", "sshd_disable_root_login", "lockout", "PermitRootLogin no", "it locks root's SSH login out"},
+	{"ssg", "sshd_disable_pubkey_auth", "lockout", "PubkeyAuthentication no", "it turns the worker's key login off"},
+	{"ssg", "package_openssh-server_removed", "delete-system", "/usr/sbin/sshd", "it removes the SSH server"},
+	{"remediation", "sshd-permitrootlogin-sed", "lockout", "PermitRootLogin no", "it locks root's SSH login out"},
+	{"remediation", "sshd-kill-hup-reload", "action", "kill would cut", "SIGHUP to every process of ssh.service also ends connection processes still in its cgroup (hosts without pam_systemd); systemctl reload ssh or --kill-whom=main does not"},
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// TestFalseRefusals runs every command of the three corpora of legitimate
+// remediation content as a model's proposal through the recording sandbox
+// on the disposable Debian 12 target, each against the pristine target
+// (Try, JudgeEffects, Discard: nothing reaches the host), and requires:
+// SSG's Debian 12 bash fixes 2% or fewer refused, the hand-written
+// remediations none, the fresh set (written before the judge was tuned)
+// 2% or fewer; the refusals that are right (a fix that really locks the
+// worker's root login out) refused for that reason; and every refusal, with
+// its reason, as testdata/sandbox/refused-effects.golden lists it (-update
+// rewrites it). The static pre-filter is not involved.
+func TestFalseRefusals(t *testing.T) {
+	h := debian(t)
+	ctx := context.Background()
+	h.host(t, offlineApt)
+	sb := sandbox.New(h.c, sandbox.Config{Timeout: 3 * time.Minute})
+	if err := sb.Probe(ctx); err != nil {
+		t.Fatalf("Probe: %v", err)
+	}
+	// Nothing may reach the host: a manifest of each tree the corpora
+	// write (every entry's mode, owner, type, link target; every file's
+	// sha256), before and after.
+	const manifest = `for d in /etc /usr /var/lib /root /boot /srv /home /opt; do printf '%s ' $d; find $d -xdev -printf '%p %m %u:%g %y %l\n' -type f -exec sha256sum {} + 2>/dev/null | sha256sum; done`
+	before := h.host(t, manifest)
+	cases := loadCorpora(t)
+	results := make([]verdict, len(cases))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = judgeOne(ctx, sb, cases[i])
+			}
+		}()
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if after := h.host(t, manifest); after != before {
+		t.Errorf("the target's trees changed although every trial was discarded:\n%s\nwas\n%s", after, before)
+	}
+
+	total := map[string]int{}
+	refused := map[string]int{}
+	right := map[string]int{}
+	failed := map[string]int{}
+	var golden strings.Builder
+	var slowest time.Duration
+	for _, r := range results {
+		total[r.c.Source]++
+		slowest = max(slowest, r.took)
+		if r.exit != 0 {
+			failed[r.c.Source]++
+			t.Logf("EXIT %d %s %s: %s", r.exit, r.c.Source, r.c.Name, lastLine(r.stderr))
+		}
+		if r.err != nil {
+			t.Errorf("%s %s: the sandbox failed: %v", r.c.Source, r.c.Name, r.err)
+			continue
+		}
+		if r.timedOut {
+			t.Errorf("%s %s: timed out in the sandbox", r.c.Source, r.c.Name)
+		}
+		if len(r.refusals) == 0 {
+			continue
+		}
+		refused[r.c.Source]++
+		if slices.ContainsFunc(rightRefusals, func(w rightRefusal) bool { return w.source == r.c.Source && w.name == r.c.Name }) {
+			right[r.c.Source]++
+		}
+		var paths []string
+		for _, c := range r.effects.Changes {
+			paths = append(paths, c.Change.String()+" "+c.Path)
+		}
+		if len(paths) > 12 {
+			paths = append(paths[:12], fmt.Sprintf("… %d more", len(paths)-12))
+		}
+		t.Logf("REFUSED %s %s (exit %d): %v\n  changes: %s\n  actions: %s", r.c.Source, r.c.Name, r.exit, r.refusals, strings.Join(paths, "; "), strings.Join(r.actions, "; "))
+		for _, rf := range r.refusals {
+			fmt.Fprintf(&golden, "%s %s\tentry=%s\treason=%q\n", r.c.Source, r.c.Name, rf.Entry, rf.Reason)
+		}
+	}
+	for _, src := range []string{"ssg", "remediation", "fresh"} {
+		t.Logf("%s: %d commands, %d refused (%.1f%%), %d exited non-zero in the sandbox", src, total[src], refused[src],
+			100*float64(refused[src])/float64(max(total[src], 1)), failed[src])
+	}
+	t.Logf("slowest trial: %s; right refusals: %v", slowest, right)
+	if total["ssg"] != 407 {
+		t.Errorf("%d SSG fixes, want the 407 of SSG 0.1.76's Debian 12 datastream", total["ssg"])
+	}
+	if n := refused["ssg"]; 50*n > total["ssg"] {
+		t.Errorf("%d of %d SSG fixes refused, more than 2%%", n, total["ssg"])
+	}
+	if n := refused["remediation"] - right["remediation"]; n > 0 {
+		t.Errorf("%d hand-written remediations refused besides the %d right refusals, want none", n, right["remediation"])
+	}
+	if n := refused["fresh"]; 50*n > total["fresh"] {
+		t.Errorf("%d of %d fresh remediations refused, more than 2%%", n, total["fresh"])
+	}
+	// The refusals that are right must stay refused, for that reason.
+	for _, want := range rightRefusals {
+		ok := false
+		for _, r := range results {
+			if r.c.Source == want.source && r.c.Name == want.name {
+				for _, rf := range r.refusals {
+					ok = ok || rf.Entry == want.entry && strings.Contains(rf.Reason, want.reason)
+				}
+			}
+		}
+		if !ok {
+			t.Errorf("%s %s: not refused as %s (%q), though %s", want.source, want.name, want.entry, want.reason, want.why)
+		}
+	}
+	goldenfile.Check(t, refusedEffectsOut, []byte(golden.String()))
+}
+
+func judgeOne(ctx context.Context, sb *sandbox.Sandbox, c corpusCase) verdict {
+	v := verdict{c: c}
+	start := time.Now()
+	defer func() { v.took = time.Since(start) }()
+	tr, err := sb.Try(ctx, c.Command)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	v.exit, v.timedOut, v.effects, v.stderr = tr.Exec.ExitCode, tr.Exec.TimedOut, tr.Effects, tr.Exec.Stderr
+	v.changes = len(tr.Effects.Changes)
+	for _, a := range tr.Effects.Actions {
+		v.actions = append(v.actions, a.String())
+	}
+	v.refusals = safety.JudgeEffects(tr.Effects, policy)
+	if err := sb.Discard(ctx, tr); err != nil {
+		v.err = err
+	}
+	v.took = time.Since(start)
+	return v
+}
+
+// TestCommitSequence commits a random sample of SSG's Debian 12 fixes, and
+// the package installs the target can do offline, in sequence through sandbox.Runner (Try, JudgeEffects, Commit, the
+// approved actions), checking after each that the host holds exactly what
+// the sandbox showed, then undoes them all, last first, and checks that
+// every path they changed is back as it was.
+func TestCommitSequence(t *testing.T) {
+	h := debian(t)
+	ctx := context.Background()
+	h.host(t, offlineApt)
+	script, err := os.ReadFile(ssgFixesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixes, err := rules.ParseFixScript(string(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(fixes))
+	for k := range fixes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	seed := testenv.Seed(t, uint64(time.Now().UnixNano()))
+	rng := rand.New(rand.NewPCG(seed, 19))
+	rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	// Thirty at random, and the package installs the target's apt cache
+	// serves offline (they change hundreds of paths and run maintainer
+	// scripts whose service calls are recorded), then a fix that
+	// configures what one of them installed.
+	sample := slices.Clone(names[:30])
+	slices.Sort(sample)
+	for _, n := range []string{"package_sudo_installed", "package_audit_installed", "package_pam_pwquality_installed", "audit_rules_session_events", "audit_rules_dac_modification_chmod"} {
+		if fixes[n] == "" {
+			t.Fatalf("no SSG fix %s", n)
+		}
+		if !slices.Contains(sample, n) {
+			sample = append(sample, n)
+		}
+	}
+
+	// The state of every path before, as the test sees it on the host.
+	state := func(paths []string) map[string]string {
+		var b strings.Builder
+		b.WriteString("for p in")
+		for _, p := range paths {
+			b.WriteString(" '" + strings.ReplaceAll(p, "'", `'\''`) + "'")
+		}
+		b.WriteString(`; do if [ -L "$p" ]; then s="l:$(readlink -- "$p")"; elif [ -f "$p" ]; then s="$(stat -c '%a %u %g' -- "$p") $(sha256sum <"$p" | cut -c1-64)"; elif [ -d "$p" ]; then s="d $(stat -c '%a %u %g' -- "$p")"; elif [ -e "$p" ]; then s=o; else s=-; fi; printf '%s\t%s\n' "$p" "$s"; done`)
+		out := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(h.host(t, b.String())), "\n") {
+			p, s, _ := strings.Cut(l, "\t")
+			out[p] = s
+		}
+		return out
+	}
+	sb := sandbox.New(h.c, sandbox.Config{Timeout: 3 * time.Minute})
+	run := sandbox.NewRunner(sb, policy, sandbox.RunnerConfig{})
+	type done struct {
+		name  string
+		trial string
+		paths []string
+		pre   map[string]string
+	}
+	var committed []done
+	nCommitted := 0
+	for _, name := range sample {
+		// The pre-images as the test sees them: the paths the fix changes
+		// in a dry trial of its own (discarded).
+		tr, err := sb.Try(ctx, fixes[name])
+		if err != nil {
+			t.Fatalf("%s: Try: %v", name, err)
+		}
+		var paths []string
+		for _, c := range tr.Effects.Changes {
+			paths = append(paths, c.Path)
+		}
+		if err := sb.Discard(ctx, tr); err != nil {
+			t.Fatal(err)
+		}
+		pre := map[string]string{}
+		if len(paths) > 0 {
+			pre = state(paths)
+		}
+		ex, err := run.Run(ctx, fixes[name])
+		if err != nil {
+			t.Fatalf("%s: Run: %v", name, err)
+		}
+		ev := ex.Evidence
+		if ev == nil {
+			t.Fatalf("%s: no evidence", name)
+		}
+		switch ev.Verdict {
+		case nightshift.VerdictCommitted:
+			nCommitted++
+		case nightshift.VerdictRefused:
+			t.Logf("%s: refused: %v", name, ev.Reasons)
+			continue
+		default:
+			// Conflict, discarded, rolled back or none: the commit path
+			// failed for a fix judged alone on a quiet target.
+			t.Errorf("%s: verdict %s: %v", name, ev.Verdict, ev.Reasons)
+			continue
+		}
+		var got []string
+		for _, c := range ev.Effects.Changes {
+			got = append(got, c.Path)
+		}
+		if !slices.Equal(got, paths) {
+			t.Errorf("%s: the committed run changed %v, the dry run %v", name, got, paths)
+		}
+		if len(got) == 0 {
+			t.Logf("%s: committed, changing nothing (exit %d), %d actions", name, ex.ExitCode, len(ev.Effects.Actions))
+			continue
+		}
+		// The host holds what the sandbox showed.
+		now := state(got)
+		for _, c := range ev.Effects.Changes {
+			s := now[c.Path]
+			switch {
+			case c.Change == nightshift.ChangeDeleted:
+				if s != "-" {
+					t.Errorf("%s: %s deleted in the sandbox, on the host %q", name, c.Path, s)
+				}
+			case c.After.Kind == nightshift.FileRegular:
+				want := fmt.Sprintf("%o %d %d %s", c.After.Mode, c.After.UID, c.After.GID, c.After.SHA256)
+				if s != want {
+					t.Errorf("%s: %s on the host is %q, the sandbox showed %q", name, c.Path, s, want)
+				}
+			case c.After.Kind == nightshift.FileSymlink:
+				if s != "l:"+c.After.Target {
+					t.Errorf("%s: %s on the host is %q, the sandbox showed a link to %s", name, c.Path, s, c.After.Target)
+				}
+			}
+		}
+		committed = append(committed, done{name, ev.Trial, got, pre})
+		t.Logf("%s: committed %d changes, %d actions", name, len(got), len(ev.Effects.Actions))
+	}
+	if nCommitted < len(sample)*9/10 || len(committed) == 0 {
+		t.Errorf("only %d of %d sampled fixes committed, %d of them changing files", nCommitted, len(sample), len(committed))
+	}
+	for i := len(committed) - 1; i >= 0; i-- {
+		d := committed[i]
+		if d.trial == "" {
+			continue
+		}
+		if err := sb.Undo(ctx, d.trial); err != nil {
+			t.Fatalf("undo %s (%s): %v", d.name, d.trial, err)
+		}
+		now := state(d.paths)
+		for _, p := range d.paths {
+			if now[p] != d.pre[p] {
+				t.Errorf("undo %s: %s is %q, was %q", d.name, p, now[p], d.pre[p])
+			}
+		}
+	}
+}
