@@ -152,9 +152,6 @@ func New(r nightshift.Runner, cfg Config) *Sandbox {
 	return &Sandbox{r: r, cfg: cfg, helper: cfg.Dir + "/sandbox-" + hex.EncodeToString(sum[:6]) + ".sh"}
 }
 
-// Helper returns the helper script shipped to hosts.
-func Helper() string { return helperScript }
-
 // install writes the helper to the host once (content-addressed, so an
 // older worker's helper never runs a newer protocol).
 func (s *Sandbox) install(ctx context.Context) error {
