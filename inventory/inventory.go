@@ -21,6 +21,8 @@ var (
 	ErrUnknownKey = errors.New("unknown key")
 	ErrUndeclared = errors.New("undeclared group")
 	ErrNoMatch    = errors.New("no host matches")
+	// ErrDuplicateHost: a YAML inventory lists one host name twice.
+	ErrDuplicateHost = errors.New("duplicate host")
 )
 
 // Caps on what one inventory may hold.
