@@ -120,7 +120,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.baseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
 	fs.StringVar(&f.model, "model", "", "model `NAME` (default: the only model the server lists)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
-	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts per rule (default: the rule's max_attempts, else 20)")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "`N` attempts at most per rule, a rule's max_attempts above N included (default: the rule's max_attempts, else 20)")
 	fs.IntVar(&f.contextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
 	fs.IntVar(&f.maxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
 	fs.IntVar(&f.keepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
