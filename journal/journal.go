@@ -64,7 +64,9 @@ const (
 // Config configures Open. The zero value is ready to use.
 type Config struct {
 	// ReadOnly opens the journal for queries only: no migration, and every
-	// write returns ErrReadOnly.
+	// write returns ErrReadOnly. A journal on a read-only directory or file
+	// system (where SQLite cannot create its -shm file) is read as
+	// immutable when it has no -wal file, i.e. no writer has it open.
 	ReadOnly bool
 	// OutputCap caps each stored stdout, stderr and check output, keeping
 	// the first and the last OutputCap/2 bytes with a marker between; the
@@ -136,6 +138,18 @@ func Open(ctx context.Context, path string, cfg Config) (*Journal, error) {
 		err = j.migrate(ctx)
 	} else {
 		err = j.checkReadOnly(ctx)
+		if err != nil && j.immutableFallback(err) {
+			// A read-only directory or file system: SQLite cannot create
+			// the -shm file a WAL journal is read through. With no -wal
+			// file (no writer, nothing uncheckpointed) the main file is the
+			// whole journal and is read as immutable.
+			j.r.Close()
+			if j.r, err = sql.Open("sqlite", j.dsn(true)+"&immutable=1"); err != nil {
+				return nil, fmt.Errorf("open journal %s: %w", path, err)
+			}
+			j.r.SetMaxOpenConns(4)
+			err = j.checkReadOnly(ctx)
+		}
 	}
 	if err != nil {
 		j.Close()
@@ -317,6 +331,18 @@ func (j *Journal) classify(what string, err error) error {
 		return fmt.Errorf("%s %s: %w", what, j.path, ErrClosed)
 	}
 	return fmt.Errorf("%s %s: %w", what, j.path, err)
+}
+
+// immutableFallback reports whether a read-only open that failed with err
+// may read the file as immutable: SQLite could not open it (its -shm file
+// cannot be created) and there is no -wal file with content.
+func (j *Journal) immutableFallback(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_CANTOPEN {
+		return false
+	}
+	fi, serr := os.Stat(j.path + "-wal")
+	return errors.Is(serr, os.ErrNotExist) || (serr == nil && fi.Size() == 0)
 }
 
 // unwritable reports whether the journal's file or directory refuses writes.

@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/journal"
 )
 
@@ -58,5 +63,66 @@ func TestMaxAttemptsCapsTheNight(t *testing.T) {
 				t.Errorf("aide_db made %d attempts, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// cliIn runs the worker command in a child process started by wrap (a
+// command line that ends with the program to run, e.g. unshare's) and
+// returns its exit code and output.
+func cliIn(t *testing.T, wrap []string, args ...string) (int, string) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	cmd := exec.Command(wrap[0], append(wrap[1:], os.Args[0], "-test.run=^TestCLIProcess$")...)
+	cmd.Env = append(os.Environ(), "NIGHTSHIFT_CLI_ARGS="+string(a))
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%v: %v\n%s", wrap, err, out)
+	}
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
+// newJournal makes a journal at path holding one run with one task.
+func newJournal(t *testing.T, path string) {
+	t.Helper()
+	ctx := context.Background()
+	j, err := journal.Open(ctx, path, journal.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := j.StartRun(ctx, journal.RunSpec{Name: "night"})
+	if err == nil {
+		_, err = j.StartTask(ctx, run, "motd_banner", "web1")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fault: history-read-only
+// history reads a journal on a read-only file system (a read-only bind
+// mount in a mount namespace of its own: root may write any file, not a
+// read-only mount), where SQLite cannot create the journal's -shm file.
+func TestHistoryReadOnlyJournal(t *testing.T) {
+	testenv.NeedRoot(t, "a read-only bind mount in a mount namespace")
+	if _, err := exec.LookPath("unshare"); err != nil {
+		testenv.Unavailable(t, "unshare (util-linux): %v", err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "night.db")
+	newJournal(t, path)
+	// The mount is private to the child's namespace and gone with it.
+	wrap := []string{"unshare", "--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind -o ro "$0" "$0" && exec "$@"`, dir}
+	code, out := cliIn(t, wrap, "history", path)
+	if code != exitOK || !strings.Contains(out, "0/1") || !strings.Contains(out, "night") {
+		t.Fatalf("history of a read-only journal: exit %d\n%s", code, out)
+	}
+	code, out = cliIn(t, wrap, "history", path, "--run", "1")
+	if code != exitOK || !strings.Contains(out, "motd_banner") {
+		t.Fatalf("history --run 1 of a read-only journal: exit %d\n%s", code, out)
 	}
 }
