@@ -126,3 +126,118 @@ func TestHistoryReadOnlyJournal(t *testing.T) {
 		t.Fatalf("history --run 1 of a read-only journal: exit %d\n%s", code, out)
 	}
 }
+
+// fault: journal-lock-identity
+// A journal another worker has open for writing is refused, whatever path
+// reaches it — the path itself, a symlink, a hard link, a path through
+// ".." — before anything runs: no run is added, no host sees a command.
+func TestJournalLockedByIdentity(t *testing.T) {
+	ctx := context.Background()
+	f := newBatchFixture(t, 1, 2)
+	j := filepath.Join(f.dir, "night.db")
+	held, err := journal.Open(ctx, j, journal.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.StartRun(ctx, journal.RunSpec{Name: "night", Config: map[string]any{"rules_paths": []string{f.rules}, "inventory": f.inventory}}); err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	link := filepath.Join(f.dir, "link.db")
+	hard := filepath.Join(f.dir, "hard.db")
+	sub := filepath.Join(f.dir, "sub")
+	for _, err := range []error{os.Symlink(j, link), os.Link(j, hard), os.Mkdir(sub, 0o755)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	dotdot := filepath.Join(sub, "..", "night.db")
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"run, same path", f.runArgs(j)},
+		{"run through a symlink", f.runArgs(link)},
+		{"run through a hard link", f.runArgs(hard)},
+		{"resume through a symlink", []string{"resume", link}},
+		{"resume through ..", []string{"resume", dotdot}},
+		{"prune through a hard link", []string{"history", hard, "--prune", "1ns"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := cli(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(errOut, "journal is in use by another writer") {
+				t.Fatalf("exit %d, want 2 naming the journal in use\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+		})
+	}
+	runs, err := held.Runs(ctx)
+	if err != nil || len(runs) != 1 {
+		t.Errorf("the journal holds %d runs (%v), want the 1 it had", len(runs), err)
+	}
+	if n := len(f.hosts[0].Log()); n != 0 {
+		t.Errorf("the host saw %d commands, want none", n)
+	}
+}
+
+// fault: journal-empty-or-copied
+// Journals that hold no run say so: a zero-byte file is refused by resume
+// and history (and left at zero bytes: no schema is written into it), a
+// journal that never recorded a run is not "every run is done", and a copy
+// made without its -wal file names the missing file instead of "schema
+// version 0".
+func TestEmptyOrCopiedJournal(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	norun := filepath.Join(dir, "norun.db")
+	j, err := journal.Open(ctx, norun, journal.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	// A journal in use: its records are in its -wal file until a
+	// checkpoint; the copy takes the main file only.
+	live := filepath.Join(dir, "live.db")
+	lj, err := journal.Open(ctx, live, journal.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lj.Close()
+	if _, err := lj.StartRun(ctx, journal.RunSpec{Name: "night"}); err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(dir, "copied.db")
+	data, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"resume of a zero-byte file", []string{"resume", empty}, "is empty (0 bytes): no run was ever recorded in it"},
+		{"history of a zero-byte file", []string{"history", empty}, "is empty (0 bytes): no run was ever recorded in it"},
+		{"resume of a journal without a run", []string{"resume", norun}, "no run is recorded in " + norun},
+		{"resume of a copy without its -wal", []string{"resume", copied}, "journal's -wal file is missing: its records are in " + copied + "-wal"},
+		{"history of a copy without its -wal", []string{"history", copied}, "journal's -wal file is missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := cli(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, want 2 with %q\nstdout:\n%s\nstderr:\n%s", code, tt.want, out, errOut)
+			}
+		})
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("the zero-byte journal was changed: %v, %v", fi.Size(), err)
+	}
+}

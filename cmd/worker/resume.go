@@ -28,6 +28,11 @@ unknown outcome: it is recorded as such, the rule's check is re-run, and that
 command is never run again.
 
 By default the last run of the journal that did not finish is resumed.
+A zero-byte journal, or one in which no run was recorded (the worker stopped
+before it started one), has nothing to resume and is refused (exit 2), as is
+a journal copied without its -wal file while a worker had it open (its
+records are in that file) and a journal another worker process has open,
+through whatever path (exit 2).
 `
 
 const resumeExamples = `
@@ -63,14 +68,6 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if path == "" {
 		return usagef("the journal file is required: worker resume JOURNAL")
 	}
-	if _, err := statFile(path); err != nil {
-		return usagef("journal %s: %v", path, err)
-	}
-	release, err := lockJournal(path)
-	if err != nil {
-		return &usageError{err}
-	}
-	defer release()
 	j, err := openExisting(ctx, path, false)
 	if err != nil {
 		return err
@@ -144,19 +141,34 @@ func splitPath(args []string) (string, []string) {
 	return "", args
 }
 
-// openExisting opens a journal that must exist.
+// openExisting opens a journal that must exist and hold something: a
+// zero-byte file is refused as holding no run (it is not given a schema).
+// A writer takes the journal's lock.
 func openExisting(ctx context.Context, path string, readOnly bool) (*journal.Journal, error) {
-	if _, err := statFile(path); err != nil {
+	fi, err := statFile(path)
+	if err != nil {
 		return nil, usagef("journal %s: %v", path, err)
 	}
 	if err := readfile.Check(path); err != nil {
 		return nil, usagef("journal %v", err)
 	}
+	if fi.Size() == 0 {
+		return nil, usagef("journal %s is empty (0 bytes): no run was ever recorded in it; start one with 'worker run --journal %s'", path, path)
+	}
 	j, err := journal.Open(ctx, path, journal.Config{ReadOnly: readOnly})
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, journalError(err)
 	}
 	return j, nil
+}
+
+// journalError is the error of a journal that cannot be opened: exit 2,
+// and for a busy journal the reason in words.
+func journalError(err error) error {
+	if errors.Is(err, journal.ErrBusy) {
+		return usagef("%w: another worker process runs, resumes or prunes it (through this path or another one to the same file)", err)
+	}
+	return &usageError{err}
 }
 
 // pickRun returns id if set, else the last run that has not finished.
@@ -170,6 +182,9 @@ func pickRun(ctx context.Context, j *journal.Journal, id journal.RunID) (journal
 	runs, err := j.Runs(ctx)
 	if err != nil {
 		return 0, err
+	}
+	if len(runs) == 0 {
+		return 0, usagef("no run is recorded in %s (the worker stopped before it recorded one); nothing to resume: start one with 'worker run'", j.Path())
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
 		if runs[i].Status != nightshift.RunDone {

@@ -195,14 +195,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	spec.Name = name
-	release, err := lockJournal(journalPath)
-	if err != nil {
-		return &usageError{err}
-	}
-	defer release()
+	// Open takes the journal's lock (on the file, whatever path reaches
+	// it) before anything runs.
 	j, err := journal.Open(ctx, journalPath, journal.Config{})
 	if err != nil {
-		return &usageError{err}
+		return journalError(err)
 	}
 	defer j.Close()
 	return runBatch(ctx, j, m, spec, 0, verbose, of, stdout, stderr)
