@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/internal/testenv"
@@ -239,5 +241,74 @@ func TestEmptyOrCopiedJournal(t *testing.T) {
 	}
 	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
 		t.Errorf("the zero-byte journal was changed: %v, %v", fi.Size(), err)
+	}
+}
+
+// stoppedNight starts a night of 3 hosts × 3 rules (aide_db never fixed,
+// 40 attempts) and stops it with one SIGINT once every host is at its last
+// rule: an unfinished run 1 to resume.
+func stoppedNight(t *testing.T) (*batchFixture, string) {
+	t.Helper()
+	f := newBatchFixture(t, 3, 40)
+	j := filepath.Join(f.dir, "night.db")
+	cmd, out := startCLI(t, f.runArgs(j, "--parallel-hosts", "3", "--model-concurrency", "1", "--no-progress"))
+	waitSteps(t, j)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != exitNotFixed {
+		t.Fatalf("stopped night: %v, want exit 1\n%s", err, out)
+	}
+	return f, j
+}
+
+// fault: rules-changed
+// resume refuses rules that changed since the run started, naming each
+// rule changed, added or removed, and changes nothing in the journal;
+// --accept-changed-rules resumes with them.
+func TestResumeRefusesChangedRules(t *testing.T) {
+	f, j := stoppedNight(t)
+	before := tasksOf(t, j)
+	old, err := os.ReadFile(f.rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(old), "Build the AIDE database", "Build the AIDE database now", 1)
+	changed = strings.Replace(changed, "  - {id: motd_banner", "  - {id: motd_banner2", 1)
+	if err := os.WriteFile(f.rules, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "", "resume", j)
+	want := "the rules changed since run 1 started: aide_db changed (" + f.rules + ":4); motd_banner removed; motd_banner2 added (" + f.rules + ":3); resuming would mix two versions of a rule in one run (pass --accept-changed-rules"
+	if code != exitUsage || !strings.Contains(errOut, want) {
+		t.Fatalf("resume with changed rules: exit %d, want 2 with\n%s\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+	if after := tasksOf(t, j); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the refused resume changed the tasks:\n%v\nwas\n%v", after, before)
+	}
+	// Only the title changed: --accept-changed-rules resumes with it.
+	titled := strings.Replace(string(old), "Build the AIDE database", "Build the AIDE database now", 1)
+	if err := os.WriteFile(f.rules, []byte(titled), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli(t, "", "resume", j, "--no-progress", "--accept-changed-rules")
+	if code != exitNotFixed || !strings.Contains(out, "9 of 9 rules × hosts finished") ||
+		!strings.Contains(errOut, "resuming run 1 with changed rules (--accept-changed-rules): aide_db changed") {
+		t.Fatalf("resume --accept-changed-rules: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// A rule that only moved in its file is the same rule.
+	f, j = stoppedNight(t)
+	old, err = os.ReadFile(f.rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.rules, append([]byte("# a comment moves every rule down a line\n"), old...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli(t, "", "resume", j, "--no-progress")
+	if code != exitNotFixed || !strings.Contains(out, "9 of 9 rules × hosts finished") {
+		t.Fatalf("resume with the same rules moved: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

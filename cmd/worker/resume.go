@@ -33,6 +33,11 @@ before it started one), has nothing to resume and is refused (exit 2), as is
 a journal copied without its -wal file while a worker had it open (its
 records are in that file) and a journal another worker process has open,
 through whatever path (exit 2).
+
+A run records a digest of each of its rules. If the rules files changed
+since (a rule edited, added or removed), resume refuses and names each rule
+that changed, so that one run never mixes two versions of a rule; pass
+--accept-changed-rules to go on with the rules as they are now.
 `
 
 const resumeExamples = `
@@ -44,12 +49,13 @@ Examples:
 func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := &runMeta{}
 	var runID int64
-	var verbose bool
+	var verbose, acceptRules bool
 	var of observeFlags
 	fs := flag.NewFlagSet("worker resume", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&runID, "run", 0, "run `ID` to resume (default: the last unfinished run)")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
+	fs.BoolVar(&acceptRules, "accept-changed-rules", false, "resume even though the rules changed since the run started (each rule in progress goes on with its new version)")
 	addRunFlags(fs, o)
 	addObserveFlags(fs, &of)
 	setUsage(fs, resumeUsage, resumeExamples, nil)
@@ -127,6 +133,14 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
 	if err != nil {
 		return err
+	}
+	if m.RulesDigest != nil {
+		if changed := rulesChanged(m.RulesDigest, spec.Rules); changed != "" {
+			if !acceptRules {
+				return usagef("the rules changed since run %d started: %s; resuming would mix two versions of a rule in one run (pass --accept-changed-rules to resume with the rules as they are now)", id, changed)
+			}
+			fmt.Fprintf(stderr, "worker: resuming run %d with changed rules (--accept-changed-rules): %s\n", id, changed)
+		}
 	}
 	fmt.Fprintf(stdout, "resuming run %d (%s)\n", id, rec.Name)
 	return runBatch(ctx, j, m, spec, id, verbose, of, stdout, stderr)

@@ -102,9 +102,12 @@ type runMeta struct {
 	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
 	ParallelHosts    int           `json:"parallel_hosts"`
 	ModelConcurrency int           `json:"model_concurrency"`
-	JSONReport       string        `json:"json_report,omitempty"`
-	JUnit            string        `json:"junit,omitempty"`
-	HTML             string        `json:"html,omitempty"`
+	// RulesDigest is each rule's digest when the run started (see
+	// rulesDigest); resume compares it with the rules it reads.
+	RulesDigest map[string]string `json:"rules_digest,omitempty"`
+	JSONReport  string            `json:"json_report,omitempty"`
+	JUnit       string            `json:"junit,omitempty"`
+	HTML        string            `json:"html,omitempty"`
 }
 
 // addRunFlags declares the flags run and resume share; resume ignores
@@ -195,6 +198,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	spec.Name = name
+	m.RulesDigest = rulesDigest(spec.Rules)
 	// Open takes the journal's lock (on the file, whatever path reaches
 	// it) before anything runs.
 	j, err := journal.Open(ctx, journalPath, journal.Config{})
