@@ -312,3 +312,49 @@ func TestResumeRefusesChangedRules(t *testing.T) {
 		t.Fatalf("resume with the same rules moved: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// fault: report-unwritable
+// A report path that cannot be written — an existing file or a directory
+// on a read-only file system — is refused at the start (exit 2), before
+// any host is touched or the journal is created, not after the night.
+func TestReportPathCheckedAtStart(t *testing.T) {
+	testenv.NeedRoot(t, "a read-only bind mount in a mount namespace")
+	if _, err := exec.LookPath("unshare"); err != nil {
+		testenv.Unavailable(t, "unshare (util-linux): %v", err)
+	}
+	f := newBatchFixture(t, 1, 2)
+	ro := filepath.Join(f.dir, "reports")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(ro, "old.xml")
+	if err := os.WriteFile(old, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrap := []string{"unshare", "--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind -o ro "$0" "$0" && exec "$@"`, ro}
+	j := filepath.Join(f.dir, "night.db")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"new HTML report", []string{"--html", filepath.Join(ro, "night.html")}, "--html " + ro + "/night.html: directory " + ro + " cannot be written: read-only file system"},
+		{"existing JUnit report", []string{"--junit", old}, "--junit " + old + ": cannot be written: read-only file system"},
+		{"new JSON report", []string{"--json-report", filepath.Join(ro, "night.json")}, "directory " + ro + " cannot be written"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := cliIn(t, wrap, f.runArgs(j, tt.args...)...)
+			if code != exitUsage || !strings.Contains(out, tt.want) {
+				t.Fatalf("exit %d, want 2 with %q\n%s", code, tt.want, out)
+			}
+			if n := len(f.hosts[0].Log()); n != 0 {
+				t.Errorf("the host saw %d commands, want none", n)
+			}
+			if _, err := os.Stat(j); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the journal was created (%v)", err)
+			}
+		})
+	}
+}
