@@ -77,8 +77,9 @@ type Config struct {
 	ModelConcurrency int
 	// Stop, when closed, ends the run after each host's current step: the
 	// step is recorded, the task stays unfinished for `worker resume`, no
-	// new task starts. Cancelling the context is the hard stop. Nil means
-	// never.
+	// new task starts, and every wait (model calls and their backoff, the
+	// model-call limiter, redials) ends at once. Cancelling the context is
+	// the hard stop. Nil means never.
 	Stop <-chan struct{}
 	// ReportOutputCap bounds each command's output in reports built by
 	// Report, in bytes. Zero means 2000.

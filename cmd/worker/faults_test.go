@@ -6,11 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/journal"
@@ -354,6 +361,160 @@ func TestReportPathCheckedAtStart(t *testing.T) {
 			}
 			if _, err := os.Stat(j); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the journal was created (%v)", err)
+			}
+		})
+	}
+}
+
+// startWrapped runs the worker command in a child process started through
+// wrap (nil: directly), its output in the returned buffer.
+func startWrapped(t *testing.T, wrap []string, args []string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	argv := append(append([]string(nil), wrap...), os.Args[0], "-test.run=^TestCLIProcess$")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "NIGHTSHIFT_CLI_ARGS="+string(a))
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, out
+}
+
+// waitFor polls cond every 20ms, failing the test after a minute (a hang
+// guard, not a measure).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("waited a minute for %s", what)
+}
+
+// exitOf waits for cmd to end and returns its exit code. The process must
+// end within the hang guard, far above what any step here takes and far
+// below the waits a stop must cut short (Retry-After: 120).
+func exitOf(t *testing.T, cmd *exec.Cmd, out *syncBuffer) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the process did not end within 30s of the signal (it should within seconds):\n%s", out)
+		return -1
+	}
+}
+
+// faultServer stands in front of the model server: while down is set, it
+// answers every request under /v1/ it is told to with 503 and
+// Retry-After: 120 (a server asking for a long wait), counting them.
+type faultServer struct {
+	url     string
+	down    atomic.Bool
+	paths   []string // the paths refused while down; nil: all
+	refused atomic.Int64
+}
+
+func newFaultServer(t *testing.T, upstream string, paths ...string) *faultServer {
+	t.Helper()
+	u, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &faultServer{paths: paths}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fs.down.Load() && (fs.paths == nil || slices.Contains(fs.paths, r.URL.Path)) {
+			fs.refused.Add(1)
+			w.Header().Set("Retry-After", "120")
+			http.Error(w, `{"object":"error","message":"overloaded","type":"ServiceUnavailable","code":503}`, http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	fs.url = srv.URL
+	return fs
+}
+
+// fault: stop-during-model-wait
+// The first SIGTERM while every host waits on a model server that asked for
+// a two-minute wait (503, Retry-After: 120) ends the process within
+// seconds, exit 1 naming `worker resume`; the journal is consistent and
+// resume finishes the night with every fix run once on every host.
+func TestFirstSignalEndsModelWait(t *testing.T) {
+	f := newBatchFixture(t, 3, 40)
+	fs := newFaultServer(t, strings.TrimSuffix(f.baseURL, "/v1"), "/v1/chat/completions")
+	args := f.runArgs(filepath.Join(f.dir, "night.db"), "--parallel-hosts", "3", "--model-concurrency", "1", "--no-progress",
+		"--base-url", fs.url+"/v1", "--retry-deadline", "10m")
+	j := filepath.Join(f.dir, "night.db")
+	cmd, out := startWrapped(t, nil, args)
+	waitSteps(t, j)
+	fs.down.Store(true)
+	waitFor(t, "a model call refused", func() bool { return fs.refused.Load() >= 1 })
+	time.Sleep(200 * time.Millisecond) // into the wait the 503 asked for
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitOf(t, cmd, out); code != exitNotFixed || !strings.Contains(out.String(), "worker resume") {
+		t.Fatalf("after one SIGTERM: exit %d, want 1 naming worker resume:\n%s", code, out)
+	}
+	fs.down.Store(false)
+	code, rout, rerr := cli(t, "", "resume", j, "--no-progress")
+	if code != exitNotFixed || !strings.Contains(rout, "9 of 9 rules × hosts finished") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, rout, rerr)
+	}
+	for _, h := range f.hosts {
+		if n := h.Count("set root_login no"); n != 1 {
+			t.Errorf("the fix ran %d times on a host, want 1", n)
+		}
+	}
+}
+
+// fault: signal-at-start
+// A signal while the worker waits for the model server at start (it asked
+// for a two-minute wait) ends it at once with exit 1 and a line saying so
+// — SIGTERM, SIGINT, and SIGINT to a worker started with SIGINT ignored
+// (a background job of a non-interactive script).
+func TestSignalDuringStartUp(t *testing.T) {
+	f := newBatchFixture(t, 1, 2)
+	fs := newFaultServer(t, strings.TrimSuffix(f.baseURL, "/v1"))
+	fs.down.Store(true)
+	tests := []struct {
+		name string
+		wrap []string
+		sig  syscall.Signal
+	}{
+		{"SIGTERM", nil, syscall.SIGTERM},
+		{"SIGINT", nil, syscall.SIGINT},
+		{"SIGINT ignored at start", []string{"sh", "-c", `trap '' INT; exec "$@"`, "sh"}, syscall.SIGINT},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := filepath.Join(f.dir, fmt.Sprintf("night%d.db", i))
+			cmd, out := startWrapped(t, tt.wrap, f.runArgs(j, "--base-url", fs.url+"/v1", "--retry-deadline", "10m", "--no-progress"))
+			waitFor(t, "the wait for the model server", func() bool { return strings.Contains(out.String(), "retrying in 2m0s") })
+			if err := cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			code := exitOf(t, cmd, out)
+			if want := "worker: stopped by a signal while waiting for the model server " + fs.url + "/v1; nothing was run on any host"; code != exitNotFixed || !strings.Contains(out.String(), want) {
+				t.Fatalf("exit %d, want 1 with %q:\n%s", code, want, out)
+			}
+			if n := len(f.hosts[0].Log()); n != 0 {
+				t.Errorf("the host saw %d commands, want none", n)
 			}
 		})
 	}

@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -231,11 +228,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 
+	sg := catchSignals(ctx, stderr)
+	defer sg.close()
 	// The model server: its model and context window.
-	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, backend: f.backend, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
+	ms, err := connectModel(sg.start, modelFlags{tokenizer: f.tokenizer, backend: f.backend, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
 		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, notices: stderr})
 	if err != nil {
-		return err
+		return sg.startErr(err, "waiting for the model server "+f.baseURL)
 	}
 
 	// The host.
@@ -253,7 +252,10 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &usageError{err}
 	}
 	defer ssh.Close()
-	if err := ssh.Connect(ctx); err != nil {
+	if err := ssh.Connect(sg.start); err != nil {
+		if sg.stopped() {
+			return sg.startErr(err, "connecting to "+f.host)
+		}
 		var op *sshexec.OpError
 		if errors.As(err, &op) && (op.Op == sshexec.OpHostKey || op.Op == sshexec.OpAuth) {
 			return &usageError{err}
@@ -263,16 +265,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.datastream != "" {
 		// The rules are read from the datastream the host's oscap will
 		// evaluate them with.
-		if selected, err = datastreamRules(ctx, ssh, f.host, f.datastream, f.profile, f.ruleIDs); err != nil {
-			return err
+		if selected, err = datastreamRules(sg.start, ssh, f.host, f.datastream, f.profile, f.ruleIDs); err != nil {
+			return sg.startErr(err, "reading the datastream from "+f.host)
 		}
 	}
 
 	rep := newReporter(stdout, f.jsonOut, ms.budget.PromptLimit())
-	stop := make(chan struct{})
-	hardCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go handleSignals(hardCtx, stop, cancel, stderr)
+	stop, hardCtx, cancel := sg.stop, sg.hard, sg.cancelHard
 
 	var model worker.ChatModel = ms.client
 	var verifier *countVerifier
@@ -341,26 +340,6 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &notFixed{bad + len(selected) - len(outcomes), len(selected)}
 	}
 	return nil
-}
-
-// handleSignals: the first SIGINT/SIGTERM stops after the current step, the
-// second cancels at once.
-func handleSignals(ctx context.Context, stop chan struct{}, cancel context.CancelFunc, stderr io.Writer) {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case <-ctx.Done():
-		return
-	case <-sig:
-		fmt.Fprintln(stderr, "worker: stopping after the current step (signal again to stop now)")
-		close(stop)
-	}
-	select {
-	case <-ctx.Done():
-	case <-sig:
-		cancel()
-	}
 }
 
 func dryRun(ctx context.Context, w *worker.Worker, rs []rules.Rule, stdout io.Writer) error {

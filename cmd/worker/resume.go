@@ -128,11 +128,13 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := of.validate(); err != nil {
 		return err
 	}
+	sg := catchSignals(ctx, stderr)
+	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
 	if err != nil {
-		return err
+		return sg.startErr(err, "reading the datastream from the hosts")
 	}
 	if m.RulesDigest != nil {
 		if changed := rulesChanged(m.RulesDigest, spec.Rules); changed != "" {
@@ -143,7 +145,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	fmt.Fprintf(stdout, "resuming run %d (%s)\n", id, rec.Name)
-	return runBatch(ctx, j, m, spec, id, verbose, of, stdout, stderr)
+	return runBatch(ctx, sg, j, m, spec, id, verbose, of, stdout, stderr)
 }
 
 // splitPath takes a leading non-flag argument as the journal path, so that

@@ -44,8 +44,14 @@ crash, a kill or a stop, 'worker resume JOURNAL' continues the run: finished
 rules are not redone and no recorded command is run again. 'worker history
 JOURNAL' lists runs and tasks.
 
-The first SIGINT or SIGTERM finishes each host's current step, records it and
-exits (resume later); a second one exits at once, the journal still consistent.
+The first SIGINT or SIGTERM finishes each host's current step (a command or a
+check that is running), records it and exits (resume later): every wait ends
+at once — a model call, its retry backoff (a server's Retry-After included), a
+redial of a host. Before the night starts (waiting for the model server,
+reading a datastream) the first signal exits at once with status 1, nothing
+run on any host. A second signal exits at once, the journal still consistent.
+SIGINT is caught even when the worker was started with it ignored (a
+background job of a script).
 
 Progress goes to stderr: a live status on a terminal, one line per event
 otherwise (--no-progress: none). When a rule ends on a host, what its attempts
@@ -191,11 +197,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			name = rules.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
+	sg := catchSignals(ctx, stderr)
+	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
 	if err != nil {
-		return err
+		return sg.startErr(err, "reading the datastream from the hosts")
 	}
 	spec.Name = name
 	m.RulesDigest = rulesDigest(spec.Rules)
@@ -206,7 +214,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return journalError(err)
 	}
 	defer j.Close()
-	return runBatch(ctx, j, m, spec, 0, verbose, of, stdout, stderr)
+	return runBatch(ctx, sg, j, m, spec, 0, verbose, of, stdout, stderr)
 }
 
 // abs makes paths absolute, so a resume from another directory finds them.
@@ -238,7 +246,7 @@ func tokenizerArg(t string) string {
 
 // runBatch runs spec (resume > 0: continues that run), writes the reports
 // and prints a summary.
-func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, of observeFlags, stdout, stderr io.Writer) error {
+func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, of observeFlags, stdout, stderr io.Writer) error {
 	logLevel := slog.LevelWarn
 	if verbose {
 		logLevel = slog.LevelDebug
@@ -251,10 +259,10 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	if err != nil {
 		return err
 	}
-	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, backend: backend, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
+	ms, err := connectModel(sg.start, modelFlags{tokenizer: m.Tokenizer, backend: backend, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
 		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, notices: stderr})
 	if err != nil {
-		return err
+		return sg.startErr(err, "waiting for the model server "+m.BaseURL)
 	}
 	distiller, err := newDistiller(m.Distiller, ms)
 	if err != nil {
@@ -271,10 +279,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		return &usageError{err}
 	}
 	defer obs.close()
-	stop := make(chan struct{})
-	hardCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go handleSignals(hardCtx, stop, cancel, stderr)
+	stop, hardCtx, cancel := sg.stop, sg.hard, sg.cancelHard
 	var model worker.ChatModel = ms.client
 	var verifier *countVerifier
 	if m.VerifyCount {
