@@ -262,7 +262,8 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (RunResult, error) {
 	return r.execute(ctx, id, spec, nil)
 }
 
-// Resume continues run after a crash, a kill or a stop. spec must hold
+// Resume continues run after a crash, a kill or a stop, and tries again the
+// hosts that ended unreachable (their tasks are reopened). spec must hold
 // every rule and host the run recorded (RecordedSpec says which); they are
 // worked on in the recorded order. Finished tasks are not redone. Commands
 // that started without a recorded result are marked unknown in the journal
@@ -278,6 +279,11 @@ func (r *Runner) Resume(ctx context.Context, run journal.RunID, spec Spec) (RunR
 	ordered, err := orderSpec(rec, spec)
 	if err != nil {
 		return RunResult{}, err
+	}
+	// Hosts that did not answer are tried again: their tasks are
+	// reopened and resume from what they recorded.
+	if _, err := r.cfg.Journal.ReopenTasks(ctx, run, nightshift.RuleUnreachable); err != nil {
+		return RunResult{}, fmt.Errorf("batch: resume run %d: %w", run, err)
 	}
 	st, err := r.cfg.Journal.ResumeRun(ctx, run)
 	if err != nil {

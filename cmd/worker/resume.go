@@ -27,7 +27,9 @@ host, then it goes on. A command that was running when the worker died has an
 unknown outcome: it is recorded as such, the rule's check is re-run, and that
 command is never run again.
 
-By default the last run of the journal that did not finish is resumed.
+Hosts that ended unreachable are tried again: their rules resume from what
+they recorded. By default the last run of the journal that did not finish,
+or that finished with a host unreachable, is resumed.
 A zero-byte journal, or one in which no run was recorded (the worker stopped
 before it started one), has nothing to resume and is refused (exit 2), as is
 a journal copied without its -wal file while a worker had it open (its
@@ -111,12 +113,14 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			m.HTML = absPath(o.HTML)
 		case "retry-deadline":
 			m.RetryDeadline = o.RetryDeadline
+		case "host-reconnect-deadline":
+			m.ReconnectDeadline = o.ReconnectDeadline
 		}
 	})
 	if m.ParallelHosts < 1 || m.ModelConcurrency < 1 {
 		return usagef("--parallel-hosts and --model-concurrency must be positive")
 	}
-	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline}); err != nil {
+	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--host-reconnect-deadline": m.ReconnectDeadline}); err != nil {
 		return err
 	}
 	if err := checkBaseURL(m.BaseURL); err != nil {
@@ -206,6 +210,15 @@ func pickRun(ctx context.Context, j *journal.Journal, id journal.RunID) (journal
 		if runs[i].Status != nightshift.RunDone {
 			return runs[i].ID, nil
 		}
+		tasks, err := j.Tasks(ctx, runs[i].ID)
+		if err != nil {
+			return 0, err
+		}
+		for _, t := range tasks {
+			if t.Finished && t.Status == nightshift.RuleUnreachable {
+				return runs[i].ID, nil // its unreachable hosts are tried again
+			}
+		}
 	}
-	return 0, usagef("every run of %s is done; nothing to resume (pick one with --run)", j.Path())
+	return 0, usagef("every run of %s is done, no host unreachable; nothing to resume (pick one with --run)", j.Path())
 }

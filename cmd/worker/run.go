@@ -20,6 +20,7 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -37,7 +38,10 @@ every host of the inventory (or those
 --limit selects: group or host names, "!name" to exclude), one rule at a time
 per host and --parallel-hosts hosts at once, with at most --model-concurrency
 model calls in flight. A host that stops answering is marked unreachable and
-skipped; the others go on.
+skipped; the others go on. A host that answered and then stops (sshd
+restarted, a reboot, a network blip) is redialled with backoff for up to
+--host-reconnect-deadline (10m) before it is marked unreachable; 'worker
+resume' tries unreachable hosts again.
 
 Every step is committed to the journal (SQLite) before the next starts. After a
 crash, a kill or a stop, 'worker resume JOURNAL' continues the run: finished
@@ -106,8 +110,11 @@ type runMeta struct {
 	AcceptNew        bool          `json:"accept_new_host_key,omitempty"`
 	CommandTimeout   time.Duration `json:"command_timeout_ns"`
 	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
-	ParallelHosts    int           `json:"parallel_hosts"`
-	ModelConcurrency int           `json:"model_concurrency"`
+	// ReconnectDeadline is --host-reconnect-deadline; a run recorded
+	// before it existed gets the default (decodeMeta).
+	ReconnectDeadline time.Duration `json:"reconnect_deadline_ns"`
+	ParallelHosts     int           `json:"parallel_hosts"`
+	ModelConcurrency  int           `json:"model_concurrency"`
 	// RulesDigest is each rule's digest when the run started (see
 	// rulesDigest); resume compares it with the rules it reads.
 	RulesDigest map[string]string `json:"rules_digest,omitempty"`
@@ -128,6 +135,8 @@ func addRunFlags(fs *flag.FlagSet, m *runMeta) {
 	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
 	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
 	fs.DurationVar(&m.RetryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run stops (0: no retries)")
+	fs.DurationVar(&m.ReconnectDeadline, "host-reconnect-deadline", sshexec.DefaultReconnectDeadline,
+		"how long a host that answered may stay unreachable (its connection redialled with backoff) before it is marked unreachable (0: 4 redials, as for a first connection)")
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -402,7 +411,7 @@ func printSummary(w io.Writer, path string, res batch.RunResult, rep *report.Run
 
 // decodeMeta reads the flags a run recorded.
 func decodeMeta(raw json.RawMessage) (*runMeta, error) {
-	m := &runMeta{}
+	m := &runMeta{ReconnectDeadline: sshexec.DefaultReconnectDeadline}
 	if err := json.Unmarshal(raw, m); err != nil || (len(m.Rules) == 0 && m.Datastream == "") || m.Inventory == "" {
 		return nil, usagef("the run was not started by 'worker run' (no rules files or datastream, or no inventory recorded)")
 	}
@@ -413,7 +422,8 @@ func decodeMeta(raw json.RawMessage) (*runMeta, error) {
 // durations, the model server's URL, and that the files named exist and
 // are readable regular files (the journal may not exist yet).
 func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
-	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--command-timeout": m.CommandTimeout}); err != nil {
+	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--command-timeout": m.CommandTimeout,
+		"--host-reconnect-deadline": m.ReconnectDeadline}); err != nil {
 		return err
 	}
 	if err := checkBaseURL(m.BaseURL); err != nil {
