@@ -50,6 +50,11 @@ type hostRun struct {
 	// model call, its retry backoff, the model-call limiter, a redial —
 	// ends at once.
 	hctx context.Context
+	// down ends the worker's context when the host stays unreachable past
+	// its redial deadline: the task ends at once (the host is marked
+	// unreachable) instead of spending its attempts on a host that is not
+	// there.
+	down context.CancelFunc
 
 	task    journal.TaskID
 	attempt int           // the attempt the next step belongs to
@@ -118,6 +123,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	}
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
+	h.down = wcancel
 	go func() {
 		select {
 		case <-h.stop:
@@ -325,6 +331,9 @@ func (t hostTarget) Run(ctx context.Context, command string) (nightshift.Exec, e
 	cerr := h.connect(ctx)
 	if cerr != nil && h.stopped(h.hctx) {
 		return nightshift.Exec{ExitCode: -1}, cerr
+	}
+	if cerr != nil {
+		defer h.down() // recorded below, then the task ends
 	}
 	var p journal.PendingCommand
 	h.record(func(ctx context.Context) (err error) {

@@ -19,8 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/vllmsim"
+
+	"github.com/nightshift-dev/nightshift"
 )
 
 // tasksOf reads the tasks of run 1 of the journal at path, by rule.
@@ -517,5 +522,116 @@ func TestSignalDuringStartUp(t *testing.T) {
 				t.Errorf("the host saw %d commands, want none", n)
 			}
 		})
+	}
+}
+
+// sshNight is a night of two rules on one real OpenSSH host (sshd on
+// loopback, internal/sshtarget) and the vLLM simulator. The commands are
+// the test's own and touch only dir: rule a's first attempt runs
+// "touch dir/started-1; sleep 3" (a wrong fix, during which the test kills
+// sshd), its second the fix; rule b is fixed at its second attempt too.
+type sshNight struct {
+	dir, journal string
+	target       *sshtarget.Target
+	args         []string
+}
+
+func newSSHNight(t *testing.T) *sshNight {
+	t.Helper()
+	ctx := context.Background()
+	n := &sshNight{dir: t.TempDir()}
+	n.journal = filepath.Join(n.dir, "night.db")
+	tg, err := sshtarget.Start(ctx, sshtarget.Options{})
+	if err != nil {
+		t.Fatalf("start real sshd (the test command installs openssh-server): %v", err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	n.target = tg
+	m, err := budget.LoadModel("qwen3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := vllmsim.NewBudgetCounter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 2,
+		WrongFixes: []string{"touch " + n.dir + "/started-%d; sleep 3"},
+		Fixes:      map[string]string{"a": "touch " + n.dir + "/a", "b": "touch " + n.dir + "/b"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := srv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	rulesFile, inv := filepath.Join(n.dir, "rules.yaml"), filepath.Join(n.dir, "hosts.yaml")
+	for path, data := range map[string]string{
+		rulesFile: fmt.Sprintf("rules:\n  - {id: a, title: Rule a, check: \"test -f %s/a\"}\n  - {id: b, title: Rule b, check: \"test -f %s/b\"}\n", n.dir, n.dir),
+		inv:       fmt.Sprintf("hosts:\n  - host: web1\n    address: 127.0.0.1\n    port: %d\n    user: %s\n", tg.Port, tg.User),
+	} {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.args = []string{"run", "--rules", rulesFile, "--inventory", inv, "--journal", n.journal, "--identity", tg.IdentityFile,
+		"--known-hosts", tg.KnownHostsFile, "--base-url", url + "/v1", "--no-progress"}
+	return n
+}
+
+// outage starts the night with extra flags, kills sshd (listener and
+// sessions) while rule a's first command runs, and returns the process.
+func (n *sshNight) outage(t *testing.T, extra ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd, out := startWrapped(t, nil, append(append([]string(nil), n.args...), extra...))
+	waitFor(t, "rule a's first command", func() bool {
+		_, err := os.Stat(filepath.Join(n.dir, "started-1"))
+		return err == nil
+	})
+	n.target.Stop()
+	return cmd, out
+}
+
+// fault: ssh-outage
+// sshd is killed (listener and sessions) during a command and comes back
+// on the same port 20 s later: the host is redialled until it answers
+// (--host-reconnect-deadline, 10m by default), the night goes on and ends
+// with both rules fixed, no host unreachable.
+func TestNightOutlastsSSHOutage(t *testing.T) {
+	n := newSSHNight(t)
+	cmd, out := n.outage(t)
+	time.Sleep(20 * time.Second)
+	if err := n.target.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitOf(t, cmd, out); code != exitOK || !strings.Contains(out.String(), "2 of 2 rules × hosts finished") || strings.Contains(out.String(), "unreachable") {
+		t.Fatalf("night across a 20 s SSH outage: exit %d, want 0 with both rules finished and no host unreachable:\n%s", code, out)
+	}
+	tasks := tasksOf(t, n.journal)
+	for _, r := range []string{"a@web1", "b@web1"} {
+		if tasks[r].Status != nightshift.RuleFixed {
+			t.Errorf("%s: %s, want fixed", r, tasks[r].Status)
+		}
+	}
+}
+
+// fault: ssh-unreachable-resume
+// A host that stays down past --host-reconnect-deadline is marked
+// unreachable (exit 1, named); once it is back, resume tries it again and
+// finishes its rules.
+func TestResumeRetriesUnreachableHost(t *testing.T) {
+	n := newSSHNight(t)
+	cmd, out := n.outage(t, "--host-reconnect-deadline", "2s")
+	if code := exitOf(t, cmd, out); code != exitNotFixed || !strings.Contains(out.String(), "unreachable: web1") {
+		t.Fatalf("night with the host down: exit %d, want 1 naming web1 unreachable:\n%s", code, out)
+	}
+	if err := n.target.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	code, rout, rerr := cli(t, "", "resume", n.journal, "--no-progress")
+	if code != exitOK || !strings.Contains(rout, "2 of 2 rules × hosts finished") || strings.Contains(rout, "unreachable") {
+		_, h, _ := cli(t, "", "history", n.journal, "--run", "1")
+		t.Fatalf("resume with the host back: exit %d\n%s\n%s\n%s", code, rout, rerr, h)
 	}
 }
