@@ -373,7 +373,7 @@ func TestReportPathCheckedAtStart(t *testing.T) {
 
 // startWrapped runs the worker command in a child process started through
 // wrap (nil: directly), its output in the returned buffer.
-func startWrapped(t *testing.T, wrap []string, args []string) (*exec.Cmd, *syncBuffer) {
+func startWrapped(t testing.TB, wrap []string, args []string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	a, _ := json.Marshal(args)
 	argv := append(append([]string(nil), wrap...), os.Args[0], "-test.run=^TestCLIProcess$")
@@ -633,5 +633,68 @@ func TestResumeRetriesUnreachableHost(t *testing.T) {
 	if code != exitOK || !strings.Contains(rout, "2 of 2 rules × hosts finished") || strings.Contains(rout, "unreachable") {
 		_, h, _ := cli(t, "", "history", n.journal, "--run", "1")
 		t.Fatalf("resume with the host back: exit %d\n%s\n%s\n%s", code, rout, rerr, h)
+	}
+}
+
+// fault: stop-counts
+// A night stopped before every host started: the stop message, the
+// summary, history and the JSON report agree on what was planned (rules ×
+// hosts), finished and never started; the rules × hosts never started are
+// counted in the report, not listed one by one.
+func TestStopCountsPlannedTasks(t *testing.T) {
+	f := newBatchFixture(t, 3, 40)
+	j := filepath.Join(f.dir, "night.db")
+	jsonOut := filepath.Join(f.dir, "night.json")
+	cmd, out := startWrapped(t, nil, f.runArgs(j, "--parallel-hosts", "1", "--model-concurrency", "1", "--no-progress", "--json-report", jsonOut))
+	waitFor(t, "the first host at its last rule", func() bool {
+		db, err := journal.Open(context.Background(), j, journal.Config{ReadOnly: true})
+		if err != nil {
+			return false
+		}
+		defer db.Close()
+		tasks, _ := db.Tasks(context.Background(), 1)
+		return len(tasks) >= 3
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitOf(t, cmd, out); code != exitNotFixed {
+		t.Fatalf("stopped night: exit %d, want 1\n%s", code, out)
+	}
+	tasks := tasksOf(t, j)
+	finished := 0
+	for _, tk := range tasks {
+		if tk.Finished {
+			finished++
+		}
+	}
+	notStarted := 9 - len(tasks)
+	if notStarted == 0 {
+		t.Fatalf("every task started before the stop:\n%s", out)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("stopped with %d of 9 rules × hosts finished", finished),
+		fmt.Sprintf("%d of 9 rules × hosts finished, %d not started", finished, notStarted),
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, hout, herr := cli(t, "", "history", j)
+	if want := fmt.Sprintf(" %d/9 ", finished); code != exitOK || !strings.Contains(hout, want) {
+		t.Errorf("history: exit %d, want %q in\n%s%s", code, want, hout, herr)
+	}
+	var rep struct {
+		Totals struct {
+			Results    int `json:"results"`
+			NotStarted int `json:"not_started"`
+		} `json:"totals"`
+	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("JSON report: %v\n%s", err, b)
+	}
+	if rep.Totals.Results != len(tasks) || rep.Totals.NotStarted != notStarted {
+		t.Errorf("JSON report totals %+v, want %d results and %d not started", rep.Totals, len(tasks), notStarted)
 	}
 }

@@ -396,6 +396,9 @@ func writeReports(m *runMeta, rep *report.Run) error {
 func printSummary(w io.Writer, path string, res batch.RunResult, rep *report.Run) {
 	s := report.NewSummary(rep)
 	fmt.Fprintf(w, "run %d in %s: %d of %d rules × hosts finished", res.Run, path, res.Finished, res.Total)
+	if rep.NotStarted > 0 {
+		fmt.Fprintf(w, ", %d not started", rep.NotStarted)
+	}
 	if len(res.Unreachable) > 0 {
 		fmt.Fprintf(w, "; unreachable: %s", strings.Join(res.Unreachable, ", "))
 	}
