@@ -59,6 +59,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	fs.BoolVar(&acceptRules, "accept-changed-rules", false, "resume even though the rules changed since the run started (each rule in progress goes on with its new version)")
 	addRunFlags(fs, o)
+	addReconnectFlag(fs, o)
 	addObserveFlags(fs, &of)
 	setUsage(fs, resumeUsage, resumeExamples, nil)
 	path, rest := splitPath(args)

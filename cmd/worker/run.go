@@ -46,7 +46,11 @@ resume' tries unreachable hosts again.
 Every step is committed to the journal (SQLite) before the next starts. After a
 crash, a kill or a stop, 'worker resume JOURNAL' continues the run: finished
 rules are not redone and no recorded command is run again. 'worker history
-JOURNAL' lists runs and tasks.
+JOURNAL' lists runs and tasks. The journal is locked while a worker writes
+it, on the file itself: a second 'worker run' or 'resume' through any path to
+it (a symlink, a hard link) is refused before anything runs (exit 2). An empty
+(zero-byte) --journal file becomes a new journal; resume and history refuse
+one.
 
 The first SIGINT or SIGTERM finishes each host's current step (a command or a
 check that is running), records it and exits (resume later): every wait ends
@@ -135,6 +139,11 @@ func addRunFlags(fs *flag.FlagSet, m *runMeta) {
 	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
 	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
 	fs.DurationVar(&m.RetryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run stops (0: no retries)")
+}
+
+// addReconnectFlag declares --host-reconnect-deadline (run, and resume
+// as an override; the fleet's serve processes keep their own dial rule).
+func addReconnectFlag(fs *flag.FlagSet, m *runMeta) {
 	fs.DurationVar(&m.ReconnectDeadline, "host-reconnect-deadline", sshexec.DefaultReconnectDeadline,
 		"how long a host that answered may stay unreachable (its connection redialled with backoff) before it is marked unreachable (0: 4 redials, as for a first connection)")
 }
@@ -167,6 +176,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
 	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
 	addRunFlags(fs, m)
+	addReconnectFlag(fs, m)
 	addObserveFlags(fs, &of)
 	setUsage(fs, runUsage, runExamples, nil)
 	if err := fs.Parse(args); err != nil {
