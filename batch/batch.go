@@ -77,8 +77,9 @@ type Config struct {
 	ModelConcurrency int
 	// Stop, when closed, ends the run after each host's current step: the
 	// step is recorded, the task stays unfinished for `worker resume`, no
-	// new task starts. Cancelling the context is the hard stop. Nil means
-	// never.
+	// new task starts, and every wait (model calls and their backoff, the
+	// model-call limiter, redials) ends at once. Cancelling the context is
+	// the hard stop. Nil means never.
 	Stop <-chan struct{}
 	// ReportOutputCap bounds each command's output in reports built by
 	// Report, in bytes. Zero means 2000.
@@ -278,7 +279,8 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (RunResult, error) {
 	return r.execute(ctx, id, spec, nil)
 }
 
-// Resume continues run after a crash, a kill or a stop. spec must hold
+// Resume continues run after a crash, a kill or a stop, and tries again the
+// hosts that ended unreachable (their tasks are reopened). spec must hold
 // every rule and host the run recorded (RecordedSpec says which); they are
 // worked on in the recorded order. Finished tasks are not redone. Commands
 // that started without a recorded result are marked unknown in the journal
@@ -294,6 +296,11 @@ func (r *Runner) Resume(ctx context.Context, run journal.RunID, spec Spec) (RunR
 	ordered, err := orderSpec(rec, spec)
 	if err != nil {
 		return RunResult{}, err
+	}
+	// Hosts that did not answer are tried again: their tasks are
+	// reopened and resume from what they recorded.
+	if _, err := r.cfg.Journal.ReopenTasks(ctx, run, nightshift.RuleUnreachable); err != nil {
+		return RunResult{}, fmt.Errorf("batch: resume run %d: %w", run, err)
 	}
 	st, err := r.cfg.Journal.ResumeRun(ctx, run)
 	if err != nil {

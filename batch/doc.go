@@ -78,8 +78,13 @@
 // # Signals
 //
 // Closing Config.Stop ends the run gracefully: each host finishes its
-// current step, records it and starts nothing new; its task stays
-// unfinished and resumes later. Cancelling the context stops at once: a
+// current step (a command or a check in flight), records it and starts
+// nothing new; its task stays unfinished and resumes later. Every wait ends
+// at once: the worker runs under a context the stop cancels — a model call
+// in flight, its retry backoff, the wait for the model-call limiter and the
+// redial of a host whose connection broke (done before a command is begun,
+// so a command whose connection a stop cut short is not recorded and runs
+// on resume) — while commands and checks run under the run's context. Cancelling the context stops at once: a
 // command in flight is cancelled (its result, if any, still recorded), and
 // whatever was committed is consistent — a command begun without a result is
 // resolved as unknown by the next resume.

@@ -46,6 +46,17 @@ type hostRun struct {
 	raw  Target
 	exec nightshift.Runner // runs remediation commands: raw, or the sandbox over it
 	jctx context.Context   // the run's context without its cancellation: records survive a hard stop
+	// hctx is the run's context: steps on the host (commands, checks) run
+	// under it, so the first stop lets them finish. The worker itself runs
+	// under a context that the stop also ends, so that every wait — a
+	// model call, its retry backoff, the model-call limiter, a redial —
+	// ends at once.
+	hctx context.Context
+	// down ends the worker's context when the host stays unreachable past
+	// its redial deadline: the task ends at once (the host is marked
+	// unreachable) instead of spending its attempts on a host that is not
+	// there.
+	down context.CancelFunc
 
 	task    journal.TaskID
 	attempt int           // the attempt the next step belongs to
@@ -85,7 +96,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	if len(todo) == 0 || h.stopped(ctx) {
 		return false, nil
 	}
-	h.jctx = context.WithoutCancel(ctx)
+	h.jctx, h.hctx = context.WithoutCancel(ctx), ctx
 	t, err := h.r.cfg.Connector.Connect(ctx, h.host)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -126,6 +137,16 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("batch: host %s: %w", h.host.Name, err)
 	}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	h.down = wcancel
+	go func() {
+		select {
+		case <-h.stop:
+			wcancel()
+		case <-wctx.Done():
+		}
+	}()
 	for i, rule := range todo {
 		if h.stopped(ctx) {
 			return false, nil
@@ -150,13 +171,17 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		if rr.Check != nil {
 			rr.Check = recCheck{Check: rule.Check, h: h}
 		}
-		out, ferr := w.Fix(ctx, rr)
+		out, ferr := w.Fix(wctx, rr)
 		var ue *worker.UnreachableError
 		switch {
 		case h.jerr != nil:
 			return false, fmt.Errorf("batch: %s on %s: journal: %w", rule.ID, h.host.Name, h.jerr)
 		case ctx.Err() != nil:
 			return false, nil // hard stop: the task stays unfinished
+		case h.stopped(ctx) && (ferr != nil || out.Status == nightshift.RuleInterrupted):
+			// A stop ended a wait (or the worker saw it between steps):
+			// whatever the wait's error, the task resumes later.
+			return false, nil
 		case errors.As(ferr, &ue):
 			return false, fmt.Errorf("%w: %w", ErrModelUnreachable, ferr)
 		case ferr != nil && h.hostErr != nil:
@@ -226,6 +251,22 @@ func (h *hostRun) endAll(todo []rules.Rule, status nightshift.RuleStatus, reason
 		if p != nil {
 			p.RuleEnded(h.host.Name, rule.ID, out.Status)
 		}
+	}
+	return nil
+}
+
+// connector is a Target that can (re)establish its connection before a
+// command: sshexec's client.
+type connector interface {
+	Connect(ctx context.Context) error
+}
+
+// connect (re)connects the host's target when it can, under ctx (the
+// worker's, which a stop ends): the redial waits happen here, not inside
+// a step that the first stop lets finish.
+func (h *hostRun) connect(ctx context.Context) error {
+	if c, ok := h.raw.(connector); ok {
+		return c.Connect(ctx)
 	}
 	return nil
 }
@@ -307,6 +348,17 @@ func (t hostTarget) Run(ctx context.Context, command string) (nightshift.Exec, e
 		})
 		return nightshift.Exec{ExitCode: -1}, ErrAlreadyRan
 	}
+	// A connection that broke is redialled now, under the worker's
+	// context, which a stop ends: the command has not begun and is not
+	// recorded, so a resume runs it. A host that does not come back
+	// within its redial deadline fails the command as before.
+	cerr := h.connect(ctx)
+	if cerr != nil && h.stopped(h.hctx) {
+		return nightshift.Exec{ExitCode: -1}, cerr
+	}
+	if cerr != nil {
+		defer h.down() // recorded below, then the task ends
+	}
 	var p journal.PendingCommand
 	h.record(func(ctx context.Context) (err error) {
 		p, err = h.journal().BeginCommand(ctx, h.task, h.attempt, command)
@@ -315,8 +367,13 @@ func (t hostTarget) Run(ctx context.Context, command string) (nightshift.Exec, e
 	if h.jerr != nil {
 		return nightshift.Exec{ExitCode: -1}, h.jerr
 	}
-	ex, err := h.exec.Run(ctx, command)
-	h.noteErr(ctx, err)
+	ex, err := nightshift.Exec{ExitCode: -1}, cerr
+	if cerr == nil {
+		// The command runs under the run's context: the first stop
+		// lets it finish, only the second cancels it.
+		ex, err = h.exec.Run(h.hctx, command)
+	}
+	h.noteErr(h.hctx, err)
 	res := journal.CommandResult{Action: nightshift.ActionOf(ex, err), Exec: ex, Error: errString(err)}
 	h.record(func(ctx context.Context) error { return h.journal().FinishCommand(ctx, p, res) })
 	return ex, err
@@ -338,10 +395,16 @@ func (c recCheck) Evaluate(ctx context.Context, _ nightshift.Runner) (rules.Chec
 	if ck, ok := h.script.check(); ok {
 		return rules.CheckResult{Status: ck.Status, ExitCode: ck.ExitCode, Output: ck.Output, Detail: ck.Detail}, nil
 	}
+	if err := h.connect(ctx); err != nil {
+		if !h.stopped(h.hctx) {
+			h.noteErr(h.hctx, err)
+		}
+		return rules.CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: err.Error()}, err
+	}
 	start := time.Now()
-	res, err := c.Check.Evaluate(ctx, h.raw)
+	res, err := c.Check.Evaluate(h.hctx, h.raw)
 	if err != nil {
-		h.noteErr(ctx, err)
+		h.noteErr(h.hctx, err)
 		return res, err
 	}
 	ck := journal.CheckRecord{Attempt: h.attempt, Status: res.Status, ExitCode: res.ExitCode, Output: res.Output,

@@ -19,7 +19,8 @@ import (
 // report.Collector, so a run resumed after a crash reports everything it
 // did, whichever process did it. Results are in the recorded order (rules,
 // then hosts), not in the order tasks happened to start; a rule × host that
-// has not finished is reported as interrupted. Each command's output (stdout
+// started and has not finished is reported as interrupted, one that never
+// started is only counted (report.Run.NotStarted). Each command's output (stdout
 // then stderr) longer than outputCap bytes (0: 2000) keeps its head and tail
 // around the cut marker (textcut.Middle).
 func Report(ctx context.Context, j *journal.Journal, run journal.RunID, outputCap int) (*report.Run, error) {
@@ -43,14 +44,14 @@ func Report(ctx context.Context, j *journal.Journal, run journal.RunID, outputCa
 		byKey[[2]string{t.Rule, t.Host}] = t
 	}
 	c := report.NewCollector(rec.Name, rec.Model, r.Started)
+	c.NotStarted(len(rec.Rules)*len(rec.Hosts) - len(tasks))
 	for _, rule := range rec.Rules {
 		for _, host := range rec.Hosts {
-			c.Start(rule.ID, rule.Title, host)
 			t, ok := byKey[[2]string{rule.ID, host}]
 			if !ok {
-				c.End(rule.ID, host, nightshift.RuleInterrupted, "not started", 0)
 				continue
 			}
+			c.Start(rule.ID, rule.Title, host)
 			if err := collectTask(ctx, j, c, t, outputCap); err != nil {
 				return nil, err
 			}

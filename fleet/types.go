@@ -104,8 +104,9 @@ type Night struct {
 	SCAPRules []ProfileRule    `json:"scap_rules,omitempty"`
 	Hosts     []inventory.Host `json:"hosts"`
 	Model     ModelSpec        `json:"model"`
-	// MaxAttempts caps the attempts per rule when the rule sets none (0:
-	// the worker's default, 20); KeepTurns is the memory's K (0: 3).
+	// MaxAttempts caps the attempts of every rule, a rule's max_attempts
+	// included (a lower max_attempts is kept; 0: each rule's max_attempts,
+	// else 20); KeepTurns is the memory's K (0: 3).
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	KeepTurns   int `json:"keep_turns,omitempty"`
 	// ParallelHosts is how many host workflows run at once (0: 4).

@@ -42,8 +42,9 @@
 // # Errors
 //
 // Every parse error is a *ParseError naming the file, the line (1-based)
-// and the problem, and wraps ErrSyntax, ErrRange, ErrPort, ErrCycle or
-// ErrUnknownKey. Select returns an error wrapping ErrNoMatch naming a
+// and the problem, and wraps ErrSyntax, ErrRange, ErrPort, ErrCycle,
+// ErrUnknownKey or ErrDuplicateHost (a YAML list naming one host twice,
+// refused with both lines rather than merged into one entry). Select returns an error wrapping ErrNoMatch naming a
 // pattern that matched nothing. Parsers never panic on any input.
 //
 // # Concurrency

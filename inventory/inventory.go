@@ -22,6 +22,8 @@ var (
 	ErrUndeclared = errors.New("undeclared group")
 	ErrNoMatch    = errors.New("no host matches")
 	ErrVar        = errors.New("invalid variable")
+	// ErrDuplicateHost: a YAML inventory lists one host name twice.
+	ErrDuplicateHost = errors.New("duplicate host")
 )
 
 // Caps on what one inventory may hold.

@@ -260,6 +260,9 @@ func TestBoundedInputs(t *testing.T) {
 	}{
 		{"two hosts lists", "dup.yaml", "hosts:\n  - web1\nhosts:\n  - web2\n", ErrSyntax, `dup.yaml:3: syntax error: key "hosts" appears twice (first at line 1)`},
 		{"two keys in a host", "dup2.yaml", "hosts:\n  - host: web1\n    port: 22\n    port: 2222\n", ErrSyntax, `key "port" appears twice (first at line 3)`},
+		// fault: duplicate-host
+		{"one host twice", "twice.yaml", "hosts:\n  - host: web1\n    port: 22\n  - web2\n  - host: web1\n    port: 2222\n", ErrDuplicateHost, `twice.yaml:5: duplicate host: host "web1" is listed twice (first at line 2)`},
+		{"one name twice", "twice2.yaml", "- web1\n- web1\n", ErrDuplicateHost, `twice2.yaml:2: duplicate host: host "web1" is listed twice (first at line 1)`},
 		{"two documents", "two.yaml", "hosts:\n  - web1\n---\nhosts:\n  - web2\n", ErrSyntax, `two.yaml:3: syntax error: more than one YAML document (one inventory per file)`},
 		{"total expansion", "ten.ini", ten.String(), ErrRange, `ten.ini:2: invalid host range: "h1-[0:99999]": the inventory would hold more than 100000 host entries`},
 		{"fifo", "", "", readfile.ErrNotRegular, "hosts.yaml: not a regular file (a FIFO)"},

@@ -53,12 +53,37 @@ func ParseYAML(name string, data []byte) (inv *Inventory, err error) {
 	if list.Kind != yaml.SequenceNode {
 		return nil, b.errf(list.Line, ErrSyntax, "hosts must be a list")
 	}
+	// A host listed twice would be merged into one entry, silently
+	// dropping the first one's address, port or user: refused, naming both.
+	seen := map[string]int{}
 	for _, n := range list.Content {
+		if name, line := yamlHostName(n); name != "" {
+			if first, dup := seen[name]; dup {
+				return nil, b.errf(line, ErrDuplicateHost, "host %q is listed twice (first at line %d)", name, first)
+			}
+			seen[name] = line
+		}
 		if err := b.yamlHost(n); err != nil {
 			return nil, err
 		}
 	}
 	return b.build()
+}
+
+// yamlHostName is the name of a host entry and its line ("" when the entry
+// has none; yamlHost reports that).
+func yamlHostName(n *yaml.Node) (string, int) {
+	if n.Kind == yaml.ScalarNode {
+		return n.Value, n.Line
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k, v := n.Content[i], n.Content[i+1]; k.Value == "host" && v.Kind == yaml.ScalarNode {
+				return v.Value, n.Line
+			}
+		}
+	}
+	return "", 0
 }
 
 func (b *builder) yamlHost(n *yaml.Node) error {

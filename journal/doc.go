@@ -72,9 +72,16 @@
 // that keeps tables in the journal's file (package lessons) writes them
 // with WriteTx, on the same writer connection, and reads them with
 // QueryContext: in process there is still one writer. Other processes
-// (`worker history`, sqlite3) may read the file at any time; a second
-// writing process — or a second connection pool on the file — waits up to
-// Config.BusyTimeout for the write lock and then fails with SQLITE_BUSY.
+// (`worker history`, sqlite3) may read the file at any time. A writing Open
+// takes an exclusive flock on the journal file itself (its device and inode,
+// not the path as typed), held until Close and dropped by the kernel if the
+// process dies: a second writing Open — in this process or another, through
+// the same path, a symlink, a hard link or any other spelling — fails at once
+// with ErrBusy, before it reads or writes anything. Another program writing
+// the file with SQLite directly (sqlite3) is not stopped by the flock; its
+// writes wait up to Config.BusyTimeout for SQLite's write lock and then fail
+// with SQLITE_BUSY. (SQLite's EXCLUSIVE locking mode would stop it too, but
+// would also stop `worker history` from reading a night in progress.)
 //
 // # Bad input
 //
@@ -82,5 +89,10 @@
 // database of another application (the file is left untouched), a
 // *SchemaError matching ErrNewerSchema for a journal written by a newer
 // Nightshift, and ErrReadOnly for a file that cannot be written (open it
-// with Config.ReadOnly to query it).
+// with Config.ReadOnly to query it). A WAL-mode file that looks empty and has
+// no -wal file next to it is a copy that lost its records (they were all in
+// the -wal file of a journal in use): ErrWALMissing, naming the file. A
+// zero-byte file is a new journal for a writer (callers that expect
+// records, such as `worker resume`, refuse it first) and a *SchemaError for
+// a reader.
 package journal

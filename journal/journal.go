@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -37,6 +39,14 @@ var (
 	// ErrNotPending: FinishCommand or MarkUnknown on a command that is not
 	// in the started state.
 	ErrNotPending = errors.New("command is not pending")
+	// ErrBusy: another Journal (this process's or another's) has the file
+	// open for writing. The lock is on the file itself, so a symlink, a
+	// hard link or another spelling of the path does not get around it.
+	ErrBusy = errors.New("journal is in use by another writer")
+	// ErrWALMissing: the file is a journal in WAL mode whose records are
+	// all in its -wal file, which is not next to it (a copy made without
+	// it, while a worker was running).
+	ErrWALMissing = errors.New("journal's -wal file is missing")
 )
 
 // SchemaError reports a journal whose schema version this package cannot
@@ -64,7 +74,9 @@ const (
 // Config configures Open. The zero value is ready to use.
 type Config struct {
 	// ReadOnly opens the journal for queries only: no migration, and every
-	// write returns ErrReadOnly.
+	// write returns ErrReadOnly. A journal on a read-only directory or file
+	// system (where SQLite cannot create its -shm file) is read as
+	// immutable when it has no -wal file, i.e. no writer has it open.
 	ReadOnly bool
 	// OutputCap caps each stored stdout, stderr and check output, keeping
 	// the first and the last OutputCap/2 bytes with a marker between; the
@@ -88,6 +100,12 @@ type Journal struct {
 	cfg  Config
 	w    *sql.DB // the single writer connection; nil when read-only
 	r    *sql.DB // readers
+	// lock holds an exclusive flock on the journal file while a writer
+	// has it open; nil when read-only.
+	lock *os.File
+	// walMissing: the file's header says WAL mode and there is no -wal
+	// file; an empty-looking database is then a copy that lost its records.
+	walMissing bool
 }
 
 // Open opens the journal at path, creating it when absent (unless
@@ -119,14 +137,22 @@ func Open(ctx context.Context, path string, cfg Config) (*Journal, error) {
 		// Root may write anyway; honour the owner's intent.
 		return nil, fmt.Errorf("open journal %s: file mode %v has no write permission: %w", path, fi.Mode().Perm(), ErrReadOnly)
 	}
+	j.walMissing = walWithoutFile(path)
+	if !cfg.ReadOnly {
+		if err := j.lockFile(); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if j.r, err = sql.Open("sqlite", j.dsn(true)); err != nil {
+		j.unlock()
 		return nil, fmt.Errorf("open journal %s: %w", path, err)
 	}
 	j.r.SetMaxOpenConns(4)
 	if !cfg.ReadOnly {
 		if j.w, err = sql.Open("sqlite", j.dsn(false)); err != nil {
 			j.r.Close()
+			j.unlock()
 			return nil, fmt.Errorf("open journal %s: %w", path, err)
 		}
 		j.w.SetMaxOpenConns(1)
@@ -136,6 +162,18 @@ func Open(ctx context.Context, path string, cfg Config) (*Journal, error) {
 		err = j.migrate(ctx)
 	} else {
 		err = j.checkReadOnly(ctx)
+		if err != nil && j.immutableFallback(err) {
+			// A read-only directory or file system: SQLite cannot create
+			// the -shm file a WAL journal is read through. With no -wal
+			// file (no writer, nothing uncheckpointed) the main file is the
+			// whole journal and is read as immutable.
+			j.r.Close()
+			if j.r, err = sql.Open("sqlite", j.dsn(true)+"&immutable=1"); err != nil {
+				return nil, fmt.Errorf("open journal %s: %w", path, err)
+			}
+			j.r.SetMaxOpenConns(4)
+			err = j.checkReadOnly(ctx)
+		}
 	}
 	if err != nil {
 		j.Close()
@@ -184,7 +222,56 @@ func (j *Journal) Close() error {
 	if j.r != nil {
 		errs = append(errs, j.r.Close())
 	}
+	// After SQLite's own descriptors: closing a descriptor of the file
+	// drops the process's POSIX locks on it, SQLite's included.
+	j.unlock()
 	return errors.Join(errs...)
+}
+
+// lockFile opens the journal file (creating it when absent) and takes an
+// exclusive flock on it, held until Close. The kernel drops it when the
+// process dies, so a crash never leaves a stale lock. flock and SQLite's
+// POSIX locks are independent on Linux.
+func (j *Journal) lockFile() error {
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("open journal %s: %w: %w", j.path, ErrReadOnly, err)
+		}
+		return fmt.Errorf("open journal %s: %w", j.path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("open journal %s: %w", j.path, ErrBusy)
+		}
+		return fmt.Errorf("open journal %s: lock: %w", j.path, err)
+	}
+	j.lock = f
+	return nil
+}
+
+func (j *Journal) unlock() {
+	if j.lock != nil {
+		j.lock.Close()
+		j.lock = nil
+	}
+}
+
+// walWithoutFile reports whether the SQLite file at path is in WAL mode
+// (header bytes 18 and 19 are 2) and has no -wal file next to it.
+func walWithoutFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [20]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:16]) != "SQLite format 3\x00" || h[18] != 2 || h[19] != 2 {
+		return false
+	}
+	_, err = os.Stat(path + "-wal")
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // header reads the identity and version of the database behind db.
@@ -204,6 +291,12 @@ func (j *Journal) header(ctx context.Context, q querier) (appID, version, tables
 func (j *Journal) identify(appID, version, tables int) error {
 	if appID != applicationID {
 		if appID == 0 && version == 0 && tables == 0 {
+			if j.walMissing {
+				// A new journal gets its schema in its first
+				// transaction: a WAL-mode file without it lost its -wal.
+				return fmt.Errorf("open journal %s: %w: its records are in %s-wal, which is not there (copy the journal with its -wal file, or after the worker has stopped)",
+					j.path, ErrWALMissing, j.path)
+			}
 			return nil // empty: a new journal
 		}
 		return fmt.Errorf("open journal %s: sqlite database with application id %#x: %w", j.path, appID, ErrNotJournal)
@@ -317,6 +410,18 @@ func (j *Journal) classify(what string, err error) error {
 		return fmt.Errorf("%s %s: %w", what, j.path, ErrClosed)
 	}
 	return fmt.Errorf("%s %s: %w", what, j.path, err)
+}
+
+// immutableFallback reports whether a read-only open that failed with err
+// may read the file as immutable: SQLite could not open it (its -shm file
+// cannot be created) and there is no -wal file with content.
+func (j *Journal) immutableFallback(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_CANTOPEN {
+		return false
+	}
+	fi, serr := os.Stat(j.path + "-wal")
+	return errors.Is(serr, os.ErrNotExist) || (serr == nil && fi.Size() == 0)
 }
 
 // unwritable reports whether the journal's file or directory refuses writes.

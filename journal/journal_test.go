@@ -602,3 +602,50 @@ func TestMigrateUsage(t *testing.T) {
 		t.Errorf("task_summary: %d prompt tokens, %d cached", prompt, cached)
 	}
 }
+
+// fault: journal-lock-identity
+// A second writer is refused on the file, not the path: the path itself, a
+// symlink and a hard link all get ErrBusy while the first is open; a
+// reader is not refused, and the lock goes with Close.
+func TestSecondWriterRefused(t *testing.T) {
+	ctx := context.Background()
+	j, path := openTest(t, Config{})
+	dir := filepath.Dir(path)
+	link, hard := filepath.Join(dir, "link.db"), filepath.Join(dir, "hard.db")
+	ok(t, os.Symlink(path, link))
+	ok(t, os.Link(path, hard))
+	for _, p := range []string{path, link, hard} {
+		if j2, err := Open(ctx, p, Config{}); !errors.Is(err, ErrBusy) {
+			if err == nil {
+				j2.Close()
+			}
+			t.Errorf("second writer through %s: %v, want ErrBusy", p, err)
+		}
+	}
+	r := must(Open(ctx, link, Config{ReadOnly: true}))(t)
+	ok(t, r.Close())
+	ok(t, j.Close())
+	j2 := must(Open(ctx, link, Config{}))(t)
+	ok(t, j2.Close())
+}
+
+// fault: journal-empty-or-copied
+// A copy of a journal in use made without its -wal file (where all its
+// records are) is ErrWALMissing, for writers and readers, not a new
+// journal or "schema version 0".
+func TestCopyWithoutWAL(t *testing.T) {
+	ctx := context.Background()
+	j, path := openTest(t, Config{})
+	defer j.Close()
+	must(j.StartRun(ctx, RunSpec{Name: "n"}))(t)
+	cp := filepath.Join(filepath.Dir(path), "copy.db")
+	ok(t, os.WriteFile(cp, must(os.ReadFile(path))(t), 0o600))
+	for _, cfg := range []Config{{}, {ReadOnly: true}} {
+		if c, err := Open(ctx, cp, cfg); !errors.Is(err, ErrWALMissing) || !strings.Contains(err.Error(), cp+"-wal") {
+			if err == nil {
+				c.Close()
+			}
+			t.Errorf("open %+v: %v, want ErrWALMissing naming %s-wal", cfg, err, cp)
+		}
+	}
+}

@@ -317,6 +317,36 @@ func (j *Journal) ResumeRun(ctx context.Context, run RunID) (RunState, error) {
 	return j.RunState(ctx, run)
 }
 
+// ReopenTasks makes the run's tasks finished with status unfinished again,
+// to be worked on by a resume: their outcome is cleared, their steps are
+// kept (a resume replays them), and an event "reopen" naming the status
+// and the number of tasks is recorded. It returns that number. Only
+// RuleUnreachable is accepted: a host that did not answer is worth another
+// try, an outcome the host gave is not redone.
+func (j *Journal) ReopenTasks(ctx context.Context, run RunID, status nightshift.RuleStatus) (int, error) {
+	if status != nightshift.RuleUnreachable {
+		return 0, fmt.Errorf("reopen tasks of run %d: status %s: only %s tasks are reopened", run, status, nightshift.RuleUnreachable)
+	}
+	var n int64
+	err := j.write(ctx, fmt.Sprintf("reopen %s tasks of run %d", status, run), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE tasks SET finished = 0, status = 'running', reason = '', outcome = 'null', ended_ns = NULL WHERE run_id = ? AND finished = 1 AND status = ?",
+			run, status.String())
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		var id int64
+		if err := tx.QueryRowContext(ctx, "INSERT INTO steps(run_id, kind, at_ns) VALUES (?, 'event', ?) RETURNING id", run, j.now()).Scan(&id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO events(step_id, name, payload) VALUES (?, 'reopen', json_object('status', ?, 'tasks', ?))", id, status.String(), n)
+		return err
+	})
+	return int(n), err
+}
+
 // RunState returns a run's state without changing it.
 func (j *Journal) RunState(ctx context.Context, run RunID) (RunState, error) {
 	r, err := j.Run(ctx, run)

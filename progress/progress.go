@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/term"
 
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -86,6 +88,11 @@ type host struct {
 	ruleStart           time.Time
 	down                string
 	prompt, promptLimit int
+	// unknown describes the current attempt's command that was started
+	// and whose outcome is unknown (its connection dropped, it was killed
+	// by a stop): the attempt then ends without a check, which is not
+	// "nothing ran".
+	unknown string
 }
 
 // New returns a Progress; the clock starts now.
@@ -236,6 +243,7 @@ func (o observer) Observe(e worker.Event) {
 		if e.Attempt > 0 && (e.Rule == h.rule || h.rule == "") {
 			h.attempt = e.Attempt
 		}
+		h.unknown = ""
 		if a := e.Assessment; a != nil {
 			h.prompt, h.promptLimit = a.Prompt, a.Limit-a.Reserve
 		}
@@ -248,10 +256,20 @@ func (o observer) Observe(e worker.Event) {
 		switch {
 		case e.Action == nightshift.ActionGiveUp:
 			check = nightshift.ActionGiveUp.String()
+		case e.Check == nightshift.CheckNotRun && h.unknown != "":
+			check = h.unknown + "; not re-checked"
 		case e.Check == nightshift.CheckNotRun:
 			check = "nothing ran"
 		}
+		h.unknown = ""
 		p.update(fmt.Sprintf("%s %s: attempt %d: %s (prompt %d tokens)", o.host, e.Rule, e.Attempt, check, e.PromptTokens), false)
+	case worker.EventCommand:
+		if e.Action == nightshift.ActionUnknown {
+			h.unknown = "a command ran, outcome unknown"
+			if e.Error != "" {
+				h.unknown += " (" + oneLine(e.Error, 120) + ")"
+			}
+		}
 	case worker.EventRejected:
 		p.update(fmt.Sprintf("%s %s: attempt %d: prompt rejected as too long (server %d tokens, ours %d)",
 			o.host, e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens), false)
@@ -358,4 +376,9 @@ func (p *Progress) eta() string {
 	}
 	el := p.cfg.Now().Sub(p.start)
 	return short(time.Duration(float64(el) / float64(done) * float64(left)))
+}
+
+// oneLine is s on one line, at most n runes (textcut.Head's "…" past it).
+func oneLine(s string, n int) string {
+	return textcut.Head(strings.Join(strings.Fields(s), " "), n)
 }

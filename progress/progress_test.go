@@ -359,3 +359,53 @@ func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
+
+// fault: progress-unknown-command
+// An attempt that ends without a check says why: nothing ran (blocked,
+// refused, malformed), or a command ran whose outcome is unknown (its
+// connection dropped, a stop killed it) — not "nothing ran" for both.
+func TestAttemptWithoutCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		commands []worker.Event
+		want     string
+	}{
+		{"blocked", []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionBlocked, Command: "rm -rf /"}}, "attempt 1: nothing ran (prompt"},
+		{"outcome unknown", []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionUnknown, Command: "sleep 3",
+			Error: "sshexec: 127.0.0.1:22: connection lost\nmid-command: outcome unknown"}},
+			"attempt 1: a command ran, outcome unknown (sshexec: 127.0.0.1:22: connection lost mid-command: outcome unknown); not re-checked (prompt"},
+		{"unknown then a new attempt blocked", nil, "attempt 2: nothing ran (prompt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			p, err := New(Config{Out: &out, Mode: Plain})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Plan("web-1", 1)
+			p.RuleStarted("web-1", "r")
+			o := p.Observer("web-1")
+			attempt := 1
+			if tt.commands == nil { // an unknown command in attempt 1, nothing in attempt 2
+				tt.commands = []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionUnknown, Error: "connection lost"}}
+				o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: "r", Attempt: 1})
+				for _, e := range tt.commands {
+					e.Rule, e.Attempt = "r", 1
+					o.Observe(e)
+				}
+				o.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "r", Attempt: 1, Check: nightshift.CheckNotRun})
+				tt.commands, attempt = []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionRefused}}, 2
+			}
+			o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: "r", Attempt: attempt})
+			for _, e := range tt.commands {
+				e.Rule, e.Attempt = "r", attempt
+				o.Observe(e)
+			}
+			o.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "r", Attempt: attempt, Check: nightshift.CheckNotRun})
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("progress:\n%s\nwant a line with %q", out.String(), tt.want)
+			}
+		})
+	}
+}

@@ -113,6 +113,13 @@ func (c *Collector) Fallback(rule, host, why string) {
 	c.result(rule, host).Fallback = why
 }
 
+// NotStarted adds n rules × hosts that were planned and never started.
+func (c *Collector) NotStarted(n int) {
+	c.mu.Lock()
+	c.run.NotStarted += n
+	c.mu.Unlock()
+}
+
 // Run returns a copy of the run so far, finished at finished. A result
 // that has not ended has no outcome (RuleNone), which Validate rejects: mark
 // it (End with nightshift.RuleInterrupted) before writing reports of a stopped run.

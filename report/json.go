@@ -55,13 +55,16 @@ type Summary struct {
 
 // Totals counts the results of a run.
 type Totals struct {
-	Results  int                           `json:"results"`
-	Rules    int                           `json:"rules"`
-	Hosts    int                           `json:"hosts"`
-	Attempts int                           `json:"attempts"`
-	Commands int                           `json:"commands"`
-	Passed   int                           `json:"passed"` // fixed or compliant
-	Outcomes map[nightshift.RuleStatus]int `json:"outcomes"`
+	Results  int `json:"results"`
+	Rules    int `json:"rules"`
+	Hosts    int `json:"hosts"`
+	Attempts int `json:"attempts"`
+	Commands int `json:"commands"`
+	Passed   int `json:"passed"` // fixed or compliant
+	// NotStarted counts the rules × hosts planned and never started (a
+	// run stopped early); they are not among the results.
+	NotStarted int                           `json:"not_started,omitempty"`
+	Outcomes   map[nightshift.RuleStatus]int `json:"outcomes"`
 	// PromptTokens and CachedPromptTokens sum the model server's usage
 	// over the run; CacheShare is their ratio, the share of prompt tokens
 	// its prefix cache served. Absent when the server reported no usage.
@@ -111,6 +114,7 @@ func NewSummary(run *Run) Summary {
 		hostIndex[h] = len(s.Hosts)
 		s.Hosts = append(s.Hosts, HostSummary{Host: h, Outcomes: map[nightshift.RuleStatus]int{}})
 	}
+	s.Totals.NotStarted = run.NotStarted
 	s.Totals.Rules = len(byRule(run.Results))
 	s.Totals.Hosts = len(s.Hosts)
 	for _, r := range run.Results {

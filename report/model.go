@@ -19,6 +19,11 @@ type Run struct {
 	Started  time.Time    `json:"started"`
 	Finished time.Time    `json:"finished"`
 	Results  []TaskResult `json:"results"`
+	// NotStarted counts the rules × hosts the run planned but never
+	// started (it was stopped first): they have no result, so that a
+	// night of millions of pairs stopped early costs memory for what it
+	// did, not for what it planned.
+	NotStarted int `json:"not_started,omitempty"`
 }
 
 // TaskResult is one rule on one host (a task).

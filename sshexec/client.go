@@ -30,8 +30,12 @@ type Client struct {
 	dialing  *dialCall // non-nil while a dial is in flight
 	failures int       // consecutive failed dials
 	lastFail time.Time // when the last dial failed
-	closed   bool
-	closing  chan struct{}
+	// connected is set once a dial succeeded: later dials are redials,
+	// bounded by ReconnectDeadline from downSince, the first failed one.
+	connected bool
+	downSince time.Time
+	closed    bool
+	closing   chan struct{}
 
 	sessions chan struct{} // semaphore of MaxSessions
 }
@@ -159,9 +163,16 @@ func (c *Client) getConn(ctx context.Context) (*conn, error) {
 		call := &dialCall{done: make(chan struct{})}
 		c.dialing = call
 		failures, lastFail := c.failures, c.lastFail
+		var giveUpAt time.Time
+		if c.connected && c.cfg.ReconnectDeadline > 0 {
+			if c.downSince.IsZero() {
+				c.downSince = time.Now()
+			}
+			giveUpAt = c.downSince.Add(c.cfg.ReconnectDeadline)
+		}
 		c.mu.Unlock()
 
-		call.conn, call.err = c.dialRetry(ctx, failures, lastFail)
+		call.conn, call.err = c.dialRetry(ctx, failures, lastFail, giveUpAt)
 
 		c.mu.Lock()
 		c.dialing = nil
@@ -174,6 +185,7 @@ func (c *Client) getConn(ctx context.Context) (*conn, error) {
 				c.cfg.Logger.Info("sshexec: reconnected", "host", c.addr)
 			}
 			c.conn, c.failures = call.conn, 0
+			c.connected, c.downSince = true, time.Time{}
 		case !isContextErr(call.err):
 			c.failures++
 			c.lastFail = time.Now()
@@ -191,10 +203,18 @@ func isContextErr(err error) bool {
 // dialRetry dials under the Redial policy; failures and lastFail carry the
 // previous Runs' failed dials so a host that keeps failing is not hammered:
 // the first dial waits what is left of the wait after them, and the
-// schedule goes on from there. Host key, authentication and configuration
-// errors are final.
-func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time) (*conn, error) {
+// schedule goes on from there. A non-zero giveUpAt (a redial of a host that
+// answered before) replaces Redial's MaxTries: the dials go on until then.
+// Host key, authentication and configuration errors are final.
+func (c *Client) dialRetry(ctx context.Context, failures int, lastFail, giveUpAt time.Time) (*conn, error) {
 	p := c.cfg.Redial
+	if !giveUpAt.IsZero() {
+		p.MaxTries = 0
+		p.Deadline = time.Until(giveUpAt)
+		if p.Deadline <= 0 {
+			p.MaxTries, p.Deadline = 1, 0 // past the deadline: one dial per Run
+		}
+	}
 	if failures > 0 {
 		// Start the schedule after the carried failures: the doubling
 		// from Delay(failures+1) is Delay(failures+n) for the n-th retry.
@@ -236,7 +256,7 @@ func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time
 	}
 	var started time.Time
 	p.OnRetry = func(r retry.Retry) {
-		c.dialFailed(ctx, p, r.Try, time.Since(started), r.Err, r.Wait)
+		c.dialFailed(ctx, p, r.Try, time.Since(started), r.Err, r.Wait, r.GiveUpAt)
 	}
 	var cn *conn
 	err := p.Do(ctx, func(ctx context.Context) error {
@@ -254,7 +274,7 @@ func (c *Client) dialRetry(ctx context.Context, failures int, lastFail time.Time
 	case err == nil:
 		return cn, nil
 	case errors.As(err, &gu):
-		c.dialFailed(ctx, p, gu.Tries, 0, gu.Err, 0)
+		c.dialFailed(ctx, p, gu.Tries, 0, gu.Err, 0, time.Time{})
 		return nil, gu.Err
 	case err == lastErr, err == ctx.Err():
 		// A final failure, or the context ended during a dial: the dial's

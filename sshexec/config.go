@@ -123,6 +123,16 @@ type Config struct {
 	// deadline. The Client supplies CheckRetry, OnRetry and Sleep (which
 	// Close interrupts); values set there are replaced.
 	Redial retry.Policy
+	// ReconnectDeadline is how long a host that has answered may stay
+	// unreachable. Once the client has been connected, a connection that
+	// broke is redialled with Redial's backoff (its MaxTries does not
+	// apply) until ReconnectDeadline has passed since the first failed
+	// redial; only then does a Run fail. It bounds an SSH outage (sshd
+	// restarted, a reboot, a network blip) as the model server's retry
+	// deadline bounds the server's. A host that never answered is dialled
+	// under Redial alone. Zero: DefaultReconnectDeadline (10 minutes);
+	// negative: none, Redial alone as for the first connection.
+	ReconnectDeadline time.Duration
 
 	// Logger receives connection events (dials, redials, accepted host
 	// keys, keepalive failures) — never commands, output or secrets.
@@ -141,6 +151,9 @@ const (
 	DefaultRedialBaseDelay = 250 * time.Millisecond
 	DefaultRedialMaxDelay  = 8 * time.Second
 	DefaultRedialTries     = 4
+	// DefaultReconnectDeadline is Config.ReconnectDeadline's default, the
+	// same as the worker's model-server retry deadline.
+	DefaultReconnectDeadline = 10 * time.Minute
 )
 
 // redialDefaults fills the zero fields of p with the redial defaults.
@@ -191,6 +204,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.CommandTimeout == 0 {
 		c.CommandTimeout = DefaultCommandTimeout
+	}
+	if c.ReconnectDeadline == 0 {
+		c.ReconnectDeadline = DefaultReconnectDeadline
 	}
 	if c.KillGrace <= 0 {
 		c.KillGrace = DefaultKillGrace

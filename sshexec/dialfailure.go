@@ -16,7 +16,9 @@ type DialFailure struct {
 	Host string // "host:port" dialled
 	User string // the login user
 	// Attempt is this attempt's number, from 1, of Attempts
-	// (Config.Redial.MaxTries).
+	// (Config.Redial.MaxTries). Attempts is 0 while a redial of a host
+	// that answered before goes on until GiveUpAt (ReconnectDeadline),
+	// and the number made on the last attempt.
 	Attempt, Attempts int
 	Err               error // why it failed (an *OpError)
 	// RetryIn is the wait before the next attempt; 0 on the last attempt,
@@ -24,18 +26,20 @@ type DialFailure struct {
 	RetryIn time.Duration
 	// GiveUpAt is when the last attempt will have failed if each remaining
 	// one fails as this one did, as fast (each within Config.DialTimeout),
-	// and no later than the context's deadline; zero on the last attempt.
+	// and no later than the context's deadline — for a redial under
+	// ReconnectDeadline, that deadline; zero on the last attempt.
 	GiveUpAt time.Time
 }
 
 // Last reports whether the dial gives up after this failure.
-func (f DialFailure) Last() bool { return f.Attempt >= f.Attempts }
+func (f DialFailure) Last() bool { return f.Attempts > 0 && f.Attempt >= f.Attempts }
 
 // dialFailed reports the failed, retryable try (from 1) of a dial under p
 // that took took: to the Logger, and to OnDialFailure with the wait before
 // the next try and when the dial gives up if it keeps failing. wait is 0
-// when the policy gave up after this try.
-func (c *Client) dialFailed(ctx context.Context, p retry.Policy, try int, took time.Duration, err error, wait time.Duration) {
+// when the policy gave up after this try; giveUpAt is the policy's own
+// deadline (zero: none, the tries bound it).
+func (c *Client) dialFailed(ctx context.Context, p retry.Policy, try int, took time.Duration, err error, wait time.Duration, giveUpAt time.Time) {
 	level := slog.LevelWarn
 	if c.cfg.OnDialFailure != nil {
 		level = slog.LevelInfo
@@ -58,6 +62,9 @@ func (c *Client) dialFailed(ctx context.Context, p retry.Policy, try int, took t
 			rest += nominal.Delay(n, nil) + took
 		}
 		f.GiveUpAt = time.Now().Add(rest)
+		if p.MaxTries == 0 && !giveUpAt.IsZero() {
+			f.GiveUpAt = giveUpAt
+		}
 		if d, ok := ctx.Deadline(); ok && d.Before(f.GiveUpAt) {
 			f.GiveUpAt = d
 		}

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,9 +98,9 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		return out, fmt.Errorf("rule %s: %w", r.ID, err)
 	}
 
-	maxAttempts := w.cfg.MaxAttempts
-	if r.MaxAttempts > 0 {
-		maxAttempts = r.MaxAttempts
+	maxAttempts := cmp.Or(r.MaxAttempts, w.cfg.MaxAttempts, DefaultMaxAttempts)
+	if w.cfg.MaxAttempts > 0 {
+		maxAttempts = min(maxAttempts, w.cfg.MaxAttempts) // the caller's cap wins
 	}
 	maxTokens := w.cfg.Budget.Reserve()
 	for attempt := 1; attempt <= maxAttempts; attempt++ {

@@ -74,8 +74,11 @@ type Config struct {
 	// Bans is the ban list; nil means safety.DefaultBanList(). A rule's own
 	// patterns are added to it for that rule.
 	Bans *safety.BanList
-	// MaxAttempts caps the attempts per rule when the rule sets none.
-	// Zero means DefaultMaxAttempts (20).
+	// MaxAttempts, when set, caps the attempts of every rule: a rule
+	// without max_attempts gets MaxAttempts, a rule whose max_attempts is
+	// higher is cut to MaxAttempts, a lower one is kept (the user who sets
+	// it bounds the night). Zero: each rule's max_attempts, else
+	// DefaultMaxAttempts (20).
 	MaxAttempts int
 	// KeepTurns is the memory's K. Zero means memory.DefaultKeepTurns (3).
 	KeepTurns int
@@ -158,9 +161,6 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.Bans == nil {
 		cfg.Bans = safety.DefaultBanList()
-	}
-	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
 	}
 	if cfg.RefuseRepeats == 0 {
 		cfg.RefuseRepeats = DefaultRefuseRepeats

@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -124,7 +121,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.baseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
 	fs.StringVar(&f.model, "model", "", "model `NAME` (default: the only model the server lists)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
-	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts per rule (default: the rule's max_attempts, else 20)")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "`N` attempts at most per rule, a rule's max_attempts above N included (default: the rule's max_attempts, else 20)")
 	fs.IntVar(&f.contextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
 	fs.IntVar(&f.maxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
 	fs.IntVar(&f.keepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
@@ -241,11 +238,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 
+	sg := catchSignals(ctx, stderr)
+	defer sg.close()
 	// The model server: its model and context window.
-	ms, err := connectModel(ctx, modelFlags{tokenizer: f.tokenizer, backend: f.backend, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
+	ms, err := connectModel(sg.start, modelFlags{tokenizer: f.tokenizer, backend: f.backend, baseURL: f.baseURL, model: f.model, apiKeyEnv: f.apiKeyEnv,
 		contextWindow: f.contextWindow, maxTokens: f.maxTokens, retryDeadline: f.retryDeadline, maxReplyBytes: f.maxReplyBytes, notices: stderr})
 	if err != nil {
-		return err
+		return sg.startErr(err, "waiting for the model server "+f.baseURL)
 	}
 
 	// The host.
@@ -263,7 +262,10 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &usageError{err}
 	}
 	defer ssh.Close()
-	if err := ssh.Connect(ctx); err != nil {
+	if err := ssh.Connect(sg.start); err != nil {
+		if sg.stopped() {
+			return sg.startErr(err, "connecting to "+f.host)
+		}
 		var op *sshexec.OpError
 		if errors.As(err, &op) && (op.Op == sshexec.OpHostKey || op.Op == sshexec.OpAuth) {
 			return &usageError{err}
@@ -273,16 +275,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.datastream != "" {
 		// The rules are read from the datastream the host's oscap will
 		// evaluate them with.
-		if selected, err = datastreamRules(ctx, ssh, f.host, f.datastream, f.profile, f.ruleIDs); err != nil {
-			return err
+		if selected, err = datastreamRules(sg.start, ssh, f.host, f.datastream, f.profile, f.ruleIDs); err != nil {
+			return sg.startErr(err, "reading the datastream from "+f.host)
 		}
 	}
 
 	rep := newReporter(stdout, f.jsonOut, ms.budget.PromptLimit())
-	stop := make(chan struct{})
-	hardCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go handleSignals(hardCtx, stop, cancel, stderr)
+	stop, hardCtx, cancel := sg.stop, sg.hard, sg.cancelHard
 
 	var model worker.ChatModel = ms.client
 	var verifier *countVerifier
@@ -355,26 +354,6 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &notFixed{bad + len(selected) - len(outcomes), len(selected)}
 	}
 	return nil
-}
-
-// handleSignals: the first SIGINT/SIGTERM stops after the current step, the
-// second cancels at once.
-func handleSignals(ctx context.Context, stop chan struct{}, cancel context.CancelFunc, stderr io.Writer) {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	select {
-	case <-ctx.Done():
-		return
-	case <-sig:
-		fmt.Fprintln(stderr, "worker: stopping after the current step (signal again to stop now)")
-		close(stop)
-	}
-	select {
-	case <-ctx.Done():
-	case <-sig:
-		cancel()
-	}
 }
 
 func dryRun(ctx context.Context, w *worker.Worker, rs []rules.Rule, stdout io.Writer) error {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/journal"
 )
 
@@ -18,7 +19,8 @@ const historyUsage = `Usage:
   worker history JOURNAL [--run ID] [--json]
   worker history JOURNAL --prune AGE
 
-Lists the runs a journal holds (status, resumes, tasks finished), or with --run
+Lists the runs a journal holds (status, resumes, rules × hosts finished of
+those the run planned), or with --run
 the rule × host tasks of one run (status, attempts, reason). --prune deletes
 the runs that ended more than AGE ago (e.g. 720h) with all their steps; runs
 that have not ended are kept.
@@ -111,10 +113,15 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// Planned is rules × hosts of a batch run (its recorded spec): a run
+	// stopped early has started fewer tasks than it planned, and FINISHED
+	// says so ("15860/2000000", as the stop message does), not
+	// "15860/15860".
 	type row struct {
 		journal.Run
 		Tasks    int `json:"tasks"`
 		Finished int `json:"finished"`
+		Planned  int `json:"planned"`
 	}
 	var rows []row
 	for _, r := range runs {
@@ -122,7 +129,10 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		x := row{Run: r, Tasks: len(tasks)}
+		x := row{Run: r, Tasks: len(tasks), Planned: len(tasks)}
+		if rec, err := batch.RecordedSpec(ctx, j, r.ID); err == nil {
+			x.Planned = len(rec.Rules) * len(rec.Hosts)
+		}
 		for _, t := range tasks {
 			if t.Finished {
 				x.Finished++
@@ -136,7 +146,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTARTED\tSTATUS\tRESUMES\tFINISHED\tNAME")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d/%d\t%s\n", r.ID, r.Started.UTC().Format(time.RFC3339), r.Status, r.Resumes, r.Finished, r.Tasks, oneLine(r.Name, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d/%d\t%s\n", r.ID, r.Started.UTC().Format(time.RFC3339), r.Status, r.Resumes, r.Finished, r.Planned, oneLine(r.Name, 60))
 	}
 	return tw.Flush()
 }

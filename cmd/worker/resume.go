@@ -29,7 +29,19 @@ host, then it goes on. A command that was running when the worker died has an
 unknown outcome: it is recorded as such, the rule's check is re-run, and that
 command is never run again.
 
-By default the last run of the journal that did not finish is resumed.
+Hosts that ended unreachable are tried again: their rules resume from what
+they recorded. By default the last run of the journal that did not finish,
+or that finished with a host unreachable, is resumed.
+A zero-byte journal, or one in which no run was recorded (the worker stopped
+before it started one), has nothing to resume and is refused (exit 2), as is
+a journal copied without its -wal file while a worker had it open (its
+records are in that file) and a journal another worker process has open,
+through whatever path (exit 2).
+
+A run records a digest of each of its rules. If the rules files changed
+since (a rule edited, added or removed), resume refuses and names each rule
+that changed, so that one run never mixes two versions of a rule; pass
+--accept-changed-rules to go on with the rules as they are now.
 `
 
 const resumeExamples = `
@@ -41,14 +53,16 @@ Examples:
 func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := &runMeta{}
 	var runID int64
-	var verbose bool
+	var verbose, acceptRules bool
 	var of observeFlags
 	fs := flag.NewFlagSet("worker resume", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&runID, "run", 0, "run `ID` to resume (default: the last unfinished run)")
 	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
+	fs.BoolVar(&acceptRules, "accept-changed-rules", false, "resume even though the rules changed since the run started (each rule in progress goes on with its new version)")
 	addRunFlags(fs, o)
 	addReplyFlags(fs, &o.RequestTimeout, &o.MaxReplyBytes)
+	addReconnectFlag(fs, o)
 	addObserveFlags(fs, &of)
 	setUsage(fs, resumeUsage, resumeExamples, nil)
 	path, rest := splitPath(args)
@@ -66,14 +80,6 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if path == "" {
 		return usagef("the journal file is required: worker resume JOURNAL")
 	}
-	if _, err := statFile(path); err != nil {
-		return usagef("journal %s: %v", path, err)
-	}
-	release, err := lockJournal(path)
-	if err != nil {
-		return &usageError{err}
-	}
-	defer release()
 	j, err := openExisting(ctx, path, false)
 	if err != nil {
 		return err
@@ -119,12 +125,14 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			m.RequestTimeout = o.RequestTimeout
 		case "max-reply-bytes":
 			m.MaxReplyBytes = o.MaxReplyBytes
+		case "host-reconnect-deadline":
+			m.ReconnectDeadline = o.ReconnectDeadline
 		}
 	})
 	if m.ParallelHosts < 1 || m.ModelConcurrency < 1 {
 		return usagef("--parallel-hosts and --model-concurrency must be positive")
 	}
-	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline}); err != nil {
+	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--host-reconnect-deadline": m.ReconnectDeadline}); err != nil {
 		return err
 	}
 	if err := checkReplyFlags(m.RequestTimeout, m.MaxReplyBytes); err != nil {
@@ -139,14 +147,24 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := of.validate(); err != nil {
 		return err
 	}
+	sg := catchSignals(ctx, stderr)
+	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
 	if err != nil {
-		return err
+		return sg.startErr(err, "reading the datastream from the hosts")
+	}
+	if m.RulesDigest != nil {
+		if changed := rulesChanged(m.RulesDigest, spec.Rules); changed != "" {
+			if !acceptRules {
+				return usagef("the rules changed since run %d started: %s; resuming would mix two versions of a rule in one run (pass --accept-changed-rules to resume with the rules as they are now)", id, changed)
+			}
+			fmt.Fprintf(stderr, "worker: resuming run %d with changed rules (--accept-changed-rules): %s\n", id, changed)
+		}
 	}
 	fmt.Fprintf(stdout, "resuming run %d (%s)\n", id, rec.Name)
-	return runBatch(ctx, j, m, spec, id, verbose, of, stdout, stderr)
+	return runBatch(ctx, sg, j, m, spec, id, verbose, of, stdout, stderr)
 }
 
 // splitPath takes a leading non-flag argument as the journal path, so that
@@ -158,19 +176,34 @@ func splitPath(args []string) (string, []string) {
 	return "", args
 }
 
-// openExisting opens a journal that must exist.
+// openExisting opens a journal that must exist and hold something: a
+// zero-byte file is refused as holding no run (it is not given a schema).
+// A writer takes the journal's lock.
 func openExisting(ctx context.Context, path string, readOnly bool) (*journal.Journal, error) {
-	if _, err := statFile(path); err != nil {
+	fi, err := statFile(path)
+	if err != nil {
 		return nil, usagef("journal %s: %v", path, err)
 	}
 	if err := readfile.Check(path); err != nil {
 		return nil, usagef("journal %v", err)
 	}
+	if fi.Size() == 0 {
+		return nil, usagef("journal %s is empty (0 bytes): no run was ever recorded in it; start one with 'worker run --journal %s'", path, path)
+	}
 	j, err := journal.Open(ctx, path, journal.Config{ReadOnly: readOnly})
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, journalError(err)
 	}
 	return j, nil
+}
+
+// journalError is the error of a journal that cannot be opened: exit 2,
+// and for a busy journal the reason in words.
+func journalError(err error) error {
+	if errors.Is(err, journal.ErrBusy) {
+		return usagef("%w: another worker process runs, resumes or prunes it (through this path or another one to the same file)", err)
+	}
+	return &usageError{err}
 }
 
 // pickRun returns id if set, else the last run that has not finished.
@@ -185,10 +218,22 @@ func pickRun(ctx context.Context, j *journal.Journal, id journal.RunID) (journal
 	if err != nil {
 		return 0, err
 	}
+	if len(runs) == 0 {
+		return 0, usagef("no run is recorded in %s (the worker stopped before it recorded one); nothing to resume: start one with 'worker run'", j.Path())
+	}
 	for i := len(runs) - 1; i >= 0; i-- {
 		if runs[i].Status != nightshift.RunDone {
 			return runs[i].ID, nil
 		}
+		tasks, err := j.Tasks(ctx, runs[i].ID)
+		if err != nil {
+			return 0, err
+		}
+		for _, t := range tasks {
+			if t.Finished && t.Status == nightshift.RuleUnreachable {
+				return runs[i].ID, nil // its unreachable hosts are tried again
+			}
+		}
 	}
-	return 0, usagef("every run of %s is done; nothing to resume (pick one with --run)", j.Path())
+	return 0, usagef("every run of %s is done, no host unreachable; nothing to resume (pick one with --run)", j.Path())
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -38,15 +39,28 @@ every host of the inventory (or those
 --limit selects: group or host names, "!name" to exclude), one rule at a time
 per host and --parallel-hosts hosts at once, with at most --model-concurrency
 model calls in flight. A host that stops answering is marked unreachable and
-skipped; the others go on.
+skipped; the others go on. A host that answered and then stops (sshd
+restarted, a reboot, a network blip) is redialled with backoff for up to
+--host-reconnect-deadline (10m) before it is marked unreachable; 'worker
+resume' tries unreachable hosts again.
 
 Every step is committed to the journal (SQLite) before the next starts. After a
 crash, a kill or a stop, 'worker resume JOURNAL' continues the run: finished
 rules are not redone and no recorded command is run again. 'worker history
-JOURNAL' lists runs and tasks.
+JOURNAL' lists runs and tasks. The journal is locked while a worker writes
+it, on the file itself: a second 'worker run' or 'resume' through any path to
+it (a symlink, a hard link) is refused before anything runs (exit 2). An empty
+(zero-byte) --journal file becomes a new journal; resume and history refuse
+one.
 
-The first SIGINT or SIGTERM finishes each host's current step, records it and
-exits (resume later); a second one exits at once, the journal still consistent.
+The first SIGINT or SIGTERM finishes each host's current step (a command or a
+check that is running), records it and exits (resume later): every wait ends
+at once — a model call, its retry backoff (a server's Retry-After included), a
+redial of a host. Before the night starts (waiting for the model server,
+reading a datastream) the first signal exits at once with status 1, nothing
+run on any host. A second signal exits at once, the journal still consistent.
+SIGINT is caught even when the worker was started with it ignored (a
+background job of a script).
 
 Progress goes to stderr: a live status on a terminal, one line per event
 otherwise (--no-progress: none). When a rule ends on a host, what its attempts
@@ -105,11 +119,17 @@ type runMeta struct {
 	RetryDeadline    time.Duration `json:"retry_deadline_ns"`
 	RequestTimeout   time.Duration `json:"request_timeout_ns,omitempty"` // 0 (a run recorded before the flag): the default
 	MaxReplyBytes    int64         `json:"max_reply_bytes,omitempty"`    // 0 (a run recorded before the flag): the default
-	ParallelHosts    int           `json:"parallel_hosts"`
-	ModelConcurrency int           `json:"model_concurrency"`
-	JSONReport       string        `json:"json_report,omitempty"`
-	JUnit            string        `json:"junit,omitempty"`
-	HTML             string        `json:"html,omitempty"`
+	// ReconnectDeadline is --host-reconnect-deadline; a run recorded
+	// before it existed gets the default (decodeMeta).
+	ReconnectDeadline time.Duration `json:"reconnect_deadline_ns"`
+	ParallelHosts     int           `json:"parallel_hosts"`
+	ModelConcurrency  int           `json:"model_concurrency"`
+	// RulesDigest is each rule's digest when the run started (see
+	// rulesDigest); resume compares it with the rules it reads.
+	RulesDigest map[string]string `json:"rules_digest,omitempty"`
+	JSONReport  string            `json:"json_report,omitempty"`
+	JUnit       string            `json:"junit,omitempty"`
+	HTML        string            `json:"html,omitempty"`
 }
 
 // addRunFlags declares the flags run and resume share; resume ignores
@@ -124,6 +144,13 @@ func addRunFlags(fs *flag.FlagSet, m *runMeta) {
 	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
 	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
 	fs.DurationVar(&m.RetryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run stops (0: no retries)")
+}
+
+// addReconnectFlag declares --host-reconnect-deadline (run, and resume
+// as an override; the fleet's serve processes keep their own dial rule).
+func addReconnectFlag(fs *flag.FlagSet, m *runMeta) {
+	fs.DurationVar(&m.ReconnectDeadline, "host-reconnect-deadline", sshexec.DefaultReconnectDeadline,
+		"how long a host that answered may stay unreachable (its connection redialled with backoff) before it is marked unreachable (0: 4 redials, as for a first connection)")
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -145,7 +172,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&m.Tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE`")
 	fs.IntVar(&m.ContextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
 	fs.IntVar(&m.MaxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
-	fs.IntVar(&m.MaxAttempts, "max-attempts", 0, "attempts per rule (default: the rule's max_attempts, else 20)")
+	fs.IntVar(&m.MaxAttempts, "max-attempts", 0, "`N` attempts at most per rule, a rule's max_attempts above N included (default: the rule's max_attempts, else 20)")
 	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
 	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
 	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
@@ -157,6 +184,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
 	addRunFlags(fs, m)
 	addReplyFlags(fs, &m.RequestTimeout, &m.MaxReplyBytes)
+	addReconnectFlag(fs, m)
 	addObserveFlags(fs, &of)
 	setUsage(fs, runUsage, runExamples, nil)
 	if err := fs.Parse(args); err != nil {
@@ -196,24 +224,24 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			name = rules.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
+	sg := catchSignals(ctx, stderr)
+	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(ctx, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
 	if err != nil {
-		return err
+		return sg.startErr(err, "reading the datastream from the hosts")
 	}
 	spec.Name = name
-	release, err := lockJournal(journalPath)
-	if err != nil {
-		return &usageError{err}
-	}
-	defer release()
+	m.RulesDigest = rulesDigest(spec.Rules)
+	// Open takes the journal's lock (on the file, whatever path reaches
+	// it) before anything runs.
 	j, err := journal.Open(ctx, journalPath, journal.Config{})
 	if err != nil {
-		return &usageError{err}
+		return journalError(err)
 	}
 	defer j.Close()
-	return runBatch(ctx, j, m, spec, 0, verbose, of, stdout, stderr)
+	return runBatch(ctx, sg, j, m, spec, 0, verbose, of, stdout, stderr)
 }
 
 // abs makes paths absolute, so a resume from another directory finds them.
@@ -245,7 +273,7 @@ func tokenizerArg(t string) string {
 
 // runBatch runs spec (resume > 0: continues that run), writes the reports
 // and prints a summary.
-func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, of observeFlags, stdout, stderr io.Writer) error {
+func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, spec batch.Spec, resume journal.RunID, verbose bool, of observeFlags, stdout, stderr io.Writer) error {
 	logLevel := slog.LevelWarn
 	if verbose {
 		logLevel = slog.LevelDebug
@@ -258,10 +286,10 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 	if err != nil {
 		return err
 	}
-	ms, err := connectModel(ctx, modelFlags{tokenizer: m.Tokenizer, backend: backend, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
+	ms, err := connectModel(sg.start, modelFlags{tokenizer: m.Tokenizer, backend: backend, baseURL: m.BaseURL, model: m.Model, apiKeyEnv: m.APIKeyEnv,
 		contextWindow: m.ContextWindow, maxTokens: m.MaxTokens, retryDeadline: m.RetryDeadline, maxReplyBytes: m.MaxReplyBytes, notices: stderr})
 	if err != nil {
-		return err
+		return sg.startErr(err, "waiting for the model server "+m.BaseURL)
 	}
 	distiller, err := newDistiller(m.Distiller, ms)
 	if err != nil {
@@ -278,10 +306,7 @@ func runBatch(ctx context.Context, j *journal.Journal, m *runMeta, spec batch.Sp
 		return &usageError{err}
 	}
 	defer obs.close()
-	stop := make(chan struct{})
-	hardCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go handleSignals(hardCtx, stop, cancel, stderr)
+	stop, hardCtx, cancel := sg.stop, sg.hard, sg.cancelHard
 	var model worker.ChatModel = ms.client
 	var verifier *countVerifier
 	if m.VerifyCount {
@@ -393,6 +418,9 @@ func writeReports(m *runMeta, rep *report.Run) error {
 func printSummary(w io.Writer, path string, res batch.RunResult, rep *report.Run) {
 	s := report.NewSummary(rep)
 	fmt.Fprintf(w, "run %d in %s: %d of %d rules × hosts finished", res.Run, path, res.Finished, res.Total)
+	if rep.NotStarted > 0 {
+		fmt.Fprintf(w, ", %d not started", rep.NotStarted)
+	}
 	if len(res.Unreachable) > 0 {
 		fmt.Fprintf(w, "; unreachable: %s", strings.Join(res.Unreachable, ", "))
 	}
@@ -408,7 +436,7 @@ func printSummary(w io.Writer, path string, res batch.RunResult, rep *report.Run
 
 // decodeMeta reads the flags a run recorded.
 func decodeMeta(raw json.RawMessage) (*runMeta, error) {
-	m := &runMeta{}
+	m := &runMeta{ReconnectDeadline: sshexec.DefaultReconnectDeadline}
 	if err := json.Unmarshal(raw, m); err != nil || (len(m.Rules) == 0 && m.Datastream == "") || m.Inventory == "" {
 		return nil, usagef("the run was not started by 'worker run' (no rules files or datastream, or no inventory recorded)")
 	}
@@ -419,7 +447,8 @@ func decodeMeta(raw json.RawMessage) (*runMeta, error) {
 // durations, the model server's URL, and that the files named exist and
 // are readable regular files (the journal may not exist yet).
 func validateRun(m *runMeta, rulesPaths []string, journalPath string) error {
-	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--command-timeout": m.CommandTimeout}); err != nil {
+	if err := nonNegative(map[string]time.Duration{"--retry-deadline": m.RetryDeadline, "--command-timeout": m.CommandTimeout,
+		"--host-reconnect-deadline": m.ReconnectDeadline}); err != nil {
 		return err
 	}
 	if err := checkReplyFlags(m.RequestTimeout, m.MaxReplyBytes); err != nil {

@@ -133,14 +133,14 @@ func TestRunResumeHistory(t *testing.T) {
 
 	// A journal another process works on is refused.
 	locked := filepath.Join(f.dir, "busy.db")
-	if err := os.WriteFile(locked, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	release, err := lockJournal(locked)
+	busy, err := journal.Open(context.Background(), locked, journal.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	if _, err := busy.StartRun(context.Background(), journal.RunSpec{Name: "busy"}); err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	tests := []struct {
 		name string
 		args []string
@@ -158,7 +158,7 @@ func TestRunResumeHistory(t *testing.T) {
 		{"run without inventory", []string{"run", "--rules", f.rules, "--journal", j}, exitUsage, "required"},
 		{"unknown rule", append(f.runArgs(j), "--rule", "nope"), exitUsage, `rule "nope"`},
 		{"unknown group", append(f.runArgs(j), "--limit", "db"), exitUsage, "db"},
-		{"locked", []string{"resume", locked}, exitUsage, "in use by another worker"},
+		{"locked", []string{"resume", locked}, exitUsage, "journal is in use by another writer"},
 		{"prune", []string{"history", j, "--prune", "1ns"}, exitOK, "pruned 1 runs"},
 		{"pruned", []string{"history", j}, exitOK, "RUN"},
 	}

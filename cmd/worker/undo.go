@@ -66,11 +66,8 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case runID <= 0:
 		return usagef("--run is required: the run whose changes to restore")
 	}
-	release, err := lockJournal(path)
-	if err != nil {
-		return &usageError{err}
-	}
-	defer release()
+	// A writer's open locks the journal file itself: a run or resume of it
+	// cannot go on meanwhile.
 	j, err := openExisting(ctx, path, false)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nightshift-dev/nightshift/budget"
@@ -116,9 +117,13 @@ func checkHostPort(flagName, addr string, listen bool) error {
 	return nil
 }
 
+// accessWrite is access(2)'s W_OK.
+const accessWrite = 0x2
+
 // checkOutputs checks, before a run starts, that the reports it will write
-// at its end can be written: the directory exists and the path is not a
-// directory, a FIFO or a device.
+// at its end can be written: the directory exists and can be written (or
+// the file exists and can be), and the path is not a directory, a FIFO or
+// a device.
 func checkOutputs(m *runMeta) error {
 	for _, o := range []struct{ flag, path string }{{"--json-report", m.JSONReport}, {"--junit", m.JUnit}, {"--html", m.HTML}} {
 		if o.path == "" {
@@ -130,6 +135,9 @@ func checkOutputs(m *runMeta) error {
 			if err := readfile.Regular(o.path, st.Mode()); err != nil {
 				return usagef("%s: %v", o.flag, err)
 			}
+			if err := syscall.Access(o.path, accessWrite); err != nil {
+				return usagef("%s %s: cannot be written: %v", o.flag, o.path, err)
+			}
 			continue
 		case !errors.Is(err, os.ErrNotExist):
 			return usagef("%s: %v", o.flag, err)
@@ -137,6 +145,12 @@ func checkOutputs(m *runMeta) error {
 		dir := filepath.Dir(o.path)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return usagef("%s %s: no directory %s", o.flag, o.path, dir)
+		}
+		// A report is written at the end of the night: a directory it
+		// cannot be created in (permissions, a read-only file system) is
+		// said now, not after the night.
+		if err := syscall.Access(dir, accessWrite); err != nil {
+			return usagef("%s %s: directory %s cannot be written: %v", o.flag, o.path, dir, err)
 		}
 	}
 	return nil

@@ -94,6 +94,9 @@ type Target struct {
 	// ConfigFile is the sshd_config sshd runs with.
 	ConfigFile string
 
+	sshd      string     // the binary, for Restart
+	opts      Options    // for Restart
+	mu        sync.Mutex // guards cmd, log and exited across Stop and Restart
 	cmd       *exec.Cmd
 	log       *logBuffer
 	exited    chan struct{}
@@ -271,6 +274,7 @@ func (t *Target) start(ctx context.Context, sshd string, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("sshtarget: find a free port: %w", err)
 	}
+	t.sshd, t.opts = sshd, opts
 	t.Port = port
 	t.Addr = net.JoinHostPort(t.Host, strconv.Itoa(port))
 	t.ConfigFile = filepath.Join(t.Dir, "sshd_config")
@@ -283,6 +287,15 @@ func (t *Target) start(ctx context.Context, sshd string, opts Options) error {
 		return fmt.Errorf("sshtarget: write known_hosts: %w", err)
 	}
 
+	return t.launch(ctx)
+}
+
+// launch starts sshd with the target's configuration and waits until it
+// listens.
+func (t *Target) launch(ctx context.Context) error {
+	sshd, opts, port := t.sshd, t.opts, t.Port
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.log = newLogBuffer("Server listening on " + t.Host + " port " + strconv.Itoa(port))
 	t.exited = make(chan struct{})
 	args := []string{"-D", "-e", "-f", t.ConfigFile}
@@ -309,21 +322,22 @@ func (t *Target) start(ctx context.Context, sshd string, opts Options) error {
 		return fmt.Errorf("sshtarget: start %s: %w", sshd, err)
 	}
 	t.cmd = cmd
+	exited := t.exited
 	go func() {
 		cmd.Wait()
-		close(t.exited)
+		close(exited)
 	}()
 	select {
 	case <-t.log.ready:
 		return nil
-	case <-t.exited:
+	case <-exited:
 		out := t.log.String()
 		if strings.Contains(out, "Address already in use") {
 			return fmt.Errorf("sshtarget: sshd on port %d: %w", port, errAddrInUse)
 		}
 		return fmt.Errorf("sshtarget: sshd exited before listening (%s): %s", cmd.ProcessState, strings.TrimSpace(out))
 	case <-ctx.Done():
-		t.kill()
+		t.killLocked()
 		return fmt.Errorf("sshtarget: waiting for sshd to listen: %w; sshd said: %s", ctx.Err(), strings.TrimSpace(t.log.String()))
 	}
 }
@@ -367,8 +381,23 @@ func (t *Target) config(opts Options) string {
 }
 
 // Log returns what sshd has written to its standard error so far (the last
-// 1 MiB), for test failure messages.
-func (t *Target) Log() string { return t.log.String() }
+// 1 MiB) since it last started, for test failure messages.
+func (t *Target) Log() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.log.String()
+}
+
+// Stop kills sshd and every connection it serves, as a crash of the host's
+// sshd would: the listener is gone (dials are refused) and each session's
+// processes are killed. The files and the port are kept for Restart.
+func (t *Target) Stop() { t.kill() }
+
+// Restart starts sshd again after Stop, on the same port with the same
+// keys and configuration, and returns once it listens.
+func (t *Target) Restart(ctx context.Context) error {
+	return t.launch(ctx)
+}
 
 // SSHArgs returns OpenSSH client options that reach this target with its own
 // key and known_hosts and nothing from the user's configuration, followed by
@@ -408,6 +437,12 @@ func (t *Target) Close() error {
 // connection processes call setsid, so they are found through /proc rather
 // than the process group.
 func (t *Target) kill() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.killLocked()
+}
+
+func (t *Target) killLocked() {
 	if t.cmd == nil || t.cmd.Process == nil {
 		return
 	}
