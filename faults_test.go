@@ -12,9 +12,8 @@ import (
 	"testing"
 )
 
-// faultsDocs are the fault tables: docs/faults.md and, while its rows are
-// kept apart, docs/faults-model.md (the model server's faults).
-var faultsDocs = []string{"docs/faults.md", "docs/faults-model.md"}
+// faultsDocs are the fault tables.
+var faultsDocs = []string{"docs/faults.md"}
 
 var (
 	codeSpan    = regexp.MustCompile("`([^`]+)`")
