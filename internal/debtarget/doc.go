@@ -42,5 +42,19 @@
 // chroot, tar, zstd and ssh-keygen on the machine; it returns [ErrNotRoot]
 // otherwise.
 //
-// A Target is safe for concurrent use; Close is idempotent.
+// [StartSystem] starts a variant for tests of lockouts (package lockout): a
+// [SystemTarget] whose worker logs in through the root's own sshd, the one
+// /etc/ssh/sshd_config configures, on port 22 of the target's own network
+// namespace (reached through a loopback forwarder on this machine, each
+// connection a new one inside), started at boot and restarted, reloaded or
+// stopped by `systemctl … ssh` (a shim with ssh.service's semantics: sshd
+// -t before a start or reload, a restart that leaves it down when sshd -t
+// fails) or /etc/init.d/ssh, as on a Debian host; with root and an
+// unprivileged login with sudo ([LoginUser]) authorized for one key, nft
+// copied in when this machine has it, and CAP_NET_ADMIN and
+// CAP_AUDIT_CONTROL kept (its firewall is its own; pam_loginuid).
+// [SystemTarget.Exec] runs a command inside it through nsenter, not SSH.
+//
+// A Target and a SystemTarget are safe for concurrent use; Close is
+// idempotent.
 package debtarget

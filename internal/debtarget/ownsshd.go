@@ -473,9 +473,6 @@ func (t *SystemTarget) Exec(ctx context.Context, command string) (string, error)
 	return string(out), nil
 }
 
-// Log is the target's init output so far.
-func (t *SystemTarget) Log() string { return t.log.String() }
-
 // Close stops the forwarder and the target (as Target.Close), checks that
 // no mount is left under Dir and removes Dir.
 func (t *SystemTarget) Close() error {
