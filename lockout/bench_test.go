@@ -13,7 +13,8 @@ import (
 // BenchmarkCanary measures, on the Debian target with root's kept
 // connection, what the lockout net adds to one changing command: the
 // canary (fresh login and latent check, concurrently), each part alone,
-// the snapshot, and arming plus disarming the switch.
+// the snapshot, the whole Protect around a commit that keeps the login,
+// and arming plus disarming the switch.
 func BenchmarkCanary(b *testing.B) {
 	tg := startSystem(b)
 	ctx := context.Background()
@@ -56,6 +57,17 @@ func BenchmarkCanary(b *testing.B) {
 			b.StopTimer()
 			require.NoError(b, g.Remove(ctx, kept, s))
 			b.StartTimer()
+		}
+	})
+	b.Run("protect", func(b *testing.B) {
+		// The whole net around one commit that keeps the login: arm (with
+		// its snapshot), the canary, disarm.
+		noop := func(context.Context) error { return nil }
+		for i := 0; i < b.N; i++ {
+			out, err := g.Protect(ctx, kept, lockout.ArmOptions{}, time.Minute, noop)
+			if err != nil || out.RolledBack {
+				b.Fatalf("%v %+v", err, out)
+			}
 		}
 	})
 	b.Run("arm-disarm", func(b *testing.B) {

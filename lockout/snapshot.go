@@ -60,7 +60,7 @@ sh -c ` + quote(script("sshd.sh")) + ` sh`
 // Remove deletes the snapshot's directory on the host. Removing a removed
 // snapshot is not an error.
 func (g *Guard) Remove(ctx context.Context, r nightshift.Runner, s *Snapshot) error {
-	if s == nil || !plainPath.MatchString(s.Dir) || !strings.Contains(s.Dir, "/snap/") {
+	if s == nil || !plainPath.MatchString(s.Dir) || !strings.Contains(s.Dir, "/snap/") && !strings.HasSuffix(s.Dir, "/pre") {
 		return fmt.Errorf("%w: no snapshot to remove", ErrConfig)
 	}
 	_, err := run(ctx, r, "remove", `rm -rf `+quote(s.Dir))
