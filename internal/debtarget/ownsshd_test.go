@@ -76,6 +76,13 @@ func TestSystemTarget(t *testing.T) {
 	if _, err := login(LoginUser, "true"); err != nil {
 		t.Fatalf("after the start: %v", err)
 	}
+	hostDev := devModes(t)
+	if _, err := login("root", "chmod 000 /dev/null /dev/zero /dev/tty"); err != nil {
+		t.Fatal(err)
+	}
+	if got := devModes(t); got != hostDev {
+		t.Errorf("a chmod inside the target changed this machine's device nodes: %s, was %s", got, hostDev)
+	}
 	if tg.HasNft {
 		out, err := login("root", "nft list ruleset | wc -l")
 		if err != nil || out != "0" {
