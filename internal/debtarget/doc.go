@@ -19,8 +19,9 @@
 // sshd as PID 1 of new mount, PID, UTS and IPC namespaces (unshare --fork
 // --propagation private --kill-child), chrooted into the root, with a
 // private /proc whose /proc/sys is read-only, a read-only /sys, a minimal
-// /dev (null, zero, full, random, urandom, tty and a private devpts), private
-// /run and /tmp, its own hostname, and a bounding set without CAP_SYS_ADMIN,
+// /dev (its own null, zero, full, random, urandom and tty nodes, never binds
+// of the host's, which a chmod inside would change on the host, and a
+// private devpts), private /run and /tmp, its own hostname, and a bounding set without CAP_SYS_ADMIN,
 // CAP_SYS_MODULE, CAP_SYS_BOOT, CAP_SYS_TIME, CAP_SYS_RAWIO, CAP_MKNOD,
 // CAP_SYS_PTRACE, CAP_NET_ADMIN and other dangerous capabilities, so
 // commands run on it cannot remount, reach the host's processes, devices,
