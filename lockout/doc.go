@@ -64,8 +64,11 @@
 // Everything the package writes on a host lives under [DefaultDir]
 // (/var/lib/nightshift/lockout: snap/ID and switch/ID, each mode 0700) or,
 // for a login that is not root, ~/.local/state/nightshift/lockout; the
-// only other write is sshd's privilege separation directory /run/sshd when
-// it is missing, as sshd's own init script makes it. Disarm removes the
+// only other writes are the transient systemd units
+// nightshift-lockout-ID.timer and .service of an armed switch (in
+// systemd's runtime directory, gone at reboot) and sshd's privilege
+// separation directory /run/sshd when it is missing, as sshd's own init
+// script makes it. Disarm removes the
 // snapshot a switch took itself; [Guard.Remove] removes a snapshot.
 //
 // What it does not cover: a host that reboots while a switch is armed
