@@ -73,14 +73,16 @@ func TestSwitchSurvivesSIGKILL(t *testing.T) {
 			require.NoError(t, cmd.Start())
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			id := ""
+			var said []string
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
 				if s, ok := strings.CutPrefix(sc.Text(), "APPLIED "); ok {
 					id = s
 					break
 				}
+				said = append(said, sc.Text())
 			}
-			require.NotEmpty(t, id, "the worker helper did not apply the lockout")
+			require.NotEmpty(t, id, "the worker helper did not apply the lockout: %s", strings.Join(said, "\n"))
 			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 			killed := time.Now()
 			cmd.Wait()

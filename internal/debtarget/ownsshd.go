@@ -362,13 +362,26 @@ func (t *SystemTarget) start(ctx context.Context, hostname string) error {
 	t.cmd.Stdout = t.log
 	t.cmd.Stderr = t.log
 	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := t.cmd.Start(); err != nil {
-		return fmt.Errorf("debtarget: %w: unshare: %v", ErrStart, err)
-	}
+	// The parent-death signal follows the thread that started unshare, not
+	// the process: start it from a thread locked for the target's lifetime,
+	// since DialInside may end the threads it used (which killed targets).
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := t.cmd.Start(); err != nil {
+			started <- err
+			close(t.done)
+			return
+		}
+		started <- nil
 		t.cmd.Wait()
 		close(t.done)
 	}()
+	if err := <-started; err != nil {
+		t.cmd = nil
+		return fmt.Errorf("debtarget: %w: unshare: %v", ErrStart, err)
+	}
 	for {
 		l := t.log.String()
 		if strings.Contains(l, "nightshift-init: sshd started") {
@@ -444,12 +457,26 @@ func (t *SystemTarget) DialInside(addr string, timeout time.Duration) (net.Conn,
 	}
 	ch := make(chan result, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, fmt.Errorf("debtarget: this thread's network namespace: %w", err)}
+			return
+		}
+		defer own.Close()
 		if err := unix.Setns(int(t.netns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			ch <- result{nil, fmt.Errorf("debtarget: join the target's network namespace: %w", err)}
 			return
 		}
 		c, err := net.DialTimeout("tcp", addr, timeout)
+		// Back to this machine's namespace before the thread serves other
+		// goroutines; if that fails the thread stays locked and ends with
+		// this goroutine.
+		if unix.Setns(int(own.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
 		ch <- result{c, err}
 	}()
 	r := <-ch
