@@ -121,7 +121,9 @@ func runLockoutCase(t *testing.T, tg *debtarget.SystemTarget, user string, c loc
 		locks = c.locksUser
 	}
 	cmd := strings.ReplaceAll(c.cmd, "{U}", user)
-	g := guard(t, tg, user, 10*time.Second)
+	// Longer than the canary's 10 s bound in the firewall case, so the
+	// switch fires only after the oracle (restart and a fresh login).
+	g := guard(t, tg, user, 20*time.Second)
 	kept := client(t, tg, user)
 	require.NoError(t, freshLogin(ctx, tg, user), "before the case")
 	before := manifest(t, tg.Root, protected...)
@@ -167,7 +169,7 @@ func runLockoutCase(t *testing.T, tg *debtarget.SystemTarget, user string, c loc
 		cancel()
 		if rerr != nil {
 			t.Logf("restore through the kept connection failed (%v); waiting for the switch", rerr)
-			waitLogin(t, tg, user, armed.Add(10*time.Second+15*time.Second))
+			waitLogin(t, tg, user, armed.Add(20*time.Second+15*time.Second))
 		}
 	} else {
 		// A legitimate change stays: undo it outside the code under test
@@ -175,7 +177,7 @@ func runLockoutCase(t *testing.T, tg *debtarget.SystemTarget, user string, c loc
 		require.NoError(t, g.Disarm(ctx, kept, sw))
 		require.NoError(t, g.Restore(ctx, kept, snap))
 	}
-	require.NoError(t, freshLogin(ctx, tg, user), "after the restore")
+	waitLogin(t, tg, user, time.Now().Add(5*time.Second)) // after the restore (sshd restarted)
 	if canaryLocked {
 		kept2 := client(t, tg, user)
 		if err := g.Disarm(ctx, kept2, sw); err != nil {
@@ -190,16 +192,24 @@ func runLockoutCase(t *testing.T, tg *debtarget.SystemTarget, user string, c loc
 // waitLogin polls fresh logins until one works or the deadline passes.
 func waitLogin(t testing.TB, tg *debtarget.SystemTarget, user string, deadline time.Time) time.Duration {
 	t.Helper()
+	took, err := pollLogin(tg, user, deadline)
+	if err != nil {
+		t.Fatalf("no fresh login as %s by the deadline: %v", user, err)
+	}
+	return took
+}
+
+func pollLogin(tg *debtarget.SystemTarget, user string, deadline time.Time) (time.Duration, error) {
 	start := time.Now()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := freshLogin(ctx, tg, user)
 		cancel()
 		if err == nil {
-			return time.Since(start)
+			return time.Since(start), nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no fresh login as %s by the deadline: %v", user, err)
+			return 0, err
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

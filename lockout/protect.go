@@ -30,8 +30,8 @@ type Outcome struct {
 	CommitErr error
 }
 
-// Protect guards one commit: it takes a snapshot (unless opts.Snapshot is
-// given), arms the switch, runs commit, runs the canary and then either
+// Protect guards one commit: it arms the switch (which takes the snapshot
+// unless opts.Snapshot is given: one round trip), runs commit, runs the canary and then either
 // disarms the switch (the change stays) or undoes the change: opts.Restore
 // and the snapshot's restore through the kept connection r, or, when that
 // connection is gone, the switch on the host, waited for by fresh logins
@@ -42,15 +42,6 @@ type Outcome struct {
 // Outcome with RolledBack and Reason, not an error.
 func (g *Guard) Protect(ctx context.Context, r nightshift.Runner, opts ArmOptions, wait time.Duration, commit func(context.Context) error) (Outcome, error) {
 	var out Outcome
-	snap := opts.Snapshot
-	if snap == nil {
-		var err error
-		if snap, err = g.Snapshot(ctx, r); err != nil {
-			return out, err
-		}
-		defer g.Remove(context.WithoutCancel(ctx), r, snap)
-		opts.Snapshot = snap
-	}
 	// What the latent check finds before the change is not the change's
 	// doing (a host whose sshd already would not serve this login the way
 	// it connects, as on a host reached through another sshd): only what
@@ -60,6 +51,7 @@ func (g *Guard) Protect(ctx context.Context, r nightshift.Runner, opts ArmOption
 	if err != nil {
 		return out, err
 	}
+	snap := sw.Snapshot
 	out.CommitErr = commit(ctx)
 	res, cerr := g.Check(ctx, r)
 	res.Lockouts, res.Warnings = newLockouts(res.Lockouts, before, res.Warnings)

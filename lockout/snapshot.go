@@ -44,7 +44,11 @@ func (g *Guard) Restore(ctx context.Context, r nightshift.Runner, s *Snapshot) e
 	if s == nil || !plainPath.MatchString(s.Dir) {
 		return fmt.Errorf("%w: no snapshot to restore", ErrConfig)
 	}
-	cmd := `sh -c ` + quote(script("restore.sh")) + ` sh ` + quote(s.Dir) + ` || exit 1
+	// In a session of its own (setsid -w where util-linux has it): a
+	// command timeout of the kept connection kills the session's process
+	// group, and a restore must not stop half-way.
+	cmd := `sw=; setsid -w true 2>/dev/null && sw="setsid -w"
+$sw sh -c ` + quote(script("restore.sh")) + ` sh ` + quote(s.Dir) + ` || exit 1
 [ "$(id -u)" = 0 ] || exit 0
 sh -c ` + quote(script("sshd.sh")) + ` sh`
 	out, err := run(ctx, r, "restore", cmd)
@@ -60,7 +64,7 @@ sh -c ` + quote(script("sshd.sh")) + ` sh`
 // Remove deletes the snapshot's directory on the host. Removing a removed
 // snapshot is not an error.
 func (g *Guard) Remove(ctx context.Context, r nightshift.Runner, s *Snapshot) error {
-	if s == nil || !plainPath.MatchString(s.Dir) || !strings.Contains(s.Dir, "/snap/") {
+	if s == nil || !plainPath.MatchString(s.Dir) || !strings.Contains(s.Dir, "/snap/") && !strings.HasSuffix(s.Dir, "/pre") {
 		return fmt.Errorf("%w: no snapshot to remove", ErrConfig)
 	}
 	_, err := run(ctx, r, "remove", `rm -rf `+quote(s.Dir))

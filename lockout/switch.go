@@ -59,6 +59,10 @@ type Switch struct {
 	// clock (estimated as the time Arm was called plus the deadline).
 	Trigger  Trigger
 	Deadline time.Time
+	// Snapshot is what it restores: ArmOptions.Snapshot, or the one Arm
+	// took (removed by Disarm). Guard.Restore takes it, to undo through
+	// the kept connection what the switch would.
+	Snapshot *Snapshot
 }
 
 // Arm arms a dead-man switch on the host before a change is committed.
@@ -132,6 +136,10 @@ func (g *Guard) Arm(ctx context.Context, r nightshift.Runner, opts ArmOptions) (
 	}
 	if s.Trigger != TriggerSystemd && s.Trigger != TriggerDetached || s.Dir == "" {
 		return nil, &HostError{Op: "arm", Output: "unexpected output: " + strings.TrimSpace(out)}
+	}
+	s.Snapshot = opts.Snapshot
+	if s.Snapshot == nil {
+		s.Snapshot = &Snapshot{ID: id, Dir: s.Dir + "/pre"}
 	}
 	return s, nil
 }

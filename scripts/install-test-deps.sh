@@ -41,6 +41,11 @@ command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 # (the oracle the safety package's ban check is tested against).
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
+# lockout's Debian tests: nft for the firewall lockout (copied into the
+# target), nsenter and ip for the target's own network namespace.
+[ -x /usr/sbin/nft ] || need_apt+=(nftables)
+command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
 apt_install ${need_apt[@]+"${need_apt[@]}"}
 
 gobin="$(go env GOPATH)/bin"

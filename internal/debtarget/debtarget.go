@@ -293,12 +293,14 @@ mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
-# Device nodes of its own: a bind mount of this machine's would share the
-# inode, and a chmod or chown in the target would reach this machine's.
-for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
-	set -- $d
-	mknod -m 666 "$R/dev/$1" c "$2" "$3"
-done
+# Device nodes of the target's own (not binds of this machine's, which a
+# chmod inside would change for the whole machine).
+mknod -m 666 "$R/dev/null" c 1 3
+mknod -m 666 "$R/dev/zero" c 1 5
+mknod -m 666 "$R/dev/full" c 1 7
+mknod -m 666 "$R/dev/random" c 1 8
+mknod -m 666 "$R/dev/urandom" c 1 9
+mknod -m 666 "$R/dev/tty" c 5 0
 mkdir -p "$R/dev/pts" "$R/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"

@@ -117,6 +117,15 @@ func TestTargetIsolation(t *testing.T) {
 	if h, err := os.Hostname(); err != nil || h != hostname {
 		t.Errorf("the host's hostname changed from %q to %q (%v)", hostname, h, err)
 	}
+	// The target's device nodes are its own: a chmod of them inside (as a
+	// find / … -exec chmod 000 does) leaves this machine's alone.
+	hostDev := devModes(t)
+	if r := run(t, c, "chmod 000 /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty && stat -c %a /dev/null"); strings.TrimSpace(r.Stdout) != "0" {
+		t.Errorf("chmod 000 of the target's /dev/null: %q %q", r.Stdout, r.Stderr)
+	}
+	if got := devModes(t); got != hostDev {
+		t.Errorf("a chmod inside the target changed this machine's device nodes: %s, was %s", got, hostDev)
+	}
 
 	// A remediation gone wrong on the target's own sshd configuration does
 	// not reach the control sshd.
@@ -176,4 +185,19 @@ func TestStartNeedsRoot(t *testing.T) {
 	if _, err := Start(context.Background(), Options{}); !errors.Is(err, ErrNotRoot) {
 		t.Fatalf("Start as non-root: %v; want ErrNotRoot", err)
 	}
+}
+
+// devModes lists the modes of this machine's device nodes that a target
+// has too.
+func devModes(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, d := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		fi, err := os.Stat("/dev/" + d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(d + "=" + fi.Mode().Perm().String() + " ")
+	}
+	return b.String()
 }

@@ -19,8 +19,9 @@
 // sshd as PID 1 of new mount, PID, UTS and IPC namespaces (unshare --fork
 // --propagation private --kill-child), chrooted into the root, with a
 // private /proc whose /proc/sys is read-only, a read-only /sys, a minimal
-// /dev (null, zero, full, random, urandom, tty and a private devpts), private
-// /run and /tmp, its own hostname, and a bounding set without CAP_SYS_ADMIN,
+// /dev (its own null, zero, full, random, urandom and tty nodes, never binds
+// of the host's, which a chmod inside would change on the host, and a
+// private devpts), private /run and /tmp, its own hostname, and a bounding set without CAP_SYS_ADMIN,
 // CAP_SYS_MODULE, CAP_SYS_BOOT, CAP_SYS_TIME, CAP_SYS_RAWIO, CAP_MKNOD,
 // CAP_SYS_PTRACE, CAP_NET_ADMIN and other dangerous capabilities, so
 // commands run on it cannot remount, reach the host's processes, devices,
@@ -42,5 +43,19 @@
 // chroot, tar, zstd and ssh-keygen on the machine; it returns [ErrNotRoot]
 // otherwise.
 //
-// A Target is safe for concurrent use; Close is idempotent.
+// [StartSystem] starts a variant for tests of lockouts (package lockout): a
+// [SystemTarget] whose worker logs in through the root's own sshd, the one
+// /etc/ssh/sshd_config configures, on port 22 of the target's own network
+// namespace (reached through a loopback forwarder on this machine, each
+// connection a new one inside), started at boot and restarted, reloaded or
+// stopped by `systemctl … ssh` (a shim with ssh.service's semantics: sshd
+// -t before a start or reload, a restart that leaves it down when sshd -t
+// fails) or /etc/init.d/ssh, as on a Debian host; with root and an
+// unprivileged login with sudo ([LoginUser]) authorized for one key, nft
+// copied in when this machine has it, and CAP_NET_ADMIN and
+// CAP_AUDIT_CONTROL kept (its firewall is its own; pam_loginuid).
+// [SystemTarget.Exec] runs a command inside it through nsenter, not SSH.
+//
+// A Target and a SystemTarget are safe for concurrent use; Close is
+// idempotent.
 package debtarget

@@ -153,12 +153,14 @@ mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
-# Device nodes of its own: a bind mount of this machine's would share the
-# inode, and a chmod or chown in the target would reach this machine's.
-for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
-	set -- $d
-	mknod -m 666 "$R/dev/$1" c "$2" "$3"
-done
+# Device nodes of the target's own (not binds of this machine's, which a
+# chmod inside would change for the whole machine).
+mknod -m 666 "$R/dev/null" c 1 3
+mknod -m 666 "$R/dev/zero" c 1 5
+mknod -m 666 "$R/dev/full" c 1 7
+mknod -m 666 "$R/dev/random" c 1 8
+mknod -m 666 "$R/dev/urandom" c 1 9
+mknod -m 666 "$R/dev/tty" c 5 0
 mkdir -p "$R/dev/pts" "$R/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"
@@ -369,13 +371,26 @@ func (t *SystemTarget) start(ctx context.Context, hostname string, sandbox bool)
 	t.cmd.Stdout = t.log
 	t.cmd.Stderr = t.log
 	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := t.cmd.Start(); err != nil {
-		return fmt.Errorf("debtarget: %w: unshare: %v", ErrStart, err)
-	}
+	// The parent-death signal follows the thread that started unshare, not
+	// the process: start it from a thread locked for the target's lifetime,
+	// since DialInside may end the threads it used (which killed targets).
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := t.cmd.Start(); err != nil {
+			started <- err
+			close(t.done)
+			return
+		}
+		started <- nil
 		t.cmd.Wait()
 		close(t.done)
 	}()
+	if err := <-started; err != nil {
+		t.cmd = nil
+		return fmt.Errorf("debtarget: %w: unshare: %v", ErrStart, err)
+	}
 	for {
 		l := t.log.String()
 		if strings.Contains(l, "nightshift-init: sshd started") {
@@ -451,12 +466,26 @@ func (t *SystemTarget) DialInside(addr string, timeout time.Duration) (net.Conn,
 	}
 	ch := make(chan result, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, fmt.Errorf("debtarget: this thread's network namespace: %w", err)}
+			return
+		}
+		defer own.Close()
 		if err := unix.Setns(int(t.netns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			ch <- result{nil, fmt.Errorf("debtarget: join the target's network namespace: %w", err)}
 			return
 		}
 		c, err := net.DialTimeout("tcp", addr, timeout)
+		// Back to this machine's namespace before the thread serves other
+		// goroutines; if that fails the thread stays locked and ends with
+		// this goroutine.
+		if unix.Setns(int(own.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
 		ch <- result{c, err}
 	}()
 	r := <-ch
@@ -483,9 +512,6 @@ func (t *SystemTarget) Exec(ctx context.Context, command string) (string, error)
 	}
 	return string(out), nil
 }
-
-// Log is the target's init output so far.
-func (t *SystemTarget) Log() string { return t.log.String() }
 
 // Close stops the forwarder and the target (as Target.Close), checks that
 // no mount is left under Dir and removes Dir.
