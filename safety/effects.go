@@ -183,6 +183,9 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		}
 		out = append(out, passwordHarm(c, pol)...)
 		out = append(out, lockoutFile(c, pol)...)
+		out = append(out, deferredHarm(c, owned, pol)...)
+		out = append(out, bootHarm(c)...)
+		out = append(out, programHarm(c, owned)...)
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {
@@ -290,12 +293,22 @@ func describeDelete(c nightshift.FileChange, crit string) string {
 func dpkgOwned(e nightshift.Effects) map[string]bool {
 	owned := map[string]bool{}
 	for _, c := range e.Changes {
-		if !strings.HasPrefix(c.Path, "/var/lib/dpkg/info/") || !strings.HasSuffix(c.Path, ".list") {
+		if !strings.HasPrefix(c.Path, "/var/lib/dpkg/info/") {
 			continue
 		}
-		for _, l := range strings.Split(c.Diff, "\n") {
-			if strings.HasPrefix(l, "+/") {
-				owned[l[1:]] = true
+		switch {
+		case strings.HasSuffix(c.Path, ".list"):
+			for _, l := range strings.Split(c.Diff, "\n") {
+				if strings.HasPrefix(l, "+/") {
+					owned[l[1:]] = true
+				}
+			}
+		case strings.HasSuffix(c.Path, ".md5sums"):
+			// "+HASH  usr/sbin/sshd": a package upgrade replaced the file.
+			for _, l := range strings.Split(c.Diff, "\n") {
+				if _, p, ok := strings.Cut(l, "  "); ok && strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+					owned["/"+strings.TrimPrefix(p, "/")] = true
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package safety
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +65,9 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			}
 			if u == "root" && len(f) >= 3 && f[2] != "0" {
 				bad("would change root's UID to %s", f[2])
+			}
+			if old := strings.Split(removed[u], ":"); len(f) >= 6 && len(old) >= 6 && vital(u) && path.Clean(f[5]) != path.Clean(old[5]) {
+				bad("would move %s's home from %s to %s, away from its SSH keys", u, old[5], f[5])
 			}
 			if len(f) >= 7 && vital(u) && refusingShell(f[6]) {
 				bad("would give %s the shell %s, which refuses logins", u, f[6])
@@ -240,12 +244,7 @@ func judgeAction(argv []string, pol EffectsPolicy) string {
 		}
 		return ""
 	case "mount":
-		for _, a := range args {
-			if strings.Contains(a, "remount") {
-				return ""
-			}
-		}
-		return "only remounts (mount -o remount,…) are run; a new mount can hide system files"
+		return mountHarm(args)
 	case "umount":
 		return "the worker does not unmount file systems"
 	case "ip":
@@ -289,6 +288,11 @@ func unitVerb(verb string, units []string) string {
 	case "daemon-reload", "reload", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "condrestart",
 		"condreload", "force-reload", "start", "enable", "unmask", "reset-failed", "preset", "revert", "is-active",
 		"is-enabled", "is-failed", "status", "show", "cat", "daemon-reexec", "--full-restart":
+		for _, u := range units {
+			if stopUnit(u) && verb != "status" && verb != "show" && verb != "cat" && !strings.HasPrefix(verb, "is-") {
+				return verb + " " + u + " would stop the host or its services"
+			}
+		}
 		return ""
 	case "stop", "mask", "disable", "kill", "freeze":
 		for _, u := range units {
@@ -332,11 +336,25 @@ func iptablesCut(args []string, port int) string {
 			proto = next()
 		}
 	}
-	if chain != "INPUT" && chain != "OUTPUT" {
+	// PREROUTING and POSTROUTING (raw, mangle, nat) see the same packets
+	// as INPUT and OUTPUT; a jump to a chain of the command's own may drop
+	// them there.
+	switch chain {
+	case "INPUT", "PREROUTING":
+		chain = "INPUT"
+	case "OUTPUT", "POSTROUTING":
+		chain = "OUTPUT"
+	default:
 		return ""
 	}
-	if target != "DROP" && target != "REJECT" {
+	switch target {
+	case "ACCEPT", "RETURN", "LOG", "NFLOG", "ULOG", "CT", "NOTRACK", "MARK", "CONNMARK", "TCPMSS", "TRACE", "AUDIT", "NFQUEUE_BYPASS", "":
 		return ""
+	case "DROP", "REJECT":
+	default:
+		if policy {
+			return ""
+		}
 	}
 	if policy {
 		return "a default policy of " + target + " on " + chain + " cuts the worker's SSH session unless a rule accepts it; add the accept rule and the policy in a script the rule's check can see, or ask for the change"
@@ -350,7 +368,16 @@ func iptablesCut(args []string, port int) string {
 		return "a " + target + " rule on " + chain + " without a port also drops the worker's SSH session"
 	}
 	for _, x := range strings.FieldsFunc(ports, func(r rune) bool { return r == ',' }) {
+		if x == "ssh" {
+			x = "22"
+		}
 		lo, hi, _ := strings.Cut(x, ":")
+		if lo == "" {
+			lo = "0"
+		}
+		if hi == "" && strings.Contains(x, ":") {
+			hi = "65535"
+		}
 		if x == p || lo == p || (hi != "" && atoi(lo) <= port && port <= atoi(hi)) {
 			return "it drops the worker's SSH port " + p
 		}
@@ -375,7 +402,9 @@ func nftCut(args []string, port int) string {
 	if strings.Contains(s, "policy drop") || strings.Contains(s, "policy reject") {
 		return "a default policy of drop cuts the worker's SSH session unless a rule accepts it"
 	}
-	if !strings.Contains(s, " input ") && !strings.Contains(s, " output ") && !strings.Contains(s, "hook input") {
+	// A chain's name says nothing of its hook (a chain "c" may hook input):
+	// only a rule naming the forward hook or chain alone is left alone.
+	if strings.Contains(s, " forward ") && !strings.Contains(s, "input") && !strings.Contains(s, "output") && !strings.Contains(s, "routing") {
 		return ""
 	}
 	p := strconv.Itoa(port)
@@ -384,6 +413,63 @@ func nftCut(args []string, port int) string {
 	}
 	if strings.Contains(s, "dport "+p+" ") || strings.Contains(s, "dport "+p+"}") || strings.Contains(s, "dport { "+p) || strings.Contains(s, " "+p+",") || strings.Contains(s, "dport ssh ") {
 		return "it drops the worker's SSH port " + p
+	}
+	return ""
+}
+
+// systemMounts are the mount points whose remount read-only or noexec
+// leaves the host unable to run programs or write its state.
+var systemMounts = strings.Fields("/ /usr /bin /sbin /lib /lib64 /etc /var /var/lib /boot /opt /root /usr/local")
+
+// mountHarm judges a recorded mount: only remounts are run, and not those
+// that make a file system read-only or the system's programs not
+// executable.
+func mountHarm(args []string) string {
+	var opts []string
+	var ops []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-o" || a == "--options":
+			if i+1 < len(args) {
+				i++
+				opts = append(opts, strings.Split(args[i], ",")...)
+			}
+		case strings.HasPrefix(a, "--options="):
+			opts = append(opts, strings.Split(strings.TrimPrefix(a, "--options="), ",")...)
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			opts = append(opts, strings.Split(a[2:], ",")...)
+		case a == "-r" || a == "--read-only":
+			opts = append(opts, "ro")
+		case a == "-t" || a == "--types" || a == "-O" || a == "--test-opts" || a == "-L" || a == "-U" || a == "--source" || a == "--target":
+			if i+1 < len(args) {
+				i++
+				if a == "--target" {
+					ops = append(ops, args[i])
+				}
+			}
+		case strings.HasPrefix(a, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if !slices.Contains(opts, "remount") {
+		return "only remounts (mount -o remount,…) are run; a new mount can hide system files"
+	}
+	for _, o := range opts {
+		if o == "ro" {
+			return "remounting read-only stops the host from writing its state"
+		}
+	}
+	if slices.Contains(opts, "noexec") {
+		for _, m := range ops {
+			if slices.Contains(systemMounts, path.Clean(m)) {
+				return "noexec on " + m + " stops the host from running its programs"
+			}
+		}
+		if len(ops) == 0 {
+			return "noexec without a mount point cannot be judged"
+		}
 	}
 	return ""
 }
