@@ -22,19 +22,19 @@ import (
 type deferredKind uint8
 
 const (
-	deferNone     deferredKind = iota
-	deferScript                // the added lines are shell
-	deferCron                  // system crontab lines: 5 time fields, a user, a command
-	deferCronUser              // a user's crontab: 5 time fields, a command
-	deferUnit                  // systemd unit: Exec*= values
-	deferApt                   // apt configuration: the quoted commands of *-Invoke and Pre-Install-Pkgs
-	deferDpkg                  // dpkg configuration: pre-invoke= / post-invoke=
-	deferUdev                  // udev rules: RUN and PROGRAM values
-	deferModprobe              // install and remove commands
-	deferLogrotate             // scripts between *rotate / *action and endscript
-	deferPreload               // /etc/ld.so.preload
-	deferLdPath                // /etc/ld.so.conf(.d): the loader's search path
-	deferEnv                   // /etc/environment, read by PAM for every session
+	deferNone      deferredKind = iota
+	deferScript                 // the added lines are shell
+	deferCron                   // system crontab lines: 5 time fields, a user, a command
+	deferCronUser               // a user's crontab: 5 time fields, a command
+	deferUnit                   // systemd unit: Exec*= values
+	deferApt                    // apt configuration: the quoted commands of *-Invoke and Pre-Install-Pkgs
+	deferDpkg                   // dpkg configuration: pre-invoke= / post-invoke=
+	deferUdev                   // udev rules: RUN and PROGRAM values
+	deferModprobe               // install and remove commands
+	deferLogrotate              // scripts between *rotate / *action and endscript
+	deferPreload                // /etc/ld.so.preload
+	deferLdPath                 // /etc/ld.so.conf(.d): the loader's search path
+	deferEnv                    // /etc/environment, read by PAM for every session
 )
 
 var scriptDirs = strings.Fields(`/etc/cron.hourly /etc/cron.daily /etc/cron.weekly /etc/cron.monthly /etc/cron.yearly
