@@ -186,6 +186,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, deferredHarm(c, owned, pol)...)
 		out = append(out, bootHarm(c)...)
 		out = append(out, programHarm(c, owned)...)
+		out = append(out, configHarm(c, pol)...)
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {
@@ -209,6 +210,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		add("scope", "would change %s (%s), more than the %d allowed: %s", plural(outside, "path"), scope, pol.MaxOutside, strings.Join(where, ", "))
 	}
 	out = append(out, sshdLockout(e.SSHD, pol)...)
+	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	for _, a := range e.Actions {
 		if why := judgeAction(a.Argv, pol); why != "" {
 			add("action", "would run %s: %s", a.String(), why)

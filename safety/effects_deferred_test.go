@@ -90,6 +90,32 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"sshd upgraded by dpkg", nightshift.Effects{Changes: []nightshift.FileChange{reg("/usr/sbin/sshd", nightshift.ChangeModified, ""),
 			reg("/var/lib/dpkg/info/openssh-server.md5sums", nightshift.ChangeModified, "-0123  usr/sbin/sshd\n+4567  usr/sbin/sshd\n")}}, "", ""},
 		{"a new program", changes(created("/usr/local/bin/check.sh", "echo ok\n")), "", ""},
+		// Configuration whose harm shows later.
+		{"hosts emptied", changes(func() nightshift.FileChange {
+			c := reg("/etc/hosts", nightshift.ChangeModified, "-127.0.0.1 localhost\n")
+			c.After.Size = 0
+			return c
+		}()), "delete-system", "empty /etc/hosts"},
+		{"fstab root device replaced", changes(reg("/etc/fstab", nightshift.ChangeModified, "-UUID=abc / ext4 defaults 0 1\n+/dev/nonexistent / ext4 defaults 0 1\n")), "mount", "root file system"},
+		{"fstab root options hardened", changes(reg("/etc/fstab", nightshift.ChangeModified, "-UUID=abc / ext4 defaults 0 1\n+UUID=abc / ext4 defaults,nodev 0 1\n")), "", ""},
+		{"fstab tmpfs over /usr", changes(reg("/etc/fstab", nightshift.ChangeModified, "+tmpfs /usr tmpfs defaults,noexec 0 0\n")), "mount", "over /usr"},
+		{"fstab /tmp tmpfs", changes(reg("/etc/fstab", nightshift.ChangeModified, "+tmpfs /tmp tmpfs defaults,nodev,nosuid,noexec 0 0\n")), "", ""},
+		{"nsswitch without files", changes(reg("/etc/nsswitch.conf", nightshift.ChangeModified, "-passwd: files\n+passwd: nonexistent\n")), "lockout", "without the local files"},
+		{"grub init=", changes(reg("/etc/default/grub", nightshift.ChangeModified, "+GRUB_CMDLINE_LINUX=\"init=/bin/false\"\n")), "action", "init=/bin/false"},
+		{"grub audit=1", changes(reg("/etc/default/grub", nightshift.ChangeModified, "-GRUB_CMDLINE_LINUX=\"\"\n+GRUB_CMDLINE_LINUX=\"audit=1 audit_backlog_limit=8192\"\n")), "", ""},
+		{"sudoers NOPASSWD", changes(created("/etc/sudoers.d/zz", "ALL ALL=(ALL) NOPASSWD: ALL\n")), "privilege", "without a password"},
+		{"sudoers use_pty", changes(created("/etc/sudoers.d/use_pty", "Defaults use_pty\n")), "", ""},
+		{"pam_permit sufficient", changes(reg("/etc/pam.d/common-auth", nightshift.ChangeModified, "+auth sufficient pam_permit.so\n")), "privilege", "any password"},
+		{"pam faillock", changes(reg("/etc/pam.d/common-auth", nightshift.ChangeModified, "+auth required pam_faillock.so preauth\n")), "", ""},
+		{"sshd Port moved", changes(reg("/etc/ssh/sshd_config", nightshift.ChangeModified, "+Port 2\n")), "lockout", "port 2"},
+		{"sshd ListenAddress", changes(created("/etc/ssh/sshd_config.d/l.conf", "ListenAddress 192.0.2.1\n")), "lockout", "192.0.2.1"},
+		{"sshd ClientAlive", changes(reg("/etc/ssh/sshd_config", nightshift.ChangeModified, "+ClientAliveInterval 300\n")), "", ""},
+		{"sshd -T revoked keys", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"revokedkeys": "/root/.ssh/authorized_keys"}}}, "lockout", "RevokedKeys"},
+		{"sshd -T keys file elsewhere", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"authorizedkeysfile": "/nonexistent/keys"}}}, "lockout", "AuthorizedKeysFile"},
+		{"sshd -T forced command", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"forcecommand": "/bin/false"}}}, "lockout", "ForceCommand"},
+		{"sshd -T DenyGroups root", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"denygroups": "root"}}}, "lockout", "DenyGroups"},
+		{"sshd -T defaults", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"authorizedkeysfile": ".ssh/authorized_keys .ssh/authorized_keys2",
+			"revokedkeys": "none", "forcecommand": "none", "chrootdirectory": "none", "maxauthtries": "6", "pubkeyacceptedalgorithms": "ssh-ed25519,rsa-sha2-512"}}}, "", ""},
 		// Actions run for real after the commit.
 		{"systemctl start reboot.target", acts("systemctl", "start", "reboot.target"), "action", "reboot.target"},
 		{"systemctl start halt.target, job mode", acts("systemctl", "start", "halt.target", "--job-mode=replace-irreversibly"), "action", "halt.target"},

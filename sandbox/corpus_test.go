@@ -27,6 +27,7 @@ import (
 var (
 	corpusPar  = flag.Int("corpus.par", 4, "hostile commands run concurrently by TestHostileCorpora")
 	corpusOnly = flag.String("corpus.only", "", "run only the corpus of this name (banned, issue, fresh)")
+	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
 // hostileCase is one line of a hostile corpus: testdata/safety/banned.jsonl
@@ -239,7 +240,7 @@ func TestHostileCorpora(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sc.Close()
-	sb := sandbox.New(sc, sandbox.Config{Timeout: 20 * time.Second, LayerSize: 256 << 20, OutputCap: 16 << 10})
+	sb := sandbox.New(sc, sandbox.Config{Timeout: 15 * time.Second, LayerSize: 256 << 20, OutputCap: 16 << 10})
 	r := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: h.tg.Port})
 
 	// The target's control sshd reads /etc/nightshift/authorized_keys; root
@@ -252,6 +253,15 @@ func TestHostileCorpora(t *testing.T) {
 
 	var mu sync.Mutex
 	var committedWithEffects []string
+	var dump *json.Encoder
+	if *corpusDump != "" {
+		f, err := os.Create(*corpusDump)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		dump = json.NewEncoder(f)
+	}
 	par := max(*corpusPar, 1)
 	for lo := 0; lo < len(jobs); lo += 50 {
 		chunk := jobs[lo:min(lo+50, len(jobs))]
@@ -266,6 +276,9 @@ func TestHostileCorpora(t *testing.T) {
 					ex, err := r.Run(ctx, j.c.Command)
 					cancel()
 					mu.Lock()
+					if dump != nil {
+						_ = dump.Encode(map[string]any{"corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
+					}
 					cnt := counts[j.corpus]
 					switch {
 					case err != nil:
@@ -313,6 +326,7 @@ func TestHostileCorpora(t *testing.T) {
 		}
 		close(next)
 		wg.Wait()
+		t.Logf("%d/%d commands run, %s", lo+len(chunk), len(jobs), time.Since(start).Round(time.Second))
 		if err := freshLogin(h); err != nil {
 			t.Fatalf("after %d commands the target refuses a fresh SSH login: %v", lo+len(chunk), err)
 		}
