@@ -321,6 +321,13 @@ func iptablesCut(args []string, port int) string {
 			return ""
 		}
 		switch args[i] {
+		case "-F", "--flush", "-D", "--delete":
+			// The live policy is not known: under a DROP policy, the
+			// accept rule the worker's session relies on may be the one
+			// flushed or deleted.
+			if c := strings.TrimPrefix(next(), "!"); c == "" || strings.HasPrefix(c, "-") || c == "INPUT" || c == "OUTPUT" || c == "PREROUTING" || c == "POSTROUTING" {
+				return "flushing or deleting rules of " + map[bool]string{true: "every chain", false: c}[c == "" || strings.HasPrefix(c, "-")] + " can remove the rule that accepts the worker's SSH session under a DROP policy"
+			}
 		case "-P", "--policy":
 			policy = true
 			chain, target = next(), next()
@@ -394,6 +401,9 @@ func nftCut(args []string, port int) string {
 		if a == "-f" || a == "--file" {
 			return "a ruleset loaded from a file cannot be judged; add rules with nft add rule"
 		}
+	}
+	if strings.Contains(s, " flush ") || strings.Contains(s, " delete rule ") || strings.Contains(s, " delete chain ") || strings.Contains(s, " delete table ") {
+		return "flushing or deleting rules can remove the rule that accepts the worker's SSH session under a drop policy"
 	}
 	drops := strings.Contains(s, " drop") || strings.Contains(s, " reject")
 	if !drops {

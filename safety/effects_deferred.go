@@ -37,7 +37,7 @@ const (
 	deferEnv                    // /etc/environment, read by PAM for every session
 )
 
-var scriptDirs = strings.Fields(`/etc/cron.hourly /etc/cron.daily /etc/cron.weekly /etc/cron.monthly /etc/cron.yearly
+var scriptDirs = strings.Fields(`/etc/default /etc/cron.hourly /etc/cron.daily /etc/cron.weekly /etc/cron.monthly /etc/cron.yearly
 	/etc/init.d /etc/rc.d /etc/profile.d /etc/update-motd.d /etc/systemd/system-generators /usr/lib/systemd/system-generators
 	/lib/systemd/system-generators /etc/systemd/system-shutdown /usr/lib/systemd/system-shutdown /lib/systemd/system-shutdown
 	/etc/network/if-up.d /etc/network/if-down.d /etc/network/if-pre-up.d /etc/network/if-post-down.d
