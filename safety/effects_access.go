@@ -310,6 +310,7 @@ func unitVerb(verb string, units []string) string {
 
 // iptablesCut judges an iptables invocation against the SSH port.
 func iptablesCut(args []string, port int) string {
+	args = iptablesArgs(args)
 	var chain, target, dport, sport, proto string
 	policy := false
 	for i := 0; i < len(args); i++ {
@@ -482,4 +483,52 @@ func mountHarm(args []string) string {
 		}
 	}
 	return ""
+}
+
+// iptablesLong are the long options iptablesCut reads, in the order
+// getopt_long would try an abbreviation against them.
+var iptablesLong = strings.Fields("--append --delete --insert --replace --flush --policy --jump --dport --destination-port --dports --sport --source-port --sports --protocol --table")
+
+// iptablesArgs rewrites iptables' argv the way its option parser reads it:
+// long options abbreviated to a unique prefix (--pol, --fl) spelled out,
+// short options clustered (-vF) or with their argument attached (-PINPUT)
+// split into words.
+func iptablesArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--") && len(a) > 2:
+			name, val, hasVal := strings.Cut(a, "=")
+			var hit []string
+			for _, l := range iptablesLong {
+				if l == name {
+					hit = []string{l}
+					break
+				}
+				if strings.HasPrefix(l, name) {
+					hit = append(hit, l)
+				}
+			}
+			if len(hit) == 1 {
+				name = hit[0]
+			}
+			out = append(out, name)
+			if hasVal {
+				out = append(out, val)
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 2 && a[1] != '-' && a[1] != '!':
+			for i := 1; i < len(a); i++ {
+				out = append(out, "-"+string(a[i]))
+				if strings.ContainsRune("ADIRPNXEjpsdiotmgw", rune(a[i])) && i+1 < len(a) {
+					if a[i] != 'w' {
+						out = append(out, a[i+1:])
+					}
+					break
+				}
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -77,6 +77,10 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"cups masked by hand", changes(link("/etc/systemd/system/cups.service", nightshift.ChangeCreated, "/dev/null")), "", ""},
 		{"ssh disabled by hand", changes(nightshift.FileChange{Path: "/etc/systemd/system/multi-user.target.wants/ssh.service", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileSymlink}}), "lockout", "ssh.service"},
 		// Programs and libraries.
+		{"libc unlinked", changes(nightshift.FileChange{Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}}), "delete-system", "libc.so.6"},
+		{"a library unlinked", changes(nightshift.FileChange{Path: "/usr/lib/x86_64-linux-gnu/libz.so.1", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}}), "delete-system", "outside the package manager"},
+		{"a program removed with its package", changes(nightshift.FileChange{Path: "/usr/bin/telnet.netkit", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}},
+			reg("/var/lib/dpkg/status", nightshift.ChangeModified, "-Status: install ok installed\n+Status: deinstall ok config-files\n")), "", ""},
 		{"sshd replaced", changes(func() nightshift.FileChange {
 			c := reg("/usr/sbin/sshd", nightshift.ChangeModified, "")
 			c.After.Size = c.Before.Size
@@ -134,6 +138,11 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"iptables -D INPUT accept", acts("iptables", "-D", "INPUT", "-p", "tcp", "--dport", "22", "-j", "ACCEPT"), "action", "INPUT"},
 		{"iptables -F a forward chain", acts("iptables", "-F", "FORWARD"), "", ""},
 		{"nft flush ruleset", acts("nft", "flush", "ruleset"), "action", "flushing"},
+		{"iptables -PINPUT DROP", acts("iptables", "-PINPUT", "DROP"), "action", "default policy"},
+		{"iptables --pol INPUT DROP", acts("iptables", "--pol", "INPUT", "DROP"), "action", "default policy"},
+		{"iptables -vF", acts("iptables", "-vF"), "action", "every chain"},
+		{"iptables --flu INPUT", acts("iptables", "--flu", "INPUT"), "action", "INPUT"},
+		{"iptables -w -F", acts("iptables", "-w", "-F"), "action", "every chain"},
 		{"iptables accept loopback", acts("iptables", "-A", "INPUT", "-i", "lo", "-j", "ACCEPT"), "", ""},
 		{"nft drop in a chain named c", acts("nft", "add", "rule", "inet", "x", "c", "drop"), "action", "without a port"},
 		{"nft drop on forward", acts("nft", "add", "rule", "inet", "filter", "forward", "drop"), "", ""},
