@@ -23,6 +23,9 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 	if c.Diff == "" {
 		return []Refusal{{Entry: "password", Reason: "would change " + file + ", whose diff could not be captured to judge"}}
 	}
+	if strings.HasPrefix(c.Diff, "Binary files") || strings.ContainsRune(c.Diff, 0) {
+		return []Refusal{{Entry: "password", Reason: "would change " + file + " into content that is not text (its change is not a text diff that can be judged)"}}
+	}
 	removed, added := map[string]string{}, map[string]string{}
 	for _, l := range strings.Split(c.Diff, "\n") {
 		if strings.HasPrefix(l, "---") || strings.HasPrefix(l, "+++") || len(l) < 2 {

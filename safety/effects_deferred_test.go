@@ -122,6 +122,7 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"sshd -T DenyGroups root", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"denygroups": "root"}}}, "lockout", "DenyGroups"},
 		{"sshd -T defaults", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"authorizedkeysfile": ".ssh/authorized_keys .ssh/authorized_keys2",
 			"revokedkeys": "none", "forcecommand": "none", "chrootdirectory": "none", "maxauthtries": "6", "pubkeyacceptedalgorithms": "ssh-ed25519,rsa-sha2-512"}}}, "", ""},
+		{"passwd turned binary", changes(reg("/etc/passwd", nightshift.ChangeModified, "Binary files a/etc/passwd and b/etc/passwd differ\n")), "password", "not a text diff"},
 		// Actions run for real after the commit.
 		{"systemctl start reboot.target", acts("systemctl", "start", "reboot.target"), "action", "reboot.target"},
 		{"systemctl start halt.target, job mode", acts("systemctl", "start", "halt.target", "--job-mode=replace-irreversibly"), "action", "halt.target"},
