@@ -21,7 +21,7 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 	}
 	var out []Refusal
 	bad := func(entry, reason string) { out = append(out, Refusal{Entry: entry, Reason: reason}) }
-	if c.Change == nightshift.ChangeModified && c.After.Kind == nightshift.FileRegular && c.After.Size == 0 && c.Before.Size > 0 {
+	if c.Change == nightshift.ChangeModified && c.After.Kind == nightshift.FileRegular && c.After.Size <= 1 && c.Before.Size > c.After.Size {
 		for _, p := range vitalFiles {
 			if c.Path == p || (strings.HasPrefix(c.Path, "/etc/pam.d/") && p == "/etc/pam.d") {
 				bad("delete-system", "would empty "+c.Path)

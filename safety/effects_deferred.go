@@ -307,6 +307,16 @@ func deferredHarm(c nightshift.FileChange, owned map[string]bool, pol EffectsPol
 		}
 		return out
 	}
+	if kind == deferScript && sessionScript(c.Path, pol) {
+		for _, l := range lines {
+			for _, w := range strings.FieldsFunc(l, func(r rune) bool { return strings.ContainsRune(" \t;&|(){}`$", r) }) {
+				switch w {
+				case "exit", "logout", "kill", "pkill", "killall", "exec", "suspend":
+					out = append(out, Refusal{Entry: "lockout", Reason: "would add " + strings.TrimSpace(l) + " to " + c.Path + ", which every login session (the worker's SSH commands too) runs: " + w + " ends or replaces the session"})
+				}
+			}
+		}
+	}
 	var bl *BanList
 	for _, cmd := range deferredCommands(kind, lines) {
 		if ban, banned := bl.Match(cmd); banned {
@@ -402,4 +412,20 @@ func programHarm(c nightshift.FileChange, owned map[string]bool) []Refusal {
 		what = "truncate"
 	}
 	return []Refusal{{Entry: "program", Reason: "would " + what + " " + c.Path + ", a system program or library the package manager did not install"}}
+}
+
+// sessionScript says whether p runs in login sessions (bash reads ~/.bashrc
+// for commands run over SSH too).
+func sessionScript(p string, pol EffectsPolicy) bool {
+	if under(p, "/etc/profile.d") || p == "/etc/profile" || p == "/etc/bash.bashrc" || p == "/etc/ssh/sshrc" {
+		return true
+	}
+	for _, home := range []string{pol.LoginHome, "/root"} {
+		for _, f := range loginDotfiles {
+			if p == path.Join(home, f) && f != ".bash_logout" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -53,6 +53,14 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"init script started by service", changes(created("/etc/init.d/zz", "#!/bin/sh\nrm -rf /usr/sbin\n")), "deferred", "/usr/sbin"},
 		{"/etc/default sourced by an init script", changes(reg("/etc/default/ssh", nightshift.ChangeModified, "+rm -rf /etc\n")), "deferred", "rm -rf /etc"},
 		{"/etc/default/grub audit", changes(reg("/etc/default/grub", nightshift.ChangeModified, "+GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX audit=1\"\n")), "", ""},
+		{"root's .bashrc exits", changes(reg("/root/.bashrc", nightshift.ChangeModified, "@@ -1 +1,2 @@\n x\n+exit 1\n")), "lockout", "exit"},
+		{"root's .profile kills its shell", changes(reg("/root/.profile", nightshift.ChangeModified, "@@ -1 +1,2 @@\n x\n+kill -9 $$\n")), "lockout", "kill"},
+		{"root's .bashrc umask", changes(reg("/root/.bashrc", nightshift.ChangeModified, "@@ -1 +1,2 @@\n x\n+umask 027\n")), "", ""},
+		{"sshd_config replaced by a newline", changes(func() nightshift.FileChange {
+			c := reg("/etc/ssh/sshd_config", nightshift.ChangeModified, "-Include /etc/ssh/sshd_config.d/*.conf\n+\n")
+			c.Before.Size, c.After.Size = 3000, 1
+			return c
+		}()), "delete-system", "empty /etc/ssh/sshd_config"},
 		{"profile.d TMOUT", changes(created("/etc/profile.d/tmout.sh", "TMOUT=900\nreadonly TMOUT\nexport TMOUT\n")), "", ""},
 		{"profile.d deleting /etc", changes(created("/etc/profile.d/zz.sh", "rm -rf /etc\n")), "deferred", "rm -rf /etc"},
 		{"root's .bashrc rebooting", changes(reg("/root/.bashrc", nightshift.ChangeModified, "@@ -1 +1,2 @@\n x\n+reboot\n")), "deferred", "reboot"},
