@@ -32,6 +32,14 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 		return out
 	}
 	added := addedLines(c.Diff)
+	if c.Change == nightshift.ChangeCreated && c.Path != "/etc/shadow" && c.Path != "/etc/shadow-" && c.Path != "/etc/gshadow" && c.Path != "/etc/gshadow-" {
+		for _, l := range added {
+			if f := strings.Split(l, ":"); len(f) == 9 && f[0] != "" && (f[1] != "" && f[1] != "*" && f[1] != "!" || f[0] == "root") && (f[2] == "" || isDigits(f[2])) {
+				bad("password", "would copy password-file entries ("+f[0]+") to "+c.Path)
+				break
+			}
+		}
+	}
 	removed := removedLines(c.Diff)
 	dir := path.Dir(c.Path)
 	switch {
@@ -203,4 +211,13 @@ func sshdAccessHarm(s *nightshift.SSHDCheck, pol EffectsPolicy) []Refusal {
 		bad("PubkeyAcceptedAlgorithms " + v + " accepts no current key type")
 	}
 	return out
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -61,6 +61,8 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 			c.Before.Size, c.After.Size = 3000, 1
 			return c
 		}()), "delete-system", "empty /etc/ssh/sshd_config"},
+		{"shadow copied", changes(created("/etc/.s", "root:*:20782:0:99999:7:::\ndaemon:*:20782:0:99999:7:::\n")), "password", "copy password-file entries"},
+		{"a csv file", changes(created("/srv/x.csv", "a:b:c:d:e:f:g:h:i\n")), "", ""},
 		{"profile.d TMOUT", changes(created("/etc/profile.d/tmout.sh", "TMOUT=900\nreadonly TMOUT\nexport TMOUT\n")), "", ""},
 		{"profile.d deleting /etc", changes(created("/etc/profile.d/zz.sh", "rm -rf /etc\n")), "deferred", "rm -rf /etc"},
 		{"root's .bashrc rebooting", changes(reg("/root/.bashrc", nightshift.ChangeModified, "@@ -1 +1,2 @@\n x\n+reboot\n")), "deferred", "reboot"},
