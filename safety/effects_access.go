@@ -57,6 +57,12 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			if len(f) >= 2 && f[1] == "" {
 				bad("would blank %s's password in /etc/shadow", u)
 			}
+			if len(f) >= 3 && vital(u) && f[2] == "0" {
+				bad("would force %s to change its password at the next login (last change day 0) in /etc/shadow: non-interactive logins fail", u)
+			}
+			if len(f) >= 7 && vital(u) && f[4] == "0" && f[6] == "0" {
+				bad("would expire %s's password and disable the account at once in /etc/shadow", u)
+			}
 			if len(f) >= 8 && vital(u) && f[7] != "" {
 				if d, err := strconv.Atoi(f[7]); err == nil && d <= today {
 					bad("would expire %s's account (expiry day %d) in /etc/shadow", u, d)
@@ -104,6 +110,13 @@ func lockoutFile(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 					(f[0] == "auth" || f[0] == "account" || f[0] == "session" || f[0] == "-auth") {
 					bad("would deny logins: %q in %s", strings.TrimSpace(l[1:]), c.Path)
 				}
+			}
+		}
+	case c.Path == keys && c.Change == nightshift.ChangeModified && len(removedLines(c.Diff)) > 0:
+		for _, l := range removedLines(c.Diff) {
+			if s := strings.TrimSpace(l); s != "" && !strings.HasPrefix(s, "#") {
+				bad("would remove or rewrite a key of the worker's login in %s: %s", keys, textcutHead(s, 60))
+				break
 			}
 		}
 	case c.Path == keys && c.Change == nightshift.ChangeDeleted:
@@ -534,4 +547,11 @@ func iptablesArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+func textcutHead(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

@@ -317,6 +317,17 @@ func deferredHarm(c nightshift.FileChange, owned map[string]bool, pol EffectsPol
 			}
 		}
 	}
+	if kind == deferUnit {
+		for _, a := range accessUnits {
+			if strings.Contains(a, ".") && (path.Base(c.Path) == a || path.Base(path.Dir(c.Path)) == a+".d") {
+				for _, l := range lines {
+					if unitExec.MatchString(l) {
+						out = append(out, Refusal{Entry: "lockout", Reason: "would change what starts " + a + " (" + strings.TrimSpace(l) + " in " + c.Path + ")"})
+					}
+				}
+			}
+		}
+	}
 	var bl *BanList
 	for _, cmd := range deferredCommands(kind, lines) {
 		if ban, banned := bl.Match(cmd); banned {
