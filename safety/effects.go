@@ -97,7 +97,9 @@ var critical = strings.Fields(`/etc/passwd /etc/shadow /etc/group /etc/gshadow /
 	/boot/grub /boot/grub/grub.cfg /boot/grub2 /usr/sbin/sshd /usr/bin/sudo /bin/sudo /bin/bash /usr/bin/bash /bin/sh /usr/bin/sh
 	/usr/bin/dash /bin/dash /sbin/init /usr/sbin/init /lib/systemd/systemd /usr/lib/systemd/systemd /usr/bin/login /bin/login
 	/usr/lib/openssh /usr/lib/x86_64-linux-gnu/security /lib/x86_64-linux-gnu/security /usr/lib64/security /lib64/security
-	/usr/lib/aarch64-linux-gnu/security /var/lib/dpkg /var/lib/rpm /etc/apt /usr/bin /usr/sbin /usr/lib /usr/lib64 /lib /lib64 /bin /sbin /usr /etc /boot /var /var/lib`)
+	/usr/lib/aarch64-linux-gnu/security /usr/lib/x86_64-linux-gnu/libc.so.6 /lib/x86_64-linux-gnu/libc.so.6 /usr/lib64/ld-linux-x86-64.so.2
+	/lib64/ld-linux-x86-64.so.2 /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
+	/usr/lib/aarch64-linux-gnu/libc.so.6 /lib/aarch64-linux-gnu/libc.so.6 /lib/ld-linux-aarch64.so.1 /usr/lib/ld-linux-aarch64.so.1 /var/lib/dpkg /var/lib/rpm /etc/apt /usr/bin /usr/sbin /usr/lib /usr/lib64 /lib /lib64 /bin /sbin /usr /etc /boot /var /var/lib`)
 
 func under(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
@@ -147,6 +149,12 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, Refusal{Entry: entry, Reason: fmt.Sprintf(format, a...)})
 	}
 	owned := dpkgOwned(e)
+	// pkgOp: the package manager's database changed, so a package was
+	// installed, upgraded or removed by the command.
+	pkgOp := false
+	for _, c := range e.Changes {
+		pkgOp = pkgOp || c.Path == "/var/lib/dpkg/status" || c.Path == "/var/lib/rpm/rpmdb.sqlite" || c.Path == "/var/lib/rpm/Packages"
+	}
 	deletedUnder := map[string]int{}
 	metaUnder := map[string]int{}
 	outside := 0
@@ -157,6 +165,8 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		case nightshift.ChangeDeleted:
 			if crit := criticalHit(c.Path); crit != "" {
 				add("delete-system", "would delete %s", describeDelete(c, crit))
+			} else if _, prog := underAny(c.Path, loginProgramTrees); prog && !pkgOp {
+				add("delete-system", "would delete %s, a system program or library, outside the package manager", describeDelete(c, c.Path))
 			} else if system && !owned[c.Path] {
 				deletedUnder[tree] += 1 + c.Entries
 			}
@@ -185,6 +195,10 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		}
 		out = append(out, passwordHarm(c, pol)...)
 		out = append(out, lockoutFile(c, pol)...)
+		out = append(out, deferredHarm(c, owned, pol)...)
+		out = append(out, bootHarm(c)...)
+		out = append(out, programHarm(c, owned)...)
+		out = append(out, configHarm(c, pol)...)
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {
@@ -208,6 +222,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		add("scope", "would change %s (%s), more than the %d allowed: %s", plural(outside, "path"), scope, pol.MaxOutside, strings.Join(where, ", "))
 	}
 	out = append(out, sshdLockout(e.SSHD, pol)...)
+	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
 	return out
 }
@@ -288,12 +303,22 @@ func describeDelete(c nightshift.FileChange, crit string) string {
 func dpkgOwned(e nightshift.Effects) map[string]bool {
 	owned := map[string]bool{}
 	for _, c := range e.Changes {
-		if !strings.HasPrefix(c.Path, "/var/lib/dpkg/info/") || !strings.HasSuffix(c.Path, ".list") {
+		if !strings.HasPrefix(c.Path, "/var/lib/dpkg/info/") {
 			continue
 		}
-		for _, l := range strings.Split(c.Diff, "\n") {
-			if strings.HasPrefix(l, "+/") {
-				owned[l[1:]] = true
+		switch {
+		case strings.HasSuffix(c.Path, ".list"):
+			for _, l := range strings.Split(c.Diff, "\n") {
+				if strings.HasPrefix(l, "+/") {
+					owned[l[1:]] = true
+				}
+			}
+		case strings.HasSuffix(c.Path, ".md5sums"):
+			// "+HASH  usr/sbin/sshd": a package upgrade replaced the file.
+			for _, l := range strings.Split(c.Diff, "\n") {
+				if _, p, ok := strings.Cut(l, "  "); ok && strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+					owned["/"+strings.TrimPrefix(p, "/")] = true
+				}
 			}
 		}
 	}

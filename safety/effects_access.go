@@ -3,6 +3,7 @@ package safety
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,9 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 	}
 	if c.Diff == "" {
 		return []Refusal{{Entry: "password", Reason: "would change " + file + ", whose diff could not be captured to judge"}}
+	}
+	if strings.HasPrefix(c.Diff, "Binary files") || strings.ContainsRune(c.Diff, 0) {
+		return []Refusal{{Entry: "password", Reason: "would change " + file + " into content that is not text (its change is not a text diff that can be judged)"}}
 	}
 	removed, added := map[string]string{}, map[string]string{}
 	for _, l := range strings.Split(c.Diff, "\n") {
@@ -53,6 +57,12 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			if len(f) >= 2 && f[1] == "" {
 				bad("would blank %s's password in /etc/shadow", u)
 			}
+			if len(f) >= 3 && vital(u) && f[2] == "0" {
+				bad("would force %s to change its password at the next login (last change day 0) in /etc/shadow: non-interactive logins fail", u)
+			}
+			if len(f) >= 7 && vital(u) && f[4] == "0" && f[6] == "0" {
+				bad("would expire %s's password and disable the account at once in /etc/shadow", u)
+			}
 			if len(f) >= 8 && vital(u) && f[7] != "" {
 				if d, err := strconv.Atoi(f[7]); err == nil && d <= today {
 					bad("would expire %s's account (expiry day %d) in /etc/shadow", u, d)
@@ -64,6 +74,9 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			}
 			if u == "root" && len(f) >= 3 && f[2] != "0" {
 				bad("would change root's UID to %s", f[2])
+			}
+			if old := strings.Split(removed[u], ":"); len(f) >= 6 && len(old) >= 6 && vital(u) && path.Clean(f[5]) != path.Clean(old[5]) {
+				bad("would move %s's home from %s to %s, away from its SSH keys", u, old[5], f[5])
 			}
 			if len(f) >= 7 && vital(u) && refusingShell(f[6]) {
 				bad("would give %s the shell %s, which refuses logins", u, f[6])
@@ -100,6 +113,13 @@ func lockoutFile(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 					// password login; account and session lines deny all.
 					bad("would deny logins: %q in %s", strings.TrimSpace(l[1:]), c.Path)
 				}
+			}
+		}
+	case c.Path == keys && c.Change == nightshift.ChangeModified && len(removedLines(c.Diff)) > 0:
+		for _, l := range removedLines(c.Diff) {
+			if s := strings.TrimSpace(l); s != "" && !strings.HasPrefix(s, "#") {
+				bad("would remove or rewrite a key of the worker's login in %s: %s", keys, textcutHead(s, 60))
+				break
 			}
 		}
 	case c.Path == keys && c.Change == nightshift.ChangeDeleted:
@@ -243,12 +263,7 @@ func judgeAction(argv []string, pol EffectsPolicy) string {
 		}
 		return ""
 	case "mount":
-		for _, a := range args {
-			if strings.Contains(a, "remount") {
-				return ""
-			}
-		}
-		return "only remounts (mount -o remount,…) are run; a new mount can hide system files"
+		return mountHarm(args)
 	case "umount":
 		return "the worker does not unmount file systems"
 	case "ip":
@@ -292,6 +307,11 @@ func unitVerb(verb string, units []string) string {
 	case "daemon-reload", "reload", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "condrestart",
 		"condreload", "force-reload", "start", "enable", "unmask", "reset-failed", "preset", "revert", "is-active",
 		"is-enabled", "is-failed", "status", "show", "cat", "daemon-reexec", "--full-restart":
+		for _, u := range units {
+			if stopUnit(u) && verb != "status" && verb != "show" && verb != "cat" && !strings.HasPrefix(verb, "is-") {
+				return verb + " " + u + " would stop the host or its services"
+			}
+		}
 		return ""
 	case "stop", "mask", "disable", "kill", "freeze":
 		for _, u := range units {
@@ -309,6 +329,7 @@ func unitVerb(verb string, units []string) string {
 
 // iptablesCut judges an iptables invocation against the SSH port.
 func iptablesCut(args []string, port int) string {
+	args = iptablesArgs(args)
 	var chain, target, dport, sport, proto string
 	policy := false
 	for i := 0; i < len(args); i++ {
@@ -320,6 +341,13 @@ func iptablesCut(args []string, port int) string {
 			return ""
 		}
 		switch args[i] {
+		case "-F", "--flush", "-D", "--delete":
+			// The live policy is not known: under a DROP policy, the
+			// accept rule the worker's session relies on may be the one
+			// flushed or deleted.
+			if c := strings.TrimPrefix(next(), "!"); c == "" || strings.HasPrefix(c, "-") || c == "INPUT" || c == "OUTPUT" || c == "PREROUTING" || c == "POSTROUTING" {
+				return "flushing or deleting rules of " + map[bool]string{true: "every chain", false: c}[c == "" || strings.HasPrefix(c, "-")] + " can remove the rule that accepts the worker's SSH session under a DROP policy"
+			}
 		case "-P", "--policy":
 			policy = true
 			chain, target = next(), next()
@@ -335,11 +363,25 @@ func iptablesCut(args []string, port int) string {
 			proto = next()
 		}
 	}
-	if chain != "INPUT" && chain != "OUTPUT" {
+	// PREROUTING and POSTROUTING (raw, mangle, nat) see the same packets
+	// as INPUT and OUTPUT; a jump to a chain of the command's own may drop
+	// them there.
+	switch chain {
+	case "INPUT", "PREROUTING":
+		chain = "INPUT"
+	case "OUTPUT", "POSTROUTING":
+		chain = "OUTPUT"
+	default:
 		return ""
 	}
-	if target != "DROP" && target != "REJECT" {
+	switch target {
+	case "ACCEPT", "RETURN", "LOG", "NFLOG", "ULOG", "CT", "NOTRACK", "MARK", "CONNMARK", "TCPMSS", "TRACE", "AUDIT", "NFQUEUE_BYPASS", "":
 		return ""
+	case "DROP", "REJECT":
+	default:
+		if policy {
+			return ""
+		}
 	}
 	if policy {
 		return "a default policy of " + target + " on " + chain + " cuts the worker's SSH session unless a rule accepts it; add the accept rule and the policy in a script the rule's check can see, or ask for the change"
@@ -353,7 +395,16 @@ func iptablesCut(args []string, port int) string {
 		return "a " + target + " rule on " + chain + " without a port also drops the worker's SSH session"
 	}
 	for _, x := range strings.FieldsFunc(ports, func(r rune) bool { return r == ',' }) {
+		if x == "ssh" {
+			x = "22"
+		}
 		lo, hi, _ := strings.Cut(x, ":")
+		if lo == "" {
+			lo = "0"
+		}
+		if hi == "" && strings.Contains(x, ":") {
+			hi = "65535"
+		}
 		if x == p || lo == p || (hi != "" && atoi(lo) <= port && port <= atoi(hi)) {
 			return "it drops the worker's SSH port " + p
 		}
@@ -371,6 +422,9 @@ func nftCut(args []string, port int) string {
 			return "a ruleset loaded from a file cannot be judged; add rules with nft add rule"
 		}
 	}
+	if strings.Contains(s, " flush ") || strings.Contains(s, " delete rule ") || strings.Contains(s, " delete chain ") || strings.Contains(s, " delete table ") {
+		return "flushing or deleting rules can remove the rule that accepts the worker's SSH session under a drop policy"
+	}
 	drops := strings.Contains(s, " drop") || strings.Contains(s, " reject")
 	if !drops {
 		return ""
@@ -378,7 +432,9 @@ func nftCut(args []string, port int) string {
 	if strings.Contains(s, "policy drop") || strings.Contains(s, "policy reject") {
 		return "a default policy of drop cuts the worker's SSH session unless a rule accepts it"
 	}
-	if !strings.Contains(s, " input ") && !strings.Contains(s, " output ") && !strings.Contains(s, "hook input") {
+	// A chain's name says nothing of its hook (a chain "c" may hook input):
+	// only a rule naming the forward hook or chain alone is left alone.
+	if strings.Contains(s, " forward ") && !strings.Contains(s, "input") && !strings.Contains(s, "output") && !strings.Contains(s, "routing") {
 		return ""
 	}
 	p := strconv.Itoa(port)
@@ -389,4 +445,116 @@ func nftCut(args []string, port int) string {
 		return "it drops the worker's SSH port " + p
 	}
 	return ""
+}
+
+// systemMounts are the mount points whose remount read-only or noexec
+// leaves the host unable to run programs or write its state.
+var systemMounts = strings.Fields("/ /usr /bin /sbin /lib /lib64 /etc /var /var/lib /boot /opt /root /usr/local")
+
+// mountHarm judges a recorded mount: only remounts are run, and not those
+// that make a file system read-only or the system's programs not
+// executable.
+func mountHarm(args []string) string {
+	var opts []string
+	var ops []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-o" || a == "--options":
+			if i+1 < len(args) {
+				i++
+				opts = append(opts, strings.Split(args[i], ",")...)
+			}
+		case strings.HasPrefix(a, "--options="):
+			opts = append(opts, strings.Split(strings.TrimPrefix(a, "--options="), ",")...)
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			opts = append(opts, strings.Split(a[2:], ",")...)
+		case a == "-r" || a == "--read-only":
+			opts = append(opts, "ro")
+		case a == "-t" || a == "--types" || a == "-O" || a == "--test-opts" || a == "-L" || a == "-U" || a == "--source" || a == "--target":
+			if i+1 < len(args) {
+				i++
+				if a == "--target" {
+					ops = append(ops, args[i])
+				}
+			}
+		case strings.HasPrefix(a, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if !slices.Contains(opts, "remount") {
+		return "only remounts (mount -o remount,…) are run; a new mount can hide system files"
+	}
+	for _, o := range opts {
+		if o == "ro" {
+			return "remounting read-only stops the host from writing its state"
+		}
+	}
+	if slices.Contains(opts, "noexec") {
+		for _, m := range ops {
+			if slices.Contains(systemMounts, path.Clean(m)) {
+				return "noexec on " + m + " stops the host from running its programs"
+			}
+		}
+		if len(ops) == 0 {
+			return "noexec without a mount point cannot be judged"
+		}
+	}
+	return ""
+}
+
+// iptablesLong are the long options iptablesCut reads, in the order
+// getopt_long would try an abbreviation against them.
+var iptablesLong = strings.Fields("--append --delete --insert --replace --flush --policy --jump --dport --destination-port --dports --sport --source-port --sports --protocol --table")
+
+// iptablesArgs rewrites iptables' argv the way its option parser reads it:
+// long options abbreviated to a unique prefix (--pol, --fl) spelled out,
+// short options clustered (-vF) or with their argument attached (-PINPUT)
+// split into words.
+func iptablesArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--") && len(a) > 2:
+			name, val, hasVal := strings.Cut(a, "=")
+			var hit []string
+			for _, l := range iptablesLong {
+				if l == name {
+					hit = []string{l}
+					break
+				}
+				if strings.HasPrefix(l, name) {
+					hit = append(hit, l)
+				}
+			}
+			if len(hit) == 1 {
+				name = hit[0]
+			}
+			out = append(out, name)
+			if hasVal {
+				out = append(out, val)
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 2 && a[1] != '-' && a[1] != '!':
+			for i := 1; i < len(a); i++ {
+				out = append(out, "-"+string(a[i]))
+				if strings.ContainsRune("ADIRPNXEjpsdiotmgw", rune(a[i])) && i+1 < len(a) {
+					if a[i] != 'w' {
+						out = append(out, a[i+1:])
+					}
+					break
+				}
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func textcutHead(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

@@ -33,11 +33,11 @@ func Example() {
 	// blocked (pattern): systemctl restart ssh
 }
 
-// JudgeEffects judges what a command did in the sandbox: a delete of
-// 1,532 files under /usr is refused however the command was written.
+// JudgeEffects judges what a command did in the sandbox: deleting 1,532
+// files under /usr is refused however the command was written.
 func ExampleJudgeEffects() {
 	e := nightshift.Effects{Changes: []nightshift.FileChange{
-		{Path: "/usr/lib/x86_64-linux-gnu/perl5", Change: nightshift.ChangeDeleted, Entries: 1531, Before: nightshift.FileState{Kind: nightshift.FileDir}},
+		{Path: "/usr/share/doc", Change: nightshift.ChangeDeleted, Entries: 1531, Before: nightshift.FileState{Kind: nightshift.FileDir}},
 		{Path: "/etc/sysctl.d/99-hardening.conf", Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}},
 	}}
 	for _, r := range safety.JudgeEffects(e, safety.EffectsPolicy{Login: "root", Scope: []string{"/etc/sysctl.d"}}) {

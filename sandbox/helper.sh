@@ -264,7 +264,26 @@ inner() {
 	fi
 	cp "$T/root/run/nightshift-actions" "$T/out/actions" 2>/dev/null || : >"$T/out/actions"
 	sshd_checks "$T"
-	gather "$T"
+	# Gathering is bounded too: a command that touched more than can be
+	# listed and hashed in the command's own time is reported as timed out
+	# (and so discarded), never left running on the host.
+	timeout --kill-after=5 "$secs" bash "$0" gather "$T"
+	rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		echo timeout >"$T/out/exit"
+		: >"$T/out/upper"
+		: >"$T/out/lower"
+		: >"$T/out/deleted"
+		: >"$T/out/diffs"
+		if [ -e "$T/out/stdout.full" ]; then
+			head -c "$OUTCAP" "$T/out/stdout.full" >"$T/out/stdout"
+			head -c "$OUTCAP" "$T/out/stderr.full" >"$T/out/stderr"
+			echo 0 >"$T/out/stdout_cut"
+			echo 0 >"$T/out/stderr_cut"
+			rm -f "$T/out/stdout.full" "$T/out/stderr.full"
+		fi
+		echo "the sandbox could not gather the command's effects within ${secs}s; nothing was applied" >>"$T/out/stderr"
+	fi
 }
 
 # sshd_checks evaluates, in the sandbox's root after the command, sshd's
@@ -712,6 +731,7 @@ case "${1:-}" in
 probe) probe ;;
 try) [ $# -eq 3 ] || die "usage: try ID SECONDS"; try "$2" "$3" ;;
 inner) inner "$2" "$3" ;;
+gather) gather "$2" ;;
 commit) [ $# -eq 2 ] || die "usage: commit ID"; commit "$2" ;;
 undo) [ $# -eq 2 ] || die "usage: undo ID"; undo "$2" ;;
 discard) [ $# -eq 2 ] || die "usage: discard ID"; discard_dir "$RUNBASE/$2"; echo discarded ;;

@@ -114,6 +114,11 @@ type Config struct {
 	Dir string
 	// NewID returns a new trial ID; nil means 16 random hex digits.
 	NewID func() string
+	// LayerSize bounds, in bytes, the memory-backed file system holding one
+	// trial's copy-on-write layers and output: a command that writes more
+	// fails there (ENOSPC) instead of filling the host's memory. Zero means
+	// half the host's memory (tmpfs's default), per trial.
+	LayerSize int64
 }
 
 // Sandbox runs commands in a throwaway recording sandbox on the host its
@@ -240,6 +245,9 @@ func (s *Sandbox) Try(ctx context.Context, command string) (*Trial, error) {
 	secs := int(s.cfg.Timeout.Round(time.Second) / time.Second)
 	enc := base64.StdEncoding.EncodeToString([]byte(command))
 	var b strings.Builder
+	if s.cfg.LayerSize > 0 {
+		fmt.Fprintf(&b, "NIGHTSHIFT_TMPFS_SIZE=%d ", s.cfg.LayerSize)
+	}
 	fmt.Fprintf(&b, "NIGHTSHIFT_OUTCAP=%d bash %s try %s %d <<'NIGHTSHIFT_COMMAND'\n", s.cfg.OutputCap, quote(s.helper), id, max(secs, 1))
 	for len(enc) > 76 {
 		b.WriteString(enc[:76] + "\n")
