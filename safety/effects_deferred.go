@@ -306,6 +306,8 @@ func deferredHarm(c nightshift.FileChange, owned map[string]bool, pol EffectsPol
 			}
 		}
 		return out
+	default:
+		// The other kinds hold commands, judged below.
 	}
 	if kind == deferScript && sessionScript(c.Path, pol) {
 		for _, l := range lines {
