@@ -418,6 +418,9 @@ func programHarm(c nightshift.FileChange, owned map[string]bool) []Refusal {
 	if c.Before.Kind == nightshift.FileDir && c.After.Kind == nightshift.FileDir {
 		return nil
 	}
+	if !isProgram(c) {
+		return nil // a data or configuration file in those trees (/usr/lib/sysctl.d/*.conf)
+	}
 	what := "replace"
 	switch {
 	case c.After.Kind == nightshift.FileSymlink:
@@ -440,6 +443,25 @@ func sessionScript(p string, pol EffectsPolicy) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// isProgram says whether a changed file was a program or a library: in a
+// bin or sbin directory, executable, a shared object (*.so, *.so.N) or the
+// dynamic loader.
+func isProgram(c nightshift.FileChange) bool {
+	base := path.Base(c.Path)
+	dir := path.Base(path.Dir(c.Path))
+	switch {
+	case dir == "bin" || dir == "sbin":
+		return true
+	case c.Before.Kind == nightshift.FileRegular && c.Before.Mode&0o111 != 0:
+		return true
+	case strings.HasSuffix(base, ".so") || strings.Contains(base, ".so."):
+		return true
+	case strings.HasPrefix(base, "ld-linux") || strings.HasPrefix(base, "ld.so"):
+		return true
 	}
 	return false
 }

@@ -175,6 +175,9 @@ func TestJudgeEffects(t *testing.T) {
 			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o4755}}), EffectsPolicy{}, "perms-system", "setuid"},
 		{"a package's setuid program", changes(nightshift.FileChange{Path: "/usr/bin/sudo", Change: nightshift.ChangeCreated,
 			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o4755}}, file("/var/lib/dpkg/info/sudo.list", nightshift.ChangeCreated, 0, 0o644, "+/usr/bin/sudo\n")), EffectsPolicy{}, "", ""},
+		{"a sysctl.d file under /usr/lib replaced", changes(file("/usr/lib/sysctl.d/99-protect-links.conf", nightshift.ChangeModified, 0o644, 0o644, "-fs.protected_fifos = 1\n+fs.protected_fifos = 2\n")), EffectsPolicy{}, "", ""},
+		{"a library replaced", changes(nightshift.FileChange{Path: "/usr/lib/x86_64-linux-gnu/libpam.so.0.85.1", Change: nightshift.ChangeModified,
+			Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644, SHA256: "a"}, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644, SHA256: "b"}}), EffectsPolicy{}, "program", "system program or library"},
 		{"scratch and caches", changes(append(many(300, "/var/cache/apt/archives"), many(10, "/etc/aide")...)...), EffectsPolicy{}, "", ""},
 		{"a package's files", changes(append(many(300, "/usr/share/aide"), file("/var/lib/dpkg/info/aide.list", nightshift.ChangeCreated, 0, 0o644,
 			func() string {

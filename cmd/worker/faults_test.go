@@ -576,7 +576,7 @@ func newSSHNight(t *testing.T) *sshNight {
 		}
 	}
 	n.args = []string{"run", "--rules", rulesFile, "--inventory", inv, "--journal", n.journal, "--identity", tg.IdentityFile,
-		"--known-hosts", tg.KnownHostsFile, "--base-url", url + "/v1", "--no-progress"}
+		"--known-hosts", tg.KnownHostsFile, "--base-url", url + "/v1", "--no-progress", "--sandbox", "off"}
 	return n
 }
 

@@ -88,7 +88,7 @@ func stopLargeNight(b *testing.B) {
 	j := filepath.Join(dir, "night.db")
 	args := []string{"run", "--rules", filepath.Join(dir, "rules.yaml"), "--inventory", filepath.Join(dir, "hosts.ini"), "--journal", j,
 		"--identity", key, "--known-hosts", filepath.Join(dir, "known_hosts"), "--base-url", url + "/v1", "--no-progress", "--no-lessons",
-		"--parallel-hosts", "8", "--model-concurrency", "4", "--json-report", filepath.Join(dir, "night.json")}
+		"--parallel-hosts", "8", "--model-concurrency", "4", "--json-report", filepath.Join(dir, "night.json"), "--sandbox", "off"}
 	b.ResetTimer()
 	cmd, out := startWrapped(b, nil, args)
 	time.Sleep(*stopBenchAfter)
