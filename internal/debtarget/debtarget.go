@@ -281,20 +281,18 @@ var droppedCaps = []string{"sys_admin", "sys_module", "sys_boot", "sys_time", "s
 	// shares with this machine (its root's, devtmpfs behind /dev/null).
 	"dac_read_search"}
 
-// setupScript runs as PID 1 of the new namespaces before it becomes the
-// control sshd: a private /proc, read-only /proc/sys and /sys, a minimal
-// /dev, private /run and /tmp, the hostname.
-const setupScript = `set -eu
-R="$1"; H="$2"; CAPS="$3"
-mount --make-rprivate /
+// rootSetup is the part of both targets' PID 1 scripts that builds the
+// target's root ($R) and pivots into it: a private /proc with /proc/sys
+// read-only, a read-only /sys, a minimal /dev with device nodes of the
+// target's own (not binds of this machine's, which a chmod inside would
+// change for the whole machine), private /run and /tmp, the hostname ($H).
+const rootSetup = `mount --make-rprivate /
 mount --bind "$R" "$R"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
-# Device nodes of the target's own (not binds of this machine's, which a
-# chmod inside would change for the whole machine).
 mknod -m 666 "$R/dev/null" c 1 3
 mknod -m 666 "$R/dev/zero" c 1 5
 mknod -m 666 "$R/dev/full" c 1 7
@@ -306,13 +304,19 @@ mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"
 ln -s /proc/self/fd "$R/dev/fd"
 mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
-mkdir -p "$R/run/sshd" "$R/run/lock"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
 hostname "$H"
 cd "$R"
 pivot_root . mnt
 cd /
 umount -l /mnt
+`
+
+// setupScript runs as PID 1 of the new namespaces before it becomes the
+// control sshd: rootSetup, then sshd's own directories in /run.
+const setupScript = `set -eu
+R="$1"; H="$2"; CAPS="$3"
+` + rootSetup + `mkdir -p /run/sshd /run/lock
 exec setpriv --bounding-set "$CAPS" /usr/sbin/sshd -D -e -f /etc/nightshift/sshd_config
 `
 

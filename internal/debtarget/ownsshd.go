@@ -141,38 +141,12 @@ while :; do sleep 3600 & wait; done
 `
 
 // systemSetup is run as PID 1 of the new namespaces before it becomes the
-// root's init: as setupScript, plus the loopback interface of the target's
-// own network namespace.
+// root's init: the loopback interface of the target's own network
+// namespace, then rootSetup.
 const systemSetup = `set -eu
 R="$1"; H="$2"; CAPS="$3"
 ip link set lo up
-mount --make-rprivate /
-mount --bind "$R" "$R"
-mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
-mount --bind "$R/proc/sys" "$R/proc/sys"
-mount -o remount,bind,ro "$R/proc/sys"
-mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
-mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
-# Device nodes of the target's own (not binds of this machine's, which a
-# chmod inside would change for the whole machine).
-mknod -m 666 "$R/dev/null" c 1 3
-mknod -m 666 "$R/dev/zero" c 1 5
-mknod -m 666 "$R/dev/full" c 1 7
-mknod -m 666 "$R/dev/random" c 1 8
-mknod -m 666 "$R/dev/urandom" c 1 9
-mknod -m 666 "$R/dev/tty" c 5 0
-mkdir -p "$R/dev/pts" "$R/dev/shm"
-mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
-ln -s pts/ptmx "$R/dev/ptmx"
-ln -s /proc/self/fd "$R/dev/fd"
-mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
-mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
-hostname "$H"
-cd "$R"
-pivot_root . mnt
-cd /
-umount -l /mnt
-exec setpriv --bounding-set "$CAPS" /bin/sh /etc/nightshift/init.sh
+` + rootSetup + `exec setpriv --bounding-set "$CAPS" /bin/sh /etc/nightshift/init.sh
 `
 
 // StartSystem starts a target whose worker logs in through the root's own
