@@ -38,6 +38,9 @@ type Event struct {
 	Kind    EventKind `json:"event"`
 	Rule    string    `json:"rule"`
 	Attempt int       `json:"attempt,omitempty"`
+	// Recipe is set on the events of a recipe replay (attempt 0): the
+	// recipe's ID.
+	Recipe string `json:"recipe,omitempty"`
 
 	// EventModelCall
 	Assessment *budget.Assessment `json:"budget,omitempty"`

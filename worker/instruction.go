@@ -13,15 +13,17 @@ import (
 
 // HostFacts are what one probe learns of the target.
 type HostFacts struct {
-	OS             string `json:"os"`              // PRETTY_NAME from os-release
-	PackageManager string `json:"package_manager"` // apt-get, dnf, yum, zypper, apk
-	Init           string `json:"init"`            // the name of PID 1 (systemd, init, sshd, …)
+	OS             string `json:"os"`                // PRETTY_NAME from os-release
+	ID             string `json:"id,omitempty"`      // ID from os-release (debian, rhel, …): a recipe key's OS
+	Version        string `json:"version,omitempty"` // VERSION_ID from os-release (12, 9.4, …)
+	PackageManager string `json:"package_manager"`   // apt-get, dnf, yum, zypper, apk
+	Init           string `json:"init"`              // the name of PID 1 (systemd, init, sshd, …)
 }
 
 // ProbeCommand is the command the worker runs once per host before its
 // first attempt to learn the host facts: it prints key=value lines and
 // changes nothing on the host.
-const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; ` +
+const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; echo "id=${ID:-}"; echo "version=${VERSION_ID:-}"; ` +
 	`for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then echo "pkg=$p"; break; fi; done; ` +
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
@@ -50,6 +52,10 @@ func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
 		switch k {
 		case "os":
 			f.OS = v
+		case "id":
+			f.ID = v
+		case "version":
+			f.Version = v
 		case "pkg":
 			f.PackageManager = v
 		case "init":

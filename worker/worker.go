@@ -67,6 +67,9 @@ type Config struct {
 	// check finds certainly harmful is still refused before it runs.
 	// Target is given each rule's declared paths (sandbox.WithScope).
 	Sandboxed bool
+	// Recipes, when its Store is set, replays the fixes other hosts of the
+	// same key proved before the model is asked, and proves this host's.
+	Recipes Recipes
 	// Fallback, when set, says that no sandbox runs on this host and why
 	// (--sandbox auto): it is reported with every rule's outcome.
 	Fallback string
@@ -202,7 +205,16 @@ type Outcome struct {
 	// (Config.Fallback).
 	Fallback string `json:"fallback,omitempty"`
 
-	lockout string // the first refusal that would have locked the worker out
+	// RecipeAttempts counts the recipe replays (0 or 1), apart from the
+	// model's Attempts; Recipe is the ID of the recipe replayed, or of the
+	// recipe the fix was proved as.
+	RecipeAttempts int    `json:"recipe_attempts,omitempty"`
+	Recipe         string `json:"recipe,omitempty"`
+
+	lockout   string       // the first refusal that would have locked the worker out
+	turn      []ranCommand // the current attempt's commands that reached the host
+	turnCheck string       // the current attempt's re-check line
+	replaying string       // the recipe being replayed, for its events
 }
 
 // needsAccess turns an unfixed rule whose fixes were refused for locking
