@@ -65,6 +65,16 @@ func (s *RecipeState) UnmarshalText(b []byte) error {
 // Replayable reports whether recipes in this state may be replayed.
 func (s RecipeState) Replayable() bool { return s == RecipeActive || s == RecipePinned }
 
+// RecipeCheck is a rule's check as a shell command run as root: exit 0
+// means compliant.
+type RecipeCheck struct {
+	Command string `json:"command"`
+	// Failing are the exit statuses meaning "not compliant" (oscap xccdf
+	// eval: 2). Empty means 1 to 125, a shell check's. Any other status is
+	// a check error.
+	Failing []int `json:"failing,omitempty"`
+}
+
 // RecipeProof is one host on which a recipe's commands fixed its rule.
 type RecipeProof struct {
 	Host string `json:"host"`
@@ -86,10 +96,13 @@ type RecipeProof struct {
 // proves them.
 type Recipe struct {
 	// ID names the recipe: RecipeID of its key's rule and its commands.
-	ID       string      `json:"id"`
-	Key      RecipeKey   `json:"key"`
-	Commands []string    `json:"commands"`
-	State    RecipeState `json:"state"`
+	ID       string    `json:"id"`
+	Key      RecipeKey `json:"key"`
+	Commands []string  `json:"commands"`
+	// Check is the rule's check as a command, which exports guard the
+	// commands with.
+	Check RecipeCheck `json:"check"`
+	State RecipeState `json:"state"`
 	// Fixes counts the hosts it fixed (the first proof included); Failures
 	// the replays that did not fix the rule.
 	Fixes    int `json:"fixes"`

@@ -15,34 +15,22 @@ import (
 	"github.com/nightshift-dev/nightshift"
 )
 
-// Check is a rule's check as the export runs it on a host.
-type Check struct {
-	// Command is run with bash as root; exit 0 means compliant.
-	Command string
-	// Failing are the exit statuses meaning "not compliant" (oscap xccdf
-	// eval: 2). Empty means 1 to 125, a shell check's. Any other status is
-	// an error that stops the play for the host.
-	Failing []int
-}
-
 // KeyCommand prints a host's recipe key without the rule, "ID VERSION_ID
 // PACKAGE_MANAGER", the same facts the worker's probe reads (os-release and
 // the first of apt-get, dnf, yum, zypper, apk on the PATH). The exported
 // playbook and script compare it with each recipe's key.
 const KeyCommand = `. /etc/os-release 2>/dev/null; pm=; for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then pm=$p; break; fi; done; printf '%s %s %s\n' "${ID:-}" "${VERSION_ID:-}" "$pm"`
 
-// ErrNoCheck is wrapped by the export's error when a recipe's rule has no
-// check to guard it with.
-var ErrNoCheck = errors.New("no check for rule")
+// ErrNoCheck is wrapped by the export's error when a recipe has no check to
+// guard its commands with.
+var ErrNoCheck = errors.New("recipe has no check")
 
-// Export is what an export writes: the recipes (usually the best of each key
-// proven in one night) and the checks of their rules.
+// Export is what an export writes: the recipes, usually the best of each key
+// proven in one night (Night selects them), each guarded by its own Check.
 type Export struct {
 	// Title names the night in the files' headers, e.g. "journal night.db run 3".
 	Title   string
 	Recipes []nightshift.Recipe
-	// Checks maps a rule ID to its check; every recipe's rule needs one.
-	Checks map[string]Check
 }
 
 // sorted returns the recipes grouped by rule and key, in a fixed order, and
@@ -51,8 +39,8 @@ func (e Export) sorted() ([]nightshift.Recipe, error) {
 	rs := slices.Clone(e.Recipes)
 	slices.SortFunc(rs, compareList)
 	for _, r := range rs {
-		if strings.TrimSpace(e.Checks[r.Key.Rule].Command) == "" {
-			return nil, fmt.Errorf("export recipe %s: %w %s", r.ID, ErrNoCheck, r.Key.Rule)
+		if strings.TrimSpace(r.Check.Command) == "" {
+			return nil, fmt.Errorf("export recipe %s (%s): %w", r.ID, r.Key.Rule, ErrNoCheck)
 		}
 		if len(r.Commands) == 0 {
 			return nil, fmt.Errorf("export recipe %s: %w: no commands", r.ID, ErrInvalid)
@@ -87,8 +75,11 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // quote renders s as a YAML double-quoted scalar (JSON's escapes are YAML's).
 func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func taskFile(rule string) string { return rule + ".yml" }
@@ -128,14 +119,14 @@ func (e Export) WriteAnsible(dir string) error {
 
 func (e Export) ansibleRule(rule string, rs []nightshift.Recipe) []byte {
 	var b bytes.Buffer
-	chk := e.Checks[rule]
 	fmt.Fprintf(&b, "# Rule %s, from %s.\n", rule, oneLine(e.Title))
 	reg := "nightshift_" + regName(rule)
 	for n, r := range rs {
+		chk := r.Check
 		b.WriteString("\n")
 		b.WriteString(provenance(r, "# "))
 		when := "nightshift_key.stdout == " + quote(keyText(r.Key))
-		fmt.Fprintf(&b, "- name: %s\n  when: %s\n  block:\n", quote(fmt.Sprintf("%s on %s", rule, r.Key)), quote(when))
+		fmt.Fprintf(&b, "- name: %s\n  when: %s\n  block:\n", quote(fmt.Sprintf("%s on %s %s (%s)", rule, r.Key.OS, r.Key.Version, r.Key.PackageManager)), quote(when))
 		fmt.Fprintf(&b, "    - name: %s\n      ansible.builtin.shell:\n        cmd: !unsafe %s\n        executable: /bin/bash\n      register: %s_check_%d\n      changed_when: false\n      failed_when: %s\n",
 			quote(rule+": check"), quote(chk.Command), reg, n, quote(ansibleError(reg+"_check_"+strconv.Itoa(n), chk)))
 		for i, c := range r.Commands {
@@ -151,7 +142,7 @@ func (e Export) ansibleRule(rule string, rs []nightshift.Recipe) []byte {
 
 // ansibleError is the failed_when of a check: a status that is neither
 // compliant nor "not compliant".
-func ansibleError(reg string, c Check) string {
+func ansibleError(reg string, c nightshift.RecipeCheck) string {
 	if len(c.Failing) == 0 {
 		return reg + ".rc > 125"
 	}
@@ -197,7 +188,7 @@ func (e Export) WriteShell(path string) error {
 }
 `)
 	for _, r := range rs {
-		chk := e.Checks[r.Key.Rule]
+		chk := r.Check
 		codes := make([]string, len(chk.Failing))
 		for i, f := range chk.Failing {
 			codes[i] = strconv.Itoa(f)

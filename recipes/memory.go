@@ -32,8 +32,8 @@ func (m *Memory) find(id string, key nightshift.RecipeKey) int {
 }
 
 // Prove implements Store.
-func (m *Memory) Prove(_ context.Context, key nightshift.RecipeKey, commands []string, proof nightshift.RecipeProof) (nightshift.Recipe, error) {
-	cmds, err := validate(key, commands)
+func (m *Memory) Prove(_ context.Context, fix nightshift.Recipe, proof nightshift.RecipeProof) (nightshift.Recipe, error) {
+	fix, err := validate(fix)
 	if err != nil {
 		return nightshift.Recipe{}, fmt.Errorf("prove recipe: %w", err)
 	}
@@ -43,10 +43,10 @@ func (m *Memory) Prove(_ context.Context, key nightshift.RecipeKey, commands []s
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	id := nightshift.RecipeID(key.Rule, cmds)
-	i := m.find(id, key)
+	i := m.find(fix.ID, fix.Key)
 	if i < 0 {
-		m.all = append(m.all, nightshift.Recipe{ID: id, Key: key, Commands: cmds, Created: now})
+		fix.Created = now
+		m.all = append(m.all, fix)
 		i = len(m.all) - 1
 	}
 	r := &m.all[i]

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS recipes (
 	version         TEXT    NOT NULL,
 	package_manager TEXT    NOT NULL,
 	commands        TEXT    NOT NULL, -- JSON array of strings
+	check_command   TEXT    NOT NULL DEFAULT '{}', -- JSON of nightshift.RecipeCheck
 	state           TEXT    NOT NULL CHECK (state IN ('active', 'pinned', 'demoted', 'retired')),
 	fixes           INTEGER NOT NULL DEFAULT 0,
 	failures        INTEGER NOT NULL DEFAULT 0,
@@ -38,7 +39,7 @@ CREATE TABLE IF NOT EXISTS recipes (
 );
 `
 
-const columns = `id, rule, os, version, package_manager, commands, state, fixes, failures, last_error, proofs, created_ns, updated_ns`
+const columns = `id, rule, os, version, package_manager, commands, check_command, state, fixes, failures, last_error, proofs, created_ns, updated_ns`
 
 // DB is the database a SQLite store keeps its tables in. A *journal.Journal
 // satisfies it: WriteTx on its single writer connection, QueryContext on its
@@ -96,14 +97,17 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanRecipe(sc scanner) (nightshift.Recipe, error) {
 	var r nightshift.Recipe
-	var cmds, state, proofs string
+	var cmds, check, state, proofs string
 	var created, updated int64
-	if err := sc.Scan(&r.ID, &r.Key.Rule, &r.Key.OS, &r.Key.Version, &r.Key.PackageManager, &cmds, &state,
+	if err := sc.Scan(&r.ID, &r.Key.Rule, &r.Key.OS, &r.Key.Version, &r.Key.PackageManager, &cmds, &check, &state,
 		&r.Fixes, &r.Failures, &r.LastError, &proofs, &created, &updated); err != nil {
 		return r, err
 	}
 	if err := json.Unmarshal([]byte(cmds), &r.Commands); err != nil {
 		return r, fmt.Errorf("recipe %s: commands: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(check), &r.Check); err != nil {
+		return r, fmt.Errorf("recipe %s: check: %w", r.ID, err)
 	}
 	if err := json.Unmarshal([]byte(proofs), &r.Proofs); err != nil {
 		return r, fmt.Errorf("recipe %s: proofs: %w", r.ID, err)
@@ -120,8 +124,8 @@ func keyArgs(k nightshift.RecipeKey) []any { return []any{k.Rule, k.OS, k.Versio
 const whereKey = `rule = ? AND os = ? AND version = ? AND package_manager = ?`
 
 // Prove implements Store.
-func (s *SQLite) Prove(ctx context.Context, key nightshift.RecipeKey, commands []string, proof nightshift.RecipeProof) (nightshift.Recipe, error) {
-	cmds, err := validate(key, commands)
+func (s *SQLite) Prove(ctx context.Context, fix nightshift.Recipe, proof nightshift.RecipeProof) (nightshift.Recipe, error) {
+	fix, err := validate(fix)
 	if err != nil {
 		return nightshift.Recipe{}, fmt.Errorf("prove recipe: %w", err)
 	}
@@ -129,14 +133,15 @@ func (s *SQLite) Prove(ctx context.Context, key nightshift.RecipeKey, commands [
 	if proof.At.IsZero() {
 		proof.At = now
 	}
-	id := nightshift.RecipeID(key.Rule, cmds)
+	key, id := fix.Key, fix.ID
 	var out nightshift.Recipe
 	err = s.db.WriteTx(ctx, func(tx *sql.Tx) error {
 		row := tx.QueryRowContext(ctx, `SELECT `+columns+` FROM recipes WHERE `+whereKey+` AND id = ?`, append(keyArgs(key), id)...)
 		r, err := scanRecipe(row)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			r = nightshift.Recipe{ID: id, Key: key, Commands: cmds, Created: now}
+			r = fix
+			r.Created = now
 		case err != nil:
 			return err
 		}
@@ -159,6 +164,10 @@ func upsert(ctx context.Context, tx *sql.Tx, r nightshift.Recipe) error {
 	if err != nil {
 		return err
 	}
+	check, err := json.Marshal(r.Check)
+	if err != nil {
+		return err
+	}
 	proofs, err := json.Marshal(r.Proofs)
 	if err != nil {
 		return err
@@ -167,8 +176,8 @@ func upsert(ctx context.Context, tx *sql.Tx, r nightshift.Recipe) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO recipes (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Key.Rule, r.Key.OS, r.Key.Version, r.Key.PackageManager, string(cmds), string(state),
+	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO recipes (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Key.Rule, r.Key.OS, r.Key.Version, r.Key.PackageManager, string(cmds), string(check), string(state),
 		r.Fixes, r.Failures, r.LastError, string(proofs), r.Created.UnixNano(), r.Updated.UnixNano())
 	return err
 }

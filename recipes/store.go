@@ -36,10 +36,11 @@ var ErrSchema = errors.New("unsupported recipes schema")
 
 // Store keeps recipes. Implementations: Memory and SQLite.
 type Store interface {
-	// Prove records that commands fixed key's rule (proof says where),
-	// creating the recipe or adding a proof to it, and returns it.
-	// A demoted or retired recipe keeps its state.
-	Prove(ctx context.Context, key nightshift.RecipeKey, commands []string, proof nightshift.RecipeProof) (nightshift.Recipe, error)
+	// Prove records that fix's Commands fixed its Key's rule (proof says
+	// where), creating the recipe (with fix's Check) or adding a proof to
+	// it, and returns it. Only Key, Commands and Check of fix are read. A
+	// demoted or retired recipe keeps its state.
+	Prove(ctx context.Context, fix nightshift.Recipe, proof nightshift.RecipeProof) (nightshift.Recipe, error)
 	// Best returns the recipe to replay for key, false when none is
 	// replayable.
 	Best(ctx context.Context, key nightshift.RecipeKey) (nightshift.Recipe, bool, error)
@@ -66,8 +67,18 @@ func (f Filter) match(r nightshift.Recipe) bool {
 		(len(f.States) == 0 || slices.Contains(f.States, r.State))
 }
 
-// validate checks what Prove is given and returns the commands trimmed.
-func validate(key nightshift.RecipeKey, commands []string) ([]string, error) {
+// validate checks what Prove is given and returns the recipe to store,
+// with its ID.
+func validate(fix nightshift.Recipe) (nightshift.Recipe, error) {
+	cmds, err := validCommands(fix.Key, fix.Commands)
+	if err != nil {
+		return fix, err
+	}
+	return nightshift.Recipe{ID: nightshift.RecipeID(fix.Key.Rule, cmds), Key: fix.Key, Commands: cmds,
+		Check: nightshift.RecipeCheck{Command: fix.Check.Command, Failing: slices.Clone(fix.Check.Failing)}}, nil
+}
+
+func validCommands(key nightshift.RecipeKey, commands []string) ([]string, error) {
 	if strings.TrimSpace(key.Rule) == "" {
 		return nil, fmt.Errorf("%w: key has no rule", ErrInvalid)
 	}

@@ -44,6 +44,7 @@ var (
 	deb12 = nightshift.RecipeKey{Rule: "sshd_disable_root_login", OS: "debian", Version: "12", PackageManager: "apt-get"}
 	deb11 = nightshift.RecipeKey{Rule: "sshd_disable_root_login", OS: "debian", Version: "11", PackageManager: "apt-get"}
 	fix1  = []string{"sed -i 's/^#\\?PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config", "systemctl reload ssh"}
+	chk   = nightshift.RecipeCheck{Command: "sshd -T | grep -qx 'permitrootlogin no'"}
 	fix2  = []string{"printf 'PermitRootLogin no\\n' > /etc/ssh/sshd_config.d/10-root.conf"}
 )
 
@@ -55,15 +56,15 @@ func TestStoreLifecycle(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, ok, "an empty store has no recipe")
 
-			r1, err := s.Prove(ctx, deb12, fix1, nightshift.RecipeProof{Host: "web1", Run: "1", Check: "exit 0: compliant",
+			r1, err := s.Prove(ctx, nightshift.Recipe{Key: deb12, Commands: fix1, Check: chk}, nightshift.RecipeProof{Host: "web1", Run: "1", Check: "exit 0: compliant",
 				Changes: []nightshift.FileChange{{Path: "/etc/ssh/sshd_config", Change: nightshift.ChangeModified, Diff: "-PermitRootLogin yes\n+PermitRootLogin no\n"}}})
 			require.NoError(t, err)
 			assert.Equal(t, nightshift.RecipeID(deb12.Rule, fix1), r1.ID)
 			assert.Equal(t, 1, r1.Fixes)
-			_, err = s.Prove(ctx, deb12, fix2, nightshift.RecipeProof{Host: "web2", Run: "1"})
+			_, err = s.Prove(ctx, nightshift.Recipe{Key: deb12, Commands: fix2, Check: chk}, nightshift.RecipeProof{Host: "web2", Run: "1"})
 			require.NoError(t, err)
 			// fix2 proves twice: it outranks fix1.
-			r2, err := s.Prove(ctx, deb12, fix2, nightshift.RecipeProof{Host: "web3", Run: "1"})
+			r2, err := s.Prove(ctx, nightshift.Recipe{Key: deb12, Commands: fix2, Check: chk}, nightshift.RecipeProof{Host: "web3", Run: "1"})
 			require.NoError(t, err)
 			assert.Equal(t, 2, r2.Fixes)
 			assert.Len(t, r2.Proofs, 2)
@@ -92,7 +93,7 @@ func TestStoreLifecycle(t *testing.T) {
 			assert.Equal(t, 1, all[0].Failures)
 
 			// Proving a demoted recipe again does not bring it back.
-			_, err = s.Prove(ctx, deb12, fix2, nightshift.RecipeProof{Host: "web4", Run: "2"})
+			_, err = s.Prove(ctx, nightshift.Recipe{Key: deb12, Commands: fix2, Check: chk}, nightshift.RecipeProof{Host: "web4", Run: "2"})
 			require.NoError(t, err)
 			best, _, _ = s.Best(ctx, deb12)
 			assert.Equal(t, r1.ID, best.ID)
@@ -129,12 +130,12 @@ func TestStoreBadInput(t *testing.T) {
 				{deb12, []string{"true", "  "}},
 				{deb12, make([]string, recipes.MaxCommands+1)},
 			} {
-				_, err := s.Prove(ctx, tt.key, tt.cmds, nightshift.RecipeProof{})
+				_, err := s.Prove(ctx, nightshift.Recipe{Key: tt.key, Commands: tt.cmds, Check: chk}, nightshift.RecipeProof{})
 				assert.ErrorIs(t, err, recipes.ErrInvalid, "Prove(%v, %d commands)", tt.key, len(tt.cmds))
 			}
 			assert.ErrorIs(t, s.Fail(ctx, "r-nope", deb12, "x"), recipes.ErrNotFound)
 			assert.ErrorIs(t, s.SetState(ctx, "r-nope", nil, nightshift.RecipePinned), recipes.ErrNotFound)
-			r, err := s.Prove(ctx, deb12, fix1, nightshift.RecipeProof{})
+			r, err := s.Prove(ctx, nightshift.Recipe{Key: deb12, Commands: fix1, Check: chk}, nightshift.RecipeProof{})
 			require.NoError(t, err)
 			assert.ErrorIs(t, s.SetState(ctx, r.ID, nil, nightshift.RecipeState(9)), recipes.ErrInvalid)
 			assert.ErrorIs(t, s.SetState(ctx, r.ID, &deb11, nightshift.RecipePinned), recipes.ErrNotFound)
@@ -156,7 +157,7 @@ func TestStoreConcurrentProofs(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := s.Prove(ctx, deb12, fix1, nightshift.RecipeProof{Host: fmt.Sprintf("h%d", i), Run: "1"})
+					_, err := s.Prove(ctx, nightshift.Recipe{Key: deb12, Commands: fix1, Check: chk}, nightshift.RecipeProof{Host: fmt.Sprintf("h%d", i), Run: "1"})
 					errs <- err
 				}()
 			}

@@ -139,7 +139,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		case status == nightshift.CheckPass:
 			out.Status = nightshift.RuleFixed
 			if !r.NoRecipes {
-				w.prove(ctx, key, &out, false)
+				w.prove(ctx, r, key, &out, false)
 			}
 			return out, nil
 		}

@@ -19,7 +19,7 @@ import (
 // proves its own: a recipes.Store.
 type RecipeStore interface {
 	Best(ctx context.Context, key nightshift.RecipeKey) (nightshift.Recipe, bool, error)
-	Prove(ctx context.Context, key nightshift.RecipeKey, commands []string, proof nightshift.RecipeProof) (nightshift.Recipe, error)
+	Prove(ctx context.Context, fix nightshift.Recipe, proof nightshift.RecipeProof) (nightshift.Recipe, error)
 	Fail(ctx context.Context, id string, key nightshift.RecipeKey, reason string) error
 }
 
@@ -88,7 +88,7 @@ func (w *Worker) replay(ctx context.Context, r rules.Rule, bans *safety.BanList,
 	}
 	if status == nightshift.CheckPass {
 		out.Status = nightshift.RuleFixed
-		w.prove(ctx, key, out, true)
+		w.prove(ctx, r, key, out, true)
 		return true, nil
 	}
 	reason := out.turnCheck
@@ -105,8 +105,9 @@ func (w *Worker) replay(ctx context.Context, r rules.Rule, bans *safety.BanList,
 	return false, nil
 }
 
-// prove records the current attempt's commands as a recipe of key.
-func (w *Worker) prove(ctx context.Context, key nightshift.RecipeKey, out *Outcome, replayed bool) {
+// prove records the current attempt's commands as a recipe of key, guarded
+// by r's check.
+func (w *Worker) prove(ctx context.Context, r rules.Rule, key nightshift.RecipeKey, out *Outcome, replayed bool) {
 	rc := w.cfg.Recipes
 	if rc.Store == nil || len(out.turn) == 0 {
 		return
@@ -117,7 +118,14 @@ func (w *Worker) prove(ctx context.Context, key nightshift.RecipeKey, out *Outco
 		cmds[i] = c.command
 		changes = append(changes, c.changes...)
 	}
-	rec, err := rc.Store.Prove(ctx, key, cmds, nightshift.RecipeProof{Host: rc.Host, Run: rc.Run, Check: out.turnCheck, Changes: changes, Replayed: replayed})
+	fix := nightshift.Recipe{Key: key, Commands: cmds}
+	if r.Check != nil {
+		fix.Check.Command = r.Check.String()
+		if r.Check.Kind() == "oscap" {
+			fix.Check.Failing = []int{2} // oscap xccdf eval: 2 means a rule failed
+		}
+	}
+	rec, err := rc.Store.Prove(ctx, fix, nightshift.RecipeProof{Host: rc.Host, Run: rc.Run, Check: out.turnCheck, Changes: changes, Replayed: replayed})
 	if err != nil {
 		w.log().Warn("recording a recipe failed", "rule", key.Rule, "error", err)
 		return

@@ -78,6 +78,7 @@ func TestRecipeReplay(t *testing.T) {
 	assert.Equal(t, []string{fix}, rec.Commands, "only the passing attempt's commands")
 	assert.Equal(t, first.Recipe, rec.ID)
 	assert.Equal(t, "aide_build_database", rec.Key.Rule)
+	assert.Equal(t, "test -f "+marker, rec.Check.Command, "the recipe carries the rule's check, for exports")
 	osr, _ := os.ReadFile("/etc/os-release") // the target sees this machine's os-release
 	assert.Contains(t, string(osr), "ID="+rec.Key.OS)
 	assert.NotEmpty(t, rec.Key.PackageManager)
@@ -192,7 +193,7 @@ func TestRecipeSwitchesAndSafety(t *testing.T) {
 
 	// A banned recipe (as a tampered store could hold) is blocked.
 	require.NoError(t, os.Remove(marker))
-	bad, err := store.Prove(ctx, key, []string{"rm -rf / --no-preserve-root"}, nightshift.RecipeProof{Host: "forged"})
+	bad, err := store.Prove(ctx, nightshift.Recipe{Key: key, Commands: []string{"rm -rf / --no-preserve-root"}}, nightshift.RecipeProof{Host: "forged"})
 	require.NoError(t, err)
 	require.NoError(t, store.SetState(ctx, bad.ID, nil, nightshift.RecipePinned))
 	before := len(e.ranCommands())
