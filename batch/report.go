@@ -91,9 +91,10 @@ func collectTask(ctx context.Context, j *journal.Journal, c *report.Collector, t
 				c.Usage(t.Rule, t.Host, m.UsagePrompt, m.CachedTokens)
 			}
 		case st.Command != nil:
-			attempt = max(st.Attempt, 1)
+			// Attempt 0 is a recipe's replay, before any model call.
+			attempt = st.Attempt
 			pending = append(pending, reportCommand(*st.Command, outputCap))
-		case st.Check != nil && st.Check.Attempt > 0:
+		case st.Check != nil && (st.Check.Attempt > 0 || len(pending) > 0):
 			attempt = st.Check.Attempt
 			flush(st.Check.Status.String())
 		case st.AttemptEnd != nil:

@@ -246,3 +246,24 @@ func writeFiles(dir string, files map[string][]byte, mode ...os.FileMode) error 
 	}
 	return nil
 }
+
+// Night selects what an export of one night holds: for each key, the
+// best-ranked of the recipes (already filtered by the caller, e.g. to
+// replayable states) that have a proof from run.
+func Night(rs []nightshift.Recipe, run string) []nightshift.Recipe {
+	best := map[nightshift.RecipeKey]nightshift.Recipe{}
+	for _, r := range rs {
+		if !slices.ContainsFunc(r.Proofs, func(p nightshift.RecipeProof) bool { return p.Run == run }) {
+			continue
+		}
+		if cur, ok := best[r.Key]; !ok || compareRank(r, cur) < 0 {
+			best[r.Key] = r
+		}
+	}
+	out := make([]nightshift.Recipe, 0, len(best))
+	for _, r := range best {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, compareList)
+	return out
+}
