@@ -26,7 +26,9 @@ func exportOf(dir string) recipes.Export {
 	deb := nightshift.RecipeKey{Rule: "marker_present", OS: "debian", Version: "12", PackageManager: "apt-get"}
 	ubu := nightshift.RecipeKey{Rule: "marker_present", OS: "ubuntu", Version: "24.04", PackageManager: "apt-get"}
 	braces := nightshift.RecipeKey{Rule: "braces_written", OS: "debian", Version: "12", PackageManager: "apt-get"}
-	check := func(p string) nightshift.RecipeCheck { return nightshift.RecipeCheck{Command: "test -f " + filepath.Join(dir, p)} }
+	check := func(p string) nightshift.RecipeCheck {
+		return nightshift.RecipeCheck{Command: "test -f " + filepath.Join(dir, p)}
+	}
 	return recipes.Export{Title: "journal night.db run 3", Recipes: []nightshift.Recipe{
 		{ID: "r-ubu", Key: ubu, Commands: []string{"touch " + filepath.Join(dir, "marker")}, Check: check("marker"), Fixes: 1,
 			Proofs: []nightshift.RecipeProof{{Host: "u1", Run: "3", At: at, Check: "pass: exit 0: compliant"}}},
