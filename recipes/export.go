@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -30,7 +31,12 @@ var ErrNoCheck = errors.New("recipe has no check")
 // proven in one night (Night selects them), each guarded by its own Check.
 type Export struct {
 	// Title names the night in the files' headers, e.g. "journal night.db run 3".
-	Title   string
+	Title string
+	// Run orders the rules: by their first proof in this run, the order in
+	// which the night fixed them (a rule's fix may need an earlier one's,
+	// as a PAM setting needs its module's package). Empty: by their first
+	// proof at all. Ties, and rules without proofs, go by rule ID.
+	Run     string
 	Recipes []nightshift.Recipe
 }
 
@@ -38,7 +44,28 @@ type Export struct {
 // checks that each has a check.
 func (e Export) sorted() ([]nightshift.Recipe, error) {
 	rs := slices.Clone(e.Recipes)
-	slices.SortFunc(rs, compareList)
+	first := map[string]time.Time{} // rule → its first proof
+	for _, r := range rs {
+		for _, p := range r.Proofs {
+			if e.Run != "" && p.Run != e.Run {
+				continue
+			}
+			if t, ok := first[r.Key.Rule]; !ok || p.At.Before(t) {
+				first[r.Key.Rule] = p.At
+			}
+		}
+	}
+	slices.SortFunc(rs, func(a, b nightshift.Recipe) int {
+		ta, oka := first[a.Key.Rule]
+		tb, okb := first[b.Key.Rule]
+		switch {
+		case oka && !okb:
+			return -1
+		case !oka && okb:
+			return 1
+		}
+		return cmp.Or(ta.Compare(tb), compareList(a, b))
+	})
 	for _, r := range rs {
 		if strings.TrimSpace(r.Check.Command) == "" {
 			return nil, fmt.Errorf("export recipe %s (%s): %w", r.ID, r.Key.Rule, ErrNoCheck)

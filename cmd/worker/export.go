@@ -78,7 +78,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	e := recipes.Export{Title: fmt.Sprintf("journal %s run %d", filepath.Base(path), runID), Recipes: recipes.Night(all, strconv.FormatInt(runID, 10))}
+	e := recipes.Export{Title: fmt.Sprintf("journal %s run %d", filepath.Base(path), runID), Run: strconv.FormatInt(runID, 10), Recipes: recipes.Night(all, strconv.FormatInt(runID, 10))}
 	if len(e.Recipes) == 0 {
 		return fmt.Errorf("run %d proved no recipe that may be replayed (worker recipes list %s)", runID, path)
 	}
