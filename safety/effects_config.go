@@ -51,11 +51,27 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			}
 			mp := path.Clean(f[1])
 			if mp == "/" {
-				for _, r := range removed {
+				// The root entry may change its options, not its
+				// device or type; and none may appear where the host
+				// had none (the boot then mounts / by its kernel
+				// command line, and an entry naming another device can
+				// stop it).
+				before, _ := diffSides(c)
+				var olds []string
+				same := false
+				for _, r := range before {
 					g := strings.Fields(r)
-					if len(g) >= 3 && !strings.HasPrefix(g[0], "#") && path.Clean(g[1]) == "/" && (g[0] != f[0] || g[2] != f[2]) {
-						bad("mount", "would change the root file system's fstab entry from "+g[0]+" ("+g[2]+") to "+f[0]+" ("+f[2]+")")
+					if len(g) >= 3 && !strings.HasPrefix(g[0], "#") && path.Clean(g[1]) == "/" {
+						olds = append(olds, g[0]+" ("+g[2]+")")
+						same = same || g[0] == f[0] && g[2] == f[2]
 					}
+				}
+				switch {
+				case same:
+				case len(olds) > 0:
+					bad("mount", "would change the root file system's fstab entry from "+strings.Join(olds, ", ")+" to "+f[0]+" ("+f[2]+")")
+				default:
+					bad("mount", "would add a root file system entry "+f[0]+" ("+f[2]+") to /etc/fstab, which had none: the boot would mount / from it")
 				}
 				continue
 			}
