@@ -67,9 +67,9 @@ session	required			pam_permit.so
 session	required	pam_unix.so
 `,
 	"/etc/pam.d/common-password": "password	[success=1 default=ignore]	pam_unix.so obscure yescrypt\npassword	requisite	pam_deny.so\npassword	required	pam_permit.so\n",
-	"/etc/security/access.conf":   "# Login access control table.\n",
-	"/etc/security/time.conf":     "# time.conf\n",
-	"/etc/security/limits.conf":   "# limits.conf\n",
+	"/etc/security/access.conf":  "# Login access control table.\n",
+	"/etc/security/time.conf":    "# time.conf\n",
+	"/etc/security/limits.conf":  "# limits.conf\n",
 }
 
 var debianModules = strings.Fields("pam_nologin.so pam_selinux.so pam_loginuid.so pam_keyinit.so pam_motd.so pam_mail.so pam_limits.so pam_env.so pam_faildelay.so pam_group.so pam_lastlog.so pam_rootok.so pam_unix.so pam_deny.so pam_permit.so pam_access.so pam_time.so pam_listfile.so pam_securetty.so")
