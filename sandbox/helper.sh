@@ -298,7 +298,7 @@ sshd_checks() {
 	: >"$T/out/sshd_T"
 	[ -d "$T/u/0/etc/ssh" ] || [ -e "$T/u/0/etc/ssh" ] || return 0
 	[ -x "$T/root/usr/sbin/sshd" ] || return 0
-	user=${SUDO_USER:-$(id -un)}
+	user=${NIGHTSHIFT_LOGIN:-${SUDO_USER:-$(id -un)}}
 	addr=${SSH_CLIENT%% *}
 	[ -n "$addr" ] || addr=127.0.0.1
 	mkdir -p "$T/root/run/sshd"
@@ -322,7 +322,7 @@ pam_facts() {
 	{
 		pam_view "" before
 		pam_view "$T/root" after
-		user=${SUDO_USER:-$(id -un)}
+		user=${NIGHTSHIFT_LOGIN:-${SUDO_USER:-$(id -un)}}
 		printf 'login %s\n' "$user"
 		printf 'groups %s %s\n' "$user" "$(id -Gn -- "$user" 2>/dev/null)"
 		printf 'groups root %s\n' "$(id -Gn root 2>/dev/null)"
