@@ -139,7 +139,12 @@ func underAny(p string, dirs []string) (string, bool) {
 //   - recorded actions outside the allow-list (see judgeAction), but for
 //     the classes of legitimate administration judgeActions recognises
 //     with the rest of the command's actions;
-//   - more than MaxOutside changes outside the rule's Scope.
+//   - more than MaxOutside changes outside the rule's Scope;
+//   - the classes the package documentation lists under "Judged by
+//     meaning": PAM stacks that come to deny (effects_pam.go), limits,
+//     login.defs, sysctl files and actions, /etc/hosts, tcp wrappers,
+//     files nothing reads in /etc/ssh and /boot, programs that hide the
+//     system's in root's PATH (effects_system.go).
 //
 // It is a pure function of its input.
 func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {

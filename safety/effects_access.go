@@ -265,9 +265,16 @@ func judgeAction(argv []string, pol EffectsPolicy) string {
 			return ""
 		}
 		return unitVerb(ops[0], ops[1:])
-	case "sysctl", "auditctl", "swapon":
+	case "sysctl", "swapon":
 		// sysctl's keys are judged with the command's files
 		// (sysctlActions).
+		return ""
+	case "auditctl":
+		for i, a := range args {
+			if (a == "-f" && i+1 < len(args) && args[i+1] == "2") || a == "-f2" {
+				return "auditctl -f 2 makes the kernel panic whenever auditing fails (a backlog overflow, a full disk)"
+			}
+		}
 		return ""
 	case "swapoff":
 		// One swap area (a swap file the rule removes) is the rule's
@@ -528,6 +535,16 @@ func mountHarm(args []string) string {
 	for _, o := range opts {
 		if o == "ro" {
 			return "remounting read-only stops the host from writing its state"
+		}
+	}
+	if slices.Contains(opts, "nosuid") {
+		for _, m := range ops {
+			if c := path.Clean(m); c == "/" || c == "/usr" || c == "/bin" || c == "/sbin" || c == "/usr/bin" {
+				return "nosuid on " + m + " stops sudo and su (setuid programs) from giving root"
+			}
+		}
+		if len(ops) == 0 {
+			return "nosuid without a mount point cannot be judged"
 		}
 	}
 	if slices.Contains(opts, "noexec") {

@@ -66,7 +66,13 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 						same = same || g[0] == f[0] && g[2] == f[2]
 					}
 				}
+				opts := ""
+				if len(f) >= 4 {
+					opts = "," + f[3] + ","
+				}
 				switch {
+				case strings.Contains(opts, ",ro,") || strings.Contains(opts, ",noexec,") || strings.Contains(opts, ",nosuid,"):
+					bad("mount", "would mount the root file system "+strings.Trim(opts, ",")+" at boot (/etc/fstab): the host could not write its state, run its programs or give root through sudo")
 				case same:
 				case len(olds) > 0:
 					bad("mount", "would change the root file system's fstab entry from "+strings.Join(olds, ", ")+" to "+f[0]+" ("+f[2]+")")
@@ -78,6 +84,13 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			for _, m := range systemMounts {
 				if mp == m && m != "/" && !fstabHas(removed, mp) {
 					bad("mount", "would mount "+f[0]+" over "+mp+" at boot (/etc/fstab), hiding the system's files")
+				}
+			}
+			if len(f) >= 4 && (mp == "/usr" || mp == "/bin" || mp == "/sbin") {
+				for _, o := range strings.Split(f[3], ",") {
+					if o == "noexec" || o == "nosuid" || o == "ro" && mp != "/usr" {
+						bad("mount", "would mount "+mp+" with "+o+" at boot (/etc/fstab): the host could not run its programs or give root through sudo")
+					}
 				}
 			}
 		}

@@ -45,6 +45,12 @@ func systemHarm(e nightshift.Effects, c nightshift.FileChange, pkgOp bool) []Ref
 		if c.After.Kind == nightshift.FileRegular && (c.Change == nightshift.ChangeCreated || hasLocalhost(before)) && !hasLocalhost(after) {
 			bad("config", "would leave /etc/hosts without localhost (127.0.0.1 or ::1): programs that reach localhost by name would fail")
 		}
+	case c.Path == "/etc/audit/audit.rules" || path.Dir(c.Path) == "/etc/audit/rules.d" && strings.HasSuffix(c.Path, ".rules"):
+		for _, l := range added {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "-f" && f[1] == "2" {
+				bad("config", "would add -f 2 to "+c.Path+": the kernel would panic whenever auditing fails (a backlog overflow, a full disk) from the next boot or rules load; a host-wide crash policy is a decision for its owners")
+			}
+		}
 	case c.Path == "/etc/hosts.deny":
 		for _, l := range added {
 			if tcpdDenies(l, e.Origin) && !tcpdAllowed(e) {
@@ -176,6 +182,21 @@ func sysctlHarm(key, val, origin string) string {
 		if !isNum || n < 8192 {
 			return "the host could no longer open files"
 		}
+	case key == "kernel.core_pattern" || key == "kernel.modprobe" || key == "kernel.hotplug" || key == "kernel.poweroff_cmd":
+		prog := val
+		if key == "kernel.core_pattern" {
+			if !strings.HasPrefix(val, "|") {
+				return "" // a file name pattern
+			}
+			prog = firstOr(strings.Fields(strings.TrimPrefix(val, "|")), "")
+		}
+		prog = firstOr(strings.Fields(prog), "")
+		switch prog {
+		case "", "/bin/false", "/usr/bin/false", "/bin/true", "/usr/bin/true", "/sbin/modprobe", "/usr/sbin/modprobe",
+			"/lib/systemd/systemd-coredump", "/usr/lib/systemd/systemd-coredump", "/usr/share/apport/apport", "/sbin/poweroff", "/usr/sbin/poweroff":
+			return ""
+		}
+		return "the kernel would run " + prog + " as root later, outside the sandbox"
 	case key == "net.core.somaxconn" || key == "net.ipv4.tcp_max_syn_backlog":
 		if !isNum || n < 16 {
 			return "services could no longer accept connections"
