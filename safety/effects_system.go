@@ -128,12 +128,16 @@ func sysctlHarm(key, val, origin string) string {
 	parts := strings.Split(key, ".")
 	last := parts[len(parts)-1]
 	switch {
-	case key == "kernel.panic_on_oops" || key == "vm.panic_on_oom" || key == "kernel.panic_on_warn" ||
+	// kernel.panic_on_oops=1 is left alone: SSG and the DISA STIG set it
+	// (an oops can be an exploit under way, and the host stops rather
+	// than run on in a state it cannot trust); the others only trade
+	// availability away.
+	case key == "vm.panic_on_oom" || key == "kernel.panic_on_warn" ||
 		key == "kernel.panic_on_rcu_stall" || key == "kernel.panic_on_unrecovered_nmi" || key == "kernel.panic_on_io_nmi" ||
 		key == "kernel.hardlockup_panic" || key == "kernel.softlockup_panic" || key == "kernel.hung_task_panic" ||
 		key == "kernel.unknown_nmi_panic" || key == "kernel.panic_on_stackoverflow":
 		if !isNum || n != 0 {
-			return "a recoverable kernel error (an oops, an out-of-memory, a warning) would crash the host"
+			return "a recoverable kernel condition (an out-of-memory, a warning, a stall) would crash the host"
 		}
 	case key == "kernel.sysrq":
 		if !isNum || n == 1 || n&0x80 != 0 {
