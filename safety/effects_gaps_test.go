@@ -297,6 +297,7 @@ func TestJudgeEffectsGaps(t *testing.T) {
 		{"sshd drop-in", changes(created("/etc/ssh/sshd_config.d/50-hardening.conf", "MaxAuthTries 4\n")), root, "", ""},
 		{"sshd banner it names", nightshift.Effects{Changes: []nightshift.FileChange{created("/etc/ssh/banner", "Authorized use only\n")},
 			SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"banner": "/etc/ssh/banner"}}}, root, "", ""},
+		{"sshd_not_to_be_run", changes(created("/etc/ssh/sshd_not_to_be_run", "")), root, "lockout", "would not start sshd"},
 		{"a new host key", changes(created("/etc/ssh/ssh_host_ed25519_key.pub", "ssh-ed25519 AAAA root@h\n")), root, "", ""},
 		{"a file in /boot", changes(created("/boot/.x", "")), root, "inert", "/boot/.x"},
 		{"grub.cfg written by grub-mkconfig", changes(created("/boot/grub/grub.cfg", "set timeout=5\n")), root, "", ""},

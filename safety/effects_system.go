@@ -62,6 +62,12 @@ func systemHarm(e nightshift.Effects, c nightshift.FileChange, pkgOp bool) []Ref
 			}
 		}
 	}
+	if c.Path == "/etc/ssh/sshd_not_to_be_run" && c.Change == nightshift.ChangeCreated {
+		// Debian's ssh.service and init script do not start sshd while
+		// it exists (ConditionPathExists=!/etc/ssh/sshd_not_to_be_run).
+		bad("lockout", "would create /etc/ssh/sshd_not_to_be_run: Debian's ssh.service would not start sshd again")
+		return out
+	}
 	if c.Change == nightshift.ChangeCreated && c.After.Kind != nightshift.FileDir {
 		if why := inertSSHFile(c.Path, e.SSHD); why != "" {
 			bad("inert", "would create "+c.Path+", which "+why)
