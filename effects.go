@@ -129,8 +129,9 @@ type Effects struct {
 	// /etc/ssh (or the host has no sshd).
 	SSHD *SSHDCheck `json:"sshd,omitempty"`
 	// PAM is what Linux-PAM reads for a login, before and after the
-	// command; nil when the command changed nothing under /etc, /usr or
-	// /lib. It is not kept in the JSON evidence (it is the host's whole
+	// command; nil when the command changed none of it (/etc/pam.d,
+	// /etc/security, /etc/securetty, /etc/nologin, a module directory, a
+	// file a PAM line names). It is not kept in the JSON evidence (it is the host's whole
 	// PAM configuration, tens of kilobytes, and the same for every
 	// command): the judge reads it when it judges.
 	PAM *PAMView `json:"-"`

@@ -43,8 +43,9 @@
 // and device-node changes, the recorded argv, and — when /etc/ssh changed —
 // `sshd -t` and `sshd -T -C user=LOGIN,addr=CLIENT` run on the changed
 // configuration. Facts of the host the changes alone do not show come
-// with them: when anything under /etc, /usr or /lib changed, the PAM files
-// a login reads (/etc/pam.d, /etc/security's tables, /etc/securetty,
+// with them: when the command changed what Linux-PAM reads (/etc/pam.d,
+// /etc/security, /etc/securetty, /etc/nologin, a module directory, a file
+// a PAM line names), the PAM files a login reads (/etc/pam.d, /etc/security's tables, /etc/securetty,
 // /etc/nologin, the files PAM lines name) and whether each module a PAM
 // line names exists, both on the host and in the trial, with the login's
 // groups ([nightshift.PAMView]: the judge runs the stacks on both); the

@@ -308,8 +308,25 @@ sshd_checks() {
 	printf 'login %s\n' "$user" >>"$T/out/sshd_T"
 }
 
-# pam_facts writes T/out/pam when the command changed something under
-# /etc, /usr or /lib: what Linux-PAM reads for a login, in the host's view
+# pam_touched says whether the command changed what Linux-PAM reads:
+# /etc/pam.d, /etc/security, /etc/securetty, /etc/nologin, a module
+# directory, or a file a PAM line names with file=, accessfile= or
+# conffile= (one grep; most commands change none, and skip the rest).
+pam_touched() {
+	local T=$1 f
+	for f in "$T"/u/0/etc/pam.d "$T"/u/0/etc/security "$T"/u/0/etc/securetty "$T"/u/0/etc/nologin \
+		"$T"/u/0/lib/security "$T"/u/0/lib64/security "$T"/u/0/usr/lib/security "$T"/u/0/usr/lib64/security \
+		"$T"/u/0/lib/*/security "$T"/u/0/usr/lib/*/security; do
+		if [ -e "$f" ] || [ -L "$f" ]; then return 0; fi
+	done
+	while IFS= read -r f; do
+		if [ -e "$T/u/0$f" ] || [ -L "$T/u/0$f" ]; then return 0; fi
+	done < <(grep -hoE '(file|accessfile|conffile)=/[^[:space:]]+' "$T"/root/etc/pam.d/* 2>/dev/null | sed 's/^[a-z]*=//')
+	return 1
+}
+
+# pam_facts writes T/out/pam when the command changed what Linux-PAM
+# reads (pam_touched): what Linux-PAM reads for a login, in the host's view
 # (before) and the trial's (after), for the worker to evaluate the login's
 # PAM stacks on both, and who the login is. Lines:
 #   file VIEW PATH        then the file's lines, each after "|"
@@ -318,7 +335,7 @@ sshd_checks() {
 pam_facts() {
 	local T=$1 user
 	: >"$T/out/pam"
-	[ -d "$T/u/0/etc" ] || [ -d "$T/u/0/usr" ] || [ -d "$T/u/0/lib" ] || return 0
+	pam_touched "$T" || return 0
 	{
 		pam_view "" before
 		pam_view "$T/root" after
