@@ -41,7 +41,10 @@
 //     target, fstab's root and system mounts, the kernel command line,
 //     sysctl files, login.defs' ID ranges and hashing, /etc/hosts'
 //     localhost, /etc/hostname, tcp wrappers (Debian's sshd honours
-//     hosts.deny), sudo without a password or for everyone;
+//     hosts.deny), sudo without a password or for everyone, and for a
+//     login that is not root, sudoers changes that take its root away
+//     (its NOPASSWD grant removed, requiretty or noexec: the worker runs
+//     sudo -n without a terminal);
 //   - recorded actions against an allow-list, kernel parameters by key
 //     (crash on an error, cut the network, run out of ports, processes,
 //     files or memory; disabling IPv6 only when the worker's address is
@@ -53,9 +56,8 @@
 //
 // Not judged: the login's own account changes through means other than
 // the password files (NSS modules, LDAP), PAM modules beyond those named
-// (pam_succeed_if's conditions, pam_exec's programs), sudoers entries
-// that take the login's sudo away or require a password, a login's
-// group memberships changed in /etc/group, configuration of other network
+// (pam_succeed_if's conditions, pam_exec's programs), a login's group
+// memberships changed in /etc/group, configuration of other network
 // services, and anything a recorded action does that its argv does not
 // show.
 //

@@ -210,6 +210,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, configHarm(c, pol)...)
 		out = append(out, limitsHarm(c, pol)...)
 		out = append(out, systemHarm(e, c, pkgOp)...)
+		out = append(out, sudoHarm(e, c, pol)...)
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {

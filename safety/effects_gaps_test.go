@@ -308,6 +308,18 @@ func TestJudgeEffectsGaps(t *testing.T) {
 			Shadows: map[string]string{"/usr/local/bin/ls": "/usr/bin/ls"}}, root, "program", "before /usr/bin/ls"},
 		{"systemctl in /usr/local/sbin", nightshift.Effects{Shadows: map[string]string{"/usr/local/sbin/systemctl": "/usr/bin/systemctl"}}, root, "program", "systemctl"},
 		{"a script of its own in /usr/local/sbin", changes(created("/usr/local/sbin/aide-check", "#!/bin/sh\naide --check\n")), root, "", ""},
+		// sudo for a login that is not root.
+		{"NOPASSWD grant commented out (SSG sudo_remove_nopasswd)", changes(reg("/etc/sudoers.d/ops", nightshift.ChangeModified, "-ops ALL=(ALL) NOPASSWD: ALL\n+# ops ALL=(ALL) NOPASSWD: ALL\n")), ops, "lockout", "sudo from ops"},
+		{"NOPASSWD grant of the sudo group removed", changes(reg("/etc/sudoers", nightshift.ChangeModified, "-%sudo ALL=(ALL:ALL) NOPASSWD: ALL\n+%sudo ALL=(ALL:ALL) ALL\n")), ops, "lockout", "without a password"},
+		{"a Defaults line beside the grant", changes(reg("/etc/sudoers.d/ops", nightshift.ChangeModified, " ops ALL=(ALL) NOPASSWD: ALL\n+Defaults:ops !lecture\n")), ops, "", ""},
+		{"NOPASSWD grant commented out, root login", changes(reg("/etc/sudoers.d/ops", nightshift.ChangeModified, "-ops ALL=(ALL) NOPASSWD: ALL\n+# ops ALL=(ALL) NOPASSWD: ALL\n")), root, "", ""},
+		{"another user's NOPASSWD removed", changes(reg("/etc/sudoers.d/90-cloud-init-users", nightshift.ChangeModified, "-admin ALL=(ALL) NOPASSWD:ALL\n+# admin ALL=(ALL) NOPASSWD:ALL\n")), ops, "", ""},
+		{"Defaults requiretty (SSG sudo_add_requiretty)", changes(reg("/etc/sudoers", nightshift.ChangeModified, "+Defaults requiretty\n")), ops, "lockout", "without a terminal"},
+		{"Defaults noexec (SSG sudo_add_noexec)", changes(reg("/etc/sudoers", nightshift.ChangeModified, "+Defaults noexec\n")), ops, "lockout", "any program"},
+		{"Defaults use_pty, logfile", changes(reg("/etc/sudoers", nightshift.ChangeModified, "+Defaults use_pty\n+Defaults logfile=/var/log/sudo.log\n")), ops, "", ""},
+		{"Defaults requiretty for root login", changes(reg("/etc/sudoers", nightshift.ChangeModified, "+Defaults requiretty\n")), root, "", ""},
+		{"a sudoers.d file deleted", changes(deleted("/etc/sudoers.d/ops")), ops, "lockout", "may hold its grant"},
+		{"sudoers.d README changed", changes(reg("/etc/sudoers.d/README", nightshift.ChangeModified, "-x\n")), ops, "", ""},
 		// Actions.
 		{"swapoff -a", acts("swapoff", "-a"), root, "action", "swapoff -a"},
 		{"swapoff -av", acts("swapoff", "-av"), root, "action", "swapoff -a"},

@@ -463,3 +463,94 @@ func shadowHarm(e nightshift.Effects) []Refusal {
 	}
 	return out
 }
+
+// sudoHarm judges, for a login that is not root, the sudoers changes that
+// take root from it. The worker runs `sudo -n -- sh -c COMMAND` without a
+// terminal, so it needs a grant without a password (NOPASSWD or
+// !authenticate), no requiretty, and no noexec (which stops sh from
+// starting any program). A sudoers.d file deleted may hold the grant; its
+// contents are not in the evidence, so the deletion is refused.
+func sudoHarm(e nightshift.Effects, c nightshift.FileChange, pol EffectsPolicy) []Refusal {
+	if pol.Login == "root" || c.Path != "/etc/sudoers" && path.Dir(c.Path) != "/etc/sudoers.d" {
+		return nil
+	}
+	if base := path.Base(c.Path); path.Dir(c.Path) == "/etc/sudoers.d" && (strings.Contains(base, ".") || strings.HasSuffix(base, "~")) {
+		return nil // sudo's @includedir skips these names
+	}
+	who := "would take sudo from " + pol.Login + " (the worker runs sudo -n without a terminal)"
+	if c.Change == nightshift.ChangeDeleted {
+		return []Refusal{{Entry: "lockout", Reason: who + ": it deletes " + c.Path + ", which may hold its grant"}}
+	}
+	if c.Change != nightshift.ChangeModified && c.Change != nightshift.ChangeCreated {
+		return nil
+	}
+	var groups []string
+	known := false
+	if e.PAM != nil {
+		groups, known = e.PAM.Groups[pol.Login]
+	}
+	// matches says whether a sudoers user list names the login (an alias
+	// or a group whose members are not known counts as naming it).
+	matches := func(list string) bool {
+		for _, it := range strings.Split(list, ",") {
+			it = strings.TrimSpace(it)
+			switch {
+			case it == "" || strings.HasPrefix(it, "!"):
+			case it == "ALL" || it == pol.Login:
+				return true
+			case strings.HasPrefix(it, "%"):
+				g := strings.TrimPrefix(strings.TrimPrefix(it, "%"), ":")
+				if !known || slices.Contains(groups, g) || strings.HasPrefix(g, "#") {
+					return true
+				}
+			case strings.HasPrefix(it, "#") || it == strings.ToUpper(it) && strings.ContainsAny(it, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+				return true // a UID or a User_Alias
+			}
+		}
+		return false
+	}
+	grants := func(lines []string) []string {
+		var out []string
+		for _, l := range lines {
+			s := strings.TrimSpace(l)
+			f := strings.Fields(s)
+			if len(f) < 2 || strings.HasPrefix(s, "#") || strings.Contains(f[0], "_Alias") {
+				continue
+			}
+			if d, ok := strings.CutPrefix(f[0], "Defaults"); ok {
+				if strings.Contains(s, "!authenticate") && (d == "" || strings.HasPrefix(d, ":") && matches(d[1:])) {
+					out = append(out, s)
+				}
+				continue
+			}
+			if matches(f[0]) && (strings.Contains(s, "NOPASSWD:") || strings.Contains(s, "!authenticate")) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	var out []Refusal
+	if gone := grants(removedLines(c.Diff)); len(gone) > 0 && len(grants(addedLines(c.Diff))) == 0 {
+		out = append(out, Refusal{Entry: "lockout", Reason: who + ": it removes " + gone[0] + " from " + c.Path + ", a grant without a password"})
+	}
+	for _, l := range addedLines(c.Diff) {
+		s := strings.TrimSpace(l)
+		f := strings.Fields(s)
+		if len(f) < 2 || !strings.HasPrefix(f[0], "Defaults") {
+			continue
+		}
+		d := strings.TrimPrefix(f[0], "Defaults")
+		if d != "" && !(strings.HasPrefix(d, ":") && matches(d[1:])) && !strings.HasPrefix(d, ">") && !strings.HasPrefix(d, "@") {
+			continue // another user's or a command's defaults
+		}
+		for _, o := range strings.Split(strings.Join(f[1:], ""), ",") {
+			switch strings.TrimSpace(o) {
+			case "requiretty":
+				out = append(out, Refusal{Entry: "lockout", Reason: who + ": " + s + " in " + c.Path + " makes sudo refuse commands run without a terminal"})
+			case "noexec":
+				out = append(out, Refusal{Entry: "lockout", Reason: who + ": " + s + " in " + c.Path + " stops what sudo runs from starting any program (the worker's sh -c could run nothing)"})
+			}
+		}
+	}
+	return out
+}

@@ -134,6 +134,8 @@ type rightRefusal struct{ source, name, entry, reason, why string }
 var rightRefusals = []rightRefusal{
 	{"ssg", "sshd_disable_pubkey_auth", "lockout", "PubkeyAuthentication no", "it turns the worker's key login off"},
 	{"ssg", "package_openssh-server_removed", "delete-system", "/usr/sbin/sshd", "it removes the SSH server"},
+	{"ssg", "sudo_remove_nopasswd", "lockout", "sudo from " + sudoLogin, "it comments out the login's NOPASSWD grant, and the worker runs sudo -n"},
+	{"ssg", "sudo_require_authentication", "lockout", "sudo from " + sudoLogin, "it comments out the login's NOPASSWD grant, and the worker runs sudo -n"},
 }
 
 func lastLine(s string) string {
