@@ -262,6 +262,10 @@ func TestJudgeEffectsGaps(t *testing.T) {
 		{"hosts without localhost", changes(reg("/etc/hosts", nightshift.ChangeModified, "-127.0.0.1\tlocalhost\n ::1 ip6-localhost\n+192.0.2.9 db\n")), root, "config", "localhost"},
 		{"hosts recreated empty", changes(created("/etc/hosts", "# nothing\n")), root, "config", "localhost"},
 		{"hosts entry added", changes(reg("/etc/hosts", nightshift.ChangeModified, " 127.0.0.1\tlocalhost\n 127.0.1.1\thost\n+192.0.2.9 db\n")), root, "", ""},
+		{"hosts linked to /dev/null", changes(nightshift.FileChange{Path: "/etc/hosts", Change: nightshift.ChangeModified,
+			Before: nightshift.FileState{Kind: nightshift.FileRegular, Size: 100}, After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "/dev/null"}}), root, "delete-system", "link to /dev/null"},
+		{"resolv.conf linked to systemd-resolved's stub", changes(nightshift.FileChange{Path: "/etc/resolv.conf", Change: nightshift.ChangeModified,
+			Before: nightshift.FileState{Kind: nightshift.FileRegular, Size: 100}, After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "../run/systemd/resolve/stub-resolv.conf"}}), root, "", ""},
 		{"hostname deleted", changes(deleted("/etc/hostname")), root, "delete-system", "/etc/hostname"},
 		{"hostname emptied", changes(func() nightshift.FileChange {
 			c := reg("/etc/hostname", nightshift.ChangeModified, "-host\n")

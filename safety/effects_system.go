@@ -62,6 +62,14 @@ func systemHarm(e nightshift.Effects, c nightshift.FileChange, pkgOp bool) []Ref
 			}
 		}
 	}
+	target := c.After.Target
+	if !path.IsAbs(target) {
+		target = path.Join(path.Dir(c.Path), target)
+	}
+	if c.After.Kind == nightshift.FileSymlink && strings.HasPrefix(path.Clean(target), "/dev/") &&
+		(slices.Contains(vitalFiles, c.Path) || strings.HasPrefix(c.Path, "/etc/pam.d/") || c.Path == "/etc/ssh/sshd_config") {
+		bad("delete-system", "would replace "+c.Path+" with a link to "+c.After.Target+", as good as emptying it")
+	}
 	if c.Path == "/etc/ssh/sshd_not_to_be_run" && c.Change == nightshift.ChangeCreated {
 		// Debian's ssh.service and init script do not start sshd while
 		// it exists (ConditionPathExists=!/etc/ssh/sshd_not_to_be_run).
