@@ -28,8 +28,8 @@
 //     with "!" or "*" is allowed), and the shadow tools' backups
 //     (/etc/shadow-, …) as the files they back up;
 //   - PAM, run as Linux-PAM runs it on the host's files before and after
-//     the command (the sandbox reads them): sshd's account and session
-//     stacks for the login from its address, sudo's for a login that is
+//     the command (the sandbox reads them): sshd's account, session and
+//     auth stacks for the login from its address, sudo's for a login that is
 //     not root, the console's and su's for root; pam_deny, pam_access,
 //     pam_time, pam_listfile, pam_securetty, pam_nologin and modules that
 //     do not exist are evaluated, every other module is taken to succeed,

@@ -196,6 +196,8 @@ func TestJudgeEffectsGaps(t *testing.T) {
 			"/etc/pam.d/common-session": debianPAM["/etc/pam.d/common-session"] + "-session required pam_nonexistent.so\n"}), root, "", ""},
 		{"pam_securetty in login, securetty emptied", pam("root", map[string]string{"/etc/securetty": "",
 			"/etc/pam.d/login": "auth required pam_securetty.so\n" + debianPAM["/etc/pam.d/login"]}), root, "lockout", "console login"},
+		{"pam_securetty in sshd, securetty emptied", pam("root", map[string]string{"/etc/securetty": "",
+			"/etc/pam.d/sshd": sshdWith("auth required pam_securetty.so")}), root, "lockout", "SSH password logins"},
 		{"securetty emptied, no pam_securetty (SSG no_direct_root_logins)", pam("root", map[string]string{"/etc/securetty": "\n"}), root, "", ""},
 		{"pam_securetty in login, tty1 listed", pam("root", map[string]string{"/etc/securetty": "console\ntty1\n",
 			"/etc/pam.d/login": "auth required pam_securetty.so\n" + debianPAM["/etc/pam.d/login"]}), root, "", ""},

@@ -22,7 +22,8 @@ import (
 //
 // The stacks, and why each is the worker's concern:
 //   - sshd's account and session stacks for the worker's login, from its
-//     address (a key login runs no auth stack, but these always run);
+//     address (a key login runs no auth stack, but these always run), and
+//     its auth stack (password logins: the way in when keys fail);
 //   - for a login that is not root, sudo's account stack for the login and
 //     its session stack for root (the worker's way to root);
 //   - login's (the console's) auth, account and session stacks for root on
@@ -46,6 +47,7 @@ func pamStacks(login string) []pamStack {
 	s := []pamStack{
 		{"sshd", "account", login, "ssh", true, "would lock out " + login + "'s SSH login"},
 		{"sshd", "session", login, "ssh", true, "would lock out " + login + "'s SSH login"},
+		{"sshd", "auth", login, "ssh", true, "would refuse " + login + "'s SSH password logins (a key login does not run this stack; the password is the way in when keys fail)"},
 	}
 	if login != "root" {
 		s = append(s,
