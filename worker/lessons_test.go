@@ -13,7 +13,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -231,8 +230,8 @@ func TestEventsCarryClassesAndFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := e.eventsOf(worker.EventCommand)
-	if len(cmds) != 1 || cmds[0].Action != nightshift.ActionRan || !slices.Contains(cmds[0].Classes, string(distill.ClassSedExpression)) {
-		t.Fatalf("command events %+v, want one that ran with class %q", cmds, distill.ClassSedExpression)
+	if len(cmds) != 1 || cmds[0].Action != nightshift.ActionRan || !slices.Contains(cmds[0].Classes, "sed expression error") {
+		t.Fatalf("command events %+v, want one that ran with class %q", cmds, "sed expression error")
 	}
 	ends := e.eventsOf(worker.EventRuleEnd)
 	if len(ends) != 1 || ends[0].Facts == nil || ends[0].Facts.OS == "" || ends[0].Facts.PackageManager == "" {
