@@ -65,3 +65,26 @@ func TestLoadModelWithBackend(t *testing.T) {
 	assert.False(t, BackendNative.Available())
 	assert.True(t, BackendGo.Available())
 }
+
+// TestBuiltinLoadedOnce: every LoadModel of a built-in returns a Model of
+// its own (changing one changes no other) around the one tokenizer parsed
+// for the process, which counts as a fresh parse of the embedded file does.
+func TestBuiltinLoadedOnce(t *testing.T) {
+	for _, name := range Builtins() {
+		t.Run(name, func(t *testing.T) {
+			a, err := LoadModel(name)
+			require.NoError(t, err)
+			a.Name, a.ChatTemplate = "changed", ""
+			b, err := LoadModel(strings.ToUpper(name))
+			require.NoError(t, err)
+			assert.Equal(t, name, b.Name)
+			assert.NotEmpty(t, b.ChatTemplate)
+			assert.Same(t, a.Tokenizer, b.Tokenizer, "the built-in is parsed once")
+			fresh, err := loadBuiltin(name, *builtins[name], BackendGo)
+			require.NoError(t, err)
+			assert.NotSame(t, fresh.Tokenizer, b.Tokenizer)
+			const text = "PermitRootLogin no\n# 日本語 and emoji 🙂"
+			assert.Equal(t, fresh.Tokenizer.Encode(text), b.Tokenizer.Encode(text))
+		})
+	}
+}
