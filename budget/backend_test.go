@@ -12,6 +12,7 @@ import (
 )
 
 func TestParseBackend(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		want Backend
@@ -45,6 +46,7 @@ func TestParseBackend(t *testing.T) {
 // a built-in and for a file; a backend that is no backend is refused before
 // anything is read; the native backend loads only when built in.
 func TestLoadModelWithBackend(t *testing.T) {
+	t.Parallel()
 	m, err := LoadModelWith("qwen3", BackendGo)
 	require.NoError(t, err)
 	assert.Equal(t, BackendGo, m.Backend)

@@ -73,6 +73,7 @@ func (p lessonFollower) Next(c vllmsim.Conversation) vllmsim.Generation {
 // are in the instruction of the same rule's next run, and a model that reads
 // them fixes the rule in one attempt instead of three.
 func TestLessonsReachTheNextHost(t *testing.T) {
+	t.Parallel()
 	var fix string
 	e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
 		fix = "touch " + filepath.Join(dir, "fixed")
@@ -133,6 +134,7 @@ func (s fixedSource) Lessons(context.Context, string, worker.HostFacts) ([]strin
 // last that fits in its share counted with the Qwen3 tokenizer, and not one
 // more.
 func TestLessonsWithinTheInstructionShare(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.Script() }})
 	r := e.rule(fmt.Sprintf(`rules:
   - id: sshd_disable_root_login
@@ -218,6 +220,7 @@ func lenOf(s worker.LessonSource) int {
 // found in the command's output, and the rule's end carries the host facts —
 // what package lessons builds its lines from.
 func TestEventsCarryClassesAndFacts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy {
 		return vllmsim.Script(vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply("sed -e 's/PermitRootLogin' /dev/null", "")}})
 	}})
