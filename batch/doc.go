@@ -16,7 +16,7 @@
 // it has left are finished as "unreachable" with the reason, a
 // host_unreachable event is recorded, and the other hosts go on. A model
 // server that stays unreachable past the worker's retry deadline stops the
-// run with ErrModelUnreachable; the tasks in progress stay unfinished for a
+// run with nightshift.ErrModelUnreachable; the tasks in progress stay unfinished for a
 // resume.
 //
 // # What is recorded, and when
@@ -50,7 +50,7 @@
 //   - finished rule × host tasks are never redone;
 //   - a command that started without a recorded result is marked unknown in
 //     the journal and is never run again: when the resumed task reaches it,
-//     the worker is told its outcome is unknown (ErrOutcomeUnknown), exactly
+//     the worker is told its outcome is unknown (nightshift.ErrOutcomeUnknown), exactly
 //     as for a connection lost mid-command;
 //   - a task in progress continues from its recorded state. It is worked on
 //     by a fresh worker whose model replies, command results and check

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lockout"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
@@ -77,7 +77,7 @@ type CommandResult struct {
 // concurrent use if the Connector and Model are.
 type Activities struct {
 	// Connector reaches the zone's hosts (required for host activities).
-	Connector batch.Connector
+	Connector nightshift.Connector
 	// Model is the model server client (required for model calls).
 	Model worker.ChatModel
 	// HeartbeatEvery is how often long activities heartbeat (the SDK
@@ -128,7 +128,7 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 }
 
 // target returns the kept connection to h and its release (see connPool).
-func (a *Activities) target(ctx context.Context, h inventory.Host) (batch.Target, func(broken bool), error) {
+func (a *Activities) target(ctx context.Context, h inventory.Host) (nightshift.Target, func(broken bool), error) {
 	if a.Connector == nil {
 		return nil, nil, errors.New("fleet: this worker has no connector to hosts")
 	}
@@ -153,12 +153,12 @@ func (a *Activities) runWith(ctx context.Context, h inventory.Host, f func(night
 
 // guard is the lockout net for the worker's login on h: its canary makes
 // fresh logins through the connector's SSH configuration when the
-// connector is a batch.SSHConnector (else it runs the latent check only).
+// connector is a orchestrate.SSHConnector (else it runs the latent check only).
 func (a *Activities) guard(h inventory.Host) (*lockout.Guard, error) {
 	// sshd's own view of the connection (its port behind a forwarder or
 	// NAT) is read on the host from SSH_CONNECTION.
 	cfg := lockout.Config{User: h.User}
-	if c, ok := a.Connector.(batch.SSHConnector); ok {
+	if c, ok := a.Connector.(orchestrate.SSHConnector); ok {
 		sc := c.Config(h)
 		cfg.FreshLogin, cfg.User = lockout.SSHLogin(sc), sc.User
 	}

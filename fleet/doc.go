@@ -41,7 +41,7 @@
 //     banned check.
 //   - Command: a remediation command; one try, never retried. When its
 //     worker dies (the heartbeat times out) its outcome is unknown: the
-//     worker is told so (batch.ErrOutcomeUnknown, as the journal does on
+//     worker is told so (nightshift.ErrOutcomeUnknown, as the journal does on
 //     resume), the check runs again and tells whether it took effect, and
 //     the report shows the command as "unknown". A transport error while it
 //     ran is recorded the same way and marks the host.

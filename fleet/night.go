@@ -12,6 +12,7 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -130,7 +131,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		return NightResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet: no rules: %v", err), "InvalidNight", err)
 	}
 	for _, r := range rs {
-		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
+		res.Rules = append(res.Rules, orchestrate.RuleRef{ID: r.ID, Title: r.Title})
 	}
 	st.Total = len(rs) * len(n.Hosts)
 	learned := append([]lessons.Lesson(nil), n.Lessons...)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
-	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -252,37 +252,8 @@ type HostInput struct {
 	Lessons []lessons.Lesson `json:"lessons,omitempty"` // learned before this host started
 }
 
-// Command is one command of a task as the report shows it.
-type Command struct {
-	Attempt int            `json:"attempt"`
-	Command report.Command `json:"command"`
-}
-
-// Attempt is the end of one attempt.
-type Attempt struct {
-	N            int    `json:"n"`
-	PromptTokens int    `json:"prompt_tokens"`
-	Limit        int    `json:"limit"`
-	Check        string `json:"check"`
-}
-
 // Task is how one rule went on one host.
-type Task struct {
-	Rule     string         `json:"rule"`
-	Title    string         `json:"title,omitempty"`
-	Host     string         `json:"host"`
-	Finished bool           `json:"finished"`
-	Outcome  worker.Outcome `json:"outcome"`
-	Commands []Command      `json:"commands,omitempty"`
-	Attempts []Attempt      `json:"attempts,omitempty"`
-	// UsagePromptTokens and CachedTokens sum the model server's usage over
-	// the task's answered model calls (usage.prompt_tokens and
-	// usage.prompt_tokens_details.cached_tokens), finished or not, as the
-	// journal records each call's for `worker run`'s reports. Zero in
-	// results of nights recorded before fleets carried usage.
-	UsagePromptTokens int `json:"usage_prompt_tokens,omitempty"`
-	CachedTokens      int `json:"cached_tokens,omitempty"`
-}
+type Task = orchestrate.Task
 
 // HostResult is what a host workflow returns.
 type HostResult struct {
@@ -298,22 +269,16 @@ type HostResult struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
-// RuleRef names a rule of the night.
-type RuleRef struct {
-	ID    string `json:"id"`
-	Title string `json:"title,omitempty"`
-}
-
 // NightResult is what the night workflow returns (and its ResultQuery answers
 // while it runs): every finished host's tasks.
 type NightResult struct {
-	Name     string       `json:"name"`
-	Model    string       `json:"model"`
-	Started  time.Time    `json:"started"`
-	Ended    time.Time    `json:"ended,omitzero"`
-	Rules    []RuleRef    `json:"rules"`
-	Hosts    []string     `json:"hosts"`
-	HostRuns []HostResult `json:"host_runs"`
+	Name     string                `json:"name"`
+	Model    string                `json:"model"`
+	Started  time.Time             `json:"started"`
+	Ended    time.Time             `json:"ended,omitzero"`
+	Rules    []orchestrate.RuleRef `json:"rules"`
+	Hosts    []string              `json:"hosts"`
+	HostRuns []HostResult          `json:"host_runs"`
 	// InChildren says (for nights started since fleets continue as new)
 	// that HostRuns holds only the hosts whose workflow failed: every other
 	// host's HostResult is the result of its host workflow, HostWorkflowID

@@ -22,7 +22,7 @@ func (factsTarget) Run(context.Context, string) (nightshift.Exec, error) {
 func TestProbeOnceUnderConcurrentCalls(t *testing.T) {
 	w := &Worker{cfg: Config{Target: factsTarget{}, Probe: factsTarget{}}}
 	const n = 8
-	got := make([]*HostFacts, n)
+	got := make([]*nightshift.HostFacts, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)

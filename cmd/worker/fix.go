@@ -300,7 +300,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	w, err := worker.New(worker.Config{
 		Model: model, ModelName: ms.served.ID, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
 		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout, Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
+		RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout, Logger: logger, Observer: nightshift.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 		Distiller: distiller,
 	})
 	if err != nil {
@@ -309,7 +309,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.dryRun {
 		return dryRun(hardCtx, w, selected, stdout)
 	}
-	var outcomes []worker.Outcome
+	var outcomes []nightshift.Outcome
 	var runErr error
 	for _, r := range selected {
 		out, err := w.Fix(hardCtx, r)
