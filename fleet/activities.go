@@ -30,23 +30,23 @@ const (
 	errTypeNoModel       = "NoModel"       // this worker serves no model calls
 )
 
-// ProbeInput is a read-only command of the host probe.
-type ProbeInput struct {
+// probeInput is a read-only command of the host probe.
+type probeInput struct {
 	Host    inventory.Host `json:"host"`
 	Command string         `json:"command"`
 }
 
-// CheckInput is a rule's check on a host: its shell command, or (Oscap
+// checkInput is a rule's check on a host: its shell command, or (Oscap
 // set) an oscap evaluation.
-type CheckInput struct {
+type checkInput struct {
 	Host    inventory.Host `json:"host"`
 	Rule    string         `json:"rule"`
 	Command string         `json:"command"`
-	Oscap   *OscapInput    `json:"oscap,omitempty"`
+	Oscap   *oscapInput    `json:"oscap,omitempty"`
 }
 
-// CommandInput is one remediation command.
-type CommandInput struct {
+// commandInput is one remediation command.
+type commandInput struct {
 	Host    inventory.Host `json:"host"`
 	Rule    string         `json:"rule"`
 	Attempt int            `json:"attempt"`
@@ -58,15 +58,15 @@ type CommandInput struct {
 	Scope   []string `json:"scope,omitempty"`
 }
 
-// SandboxProbeResult says whether the recording sandbox can run on a host:
+// sandboxProbeResult says whether the recording sandbox can run on a host:
 // Missing names what is missing, "" when it can.
-type SandboxProbeResult struct {
+type sandboxProbeResult struct {
 	Missing string `json:"missing,omitempty"`
 }
 
-// CommandResult is what a remediation command did. Err is set when the
+// commandResult is what a remediation command did. Err is set when the
 // transport failed while it ran: its outcome is unknown.
-type CommandResult struct {
+type commandResult struct {
 	Exec nightshift.Exec `json:"exec"`
 	Err  string          `json:"err,omitempty"`
 }
@@ -175,9 +175,9 @@ func hostPolicy(h inventory.Host) safety.EffectsPolicy {
 
 // SandboxProbe says whether the recording sandbox can run on the host. A
 // transport error fails the activity (retried by its policy).
-func (a *Activities) SandboxProbe(ctx context.Context, in ProbeInput) (SandboxProbeResult, error) {
+func (a *Activities) sandboxProbe(ctx context.Context, in probeInput) (sandboxProbeResult, error) {
 	defer a.heartbeat(ctx)()
-	var res SandboxProbeResult
+	var res sandboxProbeResult
 	_, err := a.runWith(ctx, in.Host, func(t nightshift.Runner) (nightshift.Exec, error) {
 		perr := sandbox.New(t, sandbox.Config{}).Probe(ctx)
 		var ue *sandbox.UnavailableError
@@ -192,7 +192,7 @@ func (a *Activities) SandboxProbe(ctx context.Context, in ProbeInput) (SandboxPr
 
 // Probe runs one read-only probe command. A transport error fails the
 // activity (retried by its policy).
-func (a *Activities) Probe(ctx context.Context, in ProbeInput) (nightshift.Exec, error) {
+func (a *Activities) probe(ctx context.Context, in probeInput) (nightshift.Exec, error) {
 	defer a.heartbeat(ctx)()
 	return a.run(ctx, in.Host, in.Command)
 }
@@ -200,7 +200,7 @@ func (a *Activities) Probe(ctx context.Context, in ProbeInput) (nightshift.Exec,
 // Check evaluates a rule's shell or oscap check. A transport error fails
 // the activity (retried by its policy); a banned check command is not
 // retried.
-func (a *Activities) Check(ctx context.Context, in CheckInput) (rules.CheckResult, error) {
+func (a *Activities) check(ctx context.Context, in checkInput) (rules.CheckResult, error) {
 	defer a.heartbeat(ctx)()
 	var check rules.Check = rules.ShellCheck{Command: in.Command}
 	if o := in.Oscap; o != nil {
@@ -225,7 +225,7 @@ func (r hostRunner) Run(ctx context.Context, command string) (nightshift.Exec, e
 
 // Command runs one remediation command. It is scheduled with a single
 // attempt: a transport error is a result (outcome unknown), never a retry.
-func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResult, error) {
+func (a *Activities) command(ctx context.Context, in commandInput) (commandResult, error) {
 	defer a.heartbeat(ctx)()
 	var ex nightshift.Exec
 	var err error
@@ -242,25 +242,25 @@ func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResul
 	} else {
 		ex, err = a.run(ctx, in.Host, in.Command)
 	}
-	res := CommandResult{Exec: ex}
+	res := commandResult{Exec: ex}
 	if err != nil {
 		res.Err = err.Error()
 	}
 	return res, nil
 }
 
-// ModelRequest is the model-call activity's input: the worker's request,
+// modelRequest is the model-call activity's input: the worker's request,
 // whose JSON is openai.ChatCompletionRequest's. Decoding keeps each tool's
 // parameters schema as the JSON text it was sent as: decoded into the
 // request's `any` it would become a map and go out again with its keys
 // sorted, a different prompt from the one the worker counted (and from the
 // one `worker run` sends, so vLLM's prefix cache would not match either).
-type ModelRequest struct {
+type modelRequest struct {
 	openai.ChatCompletionRequest
 }
 
 // UnmarshalJSON decodes the request, tools' parameters as json.RawMessage.
-func (r *ModelRequest) UnmarshalJSON(b []byte) error {
+func (r *modelRequest) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &r.ChatCompletionRequest); err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (r *ModelRequest) UnmarshalJSON(b []byte) error {
 // 429, dropped connections, timeouts) fail the attempt, and Temporal retries
 // it with the policy's backoff; any other answer (context-length rejections
 // included) fails it for good with the server's message.
-func (a *Activities) ModelCall(ctx context.Context, in ModelRequest) (openai.ChatCompletionResponse, error) {
+func (a *Activities) modelCall(ctx context.Context, in modelRequest) (openai.ChatCompletionResponse, error) {
 	req := in.ChatCompletionRequest
 	if a.Model == nil {
 		return openai.ChatCompletionResponse{}, temporal.NewNonRetryableApplicationError("fleet: this worker serves no model calls", errTypeNoModel, nil)

@@ -7,13 +7,13 @@
 //
 // # Workflows
 //
-// The night workflow (NightWorkflowName, on NightQueue) takes a Night — the
+// The night workflow ("nightshift.Night", on NightQueue) takes a Night — the
 // rules files' text (or an SCAP datastream's path on the hosts and a
 // profile), the hosts, the model and the limits — and starts one host
-// workflow (HostWorkflowName, id HostWorkflowID) per host, ParallelHosts at a
+// workflow ("nightshift.Host", id NIGHT/HOST) per host, ParallelHosts at a
 // time in inventory order, on the task queue of the host's zone,
 // ZoneQueue(ZoneOf(h)): the inventory variable nightshift_zone, DefaultZone
-// when unset. StatusQuery and ResultQuery answer while it runs. Lessons
+// when unset. The "status" and "result" queries answer while it runs. Lessons
 // taught by hosts that finished reach the host workflows started after (the
 // newest 24 per rule).
 //
@@ -45,7 +45,7 @@
 //     resume), the check runs again and tells whether it took effect, and
 //     the report shows the command as "unknown". A transport error while it
 //     ran is recorded the same way and marks the host.
-//   - ModelCall: on ModelQueue, with the worker's retry policy (backoff from
+//   - ModelCall: on the model queue (nightshift-model), with the worker's retry policy (backoff from
 //     500ms doubling to 30s, as many tries as fit in the retry deadline; time
 //     spent waiting for the fleet's cap does not count). A context-length
 //     rejection goes back to the attempt loop, which distils harder as with
@@ -66,7 +66,7 @@
 //
 // # The cap on model calls
 //
-// Model calls run only on the workers of ModelQueue: each `worker fleet
+// Model calls run only on the workers of the model queue: each `worker fleet
 // serve` with ModelSlots > 0 makes at most that many at once, so the
 // fleet-wide number in flight is at most the sum of the slots of the
 // processes serving the queue (a dedicated pool of one or two processes next

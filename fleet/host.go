@@ -32,7 +32,7 @@ const never = 100 * 365 * 24 * time.Hour
 // worked on by the attempt loop (package worker) running inside the
 // workflow. Memory, distiller, budget and lessons are deterministic and run
 // here; the probe, checks, model calls and commands are activities.
-func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error) {
+func (f *Workflows) host(ctx workflow.Context, in hostInput) (HostResult, error) {
 	n := in.Night.withDefaults()
 	res := HostResult{Host: in.Host.Name, Zone: ZoneOf(in.Host)}
 	rs, err := n.Rules()
@@ -40,7 +40,7 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	for _, r := range rs {
-		res.Tasks = append(res.Tasks, Task{Rule: r.ID, Title: r.Title, Host: in.Host.Name})
+		res.Tasks = append(res.Tasks, orchestrate.Task{Rule: r.ID, Title: r.Title, Host: in.Host.Name})
 	}
 	model, err := f.model(n.Model.Tokenizer)
 	if err != nil {
@@ -136,7 +136,7 @@ func (h *hostRun) Err() error { return nil }
 func (h *hostRun) Stopped() bool { return h.wctx.Err() != nil }
 
 // taskOf is the task of rule.
-func (h *hostRun) taskOf(rule string) *Task {
+func (h *hostRun) taskOf(rule string) *orchestrate.Task {
 	for i := range h.res.Tasks {
 		if h.res.Tasks[i].Rule == rule {
 			return &h.res.Tasks[i]
@@ -166,8 +166,8 @@ func (h *hostRun) sandbox(cfg *worker.Config, rs []rules.Rule) bool {
 		return false
 	}
 	ctx := h.hostOptions(h.wctx)
-	var pr SandboxProbeResult
-	err := workflow.ExecuteActivity(ctx, SandboxProbeActivity, ProbeInput{Host: h.in.Host}).Get(ctx, &pr)
+	var pr sandboxProbeResult
+	err := workflow.ExecuteActivity(ctx, sandboxProbeActivity, probeInput{Host: h.in.Host}).Get(ctx, &pr)
 	var reason string
 	switch {
 	case err != nil && (canceled(err) || h.wctx.Err() != nil):
@@ -195,14 +195,14 @@ type hostRun struct {
 	wctx      workflow.Context
 	sandboxed bool // commands run through the recording sandbox
 	n         Night
-	in        HostInput
+	in        hostInput
 	rec       *lessons.Recorder
-	res       *HostResult    // the workflow's result, its tasks in the night's rule order
-	task      *Task          // the task being worked on
-	start     time.Time      // when it began, on the workflow's clock
-	hostErr   error          // a transport error of the host in this task
-	last      *CommandResult // the last remediation command's result
-	lost      bool           // its worker died while it ran: outcome unknown
+	res       *HostResult       // the workflow's result, its tasks in the night's rule order
+	task      *orchestrate.Task // the task being worked on
+	start     time.Time         // when it began, on the workflow's clock
+	hostErr   error             // a transport error of the host in this task
+	last      *commandResult    // the last remediation command's result
+	lost      bool              // its worker died while it ran: outcome unknown
 }
 
 func (h *hostRun) hostOptions(ctx workflow.Context) workflow.Context {
@@ -277,7 +277,7 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	h := m.h
 	ctx := workflow.WithActivityOptions(h.wctx, modelOptions(h.n))
 	var resp openai.ChatCompletionResponse
-	err := workflow.ExecuteActivity(ctx, ModelActivity, ModelRequest{req}).Get(ctx, &resp)
+	err := workflow.ExecuteActivity(ctx, modelActivity, modelRequest{req}).Get(ctx, &resp)
 	if err == nil {
 		if len(resp.Choices) == 0 {
 			// Only in a history recorded before the activity refused
@@ -315,7 +315,7 @@ func rootMessage(err error) string {
 // model queue does not count against it.
 func modelOptions(n Night) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
-		TaskQueue:           ModelQueue,
+		TaskQueue:           modelQueue,
 		StartToCloseTimeout: min(cmp.Or(n.RequestTimeout, worker.DefaultRequestTimeout), cmp.Or(n.RetryDeadline, worker.DefaultRetryDeadline)),
 		HeartbeatTimeout:    n.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
@@ -343,7 +343,7 @@ func (p hostProbe) Run(_ context.Context, command string) (nightshift.Exec, erro
 	h := p.h
 	ctx := h.hostOptions(h.wctx)
 	var ex nightshift.Exec
-	err := workflow.ExecuteActivity(ctx, ProbeActivity, ProbeInput{Host: h.in.Host, Command: command}).Get(ctx, &ex)
+	err := workflow.ExecuteActivity(ctx, probeActivity, probeInput{Host: h.in.Host, Command: command}).Get(ctx, &ex)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return nightshift.Exec{ExitCode: -1}, context.Canceled
@@ -366,12 +366,12 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 	if h.task != nil {
 		attempt = len(h.task.Attempts) + 1
 	}
-	var res CommandResult
-	in := CommandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
+	var res commandResult
+	in := commandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
 	if h.sandboxed {
 		in.Sandbox, in.Scope = true, sandbox.ScopeOf(cctx)
 	}
-	err := workflow.ExecuteActivity(ctx, CommandActivity, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, commandActivity, in).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return nightshift.Exec{ExitCode: -1}, context.Canceled
@@ -379,7 +379,7 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 		// The worker running it died or it timed out: its outcome is
 		// unknown and it is not run again, as the journal does on resume.
 		// Not an error: the worker re-runs the check, which tells.
-		res = CommandResult{Exec: nightshift.Exec{ExitCode: -1, Stderr: orchestrate.OutcomeUnknownStderr}}
+		res = commandResult{Exec: nightshift.Exec{ExitCode: -1, Stderr: orchestrate.OutcomeUnknownStderr}}
 		h.last, h.lost = &res, true
 		return res.Exec, nil
 	}
@@ -403,18 +403,18 @@ func (c fleetCheck) String() string { return c.orig.String() }
 
 func (c fleetCheck) Evaluate(_ context.Context, _ nightshift.Runner) (rules.CheckResult, error) {
 	h := c.h
-	in := CheckInput{Host: h.in.Host, Rule: h.task.Rule}
+	in := checkInput{Host: h.in.Host, Rule: h.task.Rule}
 	switch ck := c.orig.(type) {
 	case rules.ShellCheck:
 		in.Command = ck.Command
 	case rules.OscapCheck:
-		in.Oscap = &OscapInput{Datastream: ck.Datastream, Profile: ck.Profile, Rule: ck.Rule, Oscap: ck.Oscap}
+		in.Oscap = &oscapInput{Datastream: ck.Datastream, Profile: ck.Profile, Rule: ck.Rule, Oscap: ck.Oscap}
 	default:
 		return rules.CheckResult{Status: nightshift.CheckError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())
 	}
 	ctx := h.hostOptions(h.wctx)
 	var res recordedCheck
-	err := workflow.ExecuteActivity(ctx, CheckActivity, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, checkActivity, in).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return rules.CheckResult{Status: nightshift.CheckError}, context.Canceled
