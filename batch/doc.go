@@ -7,6 +7,8 @@
 //
 // Runner.Run works on each host's rules one at a time, in the order given
 // (rules on one host interfere), and on Config.ParallelHosts hosts at once.
+// Each host's rules go through orchestrate.Work, the rule loop package fleet
+// runs too: package batch is its journal engine.
 // All hosts share one model: at most Config.ModelConcurrency model calls are
 // in flight across the run. Each host gets its own worker.Worker (one probe
 // per host) built from Config.Worker.
@@ -70,8 +72,9 @@
 //
 // # Reports
 //
-// Report builds a report.Run from the journal alone through a
-// report.Collector, in the recorded order of rules and hosts, so the reports
+// Report builds a report.Run from the journal alone (orchestrate.Report, the
+// tasks rebuilt from their steps), in the recorded order of rules and hosts,
+// so the reports
 // of a run resumed any number of times match those of a run never
 // interrupted.
 //

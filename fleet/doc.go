@@ -3,7 +3,9 @@
 // loop, memory, lessons and reports, with zones, fail-over between worker
 // machines, schedules, one view of what runs and one cap on model calls
 // across machines. The SQLite journal (packages batch and journal) stays the
-// embedded default for one machine.
+// embedded default for one machine. Reports are built by package
+// orchestrate from the nights' results, as `worker run`'s are from the
+// journal.
 //
 // # Workflows
 //
@@ -31,8 +33,10 @@
 // --datastream` does, and carries the profile's rules (SCAPRules) to its
 // host workflows and later runs; each rule is checked with oscap on the host.
 //
-// The host workflow works on the host's rules one at a time with the
-// unchanged attempt loop (package worker) running inside the workflow: the
+// The host workflow works on the host's rules one at a time through the
+// rule loop of package orchestrate, which `worker run` runs too (the host
+// workflow is its Temporal engine), with the unchanged attempt loop
+// (package worker) running inside the workflow: the
 // memory, the distiller, the budget and the lessons are deterministic and are
 // workflow code; everything that touches the world is an activity:
 //

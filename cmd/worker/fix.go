@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -293,52 +299,47 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	wcfg := worker.Config{
+		Model: model, ModelName: ms.served.ID, Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget,
+		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns, RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout,
+		Logger: logger, Observer: nightshift.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Distiller: distiller,
+	}
 	sb, err := hostSandbox(ctx, f.sandbox, f.host, ssh, scfg, loginOf(dest.User), dest.Port, f.commandTimeout)
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(worker.Config{
-		Model: model, ModelName: ms.served.ID, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
-		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout, Logger: logger, Observer: nightshift.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
-		Distiller: distiller,
-	})
-	if err != nil {
-		return &usageError{err}
-	}
 	if f.dryRun {
+		wcfg.Target = sb.Runner
+		w, err := worker.New(wcfg)
+		if err != nil {
+			return &usageError{err}
+		}
 		return dryRun(hardCtx, w, selected, stdout)
 	}
-	var outcomes []nightshift.Outcome
-	var runErr error
-	for _, r := range selected {
-		out, err := w.Fix(hardCtx, r)
-		outcomes = append(outcomes, out)
-		if err != nil {
-			var ue *worker.UnreachableError
-			var op *sshexec.OpError
-			switch {
-			case errors.As(err, &ue), errors.As(err, &op):
-				runErr = &unreachable{err}
-			case hardCtx.Err() != nil || out.Status == nightshift.RuleInterrupted:
-				runErr = err
-			default:
-				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
-				continue
-			}
-			break
-		}
-		if out.Status == nightshift.RuleInterrupted {
-			break
-		}
+	outcomes, err := runOneHost(ctx, hardCtx, stop, wcfg, f.host, ssh, sb, selected)
+	if verr := verifier.failure(); verr != nil {
+		return verr
 	}
-	if err := verifier.failure(); err != nil {
-		return err
+	var runErr error
+	switch {
+	case errors.Is(err, nightshift.ErrModelUnreachable):
+		runErr = &unreachable{err}
+	case err != nil:
+		runErr = err
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError || o.Status == nightshift.RuleNeedsAccessChange {
+		switch o.Status {
+		case nightshift.RuleNotApplicable, nightshift.RuleCheckError, nightshift.RuleNeedsAccessChange:
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
+		case nightshift.RuleFailed:
+			fmt.Fprintf(stderr, "worker: rule %s: %s\n", o.Rule, o.Reason)
+		case nightshift.RuleUnreachable:
+			if runErr == nil {
+				runErr = &unreachable{errors.New(o.Reason)}
+			}
+		default:
+			// the summary says how the others ended
 		}
 	}
 	if runErr != nil {
@@ -368,3 +369,64 @@ func dryRun(ctx context.Context, w *worker.Worker, rs []rules.Rule, stdout io.Wr
 	}
 	return tw.Flush()
 }
+
+// runOneHost is `worker run` on a one-host inventory: the rules, one at a
+// time, on the host conn reaches (connected already), through package
+// batch and a journal in a temporary directory that is removed after. It
+// returns the outcome of each rule that ended, in order, an interrupted
+// rule as RuleInterrupted; the error wraps nightshift.ErrModelUnreachable
+// when the model server stayed down.
+func runOneHost(ctx, hardCtx context.Context, stop <-chan struct{}, wcfg worker.Config, name string, conn *sshexec.Client, sb batch.SandboxSetup,
+	selected []rules.Rule) ([]nightshift.Outcome, error) {
+	dir, err := os.MkdirTemp("", "worker-journal-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	j, err := journal.Open(ctx, filepath.Join(dir, "journal.db"), journal.Config{NoSync: true})
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	host := inventory.Host{Name: name}
+	r, err := batch.New(batch.Config{Journal: j, Connector: oneHost{conn}, Worker: wcfg, ParallelHosts: 1, ModelConcurrency: 1, Stop: stop,
+		Sandbox: func(context.Context, inventory.Host, nightshift.Runner) (batch.SandboxSetup, error) { return sb, nil }})
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	res, runErr := r.Run(hardCtx, batch.Spec{Name: "worker " + host.Name, Rules: selected, Hosts: []inventory.Host{host}})
+	if res.Run == 0 {
+		return nil, runErr
+	}
+	tasks, err := j.Tasks(context.WithoutCancel(ctx), res.Run)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	byRule := map[string]journal.Task{}
+	for _, t := range tasks {
+		byRule[t.Rule] = t
+	}
+	var outcomes []nightshift.Outcome
+	for _, rule := range selected {
+		t, ok := byRule[rule.ID]
+		switch {
+		case !ok:
+			continue // never started
+		case !t.Finished:
+			outcomes = append(outcomes, nightshift.Outcome{Rule: rule.ID, Status: nightshift.RuleInterrupted, Reason: "stopped by signal"})
+			continue
+		}
+		var o nightshift.Outcome
+		if err := json.Unmarshal(t.Outcome, &o); err != nil {
+			return outcomes, errors.Join(runErr, fmt.Errorf("rule %s: recorded outcome: %w", rule.ID, err))
+		}
+		outcomes = append(outcomes, o)
+	}
+	return outcomes, runErr
+}
+
+// oneHost connects to the host of a one-host inventory: the client the
+// main mode connected already.
+type oneHost struct{ c *sshexec.Client }
+
+func (o oneHost) Connect(context.Context, inventory.Host) (nightshift.Target, error) { return o.c, nil }
