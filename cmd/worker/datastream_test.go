@@ -70,7 +70,7 @@ func (h *localHost) Run(ctx context.Context, command string) (nightshift.Exec, e
 		h.mutate(len(h.commands))
 	}
 	if len(h.commands) == h.fail {
-		return nightshift.Exec{ExitCode: -1}, &sshexec.OpError{Host: "h", Op: sshexec.OpSession, Err: sshexec.ErrOutcomeUnknown}
+		return nightshift.Exec{ExitCode: -1}, &sshexec.OpError{Host: "h", Op: sshexec.OpSession, Err: nightshift.ErrOutcomeUnknown}
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = h.dir

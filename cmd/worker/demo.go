@@ -176,7 +176,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// demo's stand-in for the recording sandbox); a real sshd has none.
 	var target nightshift.Runner = ssh
 	var sb *demoSandbox
-	observers := worker.Observers{rep, last}
+	observers := nightshift.Observers{rep, last}
 	fallback := ""
 	if host != nil {
 		sb = &demoSandbox{host: host, pol: safety.EffectsPolicy{Login: "demo", LoginHome: "/home/demo"}}
@@ -193,7 +193,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var outs []worker.Outcome
+	var outs []nightshift.Outcome
 	for _, id := range []string{demoQuickRule, demoStubbornRule} {
 		r, _ := set.Get(id)
 		out, err := w.Fix(ctx, r)
@@ -292,8 +292,8 @@ type lastCall struct {
 	a  *budget.Assessment
 }
 
-func (l *lastCall) Observe(e worker.Event) {
-	if e.Kind == worker.EventModelCall && e.Assessment != nil {
+func (l *lastCall) Observe(e nightshift.Event) {
+	if e.Kind == nightshift.EventModelCall && e.Assessment != nil {
 		l.mu.Lock()
 		a := *e.Assessment
 		l.a = &a
