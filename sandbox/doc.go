@@ -42,7 +42,19 @@
 // to 256 KiB and sha256 hashes of every regular file, mode, owner, symlink
 // and device-node changes, the recorded argv, and — when /etc/ssh changed —
 // `sshd -t` and `sshd -T -C user=LOGIN,addr=CLIENT` run on the changed
-// configuration. The command's exit status and output are kept too.
+// configuration (through sudo, LOGIN is the user that ran sudo and CLIENT
+// the address in that login's own SSH_CLIENT, which sudo's env_reset
+// drops). The command's exit status and output are kept too. A helper
+// that stops before it has gathered the effects fails the trial
+// ([ErrHelper]) rather than report a command without them.
+//
+// The helper keeps the processes per trial few (each costs a scheduling
+// slot on a busy host): the recorder's binds, /dev/pts, /dev/shm, the
+// fresh /dev, /sys and /run and the read-only binds under the command's
+// /proc are each mounted by one `mount -a` over a table of them (the
+// ones it did not mount are mounted one by one, as a fallback), and the
+// effects are gathered with one find per side of each overlay and one
+// sha256sum per batch.
 //
 // [Sandbox.Commit] applies a trial's file changes to the real file
 // systems, file by file (copied beside, then renamed over), after checking

@@ -40,6 +40,31 @@ die() {
 	exit 97
 }
 
+# fstab_line SOURCE TARGET TYPE OPTIONS prints an fstab(5) line, with the
+# octal escapes of its fields (for mount -a -T).
+fstab_line() {
+	local f out=()
+	for f in "$@"; do
+		f=${f//\\/\\134}
+		f=${f// /\\040}
+		f=${f//$'\t'/\\011}
+		f=${f//$'\n'/\\012}
+		out+=("$f")
+	done
+	printf '%s %s %s %s 0 0\n' "${out[@]}"
+}
+
+# mounted PATH reports whether PATH is a mount point in this mount
+# namespace (read from /proc/self/mountinfo, without a process).
+mounted() {
+	local _a _b _c _d mp _rest
+	while read -r _a _b _c _d mp _rest; do
+		printf -v mp '%b' "$mp"
+		[ "$mp" != "$1" ] || return 0
+	done </proc/self/mountinfo
+	return 1
+}
+
 # rbind_ro SRC DST binds SRC read-only at DST: one mount process
 # (util-linux 2.27 and later remount the bind read-only themselves), or,
 # where that fails, a bind and a read-only remount.
@@ -203,16 +228,27 @@ inner() {
 	# as new inodes — never bind mounts of the host's: a bind mount shares
 	# the inode, and a chmod or chown in the sandbox would reach the
 	# host's /dev/null).
-	mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
+	# The three file systems are mounted by one mount process (mount -a
+	# over a table of them); any it did not mount is mounted on its own,
+	# as before.
+	fstab_line tmpfs "$T/root/dev" tmpfs mode=755,nosuid >"$T/fstab.base"
+	fstab_line sysfs "$T/root/sys" sysfs ro,nosuid,nodev,noexec >>"$T/fstab.base"
+	fstab_line tmpfs "$T/root/run" tmpfs mode=755,nosuid,nodev >>"$T/fstab.base"
+	mount -a -T "$T/fstab.base" 2>/dev/null
+	if ! mounted "$T/root/dev"; then
+		mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
+	fi
+	if ! mounted "$T/root/sys"; then
+		mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
+			{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
+	fi
+	if ! mounted "$T/root/run"; then
+		mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
+	fi
 	cp -a -- "$STUBS/dev/." "$T/root/dev/" || die "copy the /dev skeleton"
 	for d in null zero full random urandom tty; do
 		[ -c "$T/root/dev/$d" ] || die "/dev/$d is not a device node"
 	done
-	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$T/root/dev/pts" 2>/dev/null
-	mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$T/root/dev/shm"
-	mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
-		{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
-	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
 	tar -C /run --exclude=./nightshift --exclude=./user --exclude='./nightshift-*' -cf - . 2>/dev/null |
 		tar -C "$T/root/run" -xf - 2>/dev/null
 	find "$T/root/run" \( -type p -o -type s \) -delete 2>/dev/null
@@ -240,9 +276,40 @@ inner() {
 		done
 	done
 	cp -L -- "${reals[@]}" "$T/root/run/nightshift-real/" 2>/dev/null
-	for p in "${binds[@]}"; do
-		[ "$p" -ef "$stub" ] || mount --bind "$stub" "$p" 2>/dev/null
-	done
+	# /dev/pts, /dev/shm and the recorder's binds, all by one mount
+	# process (mount -a over a table of them, in order; one that fails
+	# does not stop the others, and none stops the trial, as before).
+	{
+		fstab_line devpts "$T/root/dev/pts" devpts newinstance,ptmxmode=0666,mode=620
+		fstab_line tmpfs "$T/root/dev/shm" tmpfs mode=1777,nosuid,nodev
+		local -a bound=()
+		local b same
+		for p in "${binds[@]}"; do
+			same=0
+			for b in "${bound[@]}"; do
+				if [ "$p" -ef "$b" ]; then
+					same=1
+					break
+				fi
+			done
+			[ $same = 1 ] || {
+				bound+=("$p")
+				fstab_line "$stub" "$p" none bind
+			}
+		done
+	} >"$T/fstab.stubs"
+	if ! mount -a -T "$T/fstab.stubs" 2>/dev/null; then
+		# A mount without -T, or an entry that failed: each bind on its
+		# own where it is missing.
+		for p in "${bound[@]}"; do
+			mounted "$p" || mount --bind "$stub" "$p" 2>/dev/null
+		done
+	fi
+	# The table of the read-only binds under the command's /proc (those its
+	# kernel has), for the command's own mount namespace.
+	for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
+		[ ! -e "$p" ] || fstab_line "$p" "$p" none bind,ro,nosuid,nodev,noexec
+	done >"$T/root/run/nightshift-fstab"
 	# The command: its own PID namespace (everything it starts ends with it),
 	# its own mount namespace whose root is the sandbox (pivot_root, the old
 	# root detached), a fresh /proc with /proc/sys read-only, and a bounding
@@ -252,12 +319,16 @@ inner() {
 	timeout --kill-after=5 "$secs" unshare --pid --fork --kill-child --mount --propagation private -- \
 		bash -c '
 		M=/run/nightshift-real/mount U=/run/nightshift-real/umount
+		# Any step that fails stops here: the command never runs outside
+		# the pivoted root or with a writable /proc/sys.
 		mkdir "$1/run/nightshift-old" && cd "$1" && pivot_root . run/nightshift-old && cd / &&
-		$M -t proc -o nosuid,nodev,noexec proc /proc &&
-		$U -l /run/nightshift-old && rmdir /run/nightshift-old &&
-		for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
-			[ ! -e "$p" ] || $M -o bind,ro "$p" "$p" || { $M --bind "$p" "$p" && $M -o remount,bind,ro "$p"; } || exit 96
-		done
+			$M -t proc -o nosuid,nodev,noexec proc /proc &&
+			$U -l /run/nightshift-old && rmdir /run/nightshift-old || exit 96
+		if ! $M -a -T /run/nightshift-fstab 2>/dev/null; then
+			for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
+				[ ! -e "$p" ] || $M -o bind,ro "$p" "$p" || { $M --bind "$p" "$p" && $M -o remount,bind,ro "$p"; } || exit 96
+			done
+		fi
 		: >/run/nightshift-actions
 		cmd=$3
 		cd /root 2>/dev/null || cd /
