@@ -615,12 +615,12 @@ try() {
 	gc
 	stubs_cache
 	mkdir -p "$T" || die "mkdir $T"
-	mountpoint -q "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
+	mounted "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
 	base64 -d >"$T/cmd" 2>/dev/null || die "decode the command"
 	plan_mounts "$T"
 	unshare --mount --uts --ipc --propagation private -- bash "$0" inner "$T" "$secs" >"$T/inner.log" 2>&1
 	local rc=$?
-	mkdir -p "$T/out"
+	[ -d "$T/out" ] || mkdir -p "$T/out"
 	if [ $rc -ne 0 ] || [ ! -e "$T/out/done" ]; then
 		echo "$rc" >"$T/out/failed"
 		{ echo "nightshift-sandbox: the sandbox stopped before it had gathered the command's effects (exit $rc)"; cat "$T/inner.log"; } >&2
