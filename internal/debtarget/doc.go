@@ -33,7 +33,11 @@
 // free 127.0.0.1 port, accepts only the generated key for root, and never
 // reads /etc/ssh/sshd_config, so remediations of /etc/ssh/sshd_config (the
 // file SSG checks) cannot lock the worker out. The root's own host keys are
-// generated at each start.
+// generated at each start. With Options.SudoLogin the target also has
+// [LoginUser], an unprivileged login with passwordless sudo (installed from
+// the root's apt cache) that the control sshd accepts for the same key,
+// from the login's own ~/.ssh/authorized_keys: [Target.LoginConfig] is the
+// worker's login as a hardened fleet has it (root's control login stays).
 //
 // [Target.Close] kills the namespaces' PID 1 (which ends every process in
 // them and with them every mount), checks /proc/self/mountinfo for mounts
