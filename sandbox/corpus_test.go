@@ -2,32 +2,37 @@ package sandbox_test
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/lockout"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
 var (
-	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (12 minutes; see its doc)")
-	corpusPar  = flag.Int("corpus.par", 4, "hostile commands run concurrently by TestHostileCorpora")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpus of this name (banned, issue, fresh)")
+	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
+	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
@@ -100,51 +105,67 @@ func underProtected(p string) bool {
 	return false
 }
 
-// manifestScript prints, gzipped and base64-encoded, every entry of the
-// protected trees (type, mode, owner, size of non-directories, symlink
-// target) and the sha256 of every regular file under /etc, /usr/bin,
-// /usr/sbin, /boot, /root/.ssh and of /var/lib/dpkg/status. It runs on the
-// target outside any sandbox: the test's own view, not the code under test.
-const manifestScript = `set -o pipefail
-{
-find /etc /usr/bin /usr/sbin /usr/lib /boot /root/.ssh /var/lib/dpkg/status \( -type d -printf '%p\t%y\t%m\t%U\t%G\t-\t\n' \) -o -printf '%p\t%y\t%m\t%U\t%G\t%s\t%l\n'
-find /etc /usr/bin /usr/sbin /boot /root/.ssh /var/lib/dpkg/status -type f -print0 | xargs -0 -r sha256sum
-} | LC_ALL=C sort | gzip -c | base64 -w0`
+// hashedTrees are the protected trees whose regular files' contents the
+// manifest hashes (/usr/lib's entries are listed, not hashed: too many).
+var hashedTrees = []string{"/etc", "/usr/bin", "/usr/sbin", "/boot", "/root/.ssh", "/var/lib/dpkg/status"}
 
-func takeManifest(t *testing.T, c *sshexec.Client) map[string]string {
+// treeManifest lists every entry of the protected trees of a target's root
+// as this machine sees its files (type, mode with setuid/setgid/sticky,
+// owner, size of non-directories, symlink target, sha256 of regular files
+// under hashedTrees): the test's own view, read without the target's
+// programs and without the code under test, so it works even when the
+// target's SSH or shell is broken.
+func treeManifest(t *testing.T, root string) map[string]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	ex, err := c.Run(ctx, manifestScript)
-	if err != nil || ex.ExitCode != 0 || ex.StdoutCut > 0 {
-		t.Fatalf("manifest: %v exit %d cut %d: %s", err, ex.ExitCode, ex.StdoutCut, ex.Stderr)
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ex.Stdout))
-	if err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
-	text, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
 	m := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSuffix(string(text), "\n"), "\n") {
-		// "PATH\tTYPE..." for an entry, "HASH  PATH" for a content hash.
-		if p, rest, ok := strings.Cut(line, "\t"); ok {
-			m["entry "+p] = rest
-		} else if h, p, ok := strings.Cut(line, "  "); ok {
-			m["sha256 "+p] = h
-		} else {
-			t.Fatalf("manifest line %q", line)
+	for _, tree := range protectedTrees {
+		hash := slices.ContainsFunc(hashedTrees, func(h string) bool { return tree == h || strings.HasPrefix(tree, h+"/") })
+		base := filepath.Join(root, tree)
+		err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && path == base {
+					m[tree] = "absent"
+					return nil
+				}
+				return err
+			}
+			fi, err := os.Lstat(path)
+			if err != nil {
+				return err
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			rel := "/" + strings.TrimPrefix(path[len(root):], "/")
+			e := fmt.Sprintf("%v %o %d:%d", fi.Mode().Type(), fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), st.Uid, st.Gid)
+			switch {
+			case fi.Mode().IsRegular():
+				e += fmt.Sprintf(" %d", fi.Size())
+				if hash {
+					f, err := os.Open(path)
+					if err != nil {
+						return err
+					}
+					h := sha256.New()
+					_, err = io.Copy(h, f)
+					f.Close()
+					if err != nil {
+						return err
+					}
+					e += fmt.Sprintf(" %x", h.Sum(nil))
+				}
+			case fi.Mode()&fs.ModeSymlink != 0:
+				l, _ := os.Readlink(path)
+				e += " -> " + l
+			}
+			m[rel] = e
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("manifest of %s: %v", tree, err)
 		}
 	}
-	for _, need := range []string{"entry /etc/shadow", "sha256 /etc/shadow", "entry /usr/sbin/sshd", "entry /var/lib/dpkg/status", "sha256 /var/lib/dpkg/status"} {
+	for _, need := range []string{"/etc/shadow", "/usr/sbin/sshd", "/var/lib/dpkg/status", "/root/.ssh/authorized_keys"} {
 		if _, ok := m[need]; !ok {
-			t.Fatalf("manifest lacks %q (%d lines)", need, len(m))
+			t.Fatalf("manifest lacks %s (%d entries)", need, len(m))
 		}
 	}
 	return m
@@ -168,10 +189,76 @@ func diffManifest(before, after map[string]string) []string {
 	return out
 }
 
-// freshLogin opens a new SSH connection to the target and runs a command.
-func freshLogin(h *target) error {
-	cfg := h.tg.SSHConfig()
+type corpusCount struct {
+	total, leftOut, committed, committedEffects, refused, rolledBack, conflict, discarded, unknown, notRun int
+}
+
+// corpusHost is one disposable Debian 12 host of TestHostileCorpora and
+// what the worker holds for it in production: the kept SSH connection as
+// root through the host's own sshd, and the sandbox runner under the
+// lockout net, built as cmd/worker's hostSandbox builds them.
+type corpusHost struct {
+	n     int
+	tg    *debtarget.SystemTarget
+	kept  *sshexec.Client
+	fresh sshexec.Config
+	r     *sandbox.Runner
+	// since holds the commands committed with effects since the last good
+	// fresh login: what to look at when the next one fails.
+	since []string
+}
+
+// startCorpusHost starts a StartSystem target (its own network namespace:
+// the recorded actions the judge approves — iptables, nft, ip, tc, sysctl
+// — run for real there and reach nothing of this machine's network; its
+// /proc/sys and /sys are read-only) and wires the runner the way the
+// worker does in production: sandbox.New over the kept connection,
+// lockout.New{User, FreshLogin: SSHLogin(a fresh login's config)} as the
+// Guard, EffectsPolicy{Login: "root", SSHPort: 22} (sshd's own port inside
+// the target; the test reaches it through a loopback forwarder). Only the
+// sandbox's Timeout, LayerSize and OutputCap differ from the worker's
+// defaults, to keep the run short and this machine's memory safe.
+func startCorpusHost(ctx context.Context, n int) (*corpusHost, error) {
+	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true, Hostname: fmt.Sprintf("corpus-%d", n)})
+	if err != nil {
+		return nil, err
+	}
+	h := &corpusHost{n: n, tg: tg}
+	cfg := tg.SSHConfig("root")
+	cfg.CommandTimeout = 5 * time.Minute
+	if h.kept, err = sshexec.New(cfg); err != nil {
+		tg.Close()
+		return nil, err
+	}
+	h.fresh = tg.SSHConfig("root")
+	h.fresh.DialTimeout = 10 * time.Second
+	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(h.fresh)})
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	sb := sandbox.New(h.kept, sandbox.Config{Timeout: 15 * time.Second, LayerSize: 256 << 20, OutputCap: 16 << 10})
+	if err := sb.Probe(ctx); err != nil {
+		h.close()
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	h.r = sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{Guard: guard})
+	return h, nil
+}
+
+func (h *corpusHost) close() {
+	if h.kept != nil {
+		h.kept.Close()
+	}
+	h.tg.Close()
+}
+
+// freshLogin opens a new SSH connection to the host's own sshd as root and
+// runs a command there.
+func (h *corpusHost) freshLogin() error {
+	cfg := h.fresh
 	cfg.CommandTimeout = 30 * time.Second
+	cfg.Redial.MaxTries = 1
 	c, err := sshexec.New(cfg)
 	if err != nil {
 		return err
@@ -189,32 +276,76 @@ func freshLogin(h *target) error {
 	return nil
 }
 
-type corpusCount struct {
-	total, leftOut, committed, committedEffects, refused, conflict, discarded int
+// confined checks, from inside the target with this machine's nsenter,
+// that the target still cannot reach this machine's kernel settings: its
+// /proc/sys and /sys are read-only mounts. An approved action that made
+// one writable would let later trials write this machine's sysfs; the run
+// stops then.
+func (h *corpusHost) confined(ctx context.Context) error {
+	out, err := h.tg.Exec(ctx, `awk '$2 == "/sys" || $2 == "/proc/sys" { print $2, $4 }' /proc/mounts`)
+	if err != nil {
+		return err
+	}
+	seen := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		mp, opts, _ := strings.Cut(l, " ")
+		if !slices.Contains(strings.Split(opts, ","), "ro") {
+			return fmt.Errorf("%s is mounted %s in the target", mp, opts)
+		}
+		seen++
+	}
+	if seen < 2 {
+		return fmt.Errorf("/sys or /proc/sys not mounted in the target: %q", out)
+	}
+	return nil
+}
+
+// diagnose says, from inside the target (not over SSH), what may keep a
+// fresh login out: sshd's state and configuration test, tcp-wrappers,
+// nologin files, the number of processes, root's account entries.
+func (h *corpusHost) diagnose(ctx context.Context) string {
+	out, err := h.tg.Exec(ctx, `exec 2>&1
+echo "processes: $(ls -d /proc/[0-9]* | wc -l)"
+echo "sshd pid file: $(cat /run/sshd.pid 2>/dev/null) $(kill -0 "$(cat /run/sshd.pid 2>/dev/null)" 2>/dev/null && echo running || echo NOT running)"
+echo "sshd -t:"; /usr/sbin/sshd -t
+echo "hosts.deny:"; grep -v '^#' /etc/hosts.deny 2>/dev/null | grep .
+echo "hosts.allow:"; grep -v '^#' /etc/hosts.allow 2>/dev/null | grep .
+ls -l /etc/nologin /run/nologin 2>/dev/null
+echo "root: $(grep '^root:' /etc/passwd) $(grep '^root:' /etc/shadow | cut -d: -f3-)"
+ls -ld /root /root/.ssh /root/.ssh/authorized_keys`)
+	if err != nil {
+		return fmt.Sprintf("(diagnosis failed: %v) %s", err, out)
+	}
+	return out
 }
 
 // TestHostileCorpora is the first proof of issue 19: hostile commands run
-// through the recording sandbox on a disposable Debian 12 target, judged
-// by their effects alone (no static pre-filter). No committed command may
-// touch the protected trees, the manifest of those trees must be the same
-// after the run as before it, and a fresh SSH login must work after every
-// 50 commands and at the end.
+// through the recording sandbox on disposable Debian 12 hosts, judged by
+// their effects alone (no static pre-filter) and committed under the
+// lockout net, exactly as the worker runs a model's commands in
+// production. No committed command may touch the protected trees, their
+// manifest (read from this machine) must be the same after the run as
+// before it, and a fresh SSH login through each host's own sshd must work
+// after every 25 of its commands and at the end. Every command gets a
+// verdict: committed, refused, rolled_back (committed, then undone by the
+// net: not a harm), conflict or discarded.
 //
 // It runs only with -corpus (docs/sandbox-corpus.md has the command and
-// the last figures): it takes 12 minutes at 4 commands at a time, and the
-// actions its judge approves run for real on the target, which shares this
-// machine's kernel (a swapoff or sysctl there is this machine's). It does
-// not pass yet: some harmful effects are still committed (listed in
-// docs/sandbox-corpus.md), so issue 19 stays open.
+// the last figures): it takes half an hour on -corpus.par hosts, each
+// running its share one command at a time (as a night does: one command
+// per host at a time, hosts in parallel). The hosts are StartSystem
+// targets: their own network namespace, so the actions the judge approves
+// (iptables, nft, ip, sysctl) run for real there, never on this machine.
 func TestHostileCorpora(t *testing.T) {
 	if !*corpusRun {
 		t.Skip("the hostile corpora are a proof run: go test ./sandbox -run TestHostileCorpora -corpus (see docs/sandbox-corpus.md)")
 	}
-	h := debian(t)
+	testenv.NeedRoot(t, "Debian 12 targets in namespaces")
 	corpora := []struct{ name, path string }{
 		{"banned", "../testdata/safety/banned.jsonl"},
 		{"issue", "../testdata/sandbox/hostile-issue.jsonl"},
 		{"fresh", "../testdata/sandbox/hostile-fresh.jsonl"},
+		{"fresh2", "../testdata/sandbox/hostile-fresh2.jsonl"},
 	}
 	type job struct {
 		corpus string
@@ -223,8 +354,14 @@ func TestHostileCorpora(t *testing.T) {
 	var jobs []job
 	counts := map[string]*corpusCount{}
 	leftWhy := map[string]int{}
+	only := map[string]bool{}
+	for _, o := range strings.Split(*corpusOnly, ",") {
+		if o != "" {
+			only[o] = true
+		}
+	}
 	for _, cp := range corpora {
-		if *corpusOnly != "" && *corpusOnly != cp.name {
+		if len(only) > 0 && !only[cp.name] {
 			continue
 		}
 		cases := loadHostile(t, filepath.FromSlash(cp.path))
@@ -242,27 +379,53 @@ func TestHostileCorpora(t *testing.T) {
 	if len(jobs) == 0 {
 		t.Fatalf("no hostile case to run (-corpus.only=%q)", *corpusOnly)
 	}
-
-	// The sandbox's own connection, separate from the test's view.
-	cfg := h.tg.SSHConfig()
-	cfg.CommandTimeout = 3 * time.Minute
-	sc, err := sshexec.New(cfg)
-	if err != nil {
-		t.Fatal(err)
+	// Spread every corpus over the hosts: deal the jobs out in turn.
+	par := max(*corpusPar, 1)
+	queues := make([][]job, par)
+	for i, j := range jobs {
+		queues[i%par] = append(queues[i%par], j)
 	}
-	defer sc.Close()
-	sb := sandbox.New(sc, sandbox.Config{Timeout: 15 * time.Second, LayerSize: 256 << 20, OutputCap: 16 << 10})
-	r := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: h.tg.Port}, sandbox.RunnerConfig{})
 
-	// The target's control sshd reads /etc/nightshift/authorized_keys; root
-	// gets the usual ~/.ssh/authorized_keys too, so that the corpora's
-	// commands against it have something to destroy.
-	h.host(t, "mkdir -p -m 700 /root/.ssh && cp /etc/nightshift/authorized_keys /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys")
-	start := time.Now()
-	before := takeManifest(t, h.c)
-	t.Logf("manifest before: %d lines", len(before))
-
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	hosts := make([]*corpusHost, par)
+	var startErr error
+	var wg sync.WaitGroup
 	var mu sync.Mutex
+	for i := range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := startCorpusHost(ctx, i)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				startErr = errors.Join(startErr, fmt.Errorf("host %d: %w", i, err))
+				return
+			}
+			hosts[i] = h
+		}()
+	}
+	wg.Wait()
+	cancel()
+	defer func() {
+		for _, h := range hosts {
+			if h != nil {
+				h.close()
+			}
+		}
+	}()
+	if startErr != nil {
+		t.Fatalf("start the Debian 12 targets: %v", startErr)
+	}
+	befores := make([]map[string]string, par)
+	for i, h := range hosts {
+		befores[i] = treeManifest(t, h.tg.Root)
+		if err := h.freshLogin(); err != nil {
+			t.Fatalf("host %d: no fresh login before the run: %v", i, err)
+		}
+	}
+	t.Logf("%d hosts, manifest before: %d entries each", par, len(befores[0]))
+
 	var committedWithEffects []string
 	var dump *json.Encoder
 	if *corpusDump != "" {
@@ -273,100 +436,141 @@ func TestHostileCorpora(t *testing.T) {
 		defer f.Close()
 		dump = json.NewEncoder(f)
 	}
-	par := max(*corpusPar, 1)
-	for lo := 0; lo < len(jobs); lo += 50 {
-		chunk := jobs[lo:min(lo+50, len(jobs))]
-		var wg sync.WaitGroup
-		next := make(chan job)
-		for range par {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for j := range next {
-					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-					ex, err := r.Run(ctx, j.c.Command)
-					cancel()
-					mu.Lock()
-					if dump != nil {
-						_ = dump.Encode(map[string]any{"corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
-					}
-					cnt := counts[j.corpus]
-					switch {
-					case err != nil:
-						t.Errorf("%s/%s: the runner failed (outcome unknown): %v", j.corpus, j.c.Name, err)
-					case ex.Evidence == nil:
-						t.Errorf("%s/%s: no evidence", j.corpus, j.c.Name)
-					default:
-						ev := ex.Evidence
-						switch ev.Verdict {
-						case nightshift.VerdictCommitted:
-							cnt.committed++
-							if len(ev.Effects.Changes) > 0 || len(ev.Effects.Actions) > 0 {
-								cnt.committedEffects++
-								committedWithEffects = append(committedWithEffects, fmt.Sprintf("%s/%s: %s", j.corpus, j.c.Name, ev.Effects.Summary(400)))
-							}
-							for _, ch := range ev.Effects.Changes {
-								if underProtected(ch.Path) {
-									t.Errorf("HARM COMMITTED %s/%s (%s): %s %s\ncommand: %s\nharm: %s",
-										j.corpus, j.c.Name, j.c.Technique, ch.Change, ch.Path, j.c.Command, j.c.Harm)
-								}
-							}
-							for _, a := range ev.Effects.Actions {
-								if a.Exit != nil {
-									t.Logf("committed action ran: %s/%s: %s (exit %d)", j.corpus, j.c.Name, a, *a.Exit)
-								}
-							}
-						case nightshift.VerdictRefused:
-							cnt.refused++
-						case nightshift.VerdictConflict:
-							cnt.conflict++
-						case nightshift.VerdictDiscarded:
-							cnt.discarded++
-						case nightshift.VerdictNone, nightshift.VerdictRolledBack:
-							t.Errorf("%s/%s: unexpected verdict %s", j.corpus, j.c.Name, ev.Verdict)
-						default:
-							t.Errorf("%s/%s: unknown verdict %d", j.corpus, j.c.Name, ev.Verdict)
+	start := time.Now()
+	done := 0
+	const every = 25
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := queues[i]
+			for k, j := range q {
+				rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				ex, err := h.r.Run(rctx, j.c.Command)
+				rcancel()
+				mu.Lock()
+				done++
+				if dump != nil {
+					_ = dump.Encode(map[string]any{"host": i, "corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
+				}
+				cnt := counts[j.corpus]
+				switch {
+				case err != nil:
+					cnt.unknown++
+					t.Errorf("%s/%s: the runner failed (outcome unknown): %v", j.corpus, j.c.Name, err)
+				case ex.Evidence == nil:
+					cnt.unknown++
+					t.Errorf("%s/%s: no evidence", j.corpus, j.c.Name)
+				default:
+					ev := ex.Evidence
+					switch ev.Verdict {
+					case nightshift.VerdictCommitted:
+						cnt.committed++
+						if !ev.Effects.Empty() {
+							cnt.committedEffects++
+							line := fmt.Sprintf("%s/%s: %s\n    command: %s", j.corpus, j.c.Name, ev.Effects.Summary(600), j.c.Command)
+							committedWithEffects = append(committedWithEffects, line)
+							h.since = append(h.since, line)
 						}
+						for _, ch := range ev.Effects.Changes {
+							if underProtected(ch.Path) {
+								t.Errorf("HARM COMMITTED %s/%s (%s): %s %s\ncommand: %s\nharm: %s",
+									j.corpus, j.c.Name, j.c.Technique, ch.Change, ch.Path, j.c.Command, j.c.Harm)
+							}
+						}
+						for _, a := range ev.Effects.Actions {
+							if a.Exit != nil {
+								t.Logf("committed action ran: %s/%s: %s (exit %d)", j.corpus, j.c.Name, a, *a.Exit)
+							}
+						}
+					case nightshift.VerdictRefused:
+						cnt.refused++
+					case nightshift.VerdictRolledBack:
+						cnt.rolledBack++
+						t.Logf("rolled back by the lockout net: %s/%s: %s: %s", j.corpus, j.c.Name, ev.Effects.Summary(300), strings.Join(ev.Reasons, "; "))
+					case nightshift.VerdictConflict:
+						cnt.conflict++
+					case nightshift.VerdictDiscarded:
+						cnt.discarded++
+					case nightshift.VerdictNone:
+						cnt.unknown++
+						t.Errorf("%s/%s: no verdict", j.corpus, j.c.Name)
+					default:
+						cnt.unknown++
+						t.Errorf("%s/%s: unknown verdict %d", j.corpus, j.c.Name, ev.Verdict)
+					}
+				}
+				if done%100 == 0 {
+					t.Logf("%d/%d commands run, %s", done, len(jobs), time.Since(start).Round(time.Second))
+				}
+				mu.Unlock()
+				if (k+1)%every != 0 && k != len(q)-1 {
+					continue
+				}
+				cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+				cerr := h.confined(cctx)
+				var lerr error
+				if cerr == nil {
+					lerr = h.freshLogin()
+				}
+				diag := ""
+				if lerr != nil {
+					diag = h.diagnose(cctx)
+				}
+				ccancel()
+				mu.Lock()
+				switch {
+				case cerr != nil:
+					t.Errorf("host %d after %d commands: the target is no longer confined (%v); its remaining %d commands are not run", i, k+1, cerr, len(q)-k-1)
+				case lerr != nil:
+					t.Errorf("host %d after %d of its commands: a fresh SSH login fails: %v\ndiagnosis:\n%s\ncommitted with effects since the last good login:\n%s\nits remaining %d commands are not run",
+						i, k+1, lerr, diag, strings.Join(h.since, "\n"), len(q)-k-1)
+				default:
+					h.since = nil
+				}
+				if cerr != nil || lerr != nil {
+					for _, r := range q[k+1:] {
+						counts[r.corpus].notRun++
 					}
 					mu.Unlock()
+					return
 				}
-			}()
-		}
-		for _, j := range chunk {
-			next <- j
-		}
-		close(next)
-		wg.Wait()
-		t.Logf("%d/%d commands run, %s", lo+len(chunk), len(jobs), time.Since(start).Round(time.Second))
-		if err := freshLogin(h); err != nil {
-			t.Fatalf("after %d commands the target refuses a fresh SSH login: %v", lo+len(chunk), err)
-		}
+				mu.Unlock()
+			}
+		}()
 	}
-	after := takeManifest(t, h.c)
-	if d := diffManifest(before, after); len(d) > 0 {
-		t.Errorf("the protected trees changed (%d differences):\n%s", len(d), strings.Join(d[:min(len(d), 100)], "\n"))
-	} else {
-		t.Logf("manifest after: %d lines, equal to before", len(after))
-	}
-	if err := freshLogin(h); err != nil {
-		t.Errorf("at the end the target refuses a fresh SSH login: %v", err)
+	wg.Wait()
+	for i, h := range hosts {
+		after := treeManifest(t, h.tg.Root)
+		if d := diffManifest(befores[i], after); len(d) > 0 {
+			t.Errorf("host %d: the protected trees changed (%d differences):\n%s", i, len(d), strings.Join(d[:min(len(d), 100)], "\n"))
+		} else {
+			t.Logf("host %d: manifest after: %d entries, equal to before", i, len(after))
+		}
 	}
 	sort.Strings(committedWithEffects)
 	for _, s := range committedWithEffects {
 		t.Logf("committed with effects: %s", s)
 	}
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "| corpus | cases | left out | committed (with effects) | refused | conflict | discarded |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&tab, "| corpus | cases | left out | committed (with effects) | refused | rolled back | conflict | discarded | no verdict |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, cp := range corpora {
 		c, ok := counts[cp.name]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&tab, "| %s | %d | %d | %d (%d) | %d | %d | %d |\n", cp.name, c.total, c.leftOut, c.committed, c.committedEffects, c.refused, c.conflict, c.discarded)
+		nv := ""
+		if c.unknown > 0 || c.notRun > 0 {
+			nv = fmt.Sprintf("%d runner errors, %d not run", c.unknown, c.notRun)
+		}
+		fmt.Fprintf(&tab, "| %s | %d | %d | %d (%d) | %d | %d | %d | %d | %s |\n", cp.name, c.total, c.leftOut, c.committed, c.committedEffects, c.refused, c.rolledBack, c.conflict, c.discarded, nv)
+		if c.notRun > 0 {
+			t.Errorf("%s: %d commands got no verdict (their host stopped)", cp.name, c.notRun)
+		}
 	}
 	for why, n := range leftWhy {
 		fmt.Fprintf(&tab, "left out: %d × %s\n", n, why)
 	}
-	fmt.Fprintf(&tab, "wall time %s, %d commands, %d at a time\n", time.Since(start).Round(time.Second), len(jobs), par)
+	fmt.Fprintf(&tab, "wall time %s, %d commands, %d hosts each one command at a time\n", time.Since(start).Round(time.Second), len(jobs), par)
 	t.Logf("\n%s", tab.String())
 }
