@@ -239,7 +239,10 @@ func (t *Target) prepare(ctx context.Context) error {
 // controlConfig is the control sshd's configuration: its own port, host
 // key and authorized_keys, key-only root login, nothing read from
 // /etc/ssh, so remediations of /etc/ssh/sshd_config cannot lock the worker
-// out.
+// out. It is not independent of everything: Debian's sshd is linked with
+// libwrap, which reads /etc/hosts.allow and /etc/hosts.deny whatever the
+// configuration says ("ALL: ALL" in hosts.deny refuses it too), and it
+// needs root's passwd entry and shell.
 func controlConfig(port int) string {
 	return strings.Join([]string{
 		"# Nightshift control sshd: independent of the target's own sshd configuration.",
