@@ -276,47 +276,107 @@ func (h *corpusHost) freshLogin() error {
 	return nil
 }
 
-// confined checks, from inside the target with this machine's nsenter,
-// that the target still cannot reach this machine's kernel settings: its
-// /proc/sys and /sys are read-only mounts. An approved action that made
-// one writable would let later trials write this machine's sysfs; the run
-// stops then.
-func (h *corpusHost) confined(ctx context.Context) error {
-	out, err := h.tg.Exec(ctx, `awk '$2 == "/sys" || $2 == "/proc/sys" { print $2, $4 }' /proc/mounts`)
+// targetPID returns a process of the target whose root is the target's
+// root directory, found from this machine's /proc (no program of the
+// target runs: a hostile command may have broken them all).
+func (h *corpusHost) targetPID() (string, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/root"); err == nil && l == h.tg.Root {
+			return e.Name(), nil
+		}
+	}
+	return "", fmt.Errorf("no process has the root %s", h.tg.Root)
+}
+
+// confined checks, from this machine's /proc, that the target still
+// cannot reach this machine's kernel settings: its /proc/sys and /sys are
+// read-only mounts. An approved action that made one writable would let
+// later trials write this machine's sysfs; the host is then replaced.
+func (h *corpusHost) confined() error {
+	pid, err := h.targetPID()
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile("/proc/" + pid + "/mounts")
 	if err != nil {
 		return err
 	}
 	seen := 0
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		mp, opts, _ := strings.Cut(l, " ")
-		if !slices.Contains(strings.Split(opts, ","), "ro") {
-			return fmt.Errorf("%s is mounted %s in the target", mp, opts)
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || (f[1] != "/sys" && f[1] != "/proc/sys") {
+			continue
+		}
+		if !slices.Contains(strings.Split(f[3], ","), "ro") {
+			return fmt.Errorf("%s is mounted %s in the target", f[1], f[3])
 		}
 		seen++
 	}
 	if seen < 2 {
-		return fmt.Errorf("/sys or /proc/sys not mounted in the target: %q", out)
+		return fmt.Errorf("/sys or /proc/sys not mounted in the target (process %s)", pid)
 	}
 	return nil
 }
 
-// diagnose says, from inside the target (not over SSH), what may keep a
-// fresh login out: sshd's state and configuration test, tcp-wrappers,
-// nologin files, the number of processes, root's account entries.
-func (h *corpusHost) diagnose(ctx context.Context) string {
-	out, err := h.tg.Exec(ctx, `exec 2>&1
-echo "processes: $(ls -d /proc/[0-9]* | wc -l)"
-echo "sshd pid file: $(cat /run/sshd.pid 2>/dev/null) $(kill -0 "$(cat /run/sshd.pid 2>/dev/null)" 2>/dev/null && echo running || echo NOT running)"
-echo "sshd -t:"; /usr/sbin/sshd -t
-echo "hosts.deny:"; grep -v '^#' /etc/hosts.deny 2>/dev/null | grep .
-echo "hosts.allow:"; grep -v '^#' /etc/hosts.allow 2>/dev/null | grep .
-ls -l /etc/nologin /run/nologin 2>/dev/null
-echo "root: $(grep '^root:' /etc/passwd) $(grep '^root:' /etc/shadow | cut -d: -f3-)"
-ls -ld /root /root/.ssh /root/.ssh/authorized_keys`)
-	if err != nil {
-		return fmt.Sprintf("(diagnosis failed: %v) %s", err, out)
+// diagnose says what may keep a fresh login out: files read from this
+// machine's view of the root (tcp-wrappers, nologin, root's entries,
+// sshd_config.d), the target's process count, and sshd -t run inside.
+func (h *corpusHost) diagnose() string {
+	var b strings.Builder
+	read := func(p string) string {
+		d, err := os.ReadFile(filepath.Join(h.tg.Root, p))
+		if err != nil {
+			return "(" + err.Error() + ")"
+		}
+		return strings.TrimSpace(string(d))
 	}
-	return out
+	for _, p := range []string{"/etc/hosts.deny", "/etc/hosts.allow"} {
+		var keep []string
+		for _, l := range strings.Split(read(p), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				keep = append(keep, l)
+			}
+		}
+		fmt.Fprintf(&b, "%s: %q\n", p, keep)
+	}
+	for _, p := range []string{"/etc/nologin", "/run/nologin"} {
+		if _, err := os.Lstat(filepath.Join(h.tg.Root, p)); err == nil {
+			fmt.Fprintf(&b, "%s exists\n", p)
+		}
+	}
+	for _, p := range []string{"/etc/passwd", "/etc/shadow"} {
+		for _, l := range strings.Split(read(p), "\n") {
+			if strings.HasPrefix(l, "root:") {
+				fmt.Fprintf(&b, "%s: %s\n", p, l)
+			}
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(h.tg.Root, "etc/ssh/sshd_config.d")); err == nil {
+		for _, e := range ents {
+			fmt.Fprintf(&b, "sshd_config.d/%s: %q\n", e.Name(), read("/etc/ssh/sshd_config.d/"+e.Name()))
+		}
+	}
+	n := 0
+	if ents, err := os.ReadDir("/proc"); err == nil {
+		for _, e := range ents {
+			if l, err := os.Readlink("/proc/" + e.Name() + "/root"); err == nil && (l == h.tg.Root || strings.HasPrefix(l, h.tg.Root+"/")) {
+				n++
+			}
+		}
+	}
+	fmt.Fprintf(&b, "processes under the root: %d\n", n)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := h.tg.Exec(ctx, "/usr/sbin/sshd -t 2>&1 && echo sshd -t ok")
+	fmt.Fprintf(&b, "sshd -t: %s %v\n", strings.TrimSpace(out), err)
+	return b.String()
 }
 
 // TestHostileCorpora is the first proof of issue 19: hostile commands run
@@ -417,6 +477,16 @@ func TestHostileCorpora(t *testing.T) {
 	if startErr != nil {
 		t.Fatalf("start the Debian 12 targets: %v", startErr)
 	}
+	// checkManifest compares a host's protected trees with the manifest
+	// taken when it started.
+	checkManifest := func(h *corpusHost, before map[string]string) {
+		after := treeManifest(t, h.tg.Root)
+		if d := diffManifest(before, after); len(d) > 0 {
+			t.Errorf("host %d: the protected trees changed (%d differences):\n%s", h.n, len(d), strings.Join(d[:min(len(d), 100)], "\n"))
+		} else {
+			t.Logf("host %d: manifest after: %d entries, equal to before", h.n, len(after))
+		}
+	}
 	befores := make([]map[string]string, par)
 	for i, h := range hosts {
 		befores[i] = treeManifest(t, h.tg.Root)
@@ -438,26 +508,30 @@ func TestHostileCorpora(t *testing.T) {
 	}
 	start := time.Now()
 	done := 0
+	nextHost := par
 	const every = 25
-	for i, h := range hosts {
+	for i := range hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			q := queues[i]
+			sinceCheck := 0
 			for k, j := range q {
+				h := hosts[i]
 				rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				ex, err := h.r.Run(rctx, j.c.Command)
 				rcancel()
 				mu.Lock()
 				done++
 				if dump != nil {
-					_ = dump.Encode(map[string]any{"host": i, "corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
+					_ = dump.Encode(map[string]any{"host": h.n, "corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
 				}
 				cnt := counts[j.corpus]
 				switch {
 				case err != nil:
 					cnt.unknown++
 					t.Errorf("%s/%s: the runner failed (outcome unknown): %v", j.corpus, j.c.Name, err)
+					h.since = append(h.since, fmt.Sprintf("%s/%s: runner error %v\n    command: %s", j.corpus, j.c.Name, err, j.c.Command))
 				case ex.Evidence == nil:
 					cnt.unknown++
 					t.Errorf("%s/%s: no evidence", j.corpus, j.c.Name)
@@ -504,48 +578,68 @@ func TestHostileCorpora(t *testing.T) {
 					t.Logf("%d/%d commands run, %s", done, len(jobs), time.Since(start).Round(time.Second))
 				}
 				mu.Unlock()
-				if (k+1)%every != 0 && k != len(q)-1 {
+				sinceCheck++
+				if sinceCheck < every && k != len(q)-1 {
 					continue
 				}
-				cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
-				cerr := h.confined(cctx)
+				sinceCheck = 0
+				cerr := h.confined()
 				var lerr error
 				if cerr == nil {
 					lerr = h.freshLogin()
 				}
+				if cerr == nil && lerr == nil {
+					h.since = nil
+					continue
+				}
 				diag := ""
 				if lerr != nil {
-					diag = h.diagnose(cctx)
+					diag = h.diagnose()
 				}
-				ccancel()
 				mu.Lock()
-				switch {
-				case cerr != nil:
-					t.Errorf("host %d after %d commands: the target is no longer confined (%v); its remaining %d commands are not run", i, k+1, cerr, len(q)-k-1)
-				case lerr != nil:
-					t.Errorf("host %d after %d of its commands: a fresh SSH login fails: %v\ndiagnosis:\n%s\ncommitted with effects since the last good login:\n%s\nits remaining %d commands are not run",
-						i, k+1, lerr, diag, strings.Join(h.since, "\n"), len(q)-k-1)
-				default:
-					h.since = nil
+				if cerr != nil {
+					t.Errorf("host %d after %d of its commands: the target is no longer confined: %v", h.n, k+1, cerr)
+				} else {
+					t.Errorf("host %d after %d of its commands: a fresh SSH login fails: %v\ndiagnosis:\n%s\ncommitted with effects (or unknown) since the last good login:\n%s",
+						h.n, k+1, lerr, diag, strings.Join(h.since, "\n"))
 				}
-				if cerr != nil || lerr != nil {
+				checkManifest(h, befores[i])
+				n := nextHost
+				nextHost++
+				mu.Unlock()
+				// Replace the host, so that every command still gets a verdict.
+				h.close()
+				sctx, scancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				nh, err := startCorpusHost(sctx, n)
+				scancel()
+				var nerr error
+				if err == nil {
+					nerr = nh.freshLogin()
+				}
+				mu.Lock()
+				if err != nil || nerr != nil {
+					t.Errorf("host %d: the replacement host does not start: %v %v", n, err, nerr)
 					for _, r := range q[k+1:] {
 						counts[r.corpus].notRun++
+					}
+					hosts[i] = nil
+					if nh != nil {
+						nh.close()
 					}
 					mu.Unlock()
 					return
 				}
+				t.Logf("host %d replaced by host %d for its remaining %d commands", h.n, n, len(q)-k-1)
+				hosts[i] = nh
+				befores[i] = treeManifest(t, nh.tg.Root)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
 	for i, h := range hosts {
-		after := treeManifest(t, h.tg.Root)
-		if d := diffManifest(befores[i], after); len(d) > 0 {
-			t.Errorf("host %d: the protected trees changed (%d differences):\n%s", i, len(d), strings.Join(d[:min(len(d), 100)], "\n"))
-		} else {
-			t.Logf("host %d: manifest after: %d entries, equal to before", i, len(after))
+		if h != nil {
+			checkManifest(h, befores[i])
 		}
 	}
 	sort.Strings(committedWithEffects)
