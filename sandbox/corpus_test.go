@@ -276,20 +276,30 @@ func (h *corpusHost) freshLogin() error {
 	return nil
 }
 
-// targetPID returns a process of the target whose root is the target's
-// root directory, found from this machine's /proc (no program of the
-// target runs: a hostile command may have broken them all).
+// targetPID returns a process of the target, found from this machine's
+// /proc (no program of the target runs: a hostile command may have broken
+// them all): one whose mount namespace has, mounted on /, the target's
+// root directory (its pivoted bind mount; /proc/PID/root itself does not
+// resolve from here).
 func (h *corpusHost) targetPID() (string, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return "", err
 	}
+	suffix := filepath.Base(h.tg.Dir) + "/root"
 	for _, e := range ents {
 		if e.Name()[0] < '0' || e.Name()[0] > '9' {
 			continue
 		}
-		if l, err := os.Readlink("/proc/" + e.Name() + "/root"); err == nil && l == h.tg.Root {
-			return e.Name(), nil
+		b, err := os.ReadFile("/proc/" + e.Name() + "/mountinfo")
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) > 4 && f[4] == "/" && strings.HasSuffix(f[3], suffix) {
+				return e.Name(), nil
+			}
 		}
 	}
 	return "", fmt.Errorf("no process has the root %s", h.tg.Root)
@@ -363,15 +373,18 @@ func (h *corpusHost) diagnose() string {
 			fmt.Fprintf(&b, "sshd_config.d/%s: %q\n", e.Name(), read("/etc/ssh/sshd_config.d/"+e.Name()))
 		}
 	}
-	n := 0
-	if ents, err := os.ReadDir("/proc"); err == nil {
-		for _, e := range ents {
-			if l, err := os.Readlink("/proc/" + e.Name() + "/root"); err == nil && (l == h.tg.Root || strings.HasPrefix(l, h.tg.Root+"/")) {
-				n++
+	if pid, err := h.targetPID(); err == nil {
+		if ns, err := os.Readlink("/proc/" + pid + "/ns/pid_for_children"); err == nil {
+			n := 0
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns {
+					n++
+				}
 			}
+			fmt.Fprintf(&b, "processes in the target's PID namespace: %d\n", n)
 		}
 	}
-	fmt.Fprintf(&b, "processes under the root: %d\n", n)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := h.tg.Exec(ctx, "/usr/sbin/sshd -t 2>&1 && echo sshd -t ok")
