@@ -339,7 +339,11 @@ func (t *Target) LoginConfig() sshexec.Config {
 // key and authorized_keys, key-only root login, nothing read from
 // /etc/ssh, so remediations of /etc/ssh/sshd_config cannot lock the worker
 // out. A login other than root (Options.SudoLogin) has its key in its own
-// ~/.ssh/authorized_keys (/etc/nightshift is root's alone).
+// ~/.ssh/authorized_keys (/etc/nightshift is root's alone). It is not
+// independent of everything: Debian's sshd is linked with libwrap, which
+// reads /etc/hosts.allow and /etc/hosts.deny whatever the configuration
+// says ("ALL: ALL" in hosts.deny refuses it too), and it needs root's
+// passwd entry and shell.
 func controlConfig(port int, userKeys bool) string {
 	keys := "AuthorizedKeysFile /etc/nightshift/authorized_keys"
 	if userKeys {
