@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/internal/temporaltest"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 )
 
 // TestMain makes the test binary also the worker command the scripts run
@@ -40,13 +43,24 @@ func TestMain(m *testing.M) {
 //	                        not need (sshd, ssh, bwrap)
 //	freeport VAR            set VAR to a free 127.0.0.1:PORT
 //	waitport ADDR           wait (up to a minute) until ADDR accepts TCP
-//	simhosts NAME…          start simulated SSH hosts (internal/simhost)
-//	                        and write hosts.yaml, known_hosts, id_ed25519
+//	simhosts [-group G] [-zone Z] NAME…
+//	                        start simulated SSH hosts (internal/simhost),
+//	                        write hosts.yaml, hosts.ini, known_hosts and
+//	                        id_ed25519, and set $NAME (upper-cased) to each
+//	                        host's 127.0.0.1:PORT
+//	waitfaults VAR N        wait until the fault server VAR has answered N
+//	                        chat completions with its fault
+//	temporal VAR            start a Temporal dev server
+//	                        (internal/temporaltest) and set VAR to its
+//	                        address
 //	faultserver VAR FAULT TIMES [RULE=COMMAND…]
 //	                        start the model fault server in front of the
 //	                        vLLM simulator; VAR is its OpenAI base URL
 //
-// and the condition [hf_native]: the native tokenizer backend is built in.
+// and the conditions [hf_native] (the native tokenizer backend is built in),
+// [temporal] (the Temporal CLI is installed; an error under CI when not)
+// and [llama31] (scripts/fetch-tokenizers.sh fetched the Llama 3.1
+// tokenizer; $LLAMA31_TOKENIZER is its tokenizer.json).
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
@@ -59,15 +73,62 @@ func TestScripts(t *testing.T) {
 			"waitport":    cmdWaitPort,
 			"simhosts":    cmdSimHosts,
 			"faultserver": cmdFaultServer,
+			"temporal":    cmdTemporal,
+			"waitfaults":  cmdWaitFaults,
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "hf_native" {
+			switch cond {
+			case "hf_native":
 				return budget.BackendNative.Available(), nil
+			case "temporal":
+				// Without the CLI a script skips ([!temporal] skip); under
+				// CI that is a failure.
+				if _, err := temporaltest.Find(); err != nil {
+					if testenv.CI() {
+						return false, err
+					}
+					return false, nil
+				}
+				return true, nil
+			case "llama31":
+				_, err := os.Stat(llama31Tokenizer())
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
+		Setup: func(env *testscript.Env) error {
+			env.Values[faultServersKey{}] = new(sync.Map)
+			env.Setenv("LLAMA31_TOKENIZER", llama31Tokenizer())
+			return nil
+		},
 		RequireExplicitExec: true,
 	})
+}
+
+// llama31Tokenizer is where scripts/fetch-tokenizers.sh puts the Llama 3.1
+// tokenizer.json.
+func llama31Tokenizer() string {
+	root := os.Getenv("NIGHTSHIFT_TOKENIZERS_DIR")
+	if root == "" {
+		root = filepath.Join("..", "..", ".cache", "tokenizers")
+	}
+	p, err := filepath.Abs(filepath.Join(root, "llama3.1", "tokenizer.json"))
+	if err != nil {
+		return filepath.Join(root, "llama3.1", "tokenizer.json")
+	}
+	return p
+}
+
+func cmdTemporal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: temporal VAR")
+	}
+	bin, err := temporaltest.Find()
+	ts.Check(err)
+	addr, stop, err := temporaltest.Run(bin)
+	ts.Check(err)
+	ts.Defer(stop)
+	ts.Setenv(args[0], addr)
 }
 
 func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
