@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 //	                        write hosts.yaml, hosts.ini, known_hosts and
 //	                        id_ed25519, and set $NAME (upper-cased) to each
 //	                        host's 127.0.0.1:PORT
+//	eventually DURATION PROG [ARGS…]
+//	                        run PROG every half second until it exits 0
+//	                        (fails after DURATION; the last run's stdout
+//	                        and stderr are kept)
 //	waitfaults VAR N        wait until the fault server VAR has answered N
 //	                        chat completions with its fault
 //	temporal VAR            start a Temporal dev server
@@ -75,6 +79,7 @@ func TestScripts(t *testing.T) {
 			"faultserver": cmdFaultServer,
 			"temporal":    cmdTemporal,
 			"waitfaults":  cmdWaitFaults,
+			"eventually":  cmdEventually,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -117,6 +122,25 @@ func llama31Tokenizer() string {
 		return filepath.Join(root, "llama3.1", "tokenizer.json")
 	}
 	return p
+}
+
+func cmdEventually(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: eventually DURATION PROG [ARGS…]")
+	}
+	d, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(d)
+	for {
+		err := ts.Exec(args[1], args[2:]...)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("eventually: %s did not succeed in %s: %v", args[1], d, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func cmdTemporal(ts *testscript.TestScript, neg bool, args []string) {
