@@ -9,7 +9,7 @@ import (
 
 // The README's sample line (its section "Nightshift"): a sed whose
 // expression is cut short, and the re-check that still finds root logins
-// permitted. TestREADMESummaryLine (cmd/worker) fails when the README quotes
+// permitted. TestREADMELine fails when the README quotes
 // anything but this Example's output.
 func Example_readme() {
 	d := distill.New(distill.Config{})
