@@ -13,11 +13,12 @@ import (
 // readmeStandIns are what the README's commands name that a test cannot
 // reach, and what the scripts in testdata/script use instead.
 var readmeStandIns = []struct{ readme, script string }{
-	{"db1.example.com", "$DB1"},                             // a simulated host (simhosts db1)
-	{"http://gpu1:8000/v1", "$GPU1"},                        // the vLLM simulator (faultserver GPU1 …)
-	{"temporal:7233", "$TEMPORAL"},                          // a Temporal dev server (temporal TEMPORAL)
-	{"/var/log/dpkg.log", "dpkg.log"},                       // a dpkg log in the script's archive
-	{"go run ./cmd/worker", "worker"},                       // the test binary is the worker command
+	{"db1.example.com", "$DB1"},       // a simulated host (simhosts db1)
+	{"http://gpu1:8000/v1", "$GPU1"},  // the vLLM simulator (faultserver GPU1 …)
+	{"temporal:7233", "$TEMPORAL"},    // a Temporal dev server (temporal TEMPORAL)
+	{"/var/log/dpkg.log", "dpkg.log"}, // a dpkg log in the script's archive
+	{"go run ./cmd/worker", "worker"},
+	{"scripts/fleet-dev.sh", "$REPO/scripts/fleet-dev.sh"},  // the script from the module root                       // the test binary is the worker command
 	{"./Llama-3.1-8B/tokenizer.json", "$LLAMA31_TOKENIZER"}, // scripts/fetch-tokenizers.sh's copy
 }
 
@@ -38,7 +39,6 @@ var readmeNotRun = map[string]string{
 	"worker --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml --profile xccdf_org.ssgproject.content_profile_anssi_bp28_high --rule sshd_disable_root_login --rule accounts_tmout --host root@db1.example.com": "needs a host with the SSG datastream and OpenSCAP (internal/debtarget); TestSCAPDatastreamEndToEnd runs these flags",
 	"worker run --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml --profile anssi_bp28_high --inventory hosts.yaml --journal night.db --html night.html --metrics-addr :9464":                                  "needs hosts with the SSG datastream and OpenSCAP (internal/debtarget); TestSCAPDatastreamEndToEnd runs a datastream night",
 	"worker fleet start --temporal temporal:7233 --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml --profile anssi_bp28_high --inventory hosts.yaml --id tonight --base-url http://gpu1:8000/v1":               "needs hosts with the SSG datastream and OpenSCAP (internal/debtarget)",
-	"NIGHTSHIFT_BASE_URL=http://gpu1:8000/v1 scripts/fleet-dev.sh --rules rules/ --inventory hosts.yaml --html night.html":                                                                                                    "binds the fixed port 127.0.0.1:7233 (or joins whatever answers there) and builds the worker; the fleet serve and fleet start --wait it runs are in readme_fleet.txtar",
 	"useradd --create-home --shell /bin/bash nightshift":                                                            "provisions a login on the user's host, as root",
 	"install -d -m 0700 -o nightshift -g nightshift ~nightshift/.ssh":                                               "provisions a login on the user's host, as root",
 	"install -m 0600 -o nightshift -g nightshift worker_key.pub ~nightshift/.ssh/authorized_keys":                   "provisions a login on the user's host, as root",

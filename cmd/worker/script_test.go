@@ -104,11 +104,36 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Values[faultServersKey{}] = new(sync.Map)
 			env.Setenv("LLAMA31_TOKENIZER", llama31Tokenizer())
+			// The module root, and the go command's directories, for
+			// scripts that run the repository's scripts (which build the
+			// worker with go build).
+			repo, err := filepath.Abs(filepath.Join("..", ".."))
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO", repo)
+			goEnvOnce.Do(func() {
+				out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+				if err == nil {
+					goEnv = strings.Fields(string(out))
+				}
+			})
+			if len(goEnv) == 3 {
+				env.Setenv("GOCACHE", goEnv[0])
+				env.Setenv("GOMODCACHE", goEnv[1])
+				env.Setenv("GOPATH", goEnv[2])
+			}
 			return nil
 		},
 		RequireExplicitExec: true,
 	})
 }
+
+// goEnv is `go env GOCACHE GOMODCACHE GOPATH`, read once.
+var (
+	goEnvOnce sync.Once
+	goEnv     []string
+)
 
 // llama31Tokenizer is where scripts/fetch-tokenizers.sh puts the Llama 3.1
 // tokenizer.json.
