@@ -62,9 +62,10 @@ func TestMain(m *testing.M) {
 //	                        vLLM simulator; VAR is its OpenAI base URL
 //
 // and the conditions [hf_native] (the native tokenizer backend is built in),
-// [temporal] (the Temporal CLI is installed; an error under CI when not)
-// and [llama31] (scripts/fetch-tokenizers.sh fetched the Llama 3.1
-// tokenizer; $LLAMA31_TOKENIZER is its tokenizer.json).
+// [temporal] (the Temporal CLI is installed), [sqlite3] (the sqlite3 shell
+// is) and [llama31] (scripts/fetch-tokenizers.sh fetched the Llama 3.1
+// tokenizer; $LLAMA31_TOKENIZER is its tokenizer.json); the last three are
+// an error under CI when false.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
@@ -86,18 +87,14 @@ func TestScripts(t *testing.T) {
 			case "hf_native":
 				return budget.BackendNative.Available(), nil
 			case "temporal":
-				// Without the CLI a script skips ([!temporal] skip); under
-				// CI that is a failure.
-				if _, err := temporaltest.Find(); err != nil {
-					if testenv.CI() {
-						return false, err
-					}
-					return false, nil
-				}
-				return true, nil
+				_, err := temporaltest.Find()
+				return available(err == nil, "the Temporal CLI")
+			case "sqlite3":
+				_, err := exec.LookPath("sqlite3")
+				return available(err == nil, "sqlite3")
 			case "llama31":
 				_, err := os.Stat(llama31Tokenizer())
-				return err == nil, nil
+				return available(err == nil, "the Llama 3.1 tokenizer (scripts/fetch-tokenizers.sh)")
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -134,6 +131,16 @@ var (
 	goEnvOnce sync.Once
 	goEnv     []string
 )
+
+// available is a condition on something the test command installs: false
+// on a developer's machine without it (the script skips what needs it), an
+// error under CI.
+func available(present bool, what string) (bool, error) {
+	if !present && testenv.CI() {
+		return false, fmt.Errorf("%s is missing (CI is set; scripts/install-test-deps.sh installs it)", what)
+	}
+	return present, nil
+}
 
 // llama31Tokenizer is where scripts/fetch-tokenizers.sh puts the Llama 3.1
 // tokenizer.json.
