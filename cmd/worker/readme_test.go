@@ -13,12 +13,12 @@ import (
 // readmeStandIns are what the README's commands name that a test cannot
 // reach, and what the scripts in testdata/script use instead.
 var readmeStandIns = []struct{ readme, script string }{
-	{"db1.example.com", "$DB1"},       // a simulated host (simhosts db1)
-	{"http://gpu1:8000/v1", "$GPU1"},  // the vLLM simulator (faultserver GPU1 …)
-	{"temporal:7233", "$TEMPORAL"},    // a Temporal dev server (temporal TEMPORAL)
-	{"/var/log/dpkg.log", "dpkg.log"}, // a dpkg log in the script's archive
-	{"go run ./cmd/worker", "worker"},
-	{"scripts/fleet-dev.sh", "$REPO/scripts/fleet-dev.sh"},  // the script from the module root                       // the test binary is the worker command
+	{"db1.example.com", "$DB1"},                             // a simulated host (simhosts db1)
+	{"http://gpu1:8000/v1", "$GPU1"},                        // the vLLM simulator (faultserver GPU1 …)
+	{"temporal:7233", "$TEMPORAL"},                          // a Temporal dev server (temporal TEMPORAL)
+	{"/var/log/dpkg.log", "dpkg.log"},                       // a dpkg log in the script's archive
+	{"go run ./cmd/worker", "worker"},                       // the test binary is the worker command
+	{"scripts/fleet-dev.sh", "$REPO/scripts/fleet-dev.sh"},  // the script from the module root
 	{"./Llama-3.1-8B/tokenizer.json", "$LLAMA31_TOKENIZER"}, // scripts/fetch-tokenizers.sh's copy
 }
 
