@@ -264,6 +264,9 @@ inner() {
 	fi
 	cp "$T/root/run/nightshift-actions" "$T/out/actions" 2>/dev/null || : >"$T/out/actions"
 	sshd_checks "$T"
+	pam_facts "$T"
+	shadow_facts "$T"
+	origin_fact "$T"
 	# Gathering is bounded too: a command that touched more than can be
 	# listed and hashed in the command's own time is reported as timed out
 	# (and so discarded), never left running on the host.
@@ -295,7 +298,7 @@ sshd_checks() {
 	: >"$T/out/sshd_T"
 	[ -d "$T/u/0/etc/ssh" ] || [ -e "$T/u/0/etc/ssh" ] || return 0
 	[ -x "$T/root/usr/sbin/sshd" ] || return 0
-	user=${SUDO_USER:-$(id -un)}
+	user=${NIGHTSHIFT_LOGIN:-${SUDO_USER:-$(id -un)}}
 	addr=${SSH_CLIENT%% *}
 	[ -n "$addr" ] || addr=127.0.0.1
 	mkdir -p "$T/root/run/sshd"
@@ -303,6 +306,145 @@ sshd_checks() {
 	echo "exit $?" >>"$T/out/sshd_t"
 	chroot "$T/root" /usr/sbin/sshd -T -C "user=$user,host=$addr,addr=$addr" >"$T/out/sshd_T" 2>/dev/null || : >"$T/out/sshd_T"
 	printf 'login %s\n' "$user" >>"$T/out/sshd_T"
+}
+
+# pam_touched says whether the command changed what Linux-PAM reads:
+# /etc/pam.d, /etc/security, /etc/securetty, /etc/nologin, a module
+# directory, or a file a PAM line names with file=, accessfile= or
+# conffile= (one grep; most commands change none, and skip the rest).
+pam_touched() {
+	local T=$1 f
+	for f in "$T"/u/0/etc/pam.d "$T"/u/0/etc/security "$T"/u/0/etc/securetty "$T"/u/0/etc/nologin \
+		"$T"/u/0/lib/security "$T"/u/0/lib64/security "$T"/u/0/usr/lib/security "$T"/u/0/usr/lib64/security \
+		"$T"/u/0/lib/*/security "$T"/u/0/usr/lib/*/security; do
+		if [ -e "$f" ] || [ -L "$f" ]; then return 0; fi
+	done
+	while IFS= read -r f; do
+		if [ -e "$T/u/0$f" ] || [ -L "$T/u/0$f" ]; then return 0; fi
+	done < <(grep -hoE '(file|accessfile|conffile)=/[^[:space:]]+' "$T"/root/etc/pam.d/* 2>/dev/null | sed 's/^[a-z]*=//')
+	return 1
+}
+
+# pam_facts writes T/out/pam when the command changed what Linux-PAM
+# reads (pam_touched): what Linux-PAM reads for a login, in the host's view
+# (before) and the trial's (after), for the worker to evaluate the login's
+# PAM stacks on both, and who the login is. Lines:
+#   file VIEW PATH        then the file's lines, each after "|"
+#   module VIEW NAME 0|1  whether a module a PAM line names exists
+#   login USER / groups USER GROUP...
+pam_facts() {
+	local T=$1 user
+	: >"$T/out/pam"
+	pam_touched "$T" || return 0
+	{
+		pam_view "" before
+		pam_view "$T/root" after
+		user=${NIGHTSHIFT_LOGIN:-${SUDO_USER:-$(id -un)}}
+		printf 'login %s\n' "$user"
+		printf 'groups %s %s\n' "$user" "$(id -Gn -- "$user" 2>/dev/null)"
+		printf 'groups root %s\n' "$(id -Gn root 2>/dev/null)"
+	} >"$T/out/pam" 2>/dev/null
+}
+
+# origin_fact writes T/out/origin: the worker's address as sshd sees it,
+# from this session's SSH_CONNECTION or the nearest ancestor's (sudo drops
+# it from the environment); empty when unknown.
+origin_fact() {
+	local T=$1 conn p
+	conn=${SSH_CONNECTION:-${SSH_CLIENT:-}}
+	p=$PPID
+	while [ -z "$conn" ] && [ "${p:-0}" -gt 1 ] && [ -r "/proc/$p/environ" ]; do
+		conn=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^SSH_CONNECTION=//p')
+		p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2)
+	done
+	printf '%s' "${conn%% *}" >"$T/out/origin"
+}
+
+# pam_view ROOT VIEW prints the PAM files and modules of the tree at ROOT
+# ("" for the host's own) as pam_facts describes; one awk for everything.
+pam_view() {
+	local root=$1 view=$2 f d dirs= extra=
+	local -a files=()
+	for f in "$root"/etc/pam.d/*; do
+		[ -f "$f" ] && files+=("$f")
+	done
+	for f in "$root"/etc/security/limits.d/*.conf; do
+		[ -f "$f" ] && extra="$extra:${f#"$root"}"
+	done
+	for d in "$root"/lib/security "$root"/lib64/security "$root"/usr/lib/security "$root"/usr/lib64/security "$root"/lib/*/security "$root"/usr/lib/*/security; do
+		[ -d "$d" ] && dirs="$dirs:${d#"$root"}"
+	done
+	[ ${#files[@]} -gt 0 ] || files=(/dev/null)
+	awk -v root="$root" -v view="$view" -v dirs="$dirs" -v extra="$extra" '
+	function emit(p,   f, line, r, n) {
+		if (p == "" || p in seen) return
+		seen[p] = 1
+		f = root p
+		if ((r = (getline line < f)) < 0) return
+		printf "file %s %s\n", view, p
+		n = 0
+		while (r > 0) { if (n++ < 4000) print "|" line; r = (getline line < f) }
+		close(f)
+	}
+	function exists(m,   n, d, i, f, junk) {
+		if (substr(m, 1, 1) == "/") { f = root m; if ((getline junk < f) < 0) return 0; close(f); return 1 }
+		n = split(dirs, d, ":")
+		for (i = 1; i <= n; i++) {
+			if (d[i] == "") continue
+			f = root d[i] "/" m
+			if ((getline junk < f) >= 0) { close(f); return 1 }
+		}
+		return 0
+	}
+	FILENAME == "/dev/null" { next }
+	FNR == 1 { p = substr(FILENAME, length(root) + 1); seen[p] = 1; printf "file %s %s\n", view, p }
+	{
+		print "|" $0
+		line = $0; sub(/#.*/, "", line)
+		n = split(line, w, " ")
+		if (n < 2 || w[1] ~ /^@/) next
+		i = 2
+		if (substr(w[2], 1, 1) == "[") { while (i < n && w[i] !~ /\]$/) i++ }
+		i++
+		if (i > n || w[i - 1] == "include" || w[i - 1] == "substack") next
+		mods[w[i]] = 1
+		for (j = i + 1; j <= n; j++) if (w[j] ~ /^(file|accessfile|conffile)=\//) { sub(/^[a-z]*=/, "", w[j]); refs[w[j]] = 1 }
+	}
+	END {
+		for (k = 1; k < ARGC; k++) {
+			p = substr(ARGV[k], length(root) + 1)
+			if (ARGV[k] != "/dev/null" && !(p in seen)) { seen[p] = 1; printf "file %s %s\n", view, p }
+		}
+		n = split("/etc/security/access.conf /etc/security/time.conf /etc/security/limits.conf /etc/security/group.conf /etc/securetty /etc/nologin", fixed, " ")
+		for (k = 1; k <= n; k++) emit(fixed[k])
+		n = split(extra, fixed, ":")
+		for (k = 1; k <= n; k++) emit(fixed[k])
+		for (p in refs) emit(p)
+		for (m in mods) printf "module %s %s %d\n", view, m, exists(m)
+	}' "${files[@]}"
+}
+
+# shadow_facts writes T/out/shadows: for each program the command created
+# or changed in /usr/local/sbin or /usr/local/bin, "PATH\0SYSTEM\0" when a
+# system program of the same name (in /usr/sbin, /usr/bin, /sbin or /bin)
+# is further down root's PATH.
+shadow_facts() {
+	local T=$1 d f name s
+	: >"$T/out/shadows"
+	for d in usr/local/sbin usr/local/bin; do
+		[ -d "$T/u/0/$d" ] || continue
+		for f in "$T/u/0/$d"/* "$T/u/0/$d"/.[!.]*; do
+			{ [ -e "$f" ] || [ -L "$f" ]; } || continue
+			[ ! -c "$f" ] || continue # a whiteout: deleted
+			name=${f##*/}
+			for s in /usr/sbin /usr/bin /sbin /bin; do
+				if [ -e "$s/$name" ] || [ -L "$s/$name" ]; then
+					printf '/%s/%s\0%s/%s\0' "$d" "$name" "$s" "$name"
+					break
+				fi
+			done
+		done
+	done >>"$T/out/shadows"
 }
 
 # gather lists, for every overlay, its upper layer with metadata and hashes,
@@ -466,7 +608,7 @@ gather_overlay() {
 		"regular file|"* | "regular empty file|"*) lowerSize[${LI[k]}]=${LS[k]##*|} ;;
 		esac
 	done
-	local old size
+	local old size ctx
 	for k in "${!PFI[@]}"; do
 		i=${PFI[k]} p=${P[i]}
 		q=$lower/${p#./}
@@ -478,7 +620,13 @@ gather_overlay() {
 		old=$q
 		[ -n "${lowerSize[$i]-}" ] || old=/dev/null
 		printf '%s\0%s\0' "$n" "${p#./}"
-		diff -u --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
+		# Small files judged by their whole contents (a line that must
+		# stay, like localhost in /etc/hosts) get a diff with every line.
+		ctx=3
+		case "$lower$p" in
+		/./etc/hosts | /./etc/hosts.allow | /./etc/hosts.deny | /./etc/hostname | /./etc/fstab) ctx=100000 ;;
+		esac
+		diff -U "$ctx" --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
 		printf '\0'
 	done >>"$T/out/diffs"
 }
@@ -500,7 +648,7 @@ try() {
 	fi
 	local -a secs=()
 	mkdir -p "$T/out"
-	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T; do
+	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T pam shadows origin; do
 		[ -e "$T/out/$s" ] || : >"$T/out/$s"
 		secs+=("$s" "$T/out/$s")
 	done
