@@ -120,7 +120,8 @@ func cmdFaultServer(ts *testscript.TestScript, neg bool, args []string) {
 // (testscript.Env.Values), for waitfaults.
 type faultServersKey struct{}
 
-// cmdWaitFaults waits (up to a minute) until the fault server of VAR has
+// cmdWaitFaults waits (up to five minutes: a race-instrumented worker on a
+// loaded machine takes minutes to start) until the fault server of VAR has
 // answered N chat completions with its fault (a hang counts once it
 // began), so a script can signal a worker at a known point.
 //
@@ -135,10 +136,10 @@ func cmdWaitFaults(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	n, err := strconv.Atoi(args[1])
 	ts.Check(err)
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	for v.(*faultserver.Server).Stats().Faults < n {
 		if time.Now().After(deadline) {
-			ts.Fatalf("waitfaults: %s answered %d faults in a minute, want %d", args[0], v.(*faultserver.Server).Stats().Faults, n)
+			ts.Fatalf("waitfaults: %s answered %d faults in five minutes, want %d", args[0], v.(*faultserver.Server).Stats().Faults, n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
