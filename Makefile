@@ -2,8 +2,8 @@
 # README gives and .ci/run runs: it installs what the tests need, then runs
 # gofmt, go vet (default and hf_native tags), staticcheck, go mod tidy -diff,
 # the exhaustive enum-switch check, deadcode (scripts/deadcode.sh, with the
-# allowlist scripts/deadcode.allow) and the race-enabled tests of every
-# package.
+# allowlists scripts/deadcode.allow and scripts/deadcode-lib.allow) and the
+# race-enabled tests of every package.
 
 GO          ?= go
 GOBIN       := $(shell $(GO) env GOPATH)/bin

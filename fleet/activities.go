@@ -18,6 +18,7 @@ import (
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -204,7 +205,7 @@ func (a *Activities) Check(ctx context.Context, in CheckInput) (rules.CheckResul
 	defer a.heartbeat(ctx)()
 	var check rules.Check = rules.ShellCheck{Command: in.Command}
 	if o := in.Oscap; o != nil {
-		check = rules.OscapCheck{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
+		check = scap.Check{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
 	}
 	res, err := check.Evaluate(ctx, hostRunner{a, in.Host})
 	if errors.Is(err, safety.ErrBanned) {

@@ -12,6 +12,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/hostfile"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 )
 
 // DatastreamActivity reads a night's SCAP datastream on one of its hosts.
@@ -51,7 +52,7 @@ type ProfileRule struct {
 // rule is the worker rule of r.
 func (r ProfileRule) rule() rules.Rule {
 	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
-		Check: rules.OscapCheck{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
+		Check: scap.Check{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
 		Pos:   rules.Position{File: r.Datastream}}
 }
 
@@ -88,7 +89,7 @@ func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]Prof
 			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
 			continue
 		}
-		data, err := hostfile.Read(ctx, t, ds.Path, rules.MaxDatastreamSize)
+		data, err := hostfile.Read(ctx, t, ds.Path, scap.MaxSize)
 		release(errors.Is(err, hostfile.ErrHost))
 		if errors.Is(err, hostfile.ErrHost) {
 			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
@@ -97,15 +98,15 @@ func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]Prof
 		if err != nil {
 			return nil, invalidDatastream(fmt.Errorf("host %s: %w", h.Name, err))
 		}
-		parsed, err := rules.ParseDatastream(bytes.NewReader(data), h.Name+":"+ds.Path)
+		parsed, err := scap.Parse(bytes.NewReader(data), h.Name+":"+ds.Path)
 		if err != nil {
 			return nil, invalidDatastream(err)
 		}
-		set, err := parsed.Set(rules.SCAPOptions{Profile: ds.Profile, Rules: ds.RuleIDs, TargetPath: ds.Path})
-		if errors.Is(err, rules.ErrUnknownProfile) {
+		set, err := parsed.Set(scap.Options{Profile: ds.Profile, Rules: ds.RuleIDs, TargetPath: ds.Path})
+		if errors.Is(err, scap.ErrUnknownProfile) {
 			short := make([]string, 0, len(parsed.ProfileIDs()))
 			for _, p := range parsed.ProfileIDs() {
-				short = append(short, rules.ShortID(p))
+				short = append(short, scap.ShortID(p))
 			}
 			return nil, invalidDatastream(fmt.Errorf("%w (it has %s)", err, strings.Join(short, ", ")))
 		}
@@ -114,7 +115,7 @@ func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]Prof
 		}
 		var out []ProfileRule
 		for _, r := range set.Rules() {
-			c, ok := r.Check.(rules.OscapCheck)
+			c, ok := r.Check.(scap.Check)
 			if !ok {
 				return nil, invalidDatastream(fmt.Errorf("rule %s: a %s check, not oscap", r.ID, r.Check.Kind()))
 			}

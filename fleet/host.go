@@ -20,6 +20,7 @@ import (
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sandbox"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -407,7 +408,7 @@ func (c fleetCheck) Evaluate(_ context.Context, _ nightshift.Runner) (rules.Chec
 	switch ck := c.orig.(type) {
 	case rules.ShellCheck:
 		in.Command = ck.Command
-	case rules.OscapCheck:
+	case scap.Check:
 		in.Oscap = &OscapInput{Datastream: ck.Datastream, Profile: ck.Profile, Rule: ck.Rule, Oscap: ck.Oscap}
 	default:
 		return rules.CheckResult{Status: nightshift.CheckError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())

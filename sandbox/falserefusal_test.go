@@ -16,8 +16,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
-	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 )
@@ -44,7 +44,7 @@ func loadCorpora(t *testing.T) []corpusCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixes, err := rules.ParseFixScript(string(script))
+	fixes, err := ssgfix.Parse(string(script))
 	if err != nil {
 		t.Fatalf("parse %s: %v", ssgFixesFile, err)
 	}
@@ -303,7 +303,7 @@ func TestCommitSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixes, err := rules.ParseFixScript(string(script))
+	fixes, err := ssgfix.Parse(string(script))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 // facts, and the host is probed once for all of them. Run under -race, it
 // also shows that the shared state of the Worker is guarded.
 func TestConcurrentFixOnOneWorker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(1, "cannot fix this in a test") }})
 	w := e.worker(workerOptions{})
 	const n = 4

@@ -86,6 +86,7 @@ func probeWorker(t *testing.T, target, probe nightshift.Runner, obs worker.Obser
 // Worker, never through the Target, and EventProbe reports its command,
 // result and facts before the first model call.
 func TestProbeIsAnEvent(t *testing.T) {
+	t.Parallel()
 	probeOut := nightshift.Exec{Stdout: "os=Debian GNU/Linux 12 (bookworm)\npkg=apt-get\ninit=systemd\n", Duration: 3}
 	target, probe, ev := &scriptedRunner{}, &scriptedRunner{exec: probeOut}, &events{}
 	w, r := probeWorker(t, target, probe, ev)
@@ -133,6 +134,7 @@ func indexOfKind(ev []worker.Event, k worker.EventKind) int {
 // with the error, and EventProbe carries it (package batch marks the host
 // unreachable from it).
 func TestProbeFailureIsReported(t *testing.T) {
+	t.Parallel()
 	lost := errors.New("connection lost")
 	target, probe, ev := &scriptedRunner{}, &scriptedRunner{err: lost}, &events{}
 	w, r := probeWorker(t, target, probe, ev)
@@ -148,6 +150,7 @@ func TestProbeFailureIsReported(t *testing.T) {
 
 // TestProbeDefaultsToTarget: without Config.Probe the Target runs it.
 func TestProbeDefaultsToTarget(t *testing.T) {
+	t.Parallel()
 	target := &scriptedRunner{exec: nightshift.Exec{Stdout: "pkg=dnf\n"}}
 	w, r := probeWorker(t, target, nil, nil)
 	_, err := w.Fix(context.Background(), r)

@@ -20,6 +20,7 @@ func (factsTarget) Run(context.Context, string) (nightshift.Exec, error) {
 // one probe — every caller gets the same facts — and, under -race, the
 // Worker's state shows no data race.
 func TestProbeOnceUnderConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	w := &Worker{cfg: Config{Target: factsTarget{}, Probe: factsTarget{}}}
 	const n = 8
 	got := make([]*HostFacts, n)

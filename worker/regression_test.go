@@ -35,6 +35,7 @@ import (
 // prompt equals the reference's, the ban list is in every prompt, and the
 // prompt plateaus.
 func TestStubbornStaysInsideTheWindow(t *testing.T) {
+	t.Parallel()
 	attempts := []int{25, 50, 100}
 	if testing.Short() {
 		attempts = []int{50}
@@ -157,6 +158,7 @@ func (oversizedPolicy) Next(c vllmsim.Conversation) vllmsim.Generation {
 // every prompt holds the ban lists, the ledger, and the last 3 turns'
 // calls and error lines.
 func TestOutputsOverTheWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return oversizedPolicy{} }})
 	r := e.rule(fmt.Sprintf(`rules:
   - id: aide_build_database
@@ -192,6 +194,7 @@ func TestOutputsOverTheWindow(t *testing.T) {
 // destructive commands, each written "touch MARKER; <command>". The marker
 // file proves that none of them ran.
 func TestBannedProposerNeverRuns(t *testing.T) {
+	t.Parallel()
 	var marker string
 	e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
 		marker = filepath.Join(dir, "BANNED-COMMAND-RAN")
@@ -231,6 +234,7 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 
 // TestEventualFixes: wrong tries, then the fix; the rule ends fixed.
 func TestEventualFixes(t *testing.T) {
+	t.Parallel()
 	var conf string
 	e2 := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
 		conf = filepath.Join(dir, "sshd_config")
@@ -260,6 +264,7 @@ func TestEventualFixes(t *testing.T) {
 // TestMalformedOutputIsFedBack: broken JSON arguments, unknown tools, no tool
 // call and empty commands are attempts with feedback, never a crash.
 func TestMalformedOutputIsFedBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.Malformed(1) }})
 	r := e.rule(fmt.Sprintf(`rules:
   - id: accounts_tmout
@@ -400,6 +405,7 @@ func TestRetryAfterPastDeadline(t *testing.T) {
 // counts, distils harder or lowers max_tokens, and carries on without
 // spending attempts on the rejections.
 func TestContextRejectionsAreRecovered(t *testing.T) {
+	t.Parallel()
 	for _, style := range vllmsim.Styles() {
 		t.Run(style.String(), func(t *testing.T) {
 			e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
@@ -432,6 +438,7 @@ func TestContextRejectionsAreRecovered(t *testing.T) {
 // banned-proposer policy can propose is refused by the default ban list, as
 // the policy sends it ("touch MARKER; <command>").
 func TestBanListCoversTheSimulatorsBannedCommands(t *testing.T) {
+	t.Parallel()
 	bans := safety.DefaultBanList()
 	for _, c := range vllmsim.BannedCommands() {
 		if _, hit := bans.Match("touch /tmp/marker; " + c); !hit {

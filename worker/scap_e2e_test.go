@@ -11,6 +11,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -30,7 +31,7 @@ const scapProfile = "xccdf_org.ssgproject.content_profile_anssi_bp28_high"
 type scapEnv struct {
 	*env
 	debian *debtarget.Target
-	ds     *rules.Datastream
+	ds     *scap.Datastream
 }
 
 // newSCAPEnv starts the Debian target and wires the worker to it over a
@@ -61,7 +62,7 @@ func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.P
 	t.Cleanup(func() { e.ssh.Close() })
 	// The worker reads the datastream the target has: the same file, read
 	// through the root on this machine.
-	ds, err := rules.LoadDatastream(filepath.Join(tg.Root, debtarget.DatastreamPath))
+	ds, err := scap.Load(filepath.Join(tg.Root, debtarget.DatastreamPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.P
 
 func (e *scapEnv) set(ids ...string) *rules.Set {
 	e.t.Helper()
-	set, err := e.ds.Set(rules.SCAPOptions{Profile: scapProfile, Rules: ids, TargetPath: debtarget.DatastreamPath})
+	set, err := e.ds.Set(scap.Options{Profile: scapProfile, Rules: ids, TargetPath: debtarget.DatastreamPath})
 	if err != nil {
 		e.t.Fatal(err)
 	}

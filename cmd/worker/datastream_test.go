@@ -15,8 +15,10 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 
@@ -163,7 +165,7 @@ func TestDatastreamRules(t *testing.T) {
 			var got []string
 			for _, r := range rs {
 				got = append(got, r.ID)
-				c, ok := r.Check.(rules.OscapCheck)
+				c, ok := r.Check.(scap.Check)
 				if !ok || c.Datastream != tt.path || !strings.HasPrefix(c.Profile, "xccdf_org.ssgproject.content_profile_") {
 					t.Errorf("%s: check %#v; want oscap against %s with the full profile id", r.ID, r.Check, tt.path)
 				}
@@ -176,7 +178,7 @@ func TestDatastreamRules(t *testing.T) {
 			}
 		})
 	}
-	if _, err := readHostFile(context.Background(), &localHost{dir: dir}, "ds.xml", 1000); !errors.Is(err, rules.ErrTooLarge) {
+	if _, err := readHostFile(context.Background(), &localHost{dir: dir}, "ds.xml", 1000); !errors.Is(err, scap.ErrTooLarge) {
 		t.Errorf("a file over the limit: %v; want ErrTooLarge", err)
 	}
 }
@@ -250,11 +252,11 @@ func startDebian(t *testing.T) (*debtarget.Target, *sshexec.Client) {
 // evaluate checks the rules of profile with one oscap run on the target.
 func evaluate(t *testing.T, c *sshexec.Client, profile string, ids []string) map[string]rules.CheckResult {
 	t.Helper()
-	checks := make([]rules.OscapCheck, len(ids))
+	checks := make([]scap.Check, len(ids))
 	for i, id := range ids {
-		checks[i] = rules.OscapCheck{Datastream: debtarget.DatastreamPath, Profile: profile, Rule: "xccdf_org.ssgproject.content_rule_" + id}
+		checks[i] = scap.Check{Datastream: debtarget.DatastreamPath, Profile: profile, Rule: "xccdf_org.ssgproject.content_rule_" + id}
 	}
-	res, err := rules.EvaluateMany(context.Background(), c, checks)
+	res, err := scap.EvaluateMany(context.Background(), c, checks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,11 +318,11 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
 		}
 	}
-	fixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapProfile, append(append([]string{}, scapFixed...), scapLockout))
+	fixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapProfile, append(append([]string{}, scapFixed...), scapLockout))
 	if err != nil {
 		t.Fatal(err)
 	}
-	batchFixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
+	batchFixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
 	if err != nil {
 		t.Fatal(err)
 	}

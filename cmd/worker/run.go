@@ -20,7 +20,7 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -221,7 +221,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if name == "" {
 		name = strings.Join(rulesPaths, " ")
 		if m.Datastream != "" {
-			name = rules.ShortID(m.Profile) + " of " + m.Datastream
+			name = scap.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
 	sg := catchSignals(ctx, stderr)

@@ -1,4 +1,4 @@
-package rules
+package ssgfix
 
 import (
 	"context"
@@ -9,16 +9,20 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/scap"
 )
 
-// ErrFixScript: the output of `oscap xccdf generate fix` could not be read.
-var ErrFixScript = errors.New("invalid oscap fix script")
+// errMissing: Generate was called without a datastream, a profile or rules.
+var errMissing = errors.New("nothing to generate")
 
-// OscapTestResultPrefix is the prefix of the XCCDF TestResult id OpenSCAP
+// ErrScript: the output of `oscap xccdf generate fix` could not be read.
+var ErrScript = errors.New("invalid oscap fix script")
+
+// TestResultPrefix is the prefix of the XCCDF TestResult id OpenSCAP
 // 1.3 gives an evaluation: the profile's full id follows it.
-const OscapTestResultPrefix = "xccdf_org.open-scap_testresult_"
+const TestResultPrefix = "xccdf_org.open-scap_testresult_"
 
-// OscapFixes asks OpenSCAP on the target for the datastream's bash
+// Generate asks OpenSCAP on the target for the datastream's bash
 // remediations of the given rules, as a user of SSG gets them: it evaluates
 // the rules with --results into a temporary file and runs
 //
@@ -30,26 +34,26 @@ const OscapTestResultPrefix = "xccdf_org.open-scap_testresult_"
 // generator's progress line; rules that passed, do not apply or ship no
 // bash fix have no entry. Fix scripts can exit 0 while failing: only a
 // re-check tells whether one worked.
-func OscapFixes(ctx context.Context, r nightshift.Runner, datastream, profile string, ruleIDs []string) (map[string]string, error) {
+func Generate(ctx context.Context, r nightshift.Runner, datastream, profile string, ruleIDs []string) (map[string]string, error) {
 	if r == nil {
-		return nil, errors.New("rules: generate oscap fixes: nil runner")
+		return nil, errors.New("ssgfix: generate oscap fixes: nil runner")
 	}
 	if datastream == "" || profile == "" || len(ruleIDs) == 0 {
-		return nil, fmt.Errorf("rules: generate oscap fixes: datastream, profile and rules are required: %w", ErrNoCheck)
+		return nil, fmt.Errorf("ssgfix: generate oscap fixes: datastream, profile and rules are required: %w", errMissing)
 	}
-	out, err := r.Run(ctx, OscapFixCommand("", datastream, profile, ruleIDs))
+	out, err := r.Run(ctx, Command("", datastream, profile, ruleIDs))
 	if err != nil {
-		return nil, fmt.Errorf("rules: generate oscap fixes: %w", err)
+		return nil, fmt.Errorf("ssgfix: generate oscap fixes: %w", err)
 	}
 	if out.ExitCode != 0 || out.TimedOut || out.Signal != "" {
-		return nil, fmt.Errorf("rules: generate oscap fixes: exit %d: %s", out.ExitCode, firstLine(oscapStderr(out.Stderr), "no error message"))
+		return nil, fmt.Errorf("ssgfix: generate oscap fixes: exit %d: %s", out.ExitCode, firstError(out.Stderr))
 	}
-	return ParseFixScript(out.Stdout)
+	return Parse(out.Stdout)
 }
 
-// OscapFixCommand is the shell command OscapFixes runs on the target.
+// Command is the shell command Generate runs on the target.
 // oscap "" means "oscap". Rule ids may be short or full.
-func OscapFixCommand(oscap, datastream, profile string, ruleIDs []string) string {
+func Command(oscap, datastream, profile string, ruleIDs []string) string {
 	if oscap == "" {
 		oscap = "oscap"
 	}
@@ -60,10 +64,13 @@ func OscapFixCommand(oscap, datastream, profile string, ruleIDs []string) string
 			full[i] = "xccdf_org.ssgproject.content_rule_" + id
 		}
 	}
-	eval := strings.Replace(oscapCommand(oscap, datastream, profile, full), " --progress ", " ", 1)
-	eval = strings.Replace(eval, " --skip-valid ", ` --skip-valid --results "$f" `, 1)
+	eval := quote(oscap) + ` xccdf eval --skip-valid --results "$f" --profile ` + quote(profile)
+	for _, id := range full {
+		eval += " --rule " + quote(id)
+	}
+	eval += " " + quote(datastream)
 	return `f=$(mktemp) && cd /tmp && ` + eval + ` >/dev/null 2>&1; ` +
-		oscapQuote(oscap) + ` xccdf generate fix --fix-type bash --result-id ` + oscapQuote(OscapTestResultPrefix+profile) +
+		quote(oscap) + ` xccdf generate fix --fix-type bash --result-id ` + quote(TestResultPrefix+profile) +
 		` "$f"; rc=$?; rm -f "$f"; exit $rc`
 }
 
@@ -72,15 +79,15 @@ var (
 	fixEnd   = regexp.MustCompile(`^# END fix for '([^']+)'$`)
 )
 
-// ParseFixScript splits a script made by `oscap xccdf generate fix
+// Parse splits a script made by `oscap xccdf generate fix
 // --fix-type bash` at its "# BEGIN fix (i / n) for 'ID'" and "# END fix for
 // 'ID'" markers into short rule id → fix text (trimmed, without the
 // separator and the "Remediating rule" progress line). A rule whose fix
 // is missing (OpenSCAP then echoes "FIX FOR THIS RULE 'ID' IS MISSING!")
 // has no entry. Unpaired or
 // nested markers, or a count that disagrees with n, are errors matching
-// ErrFixScript.
-func ParseFixScript(script string) (map[string]string, error) {
+// ErrScript.
+func Parse(script string) (map[string]string, error) {
 	fixes := map[string]string{}
 	var (
 		cur          string
@@ -91,11 +98,11 @@ func ParseFixScript(script string) (map[string]string, error) {
 	for i, line := range lines {
 		if m := fixBegin.FindStringSubmatch(line); m != nil {
 			if cur != "" {
-				return nil, fmt.Errorf("rules: line %d: fix for %s begins inside the fix for %s: %w", i+1, m[3], cur, ErrFixScript)
+				return nil, fmt.Errorf("ssgfix: line %d: fix for %s begins inside the fix for %s: %w", i+1, m[3], cur, ErrScript)
 			}
 			n, _ := strconv.Atoi(m[2])
 			if total != 0 && n != total {
-				return nil, fmt.Errorf("rules: line %d: fix count %d, earlier %d: %w", i+1, n, total, ErrFixScript)
+				return nil, fmt.Errorf("ssgfix: line %d: fix count %d, earlier %d: %w", i+1, n, total, ErrScript)
 			}
 			total, cur, body = n, m[3], nil
 			found++
@@ -103,10 +110,10 @@ func ParseFixScript(script string) (map[string]string, error) {
 		}
 		if m := fixEnd.FindStringSubmatch(line); m != nil {
 			if m[1] != cur {
-				return nil, fmt.Errorf("rules: line %d: end of the fix for %q, expected %q: %w", i+1, m[1], cur, ErrFixScript)
+				return nil, fmt.Errorf("ssgfix: line %d: end of the fix for %q, expected %q: %w", i+1, m[1], cur, ErrScript)
 			}
 			if text := fixBody(body); text != "" && !missingFix(text) {
-				fixes[ShortID(cur)] = text
+				fixes[scap.ShortID(cur)] = text
 			}
 			cur = ""
 			continue
@@ -116,10 +123,10 @@ func ParseFixScript(script string) (map[string]string, error) {
 		}
 	}
 	if cur != "" {
-		return nil, fmt.Errorf("rules: the fix for %s does not end: %w", cur, ErrFixScript)
+		return nil, fmt.Errorf("ssgfix: the fix for %s does not end: %w", cur, ErrScript)
 	}
 	if found != total {
-		return nil, fmt.Errorf("rules: %d fixes, the script announces %d: %w", found, total, ErrFixScript)
+		return nil, fmt.Errorf("ssgfix: %d fixes, the script announces %d: %w", found, total, ErrScript)
 	}
 	return fixes, nil
 }
@@ -141,4 +148,23 @@ func fixBody(lines []string) string {
 // the requested type.
 func missingFix(text string) bool {
 	return !strings.Contains(text, "\n") && strings.Contains(text, "FIX FOR THIS RULE '") && strings.Contains(text, "' IS MISSING")
+}
+
+// quote quotes s for a POSIX shell; plain words stay as they are.
+func quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// firstError is the first line of oscap's stderr that is not one of its
+// warnings about the remote OVAL component SSG's datastreams name.
+func firstError(stderr string) string {
+	for line := range strings.SplitSeq(stderr, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "WARNING: Datastream component") && !strings.HasPrefix(line, "WARNING: Skipping ") {
+			return line
+		}
+	}
+	return "no error message"
 }

@@ -1,19 +1,20 @@
-package rules_test
+package scap_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/scap"
 )
 
 func ExampleDatastream_Set() {
-	ds, err := rules.LoadDatastream("../testdata/scap/ssg-debian12-excerpt.xml")
+	ds, err := scap.Load("../testdata/scap/ssg-debian12-excerpt.xml")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	set, err := ds.Set(rules.SCAPOptions{
+	set, err := ds.Set(scap.Options{
 		Profile:    "anssi_bp28_high",
 		Rules:      []string{"accounts_tmout"},
 		TargetPath: "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml",
@@ -36,4 +37,15 @@ func ExampleDatastream_Set() {
 	// Values of profile anssi_bp28_high the check uses:
 	// var_accounts_tmout (Account Inactivity Timeout (seconds)) = 600
 	// oscap fail oscap: fail: not compliant
+}
+
+// exitRunner answers every command with an exit code and stdout, as oscap
+// on a host would.
+type exitRunner struct {
+	code   int
+	stdout string
+}
+
+func (r exitRunner) Run(context.Context, string) (nightshift.Exec, error) {
+	return nightshift.Exec{ExitCode: r.code, Stdout: r.stdout}, nil
 }

@@ -1,4 +1,4 @@
-package rules
+package ssgfix
 
 import (
 	"context"
@@ -6,21 +6,61 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 )
 
-// TestParseFixScriptCaptured reads the script OpenSCAP 1.3.7 generated on
+// The captures of real oscap runs made by testdata/scap/oscap/capture.sh.
+const scapDir = "../../testdata/scap"
+
+const (
+	rulePrefix = "xccdf_org.ssgproject.content_rule_"
+	anssiHigh  = "xccdf_org.ssgproject.content_profile_anssi_bp28_high"
+)
+
+// replay is a Runner answering every command with one real oscap run
+// captured by testdata/scap/oscap/capture.sh, and recording the commands.
+type replay struct {
+	out      nightshift.Exec
+	err      error
+	commands []string
+}
+
+func (r *replay) Run(_ context.Context, command string) (nightshift.Exec, error) {
+	r.commands = append(r.commands, command)
+	return r.out, r.err
+}
+
+func captured(t *testing.T, name string) *replay {
+	t.Helper()
+	dir := filepath.Join(scapDir, "oscap")
+	read := func(ext string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(read(".exit")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replay{out: nightshift.Exec{ExitCode: code, Stdout: read(".stdout"), Stderr: read(".stderr")}}
+}
+
+// TestParseCaptured reads the script OpenSCAP 1.3.7 generated on
 // the Debian 12 target (testdata/scap/oscap/capture.sh) for five rules:
 // accounts_tmout passed, grub2_password does not apply, so neither gets a
 // fix; aide_periodic_cron_checking ships none (OpenSCAP's "IS MISSING"
 // placeholder); sshd_disable_root_login and package_audit_installed get
 // SSG's text, kept in a golden file.
-func TestParseFixScriptCaptured(t *testing.T) {
+func TestParseCaptured(t *testing.T) {
 	r := captured(t, "generate-fix")
-	fixes, err := ParseFixScript(r.out.Stdout)
+	fixes, err := Parse(r.out.Stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +79,10 @@ func TestParseFixScriptCaptured(t *testing.T) {
 		}
 		b.WriteString("== " + id + "\n" + fixes[id] + "\n")
 	}
-	scapGolden(t, "generate-fix.txt", b.String())
+	goldenfile.Check(t, filepath.Join(scapDir, "golden", "generate-fix.txt"), []byte(b.String()))
 }
 
-func TestParseFixScriptErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	begin := func(i, n int, id string) string {
 		return "# BEGIN fix (" + string(rune('0'+i)) + " / " + string(rune('0'+n)) + ") for '" + id + "'\n"
 	}
@@ -67,10 +107,10 @@ func TestParseFixScriptErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseFixScript(tt.script)
+			got, err := Parse(tt.script)
 			if tt.wantErr {
-				if !errors.Is(err, ErrFixScript) {
-					t.Fatalf("err = %v, want ErrFixScript", err)
+				if !errors.Is(err, ErrScript) {
+					t.Fatalf("err = %v, want ErrScript", err)
 				}
 				return
 			}
@@ -89,14 +129,14 @@ func TestParseFixScriptErrors(t *testing.T) {
 	}
 }
 
-// TestOscapFixCommand: the command is the one capture.sh ran for the
+// TestCommand: the command is the one capture.sh ran for the
 // captured script.
-func TestOscapFixCommand(t *testing.T) {
+func TestCommand(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(scapDir, "oscap", "capture.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := OscapFixCommand("", "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", anssiHigh,
+	got := Command("", "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml", anssiHigh,
 		[]string{"accounts_tmout", rulePrefix + "sshd_disable_root_login", "package_audit_installed", "aide_periodic_cron_checking", "grub2_password"})
 	want := `f=$(mktemp) && cd /tmp && oscap xccdf eval --skip-valid --results "$f" --profile ` + anssiHigh +
 		` --rule ` + rulePrefix + `accounts_tmout --rule ` + rulePrefix + `sshd_disable_root_login --rule ` + rulePrefix + `package_audit_installed` +
@@ -104,12 +144,12 @@ func TestOscapFixCommand(t *testing.T) {
 		` /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml >/dev/null 2>&1; oscap xccdf generate fix --fix-type bash --result-id xccdf_org.open-scap_testresult_` + anssiHigh +
 		` "$f"; rc=$?; rm -f "$f"; exit $rc`
 	if got != want {
-		t.Fatalf("OscapFixCommand =\n%s\nwant\n%s", got, want)
+		t.Fatalf("Command =\n%s\nwant\n%s", got, want)
 	}
 	if !strings.Contains(string(b), "generate fix --fix-type bash --result-id") {
 		t.Errorf("capture.sh no longer captures generate-fix")
 	}
-	q := OscapFixCommand("/opt/o scap", "/d s.xml", "p'1", []string{"a"})
+	q := Command("/opt/o scap", "/d s.xml", "p'1", []string{"a"})
 	for _, part := range []string{`'/opt/o scap' xccdf eval`, `--profile 'p'\''1'`, `'/d s.xml' >/dev/null`, `--result-id 'xccdf_org.open-scap_testresult_p'\''1'`} {
 		if !strings.Contains(q, part) {
 			t.Errorf("quoted command lacks %q:\n%s", part, q)
@@ -117,7 +157,7 @@ func TestOscapFixCommand(t *testing.T) {
 	}
 }
 
-func TestOscapFixes(t *testing.T) {
+func TestGenerate(t *testing.T) {
 	ok := captured(t, "generate-fix")
 	tests := []struct {
 		name    string
@@ -138,7 +178,7 @@ func TestOscapFixes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fixes, err := OscapFixes(context.Background(), tt.runner, tt.ds, anssiHigh, tt.rules)
+			fixes, err := Generate(context.Background(), tt.runner, tt.ds, anssiHigh, tt.rules)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one naming %q", err, tt.wantErr)
@@ -148,26 +188,26 @@ func TestOscapFixes(t *testing.T) {
 			if err != nil || len(fixes) != tt.want {
 				t.Fatalf("%d fixes, %v; want %d", len(fixes), err, tt.want)
 			}
-			if rp, isReplay := tt.runner.(*replay); isReplay && rp.commands[len(rp.commands)-1] != OscapFixCommand("", tt.ds, anssiHigh, tt.rules) {
+			if rp, isReplay := tt.runner.(*replay); isReplay && rp.commands[len(rp.commands)-1] != Command("", tt.ds, anssiHigh, tt.rules) {
 				t.Errorf("ran %q", rp.commands)
 			}
 		})
 	}
 }
 
-// FuzzParseFixScript: any script yields fixes or ErrFixScript, never a
+// FuzzParse: any script yields fixes or ErrScript, never a
 // panic, and every fix is non-empty.
-func FuzzParseFixScript(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	if b, err := os.ReadFile(filepath.Join(scapDir, "oscap", "generate-fix.stdout")); err == nil {
 		f.Add(string(b))
 	}
 	f.Add("# BEGIN fix (1 / 1) for 'a'\necho\n# END fix for 'a'\n")
 	f.Add("# BEGIN fix (9 / 99999999999999999999) for 'a'\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		fixes, err := ParseFixScript(in)
+		fixes, err := Parse(in)
 		if err != nil {
-			if !errors.Is(err, ErrFixScript) {
-				t.Fatalf("error %v does not match ErrFixScript", err)
+			if !errors.Is(err, ErrScript) {
+				t.Fatalf("error %v does not match ErrScript", err)
 			}
 			return
 		}

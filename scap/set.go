@@ -1,12 +1,13 @@
-package rules
+package scap
 
 import (
 	"fmt"
+	"github.com/nightshift-dev/nightshift/rules"
 	"strings"
 )
 
-// SCAPOptions chooses the rules Datastream.Set builds.
-type SCAPOptions struct {
+// Options chooses the rules Datastream.Set builds.
+type Options struct {
 	// Profile is the XCCDF profile (full or short id); required.
 	Profile string
 	// Rules are full or short rule ids; empty means every rule the profile
@@ -22,9 +23,9 @@ type SCAPOptions struct {
 // Set builds worker rules from the datastream: each Rule has the short id
 // (sshd_set_keepalive), the title, the description and rationale as plain
 // text with the profile's values substituted, the values the check uses as
-// Hints, and an OscapCheck against the profile. Unknown profiles and rules
+// Hints, and an Check against the profile. Unknown profiles and rules
 // are errors matching ErrUnknownProfile and ErrUnknownRule.
-func (d *Datastream) Set(opts SCAPOptions) (*Set, error) {
+func (d *Datastream) Set(opts Options) (*rules.Set, error) {
 	p, err := d.Profile(opts.Profile)
 	if err != nil {
 		return nil, err
@@ -34,13 +35,13 @@ func (d *Datastream) Set(opts SCAPOptions) (*Set, error) {
 		ids = p.Rules
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("rules: datastream %s: profile %s: %w", d.name, p.ID, ErrNoRules)
+		return nil, fmt.Errorf("scap: datastream %s: profile %s: %w", d.name, p.ID, rules.ErrNoRules)
 	}
 	target := opts.TargetPath
 	if target == "" {
 		target = d.name
 	}
-	out := make([]Rule, 0, len(ids))
+	out := make([]rules.Rule, 0, len(ids))
 	seen := map[string]bool{}
 	for _, id := range ids {
 		r, err := d.rule(id, p.Values)
@@ -51,16 +52,20 @@ func (d *Datastream) Set(opts SCAPOptions) (*Set, error) {
 			continue
 		}
 		seen[r.ID] = true
-		out = append(out, Rule{
+		out = append(out, rules.Rule{
 			ID:          r.ShortID,
 			Title:       r.Title,
 			Description: joinText(r.Description, "Rationale: ", r.Rationale),
 			Hints:       valueHints(d, r, p),
-			Check:       OscapCheck{Datastream: target, Profile: p.ID, Rule: r.ID, Oscap: opts.Oscap},
-			Pos:         Position{File: d.name},
+			Check:       Check{Datastream: target, Profile: p.ID, Rule: r.ID, Oscap: opts.Oscap},
+			Pos:         rules.Position{File: d.name},
 		})
 	}
-	return newSet(out), nil
+	set, err := rules.NewSet(out...)
+	if err != nil {
+		return nil, fmt.Errorf("scap: datastream %s: %w", d.name, err)
+	}
+	return set, nil
 }
 
 func joinText(desc, label, more string) string {
@@ -75,7 +80,7 @@ func joinText(desc, label, more string) string {
 
 // valueHints lists the profile's values the rule's check uses, one a line:
 // "sshd_idle_timeout_value (SSH session Idle time) = 300".
-func valueHints(d *Datastream, r SCAPRule, p Profile) string {
+func valueHints(d *Datastream, r Rule, p Profile) string {
 	var b strings.Builder
 	for _, id := range r.Values {
 		if b.Len() == 0 {

@@ -1,4 +1,4 @@
-package rules
+package scap
 
 import (
 	"encoding/xml"
@@ -9,25 +9,29 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift/internal/readfile"
+	"github.com/nightshift-dev/nightshift/rules"
 )
 
 // XCCDF12Namespace is the XML namespace of XCCDF 1.2, the rule language of
 // SCAP source datastreams.
 const XCCDF12Namespace = "http://checklists.nist.gov/xccdf/1.2"
 
-// MaxDatastreamSize is the largest datastream accepted, in bytes. SSG's
+// MaxSize is the largest datastream accepted, in bytes. SSG's
 // ssg-debian12-ds.xml is about 10 MB.
-const MaxDatastreamSize = 256 << 20
+const MaxSize = 256 << 20
 
 // Errors of datastream loading; each is wrapped with the file name.
 var (
-	// ErrDatastream: the input is not a readable SCAP source datastream
+	// ErrInvalid: the input is not a readable SCAP source datastream
 	// with an XCCDF 1.2 benchmark.
-	ErrDatastream = errors.New("invalid scap datastream")
+	ErrInvalid = errors.New("invalid scap datastream")
 	// ErrUnknownProfile: no profile has the given id.
 	ErrUnknownProfile = errors.New("unknown xccdf profile")
 	// ErrUnknownRule: no rule has the given id.
 	ErrUnknownRule = errors.New("unknown xccdf rule")
+	// ErrTooLarge: the datastream is larger than MaxSize (or than the
+	// limit a reader of a file on a host was given).
+	ErrTooLarge = errors.New("scap datastream too large")
 )
 
 // Datastream is the XCCDF 1.2 benchmark of an SCAP source datastream (or of
@@ -36,17 +40,17 @@ var (
 type Datastream struct {
 	name      string
 	benchmark string
-	rules     []SCAPRule
+	rules     []Rule
 	ruleIndex map[string]int // full and short id → index
 	values    map[string]scapValue
 	profiles  []scapProfile
 }
 
-// SCAPRule is one XCCDF rule as the datastream defines it. Title,
+// Rule is one XCCDF rule as the datastream defines it. Title,
 // Description and Rationale are plain text; a value reference in them
 // (xccdf:sub) reads as the value's default (see Datastream.Resolve for a
 // profile's values).
-type SCAPRule struct {
+type Rule struct {
 	// ID is the full id (xccdf_org.ssgproject.content_rule_sshd_set_keepalive);
 	// ShortID the part after "_rule_" (sshd_set_keepalive).
 	ID, ShortID string
@@ -67,7 +71,7 @@ type SCAPRule struct {
 }
 
 // HasBashFix reports whether the rule ships a shell remediation.
-func (r SCAPRule) HasBashFix() bool {
+func (r Rule) HasBashFix() bool {
 	return slices.Contains(r.FixSystems, "urn:xccdf:fix:script:sh")
 }
 
@@ -114,21 +118,21 @@ func ShortID(id string) string {
 	return id
 }
 
-// LoadDatastream reads an SCAP source datastream (or an XCCDF 1.2 file) from
-// path. Errors match ErrDatastream, or ErrTooLarge beyond MaxDatastreamSize,
+// Load reads an SCAP source datastream (or an XCCDF 1.2 file) from
+// path. Errors match ErrInvalid, or ErrTooLarge beyond MaxSize,
 // and name the file.
-func LoadDatastream(path string) (*Datastream, error) {
+func Load(path string) (*Datastream, error) {
 	f, err := readfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("rules: load datastream: %w", err)
+		return nil, fmt.Errorf("scap: load datastream: %w", err)
 	}
 	defer f.Close()
-	return ParseDatastream(f, path)
+	return Parse(f, path)
 }
 
-// ParseDatastream reads a datastream from r; name is used in errors.
-func ParseDatastream(r io.Reader, name string) (*Datastream, error) {
-	lr := &io.LimitedReader{R: r, N: MaxDatastreamSize + 1}
+// Parse reads a datastream from r; name is used in errors.
+func Parse(r io.Reader, name string) (*Datastream, error) {
+	lr := &io.LimitedReader{R: r, N: MaxSize + 1}
 	d := &Datastream{name: name, ruleIndex: map[string]int{}, values: map[string]scapValue{}}
 	dec := xml.NewDecoder(lr)
 	dec.Strict = true
@@ -140,9 +144,9 @@ func ParseDatastream(r io.Reader, name string) (*Datastream, error) {
 		}
 		if err != nil {
 			if lr.N <= 0 {
-				return nil, fmt.Errorf("rules: datastream %s: larger than %d bytes: %w", name, MaxDatastreamSize, ErrTooLarge)
+				return nil, fmt.Errorf("scap: datastream %s: larger than %d bytes: %w", name, MaxSize, ErrTooLarge)
 			}
-			return nil, fmt.Errorf("rules: datastream %s: %w: %v", name, ErrDatastream, err)
+			return nil, fmt.Errorf("scap: datastream %s: %w: %v", name, ErrInvalid, err)
 		}
 		se, ok := tok.(xml.StartElement)
 		if !ok || se.Name.Space != XCCDF12Namespace {
@@ -152,13 +156,13 @@ func ParseDatastream(r io.Reader, name string) (*Datastream, error) {
 		case "Benchmark":
 			benchmarks++
 			if benchmarks > 1 {
-				return nil, fmt.Errorf("rules: datastream %s: %w: more than one xccdf benchmark", name, ErrDatastream)
+				return nil, fmt.Errorf("scap: datastream %s: %w: more than one xccdf benchmark", name, ErrInvalid)
 			}
 			d.benchmark = attr(se, "id")
 		case "Rule":
 			var x xccdfRule
 			if err := dec.DecodeElement(&x, &se); err != nil {
-				return nil, fmt.Errorf("rules: datastream %s: %w: rule: %v", name, ErrDatastream, err)
+				return nil, fmt.Errorf("scap: datastream %s: %w: rule: %v", name, ErrInvalid, err)
 			}
 			if err := d.addRule(x); err != nil {
 				return nil, err
@@ -166,38 +170,38 @@ func ParseDatastream(r io.Reader, name string) (*Datastream, error) {
 		case "Value":
 			var x xccdfValue
 			if err := dec.DecodeElement(&x, &se); err != nil {
-				return nil, fmt.Errorf("rules: datastream %s: %w: value: %v", name, ErrDatastream, err)
+				return nil, fmt.Errorf("scap: datastream %s: %w: value: %v", name, ErrInvalid, err)
 			}
 			d.addValue(x)
 		case "Profile":
 			var x xccdfProfile
 			if err := dec.DecodeElement(&x, &se); err != nil {
-				return nil, fmt.Errorf("rules: datastream %s: %w: profile: %v", name, ErrDatastream, err)
+				return nil, fmt.Errorf("scap: datastream %s: %w: profile: %v", name, ErrInvalid, err)
 			}
 			if x.ID == "" {
-				return nil, fmt.Errorf("rules: datastream %s: %w: profile without id", name, ErrDatastream)
+				return nil, fmt.Errorf("scap: datastream %s: %w: profile without id", name, ErrInvalid)
 			}
 			d.profiles = append(d.profiles, scapProfile{id: x.ID, title: x.Title.plain(nil), extends: x.Extends,
 				desc: x.Description, selects: x.Selects, refines: x.Refines, sets: x.Sets})
 		}
 	}
 	if benchmarks == 0 {
-		return nil, fmt.Errorf("rules: datastream %s: %w: no xccdf 1.2 benchmark", name, ErrDatastream)
+		return nil, fmt.Errorf("scap: datastream %s: %w: no xccdf 1.2 benchmark", name, ErrInvalid)
 	}
 	if len(d.rules) == 0 {
-		return nil, fmt.Errorf("rules: datastream %s: %w", name, ErrNoRules)
+		return nil, fmt.Errorf("scap: datastream %s: %w", name, rules.ErrNoRules)
 	}
 	return d, nil
 }
 
 func (d *Datastream) addRule(x xccdfRule) error {
 	if x.ID == "" {
-		return fmt.Errorf("rules: datastream %s: %w: rule without id", d.name, ErrDatastream)
+		return fmt.Errorf("scap: datastream %s: %w: rule without id", d.name, ErrInvalid)
 	}
 	if _, dup := d.ruleIndex[x.ID]; dup {
-		return fmt.Errorf("rules: datastream %s: rule %s: %w", d.name, x.ID, ErrDuplicateID)
+		return fmt.Errorf("scap: datastream %s: rule %s: %w", d.name, x.ID, rules.ErrDuplicateID)
 	}
-	r := SCAPRule{ID: x.ID, ShortID: ShortID(x.ID), Severity: x.Severity, Selected: x.Selected != "false" && x.Selected != "0",
+	r := Rule{ID: x.ID, ShortID: ShortID(x.ID), Severity: x.Severity, Selected: x.Selected != "false" && x.Selected != "0",
 		title: x.Title, desc: x.Description, rationale: x.Rationale}
 	for _, c := range x.Checks {
 		for _, e := range c.Exports {
@@ -248,14 +252,14 @@ func (d *Datastream) RuleIDs() []string {
 
 // Rule returns the rule with the given full or short id, its text read with
 // the values' defaults.
-func (d *Datastream) Rule(id string) (SCAPRule, error) {
+func (d *Datastream) Rule(id string) (Rule, error) {
 	return d.rule(id, nil)
 }
 
-func (d *Datastream) rule(id string, values map[string]string) (SCAPRule, error) {
+func (d *Datastream) rule(id string, values map[string]string) (Rule, error) {
 	i, ok := d.ruleIndex[id]
 	if !ok {
-		return SCAPRule{}, fmt.Errorf("rules: datastream %s: %w %q", d.name, ErrUnknownRule, id)
+		return Rule{}, fmt.Errorf("scap: datastream %s: %w %q", d.name, ErrUnknownRule, id)
 	}
 	r := d.rules[i]
 	if values == nil {
@@ -327,19 +331,19 @@ func (d *Datastream) Profile(id string) (Profile, error) {
 // profileChain returns the profile and the profiles it extends, base first.
 func (d *Datastream) profileChain(id string) ([]scapProfile, error) {
 	if id == "" {
-		return nil, fmt.Errorf("rules: datastream %s: %w: no profile given", d.name, ErrUnknownProfile)
+		return nil, fmt.Errorf("scap: datastream %s: %w: no profile given", d.name, ErrUnknownProfile)
 	}
 	var chain []scapProfile
 	for cur := id; cur != ""; {
 		p, ok := d.findProfile(cur)
 		if !ok {
 			if len(chain) == 0 {
-				return nil, fmt.Errorf("rules: datastream %s: %w %q", d.name, ErrUnknownProfile, id)
+				return nil, fmt.Errorf("scap: datastream %s: %w %q", d.name, ErrUnknownProfile, id)
 			}
-			return nil, fmt.Errorf("rules: datastream %s: profile %s extends %w %q", d.name, chain[0].id, ErrUnknownProfile, cur)
+			return nil, fmt.Errorf("scap: datastream %s: profile %s extends %w %q", d.name, chain[0].id, ErrUnknownProfile, cur)
 		}
 		if slices.ContainsFunc(chain, func(q scapProfile) bool { return q.id == p.id }) || len(chain) > 32 {
-			return nil, fmt.Errorf("rules: datastream %s: %w: profile %s extends itself", d.name, ErrDatastream, p.id)
+			return nil, fmt.Errorf("scap: datastream %s: %w: profile %s extends itself", d.name, ErrInvalid, p.id)
 		}
 		chain = append(chain, p)
 		cur = p.extends

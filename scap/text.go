@@ -1,4 +1,4 @@
-package rules
+package scap
 
 import (
 	"encoding/xml"

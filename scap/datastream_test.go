@@ -1,17 +1,24 @@
-package rules
+package scap
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/nightshift-dev/nightshift/internal/readfile"
+	"github.com/nightshift-dev/nightshift/rules"
 )
 
 // The excerpt is cut from the real ssg-debian12-ds.xml (ssg-debian 0.1.76)
 // by testdata/scap/make-excerpt.py.
 const scapDir = "../testdata/scap"
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/scap/golden")
 
 var excerpt = filepath.Join(scapDir, "ssg-debian12-excerpt.xml")
 
@@ -23,7 +30,7 @@ const (
 
 func loadExcerpt(t testing.TB) *Datastream {
 	t.Helper()
-	d, err := LoadDatastream(excerpt)
+	d, err := Load(excerpt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +51,7 @@ func scapGolden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./rules -run %s -update)", err, t.Name())
+		t.Fatalf("%v (run go test ./scap -run %s -update)", err, t.Name())
 	}
 	if got != string(want) {
 		t.Errorf("%s differs from the golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
@@ -176,7 +183,7 @@ func TestDatastreamSetGolden(t *testing.T) {
 	d := loadExcerpt(t)
 	for _, profile := range []string{"standard", "anssi_bp28_high"} {
 		t.Run(profile, func(t *testing.T) {
-			set, err := d.Set(SCAPOptions{Profile: profile, TargetPath: "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml"})
+			set, err := d.Set(Options{Profile: profile, TargetPath: "/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,17 +200,17 @@ func TestDatastreamSetSelection(t *testing.T) {
 	d := loadExcerpt(t)
 	tests := []struct {
 		name    string
-		opts    SCAPOptions
+		opts    Options
 		want    []string
 		wantErr error
 	}{
-		{"short and full ids, duplicates once", SCAPOptions{Profile: "standard", Rules: []string{"sshd_set_keepalive", rulePrefix + "accounts_tmout", "sshd_set_keepalive"}},
+		{"short and full ids, duplicates once", Options{Profile: "standard", Rules: []string{"sshd_set_keepalive", rulePrefix + "accounts_tmout", "sshd_set_keepalive"}},
 			[]string{"sshd_set_keepalive", "accounts_tmout"}, nil},
-		{"rule outside the profile is allowed", SCAPOptions{Profile: "standard", Rules: []string{"sysctl_kernel_kptr_restrict"}},
+		{"rule outside the profile is allowed", Options{Profile: "standard", Rules: []string{"sysctl_kernel_kptr_restrict"}},
 			[]string{"sysctl_kernel_kptr_restrict"}, nil},
-		{"unknown rule", SCAPOptions{Profile: "standard", Rules: []string{"nope"}}, nil, ErrUnknownRule},
-		{"unknown profile", SCAPOptions{Profile: "nope"}, nil, ErrUnknownProfile},
-		{"no profile", SCAPOptions{}, nil, ErrUnknownProfile},
+		{"unknown rule", Options{Profile: "standard", Rules: []string{"nope"}}, nil, ErrUnknownRule},
+		{"unknown profile", Options{Profile: "nope"}, nil, ErrUnknownProfile},
+		{"no profile", Options{}, nil, ErrUnknownProfile},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,7 +225,7 @@ func TestDatastreamSetSelection(t *testing.T) {
 				t.Errorf("IDs() = %q, want %q", got, tt.want)
 			}
 			for _, r := range set.Rules() {
-				c, ok := r.Check.(OscapCheck)
+				c, ok := r.Check.(Check)
 				if !ok || c.Profile != standard || c.Rule != rulePrefix+r.ID || c.Datastream != excerpt {
 					t.Errorf("%s: check = %#v", r.ID, r.Check)
 				}
@@ -233,19 +240,19 @@ func TestParseDatastreamErrors(t *testing.T) {
 		name, in string
 		want     error
 	}{
-		{"empty", "", ErrDatastream},
-		{"not xml", "hello", ErrDatastream},
-		{"xccdf 1.1", `<Benchmark xmlns="http://checklists.nist.gov/xccdf/1.1" id="b"><Rule id="r"/></Benchmark>`, ErrDatastream},
-		{"truncated", head + `<Rule id="xccdf_x_rule_a"><title>A</title>`, ErrDatastream},
-		{"no rules", head + `</Benchmark>`, ErrNoRules},
-		{"rule without id", head + `<Rule><title>A</title></Rule></Benchmark>`, ErrDatastream},
-		{"duplicate rule", head + `<Rule id="xccdf_x_rule_a"/><Rule id="xccdf_x_rule_a"/></Benchmark>`, ErrDuplicateID},
-		{"two benchmarks", `<c>` + head + `<Rule id="xccdf_x_rule_a"/></Benchmark>` + head + `</Benchmark></c>`, ErrDatastream},
-		{"profile without id", head + `<Profile><title>P</title></Profile><Rule id="xccdf_x_rule_a"/></Benchmark>`, ErrDatastream},
+		{"empty", "", ErrInvalid},
+		{"not xml", "hello", ErrInvalid},
+		{"xccdf 1.1", `<Benchmark xmlns="http://checklists.nist.gov/xccdf/1.1" id="b"><Rule id="r"/></Benchmark>`, ErrInvalid},
+		{"truncated", head + `<Rule id="xccdf_x_rule_a"><title>A</title>`, ErrInvalid},
+		{"no rules", head + `</Benchmark>`, rules.ErrNoRules},
+		{"rule without id", head + `<Rule><title>A</title></Rule></Benchmark>`, ErrInvalid},
+		{"duplicate rule", head + `<Rule id="xccdf_x_rule_a"/><Rule id="xccdf_x_rule_a"/></Benchmark>`, rules.ErrDuplicateID},
+		{"two benchmarks", `<c>` + head + `<Rule id="xccdf_x_rule_a"/></Benchmark>` + head + `</Benchmark></c>`, ErrInvalid},
+		{"profile without id", head + `<Profile><title>P</title></Profile><Rule id="xccdf_x_rule_a"/></Benchmark>`, ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseDatastream(strings.NewReader(tt.in), "bad.xml")
+			_, err := Parse(strings.NewReader(tt.in), "bad.xml")
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error = %v, want %v", err, tt.want)
 			}
@@ -254,8 +261,8 @@ func TestParseDatastreamErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := LoadDatastream(filepath.Join(scapDir, "missing.xml")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("LoadDatastream(missing) = %v, want ErrNotExist", err)
+	if _, err := Load(filepath.Join(scapDir, "missing.xml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load(missing) = %v, want ErrNotExist", err)
 	}
 }
 
@@ -271,7 +278,7 @@ func TestProfileExtends(t *testing.T) {
 <Rule id="xccdf_x_rule_b" selected="false"><title>B</title></Rule>
 <Rule id="xccdf_x_rule_c" selected="true"><title>C <sub idref="xccdf_x_value_missing"/></title></Rule>
 </Benchmark>`
-	d, err := ParseDatastream(strings.NewReader(doc), "x.xml")
+	d, err := Parse(strings.NewReader(doc), "x.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +292,7 @@ func TestProfileExtends(t *testing.T) {
 	if p.Values["xccdf_x_value_v"] != "100" || p.Values["xccdf_x_value_w"] != "7" {
 		t.Errorf("top values = %v", p.Values)
 	}
-	set, err := d.Set(SCAPOptions{Profile: "top"})
+	set, err := d.Set(Options{Profile: "top"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,8 +304,8 @@ func TestProfileExtends(t *testing.T) {
 	if r, err := d.Rule("a"); err != nil || r.Title != "A 1" {
 		t.Errorf("Rule(a) title = %q (%v), want the default value", r.Title, err)
 	}
-	if _, err := d.Profile("loop"); !errors.Is(err, ErrDatastream) {
-		t.Errorf("Profile(loop) = %v, want ErrDatastream", err)
+	if _, err := d.Profile("loop"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Profile(loop) = %v, want ErrInvalid", err)
 	}
 	if _, err := d.Profile("orphan"); !errors.Is(err, ErrUnknownProfile) {
 		t.Errorf("Profile(orphan) = %v, want ErrUnknownProfile", err)
@@ -311,7 +318,7 @@ func TestRichTextPlain(t *testing.T) {
 <Rule id="xccdf_x_rule_a"><title xml:lang="en">First</title><title xml:lang="fr">Premier</title>
 <description>  Set   <h:code>X</h:code> to <sub idref="xccdf_x_value_v" use="legacy"/>:<h:br/><h:br/>
 <h:br/><h:pre>X 42</h:pre><h:ul><h:li>one</h:li><h:li>two</h:li></h:ul>&lt;tag&gt; &amp; done</description></Rule></Benchmark>`
-	d, err := ParseDatastream(strings.NewReader(doc), "x.xml")
+	d, err := Parse(strings.NewReader(doc), "x.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,5 +332,17 @@ func TestRichTextPlain(t *testing.T) {
 	want := "Set X to 42:\n\nX 42\n\n- one\n\n- two\n\n<tag> & done"
 	if r.Description != want {
 		t.Errorf("description =\n%q\nwant\n%q", r.Description, want)
+	}
+}
+
+// TestLoadRefusesSpecialFiles: a FIFO given as the datastream is refused by
+// name, never opened for a blocking read.
+func TestLoadRefusesSpecialFiles(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "ds.xml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(fifo); !errors.Is(err, readfile.ErrNotRegular) || !strings.Contains(err.Error(), "ds.xml") {
+		t.Errorf("Load(fifo): %v; want the file named as not regular", err)
 	}
 }

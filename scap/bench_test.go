@@ -1,4 +1,4 @@
-package rules
+package scap
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func BenchmarkParseDatastream(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := ParseDatastream(bytes.NewReader(data), name); err != nil {
+				if _, err := Parse(bytes.NewReader(data), name); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -36,7 +36,7 @@ func BenchmarkDatastreamSet(b *testing.B) {
 	d := loadExcerpt(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := d.Set(SCAPOptions{Profile: "anssi_bp28_high"}); err != nil {
+		if _, err := d.Set(Options{Profile: "anssi_bp28_high"}); err != nil {
 			b.Fatal(err)
 		}
 	}

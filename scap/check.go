@@ -1,4 +1,4 @@
-package rules
+package scap
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/textcut"
+	"github.com/nightshift-dev/nightshift/rules"
 )
 
-// OscapCheck evaluates one XCCDF rule with OpenSCAP on the target:
+// Check evaluates one XCCDF rule with OpenSCAP on the target:
 //
 //	oscap xccdf eval --skip-valid --progress --profile P --rule R DS
 //
@@ -21,7 +23,7 @@ import (
 // informational are nightshift.CheckError, with the result named in Detail — none of
 // them ever reads as fixed. A missing result, an oscap exit status other
 // than 0 or 2, a signal or a timeout is nightshift.CheckError too.
-type OscapCheck struct {
+type Check struct {
 	// Datastream is the path of the source datastream on the target.
 	Datastream string
 	// Profile and Rule are XCCDF ids; full ids are safest (oscap matches a
@@ -32,20 +34,20 @@ type OscapCheck struct {
 }
 
 // Kind returns "oscap".
-func (OscapCheck) Kind() string { return "oscap" }
+func (Check) Kind() string { return "oscap" }
 
 // String returns the command Evaluate runs.
-func (c OscapCheck) String() string {
+func (c Check) String() string {
 	return oscapCommand(c.Oscap, c.Datastream, c.Profile, []string{c.Rule})
 }
 
 // Evaluate runs oscap for the rule through r. The error is non-nil only when
 // the outcome is unknown (the runner failed, ctx ended, the check is
 // incomplete); the result then has nightshift.CheckError.
-func (c OscapCheck) Evaluate(ctx context.Context, r nightshift.Runner) (CheckResult, error) {
-	res, err := EvaluateMany(ctx, r, []OscapCheck{c})
+func (c Check) Evaluate(ctx context.Context, r nightshift.Runner) (rules.CheckResult, error) {
+	res, err := EvaluateMany(ctx, r, []Check{c})
 	if len(res) == 0 {
-		return CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: "not run"}, err
+		return rules.CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: "not run"}, err
 	}
 	return res[0], err
 }
@@ -54,13 +56,13 @@ func (c OscapCheck) Evaluate(ctx context.Context, r nightshift.Runner) (CheckRes
 // (oscap, datastream, profile), so the datastream is loaded once. Results
 // are in the order of checks. The error joins the failures of the runs
 // whose outcome is unknown; the other results are valid.
-func EvaluateMany(ctx context.Context, r nightshift.Runner, checks []OscapCheck) ([]CheckResult, error) {
-	results := make([]CheckResult, len(checks))
+func EvaluateMany(ctx context.Context, r nightshift.Runner, checks []Check) ([]rules.CheckResult, error) {
+	results := make([]rules.CheckResult, len(checks))
 	type key struct{ oscap, ds, profile string }
 	groups := map[key][]int{}
 	var order []key
 	for i, c := range checks {
-		results[i] = CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: "not run"}
+		results[i] = rules.CheckResult{Status: nightshift.CheckError, ExitCode: -1, Detail: "not run"}
 		if c.Datastream == "" || c.Profile == "" || c.Rule == "" {
 			results[i].Detail = "incomplete oscap check (datastream, profile and rule are required)"
 			continue
@@ -74,11 +76,11 @@ func EvaluateMany(ctx context.Context, r nightshift.Runner, checks []OscapCheck)
 	var errs []error
 	for i, c := range checks {
 		if c.Datastream == "" || c.Profile == "" || c.Rule == "" {
-			errs = append(errs, fmt.Errorf("rules: oscap check %d: %w", i, ErrNoCheck))
+			errs = append(errs, fmt.Errorf("scap: oscap check %d: %w", i, rules.ErrNoCheck))
 		}
 	}
 	if r == nil {
-		return results, errors.Join(append(errs, errors.New("rules: evaluate oscap check: nil runner"))...)
+		return results, errors.Join(append(errs, errors.New("scap: evaluate oscap check: nil runner"))...)
 	}
 	for _, k := range order {
 		idx := groups[k]
@@ -92,7 +94,7 @@ func EvaluateMany(ctx context.Context, r nightshift.Runner, checks []OscapCheck)
 			for _, i := range idx {
 				results[i].Detail = "not run: " + err.Error()
 			}
-			errs = append(errs, fmt.Errorf("rules: evaluate oscap check: %w", err))
+			errs = append(errs, fmt.Errorf("scap: evaluate oscap check: %w", err))
 			continue
 		}
 		out, err := r.Run(ctx, oscapCommand(k.oscap, k.ds, k.profile, ids))
@@ -101,10 +103,10 @@ func EvaluateMany(ctx context.Context, r nightshift.Runner, checks []OscapCheck)
 				results[i].Detail = "oscap could not run: " + err.Error()
 				results[i].Output = capOutput(out.Stdout, out.Stderr)
 			}
-			errs = append(errs, fmt.Errorf("rules: run oscap: %w", err))
+			errs = append(errs, fmt.Errorf("scap: run oscap: %w", err))
 			continue
 		}
-		byRule := ParseOscapProgress(out.Stdout)
+		byRule := ParseProgress(out.Stdout)
 		stderr := oscapStderr(out.Stderr)
 		for _, i := range idx {
 			results[i] = classifyOscap(checks[i].Rule, byRule, out, stderr)
@@ -113,10 +115,10 @@ func EvaluateMany(ctx context.Context, r nightshift.Runner, checks []OscapCheck)
 	return results, errors.Join(errs...)
 }
 
-// ParseOscapProgress reads the progress lines of `oscap xccdf eval
+// ParseProgress reads the progress lines of `oscap xccdf eval
 // --progress` ("xccdf_..._rule_x:fail") into rule id → result. Other lines
 // are ignored; a rule reported twice keeps its last result.
-func ParseOscapProgress(stdout string) map[string]string {
+func ParseProgress(stdout string) map[string]string {
 	m := map[string]string{}
 	for line := range strings.SplitSeq(stdout, "\n") {
 		line = strings.TrimSpace(line)
@@ -144,8 +146,8 @@ func oscapStderr(s string) string {
 	return b.String()
 }
 
-func classifyOscap(rule string, byRule map[string]string, out nightshift.Exec, stderr string) CheckResult {
-	res := CheckResult{Status: nightshift.CheckError, ExitCode: out.ExitCode}
+func classifyOscap(rule string, byRule map[string]string, out nightshift.Exec, stderr string) rules.CheckResult {
+	res := rules.CheckResult{Status: nightshift.CheckError, ExitCode: out.ExitCode}
 	result, found := byRule[rule]
 	if !found {
 		// oscap matches --rule exactly; a short id never appears.
@@ -225,4 +227,18 @@ func oscapQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// capOutput joins stdout and stderr as rules' shell checks do and keeps at
+// most about rules.MaxCheckOutput bytes, head and tail around the marker.
+func capOutput(stdout, stderr string) string {
+	s := stdout
+	if stderr != "" {
+		if s != "" && s[len(s)-1] != '\n' {
+			s += "\n"
+		}
+		s += stderr
+	}
+	out, _ := textcut.Middle(s, rules.MaxCheckOutput)
+	return out
 }

@@ -1,4 +1,4 @@
-package rules
+package scap
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func TestOscapCheckCaptured(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.capture+"/"+tt.rule, func(t *testing.T) {
 			r := captured(t, tt.capture)
-			c := OscapCheck{Datastream: ds, Profile: anssiHigh, Rule: rulePrefix + tt.rule}
+			c := Check{Datastream: ds, Profile: anssiHigh, Rule: rulePrefix + tt.rule}
 			res, err := c.Evaluate(context.Background(), r)
 			if err != nil {
 				t.Fatalf("Evaluate: %v", err)
@@ -108,7 +108,7 @@ func TestOscapResults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.result, func(t *testing.T) {
 			r := &replay{out: nightshift.Exec{ExitCode: 2, Stdout: rulePrefix + "a:" + tt.result + "\n"}}
-			res, err := OscapCheck{Datastream: "ds.xml", Profile: "p", Rule: rulePrefix + "a"}.Evaluate(context.Background(), r)
+			res, err := Check{Datastream: "ds.xml", Profile: "p", Rule: rulePrefix + "a"}.Evaluate(context.Background(), r)
 			if err != nil || res.Status != tt.want || !strings.Contains(res.Detail, tt.result) {
 				t.Errorf("%s: %s %q, %v; want %s", tt.result, res.Status, res.Detail, err, tt.want)
 			}
@@ -120,21 +120,21 @@ func TestOscapCheckFailures(t *testing.T) {
 	ok := nightshift.Exec{Stdout: rulePrefix + "a:pass\n"}
 	tests := []struct {
 		name    string
-		check   OscapCheck
+		check   Check
 		runner  nightshift.Runner
 		ctx     func() context.Context
 		want    nightshift.CheckStatus
 		wantErr bool
 	}{
-		{"pass", OscapCheck{Datastream: "d", Profile: "p", Rule: rulePrefix + "a"}, &replay{out: ok}, nil, nightshift.CheckPass, false},
-		{"short id reported by full id", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, nil, nightshift.CheckPass, false},
-		{"timeout", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{TimedOut: true, Stdout: ok.Stdout}}, nil, nightshift.CheckError, false},
-		{"signal", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{Signal: "KILL", Stdout: ok.Stdout}}, nil, nightshift.CheckError, false},
-		{"not installed", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{ExitCode: 127, Stderr: "sh: oscap: not found"}}, nil, nightshift.CheckError, false},
-		{"runner error", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{err: errors.New("connection lost")}, nil, nightshift.CheckError, true},
-		{"nil runner", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, nil, nil, nightshift.CheckError, true},
-		{"incomplete", OscapCheck{Profile: "p", Rule: "a"}, &replay{out: ok}, nil, nightshift.CheckError, true},
-		{"cancelled", OscapCheck{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, func() context.Context {
+		{"pass", Check{Datastream: "d", Profile: "p", Rule: rulePrefix + "a"}, &replay{out: ok}, nil, nightshift.CheckPass, false},
+		{"short id reported by full id", Check{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, nil, nightshift.CheckPass, false},
+		{"timeout", Check{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{TimedOut: true, Stdout: ok.Stdout}}, nil, nightshift.CheckError, false},
+		{"signal", Check{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{Signal: "KILL", Stdout: ok.Stdout}}, nil, nightshift.CheckError, false},
+		{"not installed", Check{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: nightshift.Exec{ExitCode: 127, Stderr: "sh: oscap: not found"}}, nil, nightshift.CheckError, false},
+		{"runner error", Check{Datastream: "d", Profile: "p", Rule: "a"}, &replay{err: errors.New("connection lost")}, nil, nightshift.CheckError, true},
+		{"nil runner", Check{Datastream: "d", Profile: "p", Rule: "a"}, nil, nil, nightshift.CheckError, true},
+		{"incomplete", Check{Profile: "p", Rule: "a"}, &replay{out: ok}, nil, nightshift.CheckError, true},
+		{"cancelled", Check{Datastream: "d", Profile: "p", Rule: "a"}, &replay{out: ok}, func() context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			return ctx
@@ -158,10 +158,10 @@ func TestOscapCheckFailures(t *testing.T) {
 // are checked by a single oscap run, each rule once.
 func TestEvaluateManyOneRunPerProfile(t *testing.T) {
 	r := captured(t, "fail-many")
-	mk := func(profile, rule string) OscapCheck {
-		return OscapCheck{Datastream: "/ds.xml", Profile: profile, Rule: rulePrefix + rule}
+	mk := func(profile, rule string) Check {
+		return Check{Datastream: "/ds.xml", Profile: profile, Rule: rulePrefix + rule}
 	}
-	checks := []OscapCheck{mk(anssiHigh, "accounts_tmout"), mk(anssiHigh, "no_direct_root_logins"), mk(anssiHigh, "accounts_tmout"), mk(standard, "sshd_disable_root_login")}
+	checks := []Check{mk(anssiHigh, "accounts_tmout"), mk(anssiHigh, "no_direct_root_logins"), mk(anssiHigh, "accounts_tmout"), mk(standard, "sshd_disable_root_login")}
 	res, err := EvaluateMany(context.Background(), r, checks)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestEvaluateManyOneRunPerProfile(t *testing.T) {
 }
 
 func TestOscapCommandQuoting(t *testing.T) {
-	c := OscapCheck{Datastream: "/path with space/it's.xml", Profile: "p", Rule: "r;rm -rf /", Oscap: "/opt/oscap"}
+	c := Check{Datastream: "/path with space/it's.xml", Profile: "p", Rule: "r;rm -rf /", Oscap: "/opt/oscap"}
 	want := `/opt/oscap xccdf eval --skip-valid --progress --profile p --rule 'r;rm -rf /' '/path with space/it'\''s.xml'`
 	if got := c.String(); got != want {
 		t.Errorf("String() =\n%s\nwant\n%s", got, want)
@@ -192,7 +192,7 @@ func TestOscapCommandQuoting(t *testing.T) {
 
 func TestParseOscapProgress(t *testing.T) {
 	in := "--- Starting Evaluation ---\nTitle\tX\nxccdf_a_rule_x:pass\r\n xccdf_a_rule_y:fail \nxccdf_a_rule_x:fail\nnot a line\nxccdf_with space:pass\n:pass\nxccdf_a_rule_z:\n"
-	got := ParseOscapProgress(in)
+	got := ParseProgress(in)
 	want := map[string]string{"xccdf_a_rule_x": "fail", "xccdf_a_rule_y": "fail", "xccdf_a_rule_z": ""}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want %q", got, want)
