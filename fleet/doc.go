@@ -65,8 +65,9 @@
 // host's SSH connection between its activities only while it is likely to be
 // needed again: at most MaxIdleConns idle ones (the least recently used are
 // closed first), each closed after IdleConnTimeout unused; a connection in
-// use is never closed. (Keeping one per host until the process stopped cost
-// a serve process 554 MB at 1,000 hosts; see docs/benchmarks.md.)
+// use is never closed. (Keeping one per host until the process stopped made
+// a serve process's memory grow with the hosts of a night; the measurements
+// are in docs/benchmarks.md.)
 //
 // # The cap on model calls
 //

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 
 	"github.com/nightshift-dev/nightshift"
@@ -66,11 +66,11 @@ func TestSCAPDatastreamSudoLogin(t *testing.T) {
 			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
 		}
 	}
-	fixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapProfile, fixed)
+	fixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapProfile, fixed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	batchFixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
+	batchFixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
 	if err != nil {
 		t.Fatal(err)
 	}

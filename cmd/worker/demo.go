@@ -356,7 +356,10 @@ func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *las
 	}
 	fmt.Fprintf(w, "\n%s now says: %s\n", filepath.Join(root, "etc", "ssh", "sshd_config"), fixedLine)
 	if hist != "" {
-		fmt.Fprintf(w, "\nThe last history block the model saw (turns older than the last %d; turns that ran the same command with the same result share a line):\n", memory.DefaultKeepTurns)
+		// Which turns are distilled is the memory's rule: whenever a prompt
+		// would pass the soft limit, the oldest turns until it is under the
+		// low-water mark, never one of the last K.
+		fmt.Fprintf(w, "\nThe last history block the model saw (the oldest turns, distilled whenever a prompt would pass the soft limit until it fell under the low-water mark, the last %d always kept verbatim; turns that ran the same command with the same result share a line):\n", memory.DefaultKeepTurns)
 		for _, l := range strings.Split(hist, "\n") {
 			fmt.Fprintf(w, "  │ %s\n", l)
 		}

@@ -9,11 +9,11 @@
 // ([DatastreamPath]), with apt's lists and the .debs of sudo, auditd and
 // libpam-pwquality in its apt cache so SSG's package_* fixes work without
 // the network. scripts/debian-target.sh builds it from the machine's Debian
-// mirror (90 s to a little over 2 minutes on a 2-core machine) and caches it
-// as a zstd tarball (about 90 MB) in /var/cache/nightshift, or
+// mirror and caches it as a zstd tarball in /var/cache/nightshift, or
 // $NIGHTSHIFT_CACHE, under a lock so parallel test packages build it once.
 // [Start] builds it when the tarball is absent and otherwise only unpacks it
-// (2-3 seconds). The tarball is never committed.
+// (docs/benchmarks.md has the times and the size). The tarball is never
+// committed.
 //
 // [Start] unpacks the root into a fresh directory and runs the root's own
 // sshd as PID 1 of new mount, PID, UTS and IPC namespaces (unshare --fork
