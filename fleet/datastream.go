@@ -15,8 +15,8 @@ import (
 	"github.com/nightshift-dev/nightshift/scap"
 )
 
-// DatastreamActivity reads a night's SCAP datastream on one of its hosts.
-const DatastreamActivity = "nightshift.Datastream"
+// datastreamActivity reads a night's SCAP datastream on one of its hosts.
+const datastreamActivity = "nightshift.Datastream"
 
 // errTypeDatastream: the datastream, its profile or a rule id is not right
 // (retrying cannot change it).
@@ -56,15 +56,15 @@ func (r ProfileRule) rule() rules.Rule {
 		Pos:   rules.Position{File: r.Datastream}}
 }
 
-// DatastreamInput is the datastream activity's input: the hosts to try, in
+// datastreamInput is the datastream activity's input: the hosts to try, in
 // order (the first that answers is read).
-type DatastreamInput struct {
+type datastreamInput struct {
 	Hosts      []inventory.Host `json:"hosts"`
 	Datastream DatastreamSource `json:"datastream"`
 }
 
-// OscapInput is an oscap check of CheckInput.
-type OscapInput struct {
+// oscapInput is an oscap check of checkInput.
+type oscapInput struct {
 	Datastream string `json:"datastream"`
 	Profile    string `json:"profile"`
 	Rule       string `json:"rule"`
@@ -76,7 +76,7 @@ type OscapInput struct {
 // passed over; a file that cannot be read whole, an invalid datastream, an
 // unknown profile or rule fails for good (InvalidDatastream); no host
 // answering fails the attempt (retried).
-func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]ProfileRule, error) {
+func (a *Activities) datastream(ctx context.Context, in datastreamInput) ([]ProfileRule, error) {
 	defer a.heartbeat(ctx)()
 	ds := in.Datastream
 	if a.Connector == nil {

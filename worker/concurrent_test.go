@@ -22,7 +22,7 @@ func TestConcurrentFixOnOneWorker(t *testing.T) {
 	w := e.worker(workerOptions{})
 	const n = 4
 	var wg sync.WaitGroup
-	outs := make([]worker.Outcome, n)
+	outs := make([]nightshift.Outcome, n)
 	errs := make([]error, n)
 	for i := range n {
 		id := fmt.Sprintf("concurrent_rule_%d", i)
@@ -50,7 +50,7 @@ func TestConcurrentFixOnOneWorker(t *testing.T) {
 	if probes != 1 {
 		t.Errorf("the host was probed %d times by %d concurrent Fix calls, want once", probes, n)
 	}
-	ends := e.eventsOf(worker.EventRuleEnd)
+	ends := e.eventsOf(nightshift.EventRuleEnd)
 	if len(ends) != n {
 		t.Fatalf("%d rule ends, want %d", len(ends), n)
 	}

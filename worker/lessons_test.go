@@ -21,7 +21,7 @@ import (
 )
 
 // lessonWorker is e.worker with lessons and extra observers.
-func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...worker.Observer) *worker.Worker {
+func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...nightshift.Observer) *worker.Worker {
 	e.t.Helper()
 	m := qwen3(e.t)
 	b, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
@@ -32,7 +32,7 @@ func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...worker.Obser
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
 		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
-		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, Observer: fanout(append([]worker.Observer{e}, obs...)),
+		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, Observer: fanout(append([]nightshift.Observer{e}, obs...)),
 		Lessons: src, InstructionPercent: pct,
 	})
 	if err != nil {
@@ -41,9 +41,9 @@ func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...worker.Obser
 	return w
 }
 
-type fanout []worker.Observer
+type fanout []nightshift.Observer
 
-func (f fanout) Observe(ev worker.Event) {
+func (f fanout) Observe(ev nightshift.Event) {
 	for _, o := range f {
 		o.Observe(ev)
 	}
@@ -119,13 +119,13 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 
 type failingSource struct{}
 
-func (failingSource) Lessons(context.Context, string, worker.HostFacts) ([]string, error) {
+func (failingSource) Lessons(context.Context, string, nightshift.HostFacts) ([]string, error) {
 	return nil, errors.New("lessons store unavailable")
 }
 
 type fixedSource []string
 
-func (s fixedSource) Lessons(context.Context, string, worker.HostFacts) ([]string, error) {
+func (s fixedSource) Lessons(context.Context, string, nightshift.HostFacts) ([]string, error) {
 	return s, nil
 }
 
@@ -232,11 +232,11 @@ func TestEventsCarryClassesAndFacts(t *testing.T) {
 	if _, err := e.worker(workerOptions{maxAttempts: 1}).Fix(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	cmds := e.eventsOf(worker.EventCommand)
+	cmds := e.eventsOf(nightshift.EventCommand)
 	if len(cmds) != 1 || cmds[0].Action != nightshift.ActionRan || !slices.Contains(cmds[0].Classes, "sed expression error") {
 		t.Fatalf("command events %+v, want one that ran with class %q", cmds, "sed expression error")
 	}
-	ends := e.eventsOf(worker.EventRuleEnd)
+	ends := e.eventsOf(nightshift.EventRuleEnd)
 	if len(ends) != 1 || ends[0].Facts == nil || ends[0].Facts.OS == "" || ends[0].Facts.PackageManager == "" {
 		t.Fatalf("rule end without host facts: %+v", ends)
 	}

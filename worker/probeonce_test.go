@@ -23,7 +23,7 @@ func TestProbeOnceUnderConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	w := &Worker{cfg: Config{Target: factsTarget{}, Probe: factsTarget{}}}
 	const n = 8
-	got := make([]*HostFacts, n)
+	got := make([]*nightshift.HostFacts, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)

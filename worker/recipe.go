@@ -42,7 +42,7 @@ type ranCommand struct {
 }
 
 // recipeKey is the key of rule r on the probed host.
-func recipeKey(rule string, f *HostFacts) nightshift.RecipeKey {
+func recipeKey(rule string, f *nightshift.HostFacts) nightshift.RecipeKey {
 	if f == nil {
 		return nightshift.RecipeKey{Rule: rule}
 	}
@@ -56,7 +56,7 @@ func recipeKey(rule string, f *HostFacts) nightshift.RecipeKey {
 // for the key and its turn stays in the memory: the model's first attempt
 // sees what the recipe did and why it failed. Store errors are logged and
 // never stop the rule: the model is asked instead.
-func (w *Worker) replay(ctx context.Context, r rules.Rule, bans *safety.BanList, mem *memory.Memory, key nightshift.RecipeKey, out *Outcome) (bool, error) {
+func (w *Worker) replay(ctx context.Context, r rules.Rule, bans *safety.BanList, mem *memory.Memory, key nightshift.RecipeKey, out *tally) (bool, error) {
 	rc := w.cfg.Recipes
 	if rc.Store == nil || rc.NoReplay || r.NoRecipes {
 		return false, nil
@@ -82,7 +82,7 @@ func (w *Worker) replay(ctx context.Context, r rules.Rule, bans *safety.BanList,
 	out.replaying = rec.ID
 	status, _, err := w.act(ctx, r, bans, 0, mem, msg, out)
 	out.replaying = ""
-	w.emit(Event{Kind: EventAttempt, Rule: r.ID, Check: status, Recipe: rec.ID})
+	w.emit(nightshift.Event{Kind: nightshift.EventAttempt, Rule: r.ID, Check: status, Recipe: rec.ID})
 	if err != nil {
 		return false, err
 	}
@@ -107,7 +107,7 @@ func (w *Worker) replay(ctx context.Context, r rules.Rule, bans *safety.BanList,
 
 // prove records the current attempt's commands as a recipe of key, guarded
 // by r's check.
-func (w *Worker) prove(ctx context.Context, r rules.Rule, key nightshift.RecipeKey, out *Outcome, replayed bool) {
+func (w *Worker) prove(ctx context.Context, r rules.Rule, key nightshift.RecipeKey, out *tally, replayed bool) {
 	rc := w.cfg.Recipes
 	if rc.Store == nil || len(out.turn) == 0 {
 		return

@@ -101,7 +101,7 @@ func TestRecipeReplay(t *testing.T) {
 	assert.Equal(t, 2, best.Fixes)
 	assert.True(t, best.Proofs[1].Replayed)
 	var replayEvents int
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Recipe == rec.ID {
 			replayEvents++
 			assert.Equal(t, fix, ev.Command)

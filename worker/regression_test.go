@@ -74,8 +74,8 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 			// The worker's count of every prompt is the reference's,
 			// token for token (a count a few tokens off fits the window
 			// here, so only this comparison catches it).
-			calls := e.eventsOf(worker.EventModelCall)
-			usages := e.eventsOf(worker.EventModelUsage)
+			calls := e.eventsOf(nightshift.EventModelCall)
+			usages := e.eventsOf(nightshift.EventModelUsage)
 			require.Len(t, calls, n)
 			require.Len(t, usages, n)
 			var off []string
@@ -217,7 +217,7 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 		t.Fatalf("no command was blocked: %+v", out)
 	}
 	blocked := 0
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Action == nightshift.ActionBlocked {
 			blocked++
 			if !strings.Contains(ev.Command, marker) {
@@ -279,7 +279,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 	malformed := 0
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Action == nightshift.ActionMalformed {
 			malformed++
 			if ev.Detail == "" {
@@ -369,7 +369,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	if len(s.d) != 2 || s.d[0] != 3*time.Second || s.d[1] < 500*time.Millisecond || s.d[1] > time.Second {
 		t.Fatalf("waits %v, want [3s, 0.5s..1s]", s.d)
 	}
-	retries := e.eventsOf(worker.EventRetry)
+	retries := e.eventsOf(nightshift.EventRetry)
 	if len(retries) != 2 || retries[0].Try != 1 || retries[0].RetryIn != 3*time.Second || retries[1].Try != 2 || retries[1].RetryIn != s.d[1] {
 		t.Fatalf("retry events %+v, want tries 1 and 2 announcing the waits %v", retries, s.d)
 	}
@@ -423,7 +423,7 @@ func TestContextRejectionsAreRecovered(t *testing.T) {
 			if out.Attempts != 12 || out.ContextRejections == 0 {
 				t.Fatalf("outcome %+v: want 12 attempts and some recovered rejections", out)
 			}
-			for _, ev := range e.eventsOf(worker.EventRejected) {
+			for _, ev := range e.eventsOf(nightshift.EventRejected) {
 				if ev.LocalTokens == 0 || ev.Error == "" {
 					t.Errorf("rejection event without both counts: %+v", ev)
 				}
@@ -452,12 +452,12 @@ func TestBanListCoversTheSimulatorsBannedCommands(t *testing.T) {
 type stopAfter struct {
 	attempt int
 	stop    chan struct{}
-	inner   worker.Observer
+	inner   nightshift.Observer
 }
 
-func (s *stopAfter) Observe(e worker.Event) {
+func (s *stopAfter) Observe(e nightshift.Event) {
 	s.inner.Observe(e)
-	if e.Kind == worker.EventAttempt && e.Attempt == s.attempt {
+	if e.Kind == nightshift.EventAttempt && e.Attempt == s.attempt {
 		close(s.stop)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -122,12 +121,12 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	// Every attempt whose command ran was judged by OpenSCAP; attempts the
 	// worker refused (exact repeats of failed commands) were not.
 	ran, checked := map[int]bool{}, map[int]bool{}
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Action == nightshift.ActionRan || ev.Action == nightshift.ActionTimedOut {
 			ran[ev.Attempt] = true
 		}
 	}
-	for _, ev := range e.eventsOf(worker.EventCheck) {
+	for _, ev := range e.eventsOf(nightshift.EventCheck) {
 		checked[ev.Attempt] = true
 	}
 	if !checked[0] {
@@ -145,7 +144,7 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	// distil it (a prompt has fewer messages than the one before: turns
 	// became lines), and every prompt stayed inside the window.
 	maxPrompt, distilled, before := 0, 0, 0
-	for _, c := range e.eventsOf(worker.EventModelCall) {
+	for _, c := range e.eventsOf(nightshift.EventModelCall) {
 		a := c.Assessment
 		maxPrompt = max(maxPrompt, a.Prompt)
 		if a.Total > a.Limit {

@@ -13,8 +13,8 @@ import (
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
-	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -30,8 +30,8 @@ func TestSCAPExportAppliedByAnsible(t *testing.T) {
 		testenv.Unavailable(t, "ansible-playbook (Debian's ansible-core, installed by the test command): %v", err)
 	}
 	ctx := context.Background()
-	tg, c := startDebian(t)
-	fixes, err := rules.OscapFixes(ctx, c, debtarget.DatastreamPath, scapProfile, scapFixed)
+	tg, c := startDebian(t, debtarget.Options{})
+	fixes, err := ssgfix.Generate(ctx, c, debtarget.DatastreamPath, scapProfile, scapFixed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestSCAPExportAppliedByAnsible(t *testing.T) {
 	}
 	t.Logf("%s", ansible(tg, "--syntax-check"))
 
-	fresh, fc := startDebian(t)
+	fresh, fc := startDebian(t, debtarget.Options{})
 	for id, res := range evaluate(t, fc, scapProfile, scapFixed) {
 		if res.Status != nightshift.CheckFail {
 			t.Fatalf("%s on the fresh target before the playbook: %s, want fail", id, res.Status)

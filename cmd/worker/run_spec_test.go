@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -27,7 +26,7 @@ type localConnector struct {
 	connects []string
 }
 
-func (c *localConnector) Connect(_ context.Context, h inventory.Host) (batch.Target, error) {
+func (c *localConnector) Connect(_ context.Context, h inventory.Host) (nightshift.Target, error) {
 	c.connects = append(c.connects, h.Name)
 	return localTarget{&localHost{dir: c.dir}, h.Name, c.down[h.Name]}, nil
 }

@@ -1,9 +1,10 @@
-package batch
+package orchestrate
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
@@ -17,7 +18,7 @@ type SSHConnector struct {
 
 // Connect returns a client for h. It does not dial: the first command does
 // (and a host that does not answer fails it).
-func (c SSHConnector) Connect(_ context.Context, h inventory.Host) (Target, error) {
+func (c SSHConnector) Connect(_ context.Context, h inventory.Host) (nightshift.Target, error) {
 	cl, err := sshexec.New(c.Config(h))
 	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", h.Name, err)

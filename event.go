@@ -1,14 +1,12 @@
-package worker
+package nightshift
 
 import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/budget"
-
-	"github.com/nightshift-dev/nightshift"
 )
 
-// EventKind names a worker event.
+// EventKind names an event of the attempt loop (package worker).
 type EventKind string
 
 // The worker's events.
@@ -33,7 +31,9 @@ const (
 	EventDistillFallback EventKind = "distill_fallback"
 )
 
-// Event is one worker event; which fields are set depends on Kind.
+// Event is one event of the attempt loop (package worker), observed by
+// progress, metrics, lessons and the engines that record a night; which
+// fields are set depends on Kind.
 type Event struct {
 	Kind    EventKind `json:"event"`
 	Rule    string    `json:"rule"`
@@ -57,25 +57,25 @@ type Event struct {
 	// EventCommand (and EventProbe: Command). Action is what became of
 	// the command; on EventAttempt, ActionGiveUp when the model gave up in
 	// the attempt.
-	Command  string            `json:"command,omitempty"`
-	Action   nightshift.Action `json:"action,omitempty"`
-	ExitCode *int              `json:"exit_code,omitempty"`
-	Detail   string            `json:"detail,omitempty"`
+	Command  string `json:"command,omitempty"`
+	Action   Action `json:"action,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 	// Classes are the error classes distill.ClassifyError found in the
 	// output of a command that ran (or timed out, or was lost).
 	Classes []string `json:"classes,omitempty"`
 	// Evidence is what the command did in the recording sandbox and what
 	// became of it (committed, refused, …); nil without a sandbox.
-	Evidence *nightshift.Evidence `json:"evidence,omitempty"`
+	Evidence *Evidence `json:"evidence,omitempty"`
 
 	// EventCheck and EventAttempt: the check's status; on EventAttempt the
 	// re-check after its commands, CheckNotRun when none ran or the model
 	// gave up.
-	Check nightshift.CheckStatus `json:"check,omitempty"`
+	Check CheckStatus `json:"check,omitempty"`
 
 	// EventProbe: what the probe command produced (nil when the runner
 	// failed: Error says why).
-	Exec *nightshift.Exec `json:"exec,omitempty"`
+	Exec *Exec `json:"exec,omitempty"`
 
 	// EventAttempt: the prompt's tokens and the limit
 	PromptTokens int `json:"prompt_tokens,omitempty"`
@@ -103,4 +103,34 @@ type Event struct {
 	Facts *HostFacts `json:"facts,omitempty"`
 
 	Error string `json:"error,omitempty"`
+}
+
+// HostFacts are what the attempt loop's one probe of a host learns.
+type HostFacts struct {
+	OS             string `json:"os"`                // PRETTY_NAME from os-release
+	ID             string `json:"id,omitempty"`      // ID from os-release (debian, rhel, …): a recipe key's OS
+	Version        string `json:"version,omitempty"` // VERSION_ID from os-release (12, 9.4, …)
+	PackageManager string `json:"package_manager"`   // apt-get, dnf, yum, zypper, apk
+	Init           string `json:"init"`              // the name of PID 1 (systemd, init, sshd, …)
+}
+
+// Observer receives the attempt loop's events. Observe is called from the
+// goroutine running the loop (package worker's Fix), so concurrently when
+// Fix is.
+type Observer interface {
+	Observe(Event)
+}
+
+// Observers is an Observer that passes each event to each of its observers
+// in order, skipping nil ones, so a caller can combine optional observers
+// without checking each for nil. It adds no locking of its own.
+type Observers []Observer
+
+// Observe passes e to each non-nil observer in order.
+func (os Observers) Observe(e Event) {
+	for _, o := range os {
+		if o != nil {
+			o.Observe(e)
+		}
+	}
 }
