@@ -38,6 +38,9 @@ type Event struct {
 	Kind    EventKind `json:"event"`
 	Rule    string    `json:"rule"`
 	Attempt int       `json:"attempt,omitempty"`
+	// Recipe is set on the events of a recipe replay (attempt 0): the
+	// recipe's ID.
+	Recipe string `json:"recipe,omitempty"`
 
 	// EventModelCall
 	Assessment *budget.Assessment `json:"budget,omitempty"`
@@ -104,9 +107,11 @@ type Event struct {
 
 // HostFacts are what the attempt loop's one probe of a host learns.
 type HostFacts struct {
-	OS             string `json:"os"`              // PRETTY_NAME from os-release
-	PackageManager string `json:"package_manager"` // apt-get, dnf, yum, zypper, apk
-	Init           string `json:"init"`            // the name of PID 1 (systemd, init, sshd, …)
+	OS             string `json:"os"`                // PRETTY_NAME from os-release
+	ID             string `json:"id,omitempty"`      // ID from os-release (debian, rhel, …): a recipe key's OS
+	Version        string `json:"version,omitempty"` // VERSION_ID from os-release (12, 9.4, …)
+	PackageManager string `json:"package_manager"`   // apt-get, dnf, yum, zypper, apk
+	Init           string `json:"init"`              // the name of PID 1 (systemd, init, sshd, …)
 }
 
 // Observer receives the attempt loop's events. Observe is called from the

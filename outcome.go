@@ -24,6 +24,11 @@ type Outcome struct {
 	CachedTokens int `json:"cached_tokens"`
 	// Fallback is set when no recording sandbox ran on the host: why.
 	Fallback string `json:"fallback,omitempty"`
+	// RecipeAttempts counts the recipe replays (0 or 1), apart from the
+	// model's Attempts; Recipe is the ID of the recipe replayed, or of the
+	// recipe the fix was proved as.
+	RecipeAttempts int    `json:"recipe_attempts,omitempty"`
+	Recipe         string `json:"recipe,omitempty"`
 }
 
 // CacheShare returns the share of prompt tokens the server's prefix cache

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -122,6 +123,9 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		}
 		h.exec, cfg.Sandboxed, cfg.Fallback = setup.Runner, setup.Sandboxed, setup.Fallback
 		cfg.Checks = t
+	}
+	if cfg.Recipes.Store != nil {
+		cfg.Recipes.Host, cfg.Recipes.Run = h.host.Name, strconv.FormatInt(int64(h.run), 10)
 	}
 	cfg.Model = hostModel{h}
 	cfg.Target = hostTarget{h}

@@ -79,6 +79,9 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 
 // Observe records one worker event.
 func (r *Recorder) Observe(e nightshift.Event) {
+	if e.Recipe != "" {
+		return // a recipe replay: the recipe store keeps what it proved
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e.Kind == nightshift.EventRuleStart {

@@ -61,15 +61,16 @@ type Task struct {
 	CachedTokens      int `json:"cached_tokens,omitempty"`
 }
 
-// AddCommand appends a command of attempt n (0 counts as 1).
+// AddCommand appends a command of attempt n; 0 is the replay of a recipe,
+// before any model call.
 func (t *Task) AddCommand(n int, c report.Command) {
-	t.Commands = append(t.Commands, Command{Attempt: max(n, 1), Command: c})
+	t.Commands = append(t.Commands, Command{Attempt: max(n, 0), Command: c})
 }
 
 // Checked records the re-check after a command of attempt n: the last
 // command, if it belongs to attempt n, shows its status.
 func (t *Task) Checked(n int, status nightshift.CheckStatus) {
-	if n > 0 && len(t.Commands) > 0 {
+	if n >= 0 && len(t.Commands) > 0 {
 		if c := &t.Commands[len(t.Commands)-1]; c.Attempt == n {
 			c.Command.Check = status.String()
 		}

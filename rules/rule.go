@@ -35,6 +35,9 @@ type Rule struct {
 	// than a few paths outside them is refused (safety.EffectsPolicy.Scope).
 	// Empty: no declared scope, a looser bound applies.
 	Paths []string
+	// NoRecipes turns off replay of proven fixes for this rule (YAML
+	// `recipes: false`): the model is always asked, as with --no-recipes.
+	NoRecipes bool
 	// Pos is where the rule is defined.
 	Pos Position
 }

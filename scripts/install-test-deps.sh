@@ -48,6 +48,9 @@ command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 [ -x /usr/sbin/nft ] || need_apt+=(nftables)
 command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
+# recipes' export: the playbook passes ansible-playbook --syntax-check and is
+# applied to a disposable target (ansible-core from Debian's packages).
+command -v ansible-playbook >/dev/null 2>&1 || need_apt+=(ansible-core)
 apt_install ${need_apt[@]+"${need_apt[@]}"}
 
 gobin="$(go env GOPATH)/bin"

@@ -107,6 +107,10 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	if w.cfg.MaxAttempts > 0 {
 		maxAttempts = min(maxAttempts, w.cfg.MaxAttempts) // the caller's cap wins
 	}
+	key := recipeKey(r.ID, facts)
+	if fixed, err := w.replay(ctx, r, bans, mem, key, &out); err != nil || fixed {
+		return out, err
+	}
 	maxTokens := w.cfg.Budget.Reserve()
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -121,6 +125,7 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 		if err != nil {
 			return out, err
 		}
+		out.turn, out.turnCheck = nil, ""
 		status, gaveUp, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
 		end := nightshift.Event{Kind: nightshift.EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit(),
 			UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)}
@@ -138,6 +143,9 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 			return out, nil
 		case status == nightshift.CheckPass:
 			out.Status = nightshift.RuleFixed
+			if !r.NoRecipes {
+				w.prove(ctx, r, key, &out, false)
+			}
 			return out, nil
 		}
 	}
@@ -246,17 +254,17 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 	calls := parseCalls(msg)
 	if len(calls) == 0 {
 		text := fmt.Sprintf("Malformed reply: %v. Reply with exactly one ssh_apply or give_up tool call.", ErrNoToolCall)
-		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: ErrNoToolCall.Error()})
+		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionMalformed, Detail: ErrNoToolCall.Error()})
 		if err := mem.AddFeedback(memory.FeedbackMalformed, text); err != nil {
 			return nightshift.CheckNotRun, false, err
 		}
-		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck, fmt.Sprintf("Nothing ran in attempt %d; the rule still fails.\n%s", attempt, nextAttempt(attempt)))
+		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck, fmt.Sprintf("Nothing ran in %s; the rule still fails.\n%s", attemptName(attempt), nextAttempt(attempt)))
 	}
 	ran, gaveUp := false, false
 	for _, c := range calls {
 		switch {
 		case c.err != nil:
-			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
 			if err := mem.AddToolResult(c.id, "error: malformed call: "+c.err.Error(),
 				distill.Step{Tool: c.name, Action: nightshift.ActionMalformed, Note: c.err.Error()}); err != nil {
 				return nightshift.CheckNotRun, false, err
@@ -267,7 +275,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		case c.name == nightshift.ToolGiveUp:
 			gaveUp = true
 			out.Reason = c.reason
-			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionGiveUp, Detail: c.reason})
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionGiveUp, Detail: c.reason})
 			if err := mem.AddToolResult(c.id, "Understood: the worker stops working on this rule.", distill.Step{Tool: c.name, Action: nightshift.ActionGiveUp, Reason: c.reason}); err != nil {
 				return nightshift.CheckNotRun, false, err
 			}
@@ -287,22 +295,23 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 	}
 	if !ran {
 		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck,
-			fmt.Sprintf("No command ran in attempt %d, so the check was not re-run: the rule still fails.\n%s", attempt, nextAttempt(attempt)))
+			fmt.Sprintf("No command ran in %s, so the check was not re-run: the rule still fails.\n%s", attemptName(attempt), nextAttempt(attempt)))
 	}
 	res, err := w.check(ctx, r)
 	if err != nil {
 		return nightshift.CheckNotRun, false, fmt.Errorf("rule %s attempt %d: check: %w", r.ID, attempt, err)
 	}
 	status := res.Status
-	w.emit(nightshift.Event{Kind: nightshift.EventCheck, Rule: r.ID, Attempt: attempt, Check: status})
+	out.turnCheck = checkLine(status, res.ExitCode, res.Detail)
+	w.emit(nightshift.Event{Kind: nightshift.EventCheck, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Check: status})
 	var text string
 	switch status {
 	case nightshift.CheckPass:
-		text = fmt.Sprintf("Re-check after attempt %d: PASS. The rule is compliant.", attempt)
+		text = fmt.Sprintf("Re-check after %s: PASS. The rule is compliant.", attemptName(attempt))
 	case nightshift.CheckFail:
-		text = fmt.Sprintf("Re-check after attempt %d: FAIL (exit %d). The host is still not compliant.", attempt, res.ExitCode)
+		text = fmt.Sprintf("Re-check after %s: FAIL (exit %d). The host is still not compliant.", attemptName(attempt), res.ExitCode)
 	case nightshift.CheckError, nightshift.CheckNotApplicable, nightshift.CheckNotRun:
-		text = fmt.Sprintf("Re-check after attempt %d: %s: %s", attempt, status, res.Detail)
+		text = fmt.Sprintf("Re-check after %s: %s: %s", attemptName(attempt), status, res.Detail)
 	default:
 		return status, false, fmt.Errorf("rule %s attempt %d: check: unexpected status %s", r.ID, attempt, status)
 	}
@@ -333,7 +342,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	if hit {
 		out.Blocked++
 		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)
-		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
+		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
 		w.log().Warn("command blocked", "rule", rule, "attempt", attempt, "pattern", ban.Pattern)
 		if err := mem.AddToolResult(c.id, "BLOCKED: the command was not run: "+note+".",
 			distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionBlocked, Note: ban.Pattern}); err != nil {
@@ -344,7 +353,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	}
 	if e, ok := mem.Ledger().Lookup(c.command); ok && e.Failed > 0 && !e.Fixed {
 		if w.cfg.RefuseRepeats > 0 && e.Tries >= w.cfg.RefuseRepeats {
-			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionRefused,
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: nightshift.ActionRefused,
 				Detail: fmt.Sprintf("failed %d times before", e.Failed)})
 			if err := mem.AddToolResult(c.id, fmt.Sprintf("REFUSED: this exact command was already tried %d times and failed; it was not run again.", e.Tries),
 				distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionRefused, Note: "repeat of a failed command"}); err != nil {
@@ -368,7 +377,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		code = &ex.ExitCode
 	}
 	action := nightshift.ActionOf(ex, err)
-	w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code,
+	w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: action, ExitCode: code,
 		Classes: classes(ex, err), Error: errString(err), Evidence: ex.Evidence})
 	if ev := ex.Evidence; ev != nil && action == nightshift.ActionBlocked {
 		out.Blocked++
@@ -386,6 +395,13 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	}
 	if err := mem.AddToolResult(c.id, formatExec(ex, err), stepOf(c, ex, err)); err != nil {
 		return false, err
+	}
+	if err == nil && action == nightshift.ActionRan {
+		rc := ranCommand{command: c.command}
+		if ex.Evidence != nil {
+			rc.changes = ex.Evidence.Effects.Changes
+		}
+		out.turn = append(out.turn, rc)
 	}
 	return err == nil, nil
 }

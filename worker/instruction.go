@@ -16,7 +16,7 @@ import (
 // ProbeCommand is the command the worker runs once per host before its
 // first attempt to learn the host facts: it prints key=value lines and
 // changes nothing on the host.
-const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; ` +
+const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; echo "id=${ID:-}"; echo "version=${VERSION_ID:-}"; ` +
 	`for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then echo "pkg=$p"; break; fi; done; ` +
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
@@ -45,6 +45,10 @@ func (w *Worker) probe(ctx context.Context, rule string) (*nightshift.HostFacts,
 		switch k {
 		case "os":
 			f.OS = v
+		case "id":
+			f.ID = v
+		case "version":
+			f.Version = v
 		case "pkg":
 			f.PackageManager = v
 		case "init":

@@ -62,6 +62,9 @@ type Config struct {
 	// check finds certainly harmful is still refused before it runs.
 	// Target is given each rule's declared paths (sandbox.WithScope).
 	Sandboxed bool
+	// Recipes, when its Store is set, replays the fixes other hosts of the
+	// same key proved before the model is asked, and proves this host's.
+	Recipes Recipes
 	// Fallback, when set, says that no sandbox runs on this host and why
 	// (--sandbox auto): it is reported with every rule's outcome.
 	Fallback string
@@ -178,7 +181,10 @@ func New(cfg Config) (*Worker, error) {
 // tally is the Outcome Fix builds, with what only the worker needs.
 type tally struct {
 	nightshift.Outcome
-	lockout string // the first refusal that would have locked the worker out
+	lockout   string       // the first refusal that would have locked the worker out
+	turn      []ranCommand // the current attempt's commands that reached the host
+	turnCheck string       // the current attempt's re-check line
+	replaying string       // the recipe being replayed, for its events
 }
 
 // needsAccess turns an unfixed rule whose fixes were refused for locking

@@ -88,6 +88,8 @@ var helpTopics = map[string][]string{
 	"resume":          {"resume", "--help"},
 	"history":         {"history", "--help"},
 	"undo":            {"undo", "--help"},
+	"recipes":         {"recipes", "--help"},
+	"export":          {"export", "--help"},
 	"demo":            {"demo", "--help"},
 	"simulate-server": {"simulate-server", "--help"},
 	"tokens":          {"tokens", "--help"},

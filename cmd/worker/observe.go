@@ -17,6 +17,8 @@ import (
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/progress"
+	"github.com/nightshift-dev/nightshift/recipes"
+	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -27,12 +29,14 @@ type observeFlags struct {
 	metricsAddr string
 	noProgress  bool
 	noLessons   bool
+	noRecipes   bool
 }
 
 func addObserveFlags(fs *flag.FlagSet, o *observeFlags) {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics while the run lasts (e.g. :9464)")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress on stderr (default: a live status on a terminal, plain lines otherwise)")
 	fs.BoolVar(&o.noLessons, "no-lessons", false, "neither record lessons in the journal file nor give them to later rules and hosts")
+	fs.BoolVar(&o.noRecipes, "no-recipes", false, "never replay a proven fix before asking the model (fixes are still proved into the journal file's recipes)")
 }
 
 // validate checks --metrics-addr before anything is dialled.
@@ -49,6 +53,7 @@ type observers struct {
 	metrics  *metrics.Metrics
 	store    *lessons.SQLite
 	source   *lessons.Source
+	recipes  worker.Recipes
 	counter  budget.Tokenizer
 	logger   *slog.Logger
 	jctx     context.Context // for lessons' writes: they outlive a hard stop
@@ -73,6 +78,13 @@ func startObservers(ctx context.Context, j *journal.Journal, o observeFlags, tok
 		obs.stops = append(obs.stops, obs.store.Close)
 		obs.source = lessons.NewSource(obs.store, lessons.SourceConfig{})
 	}
+	// Recipes are always proved into the journal's file; --no-recipes only
+	// stops their replay.
+	rs, err := recipes.NewSQLite(ctx, j, nil)
+	if err != nil {
+		return nil, err
+	}
+	obs.recipes = worker.Recipes{Store: rs, NoReplay: o.noRecipes}
 	if o.metricsAddr != "" {
 		if obs.metrics, err = metrics.New(metrics.Config{}); err != nil {
 			return nil, err
@@ -112,6 +124,7 @@ func (obs *observers) configure(cfg *batch.Config) {
 	if obs.source != nil {
 		cfg.Worker.Lessons = obs.source
 	}
+	cfg.Worker.Recipes = obs.recipes
 	if obs.progress != nil {
 		cfg.Progress = obs.progress
 	}
