@@ -203,15 +203,16 @@ func TestServerErrorText(t *testing.T) {
 	assert.Equal(t, 503, se.HTTPStatusCode)
 }
 
-// TestNoRetries: a negative RetryDeadline (the CLI's --retry-deadline 0)
-// means no retries: the first unusable answer ends the rule as unreachable.
-// (Before, a negative deadline was no deadline: the worker retried until
-// its context ended.)
+// TestNoRetries: a zero RetryDeadline (the CLI's --retry-deadline 0, passed
+// unchanged) means no retries: the first unusable answer ends the rule as
+// unreachable. (Before, a negative deadline was no deadline: the worker
+// retried until its context ended; then zero meant 10 minutes here and no
+// retries in the CLI.)
 func TestNoRetries(t *testing.T) {
 	e := newFaultEnv(t, faultServerConfig(faultserver.HTML, 1000))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := e.worker(faultOptions{retryDeadline: -1}).Fix(ctx, e.rule)
+	out, err := e.worker(faultOptions{}).Fix(ctx, e.rule)
 	var ue *worker.UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, 1, ue.Tries)

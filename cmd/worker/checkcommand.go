@@ -52,7 +52,7 @@ func runCheckCommand(_ context.Context, args []string, stdin io.Reader, stdout, 
 	rulesPath := fs.String("rules", "", "rules `FILE` or directory whose rule's banned patterns are added")
 	ruleID := fs.String("rule", "", "the rule `ID` (with --rules)")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	setUsage(fs, checkCommandUsage, checkCommandExamples, nil)
+	setUsage(fs, checkCommandUsage, checkCommandExamples)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

@@ -71,7 +71,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	keep := fs.Bool("keep", false, "keep the temporary directory")
 	jsonOut := fs.Bool("json", false, "print one JSON object per event")
 	useSSHD := fs.Bool("sshd", false, "use a disposable local OpenSSH server (needs openssh-server) in place of the in-process one")
-	setUsage(fs, demoUsage, demoExamples, nil)
+	setUsage(fs, demoUsage, demoExamples)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
@@ -187,7 +187,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	w, err := worker.New(worker.Config{
 		Model: rec, ModelName: srv.Model(), Target: target, Probe: ssh, Checks: ssh, Sandboxed: sb != nil, Fallback: fallback,
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: observers, MemoryObserver: rep.memory(),
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: observers, MemoryObserver: rep.memory(), RetryDeadline: worker.DefaultRetryDeadline,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -42,26 +41,28 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var modelRate float64
 	var maxReplyBytes int64
 	var tokenizers stringList
-	fs := flag.NewFlagSet("worker fleet serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addTemporalFlags(fs, &tf)
-	fs.StringVar(&zone, "zone", fleet.DefaultZone, "the `ZONE` whose hosts this process works on")
-	fs.IntVar(&modelSlots, "model-slots", 2, "model calls this process makes at once (0: none)")
-	fs.Float64Var(&modelRate, "model-rate", 0, "fleet-wide cap on model calls started per `SECOND` (0: none)")
-	fs.IntVar(&hostSlots, "host-slots", 64, "host activities (probe, check, command) at once")
-	fs.IntVar(&hostConns, "host-conns", fleet.DefaultMaxIdleConns, "SSH connections kept open between a host's activities, least recently used closed first (0: none)")
-	fs.DurationVar(&hostIdle, "host-idle", fleet.DefaultIdleConnTimeout, "close a kept SSH connection unused this long")
-	fs.Var(&tokenizers, "tokenizer", "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)")
-	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
-	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
-	fs.Int64Var(&maxReplyBytes, "max-reply-bytes", worker.DefaultMaxReplyBytes,
-		"cap on a model reply's body in `BYTES`; a longer reply is not read past the cap and is retried as a server fault")
-	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
-	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
-	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
-	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
-	rest, err := parseFleetFlags(fs, fleetServeUsage, fleetServeExamples, args)
+	var config string
+	fs := newFlags(cmdServe, stderr)
+	bindTemporalFlags(fs, &tf)
+	for name, p := range map[string]any{
+		"zone": &zone, "model-slots": &modelSlots, "model-rate": &modelRate, "host-slots": &hostSlots, "host-conns": &hostConns,
+		"host-idle": &hostIdle, "tokenizer": &tokenizers, "base-url": &m.BaseURL, "api-key-env": &m.APIKeyEnv,
+		"max-reply-bytes": &maxReplyBytes, "identity": &m.Identity, "known-hosts": &m.KnownHosts, "accept-new-host-key": &m.AcceptNew,
+		"command-timeout": &m.CommandTimeout, "config": &config,
+	} {
+		fs.bind(name, p)
+	}
+	setUsage(fs.FlagSet, fleetServeUsage, fleetServeExamples)
+	rest, err := fs.parse(args)
 	if err != nil {
+		return err
+	}
+	// The file and the environment fill what the command line left, before
+	// anything is checked.
+	if err := fs.applyConfig(); err != nil {
+		return err
+	}
+	if err := checkTemporalFlags(fs.FlagSet); err != nil {
 		return err
 	}
 	switch {

@@ -50,7 +50,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	details := fs.Bool("enable-prompt-tokens-details", true, "report usage.prompt_tokens_details.cached_tokens (like vllm --enable-prompt-tokens-details)")
 	blocks := fs.Int("num-gpu-blocks", 0, "prefix cache capacity in 16-token `BLOCKS` (0: the simulator's default; -1: no prefix caching)")
 	seed := fs.Uint64("seed", 0, "policy seed")
-	setUsage(fs, simulateUsage, simulateExamples, nil)
+	setUsage(fs, simulateUsage, simulateExamples)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

@@ -42,7 +42,7 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	ids := fs.Bool("ids", false, "print the token IDs as a JSON array instead of the count")
 	chat := fs.Bool("chat", false, "read an OpenAI chat request and print its prompt token count as vLLM computes it")
 	backendName := fs.String("tokenizer-backend", budget.BackendGo.String(), "tokenizer `IMPLEMENTATION`: go (pure Go) or native (HuggingFace tokenizers; only in builds with -tags hf_native)")
-	setUsage(fs, tokensUsage, tokensExamples, nil)
+	setUsage(fs, tokensUsage, tokensExamples)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp

@@ -50,17 +50,15 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Var(&hosts, "host", "only this inventory host `NAME` (repeatable)")
 	fs.Var(&ruleIDs, "rule", "only this rule `ID` (repeatable)")
 	fs.BoolVar(&dryRun, "dry-run", false, "list what would be restored; change nothing")
-	setUsage(fs, undoUsage, undoExamples, nil)
-	path, rest := splitPath(args)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	setUsage(fs, undoUsage, undoExamples)
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
+	path, err := journalArg(rest)
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case err != nil:
+		return err
 	case path == "":
 		return usagef("the journal file is required: worker undo JOURNAL --run ID")
 	case runID <= 0:
