@@ -28,8 +28,8 @@ import (
 // document is an error naming the file, the line and the key. Each flag
 // takes its value from the first of: the command line, the environment
 // variable NIGHTSHIFT_<NAME> (the name upper-cased, dashes as
-// underscores: NIGHTSHIFT_BASE_URL; a repeatable flag's variable gives one
-// value), the file, the flag's default. Relative paths in the file and the
+// underscores: NIGHTSHIFT_BASE_URL; an empty variable is as if unset; a
+// repeatable flag's variable gives one value), the file, the flag's default. Relative paths in the file and the
 // environment are relative to the working directory, as on the command
 // line.
 
@@ -52,7 +52,7 @@ func configErr(path string, line int, format string, args ...any) error {
 
 // applyConfig gives each flag of f not set on the command line its value
 // from the environment, else from the configuration file (--config, else
-// $NIGHTSHIFT_CONFIG; none: no file).
+// $NIGHTSHIFT_CONFIG, which is the flag's variable; none: no file).
 func (f *flags) applyConfig() error {
 	given := map[string]bool{}
 	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
@@ -61,8 +61,8 @@ func (f *flags) applyConfig() error {
 		if err != nil || given[fl.Name] {
 			return
 		}
-		v, ok := os.LookupEnv(envName(fl.Name))
-		if !ok {
+		v := os.Getenv(envName(fl.Name))
+		if v == "" {
 			return
 		}
 		if serr := f.Set(fl.Name, v); serr != nil {

@@ -119,12 +119,12 @@ var flagRegistry = []flagSpec{
 		usageFor: map[command]string{cmdStart: "timeout of each command or check activity (must be positive: a night bounds its commands)"}},
 	{name: "sandbox", usage: sandboxUsage, group: groupTarget, field: "fleet.Night.Sandbox", cmds: cmdFix | cmdRun | cmdStart},
 	{name: "sudo", usage: "run every command through sudo -n: the login is a non-root user with sudo (per host: ansible_become=true)", group: groupTarget,
-		field: "sshexec.Config.Sudo", cmds: cmdFix | cmdRun,
+		field: "sshexec.Config.Sudo", cmds: cmdFix | cmdRun, usageFor: map[command]string{cmdFix: "run every command through sudo -n: the login is a non-root user with sudo"},
 		notNight: "a night's hosts use sudo through their inventory variable ansible_become=true"},
 
 	// SSH.
 	{name: "identity", usage: "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)", group: groupSSH,
-		field: "sshexec.Config.IdentityFiles", cmds: cmdFix | cmdRun | cmdServe,
+		field: "sshexec.Config.IdentityFiles", cmds: cmdFix | cmdRun | cmdServe, usageFor: map[command]string{cmdFix: "private key `FILE` (default: ssh-agent and ~/.ssh/id_*)"},
 		notNight: "the SSH keys of a night are those of the 'worker fleet serve' processes of each zone (their --identity)"},
 	{name: "known-hosts", usage: "known_hosts `FILE` (default ~/.ssh/known_hosts)", group: groupSSH, field: "sshexec.Config.KnownHostsFiles",
 		cmds: cmdFix | cmdRun | cmdServe, notNight: "host keys are checked by the 'worker fleet serve' processes of each zone (their --known-hosts)"},

@@ -16,6 +16,7 @@ import (
 
 const fleetServeUsage = `Usage:
   worker fleet serve --temporal ADDR [--namespace NS] --zone ZONE [flags]
+  worker fleet serve --config FILE [flags]
 
 A worker process of a fleet: works on the hosts of ZONE (their SSH keys and
 known_hosts are this machine's), runs night workflows, and with
@@ -23,6 +24,14 @@ known_hosts are this machine's), runs night workflows, and with
 fleet-wide cap is the sum of the slots of the processes serving them;
 --model-rate caps the calls started per second across the fleet, enforced by
 the Temporal server). Runs until SIGINT or SIGTERM.
+
+Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
+whose keys are flag names (a list for a repeatable flag), and from the
+environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
+(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
+environment, which wins over the file, which wins over the default. The
+file is read strictly: a key that is not a flag is an error naming it and
+its line.
 `
 
 const fleetServeExamples = `
@@ -30,6 +39,7 @@ Examples:
   worker fleet serve --zone default --base-url http://gpu1:8000/v1
   worker fleet serve --temporal temporal.internal:7233 --zone dc2 --model-slots 0 \
                      --identity ~/.ssh/nightshift --known-hosts ~/.ssh/known_hosts
+  worker fleet serve --config /etc/nightshift/serve.yaml
 `
 
 func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -31,6 +31,7 @@ const runUsage = `Usage:
              --journal FILE [flags]
   worker run --datastream PATH-ON-HOSTS --profile ID [--rule ID …] --inventory FILE
              --journal FILE [flags]
+  worker run --config FILE [flags]
 
 Works on many rules on many hosts overnight: every rule of the rules files, or
 every rule an SCAP profile selects (or only the --rule ones), in file order, on
@@ -76,6 +77,14 @@ notchecked) are reported as such, never as fixed.
 
 Inventories: a YAML list of hosts, or Ansible's INI format.
 
+Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
+whose keys are flag names (a list for a repeatable flag), and from the
+environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
+(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
+environment, which wins over the file, which wins over the default. The
+file is read strictly: a key that is not a flag is an error naming it and
+its line.
+
 Exit status: 0 every rule compliant; 1 some rule not fixed, or the run was
 stopped before its end; 2 usage or configuration error; 3 the model server
 unreachable, or (--datastream) no host answered to read the datastream.
@@ -87,6 +96,7 @@ Examples:
              --html night.html --junit night.xml --base-url http://gpu1:8000/v1
   worker run --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml \
              --profile anssi_bp28_high --inventory hosts.yaml --journal night.db
+  worker run --config night.yaml --limit dbservers
   worker resume night.db
 `
 
