@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/internal/goldenfile"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -62,6 +64,25 @@ func TestFlagRegistry(t *testing.T) {
 	}
 }
 
+// TestHelpGolden: the help of 'worker' and of each registry command, as
+// generated from the registry, is testdata/help/NAME.golden (go test
+// -run TestHelpGolden -update rewrites them: review the diff).
+func TestHelpGolden(t *testing.T) {
+	cases := map[string][]string{"worker": {"--help"}}
+	for c, args := range commandHelp {
+		if c != cmdFix {
+			cases[strings.ReplaceAll(commandNames[c], " ", "-")] = args
+		}
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			require.ErrorIs(t, run(context.Background(), args, nil, &out, &out), errHelp)
+			goldenfile.Check(t, filepath.Join("testdata", "help", name+".golden"), out.Bytes())
+		})
+	}
+}
+
 // libraryConfigs are the configuration types flags set, by the name a
 // spec's field gives.
 var libraryConfigs = map[string]reflect.Type{
@@ -78,6 +99,7 @@ var libraryConfigs = map[string]reflect.Type{
 func TestFlagFields(t *testing.T) {
 	for _, s := range flagRegistry {
 		if s.field == "" {
+			assert.Empty(t, s.zeroMaps, "--%s: zeroMaps without a field", s.name)
 			continue
 		}
 		i := strings.LastIndexByte(s.field, '.')
