@@ -219,4 +219,15 @@ func TestNoRetries(t *testing.T) {
 	assert.Equal(t, nightshift.RuleUnreachable, out.Status)
 	assert.Equal(t, 0, out.Retries)
 	assert.Equal(t, faultserver.Stats{Faults: 1}, e.srv.Stats())
+
+	// A negative deadline is refused, not read as another spelling of none.
+	b, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
+	require.NoError(t, err)
+	counter, err := budget.NewModelChatCounter(qwen3(t))
+	require.NoError(t, err)
+	client, err := worker.NewClient(worker.ClientConfig{BaseURL: e.url + "/v1"})
+	require.NoError(t, err)
+	_, err = worker.New(worker.Config{Model: client, ModelName: e.sim.Model(), Target: e.ssh, Counter: counter,
+		Tokenizer: qwen3(t).Tokenizer, Budget: b, RetryDeadline: -time.Second})
+	assert.ErrorIs(t, err, worker.ErrConfig)
 }
