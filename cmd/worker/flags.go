@@ -23,15 +23,21 @@ import (
 type command uint32
 
 const (
-	cmdFix         command = 1 << iota // the main mode: worker --rules … --host …
-	cmdRun                             // worker run
-	cmdResume                          // worker resume
-	cmdServe                           // worker fleet serve
-	cmdStart                           // worker fleet start
-	cmdFleetStatus                     // worker fleet status
-	cmdFleetReport                     // worker fleet report
-	cmdFleetCancel                     // worker fleet cancel
-	cmdFleetUndo                       // worker fleet undo
+	cmdFix          command = 1 << iota // the main mode: worker --rules … --host …
+	cmdRun                              // worker run
+	cmdResume                           // worker resume
+	cmdServe                            // worker fleet serve
+	cmdStart                            // worker fleet start
+	cmdFleetStatus                      // worker fleet status
+	cmdFleetReport                      // worker fleet report
+	cmdFleetCancel                      // worker fleet cancel
+	cmdFleetUndo                        // worker fleet undo
+	cmdHistory                          // worker history
+	cmdUndo                             // worker undo
+	cmdDemo                             // worker demo
+	cmdSimulate                         // worker simulate-server
+	cmdTokens                           // worker tokens
+	cmdCheckCommand                     // worker check-command
 
 	cmdFleet = cmdServe | cmdStart | cmdFleetStatus | cmdFleetReport | cmdFleetCancel | cmdFleetUndo
 )
@@ -40,11 +46,13 @@ const (
 var commandNames = map[command]string{
 	cmdFix: "worker", cmdRun: "worker run", cmdResume: "worker resume", cmdServe: "worker fleet serve",
 	cmdStart: "worker fleet start", cmdFleetStatus: "worker fleet status", cmdFleetReport: "worker fleet report",
-	cmdFleetCancel: "worker fleet cancel", cmdFleetUndo: "worker fleet undo",
+	cmdFleetCancel: "worker fleet cancel", cmdFleetUndo: "worker fleet undo", cmdHistory: "worker history", cmdUndo: "worker undo",
+	cmdDemo: "worker demo", cmdSimulate: "worker simulate-server", cmdTokens: "worker tokens", cmdCheckCommand: "worker check-command",
 }
 
 // The help's groups, in the order help prints them.
 const (
+	groupFlags    = "Flags" // a small command's own flags
 	groupTarget   = "Target (the rules and the hosts)"
 	groupSSH      = "SSH"
 	groupModel    = "Model (the server)"
@@ -57,7 +65,7 @@ const (
 	groupConfig   = "Configuration"
 )
 
-var groupOrder = []string{groupTarget, groupSSH, groupModel, groupMemory, groupRun, groupFleet, groupTemporal, groupReports, groupOutput, groupConfig}
+var groupOrder = []string{groupFlags, groupTarget, groupSSH, groupModel, groupMemory, groupRun, groupFleet, groupTemporal, groupReports, groupOutput, groupConfig}
 
 // flagSpec is one flag, defined once for every subcommand that takes it.
 type flagSpec struct {
@@ -110,9 +118,9 @@ var flagRegistry = []flagSpec{
 		field: "fleet.DatastreamSource.Profile", cmds: cmdFix | cmdRun | cmdStart},
 	{name: "rule", usage: "rule `ID` to work on (repeatable; default: every rule of the files, or of the profile)", group: groupTarget,
 		field: "fleet.Night.RuleIDs", cmds: cmdFix | cmdRun | cmdStart, usageFor: map[command]string{cmdFix: "rule `ID` to fix (repeatable; required)"}},
-	{name: "rule", usage: "only this rule `ID` (repeatable)", group: groupTarget, cmds: cmdFleetUndo},
+	{name: "rule", usage: "only this rule `ID` (repeatable)", group: groupTarget, cmds: cmdFleetUndo | cmdUndo},
 	{name: "host", usage: "target `[user@]host[:port]` (required)", group: groupTarget, field: "sshexec.Config.Host", cmds: cmdFix},
-	{name: "host", usage: "only this host `NAME` (repeatable)", group: groupTarget, cmds: cmdFleetUndo},
+	{name: "host", usage: "only this inventory host `NAME` (repeatable)", group: groupTarget, cmds: cmdFleetUndo | cmdUndo},
 	{name: "inventory", usage: "inventory `FILE`: YAML list or Ansible INI (required)", group: groupTarget, field: "fleet.Night.Hosts",
 		cmds: cmdRun | cmdStart | cmdFleetUndo, usageFor: map[command]string{cmdFleetUndo: "the night's inventory `FILE` (required)"}},
 	{name: "limit", usage: "host or group `PATTERN` to select, !PATTERN to exclude (repeatable; default: all)", group: groupTarget, cmds: cmdRun | cmdStart},
@@ -166,7 +174,7 @@ var flagRegistry = []flagSpec{
 		usageFor: map[command]string{cmdStart: "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE` present on every worker"}},
 	{name: "tokenizer", usage: "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)", group: groupMemory,
 		field: "fleet.ServeConfig.Tokenizers", cmds: cmdServe},
-	{name: "tokenizer-backend", def: budget.BackendGo.String(), group: groupMemory, cmds: cmdFix | cmdRun,
+	{name: "tokenizer-backend", def: budget.BackendGo.String(), group: groupMemory, cmds: cmdFix | cmdRun | cmdTokens,
 		usage:    "tokenizer `IMPLEMENTATION`: go (pure Go, always built in) or native (the HuggingFace tokenizers library; only in builds with -tags hf_native)",
 		notNight: "a night's workers load the pure-Go tokenizer"},
 	{name: "context-window", usage: "context window in tokens (0: the server's max_model_len)", group: groupMemory, field: "budget.Config.ContextWindow",
@@ -183,7 +191,9 @@ var flagRegistry = []flagSpec{
 	{name: "journal", usage: "journal `FILE` (SQLite; created if absent; required)", group: groupRun, field: "batch.Config.Journal", cmds: cmdRun,
 		notNight: "a night is recorded in its Temporal history ('worker fleet status' and 'report' read it)"},
 	{name: "name", usage: "run `NAME` for people (default: the rules files)", group: groupRun, field: "fleet.Night.Name", cmds: cmdRun | cmdStart},
-	{name: "run", usage: "run `ID` to resume (default: the last unfinished run)", group: groupRun, cmds: cmdResume},
+	{name: "run", usage: "run `ID` to resume (default: the last unfinished run)", group: groupRun, cmds: cmdResume | cmdHistory | cmdUndo,
+		usageFor: map[command]string{cmdHistory: "list the tasks of run `ID`", cmdUndo: "run `ID` whose changes to restore (required)"}},
+	{name: "prune", usage: "delete runs that ended more than `AGE` ago", group: groupRun, cmds: cmdHistory},
 	{name: "accept-changed-rules", usage: "resume even though the rules changed since the run started (each rule in progress goes on with its new version)", group: groupRun, cmds: cmdResume},
 	{name: "parallel-hosts", usage: "hosts worked on at once (one rule at a time each)", def: batch.DefaultParallelHosts, group: groupRun,
 		field: "batch.Config.ParallelHosts", cmds: cmdRun | cmdResume | cmdStart},
@@ -214,7 +224,7 @@ var flagRegistry = []flagSpec{
 		group: groupFleet, field: "fleet.Night.Heartbeat", cmds: cmdStart},
 	{name: "hosts-per-run", usage: "host workflows one run of the night workflow starts before it continues as new (bounds its history)", def: fleet.DefaultHostsPerRun,
 		group: groupFleet, field: "fleet.Night.HostsPerRun", cmds: cmdStart},
-	{name: "dry-run", usage: "list what would be restored; change nothing", group: groupFleet, cmds: cmdFleetUndo},
+	{name: "dry-run", usage: "list what would be restored; change nothing", group: groupTarget, cmds: cmdFleetUndo | cmdUndo},
 
 	// Temporal.
 	{name: "temporal", usage: "Temporal frontend `ADDR` (host:port)", def: client.DefaultHostPort, group: groupTemporal, field: "client.Options.HostPort", cmds: cmdFleet},
@@ -230,10 +240,33 @@ var flagRegistry = []flagSpec{
 	{name: "html", usage: "write the self-contained HTML report to `FILE`", group: groupReports, cmds: cmdRun | cmdResume | cmdStart | cmdFleetReport},
 
 	// Output.
-	{name: "json", usage: "print one JSON object per event on stdout", group: groupOutput, cmds: cmdFix},
+	{name: "json", usage: "print one JSON object per event on stdout", group: groupOutput, cmds: cmdFix | cmdDemo},
+	{name: "json", usage: "print JSON", group: groupOutput, cmds: cmdHistory | cmdCheckCommand, usageFor: map[command]string{cmdCheckCommand: "print the verdict as JSON"}},
 	{name: "dry-run", usage: "check the rules and show the first prompt's budget; run no command and call no model", group: groupOutput, cmds: cmdFix},
 	{name: "v", usage: "log budget events and retries to stderr", group: groupOutput, cmds: cmdFix | cmdRun | cmdResume},
 	{name: "v", usage: "log the Temporal SDK's messages to stderr", group: groupOutput, cmds: cmdFleet},
+
+	// The small commands' own.
+	{name: "keep", usage: "keep the temporary directory", group: groupFlags, cmds: cmdDemo},
+	{name: "sshd", usage: "use a disposable local OpenSSH server (needs openssh-server) in place of the in-process one", group: groupFlags, cmds: cmdDemo},
+	{name: "addr", usage: "listen `ADDRESS`", def: "127.0.0.1:8000", group: groupFlags, cmds: cmdSimulate},
+	{name: "policy", usage: "answer `POLICY`: stubborn, eventual, repeater, banned-proposer, malformed, give-up", def: "eventual", group: groupFlags, cmds: cmdSimulate},
+	{name: "fix", usage: "eventual policy: the fix for a rule, `RULE=COMMAND` (repeatable)", group: groupFlags, cmds: cmdSimulate},
+	{name: "fix-at", usage: "eventual policy: the attempt that proposes the fix", def: 3, group: groupFlags, cmds: cmdSimulate},
+	{name: "max-model-len", usage: "the context window (max_model_len)", def: 16384, group: groupFlags, cmds: cmdSimulate},
+	{name: "model", usage: "served model `NAME`", def: "Qwen/Qwen3-8B", group: groupFlags, cmds: cmdSimulate},
+	{name: "tokenizer", usage: "tokenizer and chat template: qwen3, qwen2.5 or a `FILE`", def: defaultTokenizer, group: groupFlags, cmds: cmdSimulate | cmdTokens,
+		usageFor: map[command]string{cmdTokens: "built-in tokenizer (qwen3, qwen2.5) or a tokenizer.json FILE or directory"}},
+	{name: "error-style", usage: "vLLM release whose length errors are reproduced (default: the newest)", group: groupFlags, cmds: cmdSimulate},
+	{name: "api-key-env", usage: "require the API key in this environment `VARIABLE` (like vllm --api-key)", group: groupFlags, cmds: cmdSimulate},
+	{name: "enable-prompt-tokens-details", usage: "report usage.prompt_tokens_details.cached_tokens (like vllm --enable-prompt-tokens-details)", def: true,
+		group: groupFlags, cmds: cmdSimulate},
+	{name: "num-gpu-blocks", usage: "prefix cache capacity in 16-token `BLOCKS` (0: the simulator's default; -1: no prefix caching)", group: groupFlags, cmds: cmdSimulate},
+	{name: "seed", usage: "policy seed", group: groupFlags, cmds: cmdSimulate},
+	{name: "ids", usage: "print the token IDs as a JSON array instead of the count", group: groupFlags, cmds: cmdTokens},
+	{name: "chat", usage: "read an OpenAI chat request and print its prompt token count as vLLM computes it", group: groupFlags, cmds: cmdTokens},
+	{name: "rules", usage: "rules `FILE` or directory whose rule's banned patterns are added", group: groupFlags, cmds: cmdCheckCommand},
+	{name: "rule", usage: "the rule `ID` (with --rules)", group: groupFlags, cmds: cmdCheckCommand},
 
 	// Configuration.
 	{name: "config", usage: "read flags from the YAML `FILE` (keys are flag names; flags > NIGHTSHIFT_* environment > file > defaults)", group: groupConfig,
@@ -290,6 +323,8 @@ func (f *flags) bind(name string, p any) {
 		f.Int64Var(p, name, defaultOf[int64](s), usage)
 	case *bool:
 		f.BoolVar(p, name, defaultOf[bool](s), usage)
+	case *uint64:
+		f.Uint64Var(p, name, defaultOf[uint64](s), usage)
 	case *float64:
 		f.Float64Var(p, name, defaultOf[float64](s), usage)
 	case *time.Duration:
@@ -326,12 +361,6 @@ func (f *flags) parse(args []string) ([]string, error) {
 		return nil, &usageError{err}
 	}
 	return pos, nil
-}
-
-// parseFlags is flags.parse for a flag set of a command outside the
-// registry (its flags are its own).
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	return (&flags{FlagSet: fs}).parse(args)
 }
 
 // parseInterspersed is fs.Parse that goes on past positional arguments.

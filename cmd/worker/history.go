@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,13 +40,12 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var runID int64
 	var jsonOut bool
 	var prune time.Duration
-	fs := flag.NewFlagSet("worker history", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Int64Var(&runID, "run", 0, "list the tasks of run `ID`")
-	fs.BoolVar(&jsonOut, "json", false, "print JSON")
-	fs.DurationVar(&prune, "prune", 0, "delete runs that ended more than `AGE` ago")
-	setUsage(fs, historyUsage, historyExamples)
-	rest, err := parseFlags(fs, args)
+	fs := newFlags(cmdHistory, stderr)
+	fs.bind("run", &runID)
+	fs.bind("json", &jsonOut)
+	fs.bind("prune", &prune)
+	setUsage(fs.FlagSet, historyUsage, historyExamples)
+	rest, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

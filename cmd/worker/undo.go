@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -44,14 +43,13 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var runID int64
 	var hosts, ruleIDs stringList
 	var dryRun bool
-	fs := flag.NewFlagSet("worker undo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Int64Var(&runID, "run", 0, "run `ID` whose changes to restore (required)")
-	fs.Var(&hosts, "host", "only this inventory host `NAME` (repeatable)")
-	fs.Var(&ruleIDs, "rule", "only this rule `ID` (repeatable)")
-	fs.BoolVar(&dryRun, "dry-run", false, "list what would be restored; change nothing")
-	setUsage(fs, undoUsage, undoExamples)
-	rest, err := parseFlags(fs, args)
+	fs := newFlags(cmdUndo, stderr)
+	fs.bind("run", &runID)
+	fs.bind("host", &hosts)
+	fs.bind("rule", &ruleIDs)
+	fs.bind("dry-run", &dryRun)
+	setUsage(fs.FlagSet, undoUsage, undoExamples)
+	rest, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
