@@ -9,6 +9,7 @@ import (
 )
 
 func TestNewDefaultsAndValidation(t *testing.T) {
+	t.Parallel()
 	b, err := New(Config{})
 	require.NoError(t, err)
 	assert.Equal(t, 16384, b.ContextWindow(), "window")
@@ -40,6 +41,7 @@ func TestNewDefaultsAndValidation(t *testing.T) {
 }
 
 func TestAssessBreakdown(t *testing.T) {
+	t.Parallel()
 	m := loadBuiltinT(t, "qwen3")
 	c, err := NewModelChatCounter(m)
 	require.NoError(t, err)

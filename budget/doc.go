@@ -23,5 +23,9 @@
 //     count with the live server's (the worker's --verify-count).
 //
 // Concurrency: Budget is immutable; ChatCounter, VLLMClient and the
-// tokenizers are safe for concurrent use.
+// tokenizers are safe for concurrent use. The package's one piece of state
+// is not mutable: each built-in tokenizer is loaded with the pure-Go
+// backend at most once per process (sync.OnceValues) and that immutable
+// tokenizer is shared by every Model LoadModel returns for it, which saves
+// the decompression, checksum and parse of every later load.
 package budget

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/nightshift-dev/nightshift/budget/bpe"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
@@ -29,9 +30,21 @@ type builtin struct {
 	dir             string
 	tokenizerSHA256 string
 	configSHA256    string
+	// goModel loads the built-in with the pure-Go backend the first time it
+	// is called and returns that Model (or error) ever after: the files are
+	// embedded and a *bpe.Tokenizer is immutable and safe for concurrent
+	// use, so one decompression, verification and parse (about 150 ms for
+	// qwen3) serves every LoadModel of the process. Set by init.
+	goModel func() (*Model, error)
 }
 
-var builtins = map[string]builtin{
+func init() {
+	for name, b := range builtins {
+		b.goModel = sync.OnceValues(func() (*Model, error) { return loadBuiltin(name, *b, BackendGo) })
+	}
+}
+
+var builtins = map[string]*builtin{
 	"qwen3": {
 		dir:             "models/qwen3",
 		tokenizerSHA256: "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4",
@@ -93,7 +106,10 @@ func LoadModel(spec string) (*Model, error) { return LoadModelWith(spec, Backend
 // from a file: a tokenizer.json, or a directory holding tokenizer.json (and,
 // for chat counting, tokenizer_config.json). For a file, a
 // tokenizer_config.json beside it is read when present. Built-in files are
-// verified against their pinned sha256 before use. backend chooses the
+// verified against their pinned sha256 before use. A built-in with
+// BackendGo is loaded once per process and its tokenizer shared by every
+// returned Model (it is immutable); each call still returns a Model of its
+// own. backend chooses the
 // implementation; one this binary was built without is refused with an
 // error wrapping ErrBackendNotBuilt before anything is read.
 func LoadModelWith(spec string, backend Backend) (*Model, error) {
@@ -101,7 +117,15 @@ func LoadModelWith(spec string, backend Backend) (*Model, error) {
 		return nil, err
 	}
 	if b, ok := builtins[strings.ToLower(spec)]; ok {
-		return loadBuiltin(strings.ToLower(spec), b, backend)
+		if backend != BackendGo {
+			return loadBuiltin(strings.ToLower(spec), *b, backend) // each caller owns (and closes) its native tokenizer
+		}
+		m, err := b.goModel()
+		if err != nil {
+			return nil, err
+		}
+		c := *m // the caller's own Model; the immutable tokenizer is shared
+		return &c, nil
 	}
 	st, err := os.Stat(spec)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 // /tokenize counts with the independent reference (internal/vllmref: Python
 // Jinja2 renders, the HF tokenizers count), not with this package.
 func TestVLLMClientAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	m, err := budget.LoadModel("qwen3")
 	require.NoError(t, err)
 	counter, err := vllmsim.NewBudgetCounter(m)
@@ -92,6 +93,7 @@ func TestVLLMClientAgainstSimulator(t *testing.T) {
 }
 
 func TestVLLMClientErrors(t *testing.T) {
+	t.Parallel()
 	if _, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: "localhost:8000"}); err == nil {
 		t.Fatal("a relative base URL was accepted")
 	}
@@ -110,6 +112,7 @@ func TestVLLMClientErrors(t *testing.T) {
 // with a tokenizer that is not the served model's. A model the server does
 // not serve is its HTTP error, not a mismatch.
 func TestVerifyChat(t *testing.T) {
+	t.Parallel()
 	local, err := budget.LoadModel("qwen3")
 	if err != nil {
 		t.Fatal(err)

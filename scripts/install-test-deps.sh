@@ -41,6 +41,8 @@ command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 # (the oracle the safety package's ban check is tested against).
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
+# The README's `sqlite3 night.db …` runs in cmd/worker's readme_main.txtar.
+command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 # lockout's Debian tests: nft for the firewall lockout (copied into the
 # target), nsenter and ip for the target's own network namespace.
 [ -x /usr/sbin/nft ] || need_apt+=(nftables)

@@ -136,7 +136,7 @@ func TestModelFaultsAreRetried(t *testing.T) {
 			assert.Equal(t, 1, out.Attempts)
 			assert.Equal(t, 2, out.Retries)
 			assert.Equal(t, faultserver.Stats{Faults: 2, Normal: 1}, e.srv.Stats())
-			retries := e.events.eventsOf(worker.EventRetry)
+			retries := e.events.eventsOf(nightshift.EventRetry)
 			require.Len(t, retries, 2)
 			for _, r := range retries {
 				assert.Contains(t, r.Error, tt.want)
@@ -192,7 +192,7 @@ func TestServerErrorText(t *testing.T) {
 	assert.Equal(t, nightshift.RuleUnreachable, out.Status)
 	want := "HTTP 503 Service Unavailable: The server is overloaded, please retry later."
 	assert.True(t, strings.HasSuffix(err.Error(), want), "%v", err)
-	retries := e.events.eventsOf(worker.EventRetry)
+	retries := e.events.eventsOf(nightshift.EventRetry)
 	require.NotEmpty(t, retries)
 	assert.Equal(t, want, retries[0].Error)
 	for _, s := range []string{err.Error(), out.Reason} {

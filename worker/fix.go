@@ -29,13 +29,18 @@ const maxContextRetries = 3
 // (it then says how far the rule got): an *UnreachableError when the model
 // server or the host stayed unreachable, a *memory.OverflowError when no
 // prompt fits, ctx.Err() when interrupted.
-func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error) {
+func (w *Worker) Fix(ctx context.Context, r rules.Rule) (nightshift.Outcome, error) {
+	t, err := w.fix(ctx, r)
+	return t.Outcome, err
+}
+
+func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	start := time.Now()
-	out = Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}
+	out = tally{Outcome: nightshift.Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}}
 	if w.cfg.Sandboxed {
 		ctx = sandbox.WithScope(ctx, r.Paths)
 	}
-	var facts *HostFacts
+	var facts *nightshift.HostFacts
 	defer func() {
 		out.Duration = time.Since(start)
 		if err != nil && out.Status == nightshift.RuleNone {
@@ -49,20 +54,20 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		if ctx.Err() != nil && err != nil {
 			out.Status = nightshift.RuleInterrupted
 		}
-		end := Event{Kind: EventRuleEnd, Rule: r.ID, Outcome: &out, Error: errString(err)}
+		end := nightshift.Event{Kind: nightshift.EventRuleEnd, Rule: r.ID, Outcome: &out.Outcome, Error: errString(err)}
 		if facts != nil {
 			f := *facts
 			end.Facts = &f
 		}
 		w.emit(end)
 	}()
-	w.emit(Event{Kind: EventRuleStart, Rule: r.ID})
+	w.emit(nightshift.Event{Kind: nightshift.EventRuleStart, Rule: r.ID})
 
 	res, err := w.check(ctx, r)
 	if err != nil {
 		return out, fmt.Errorf("rule %s: check: %w", r.ID, err)
 	}
-	w.emit(Event{Kind: EventCheck, Rule: r.ID, Check: res.Status})
+	w.emit(nightshift.Event{Kind: nightshift.EventCheck, Rule: r.ID, Check: res.Status})
 	switch res.Status {
 	case nightshift.CheckPass:
 		out.Status = nightshift.RuleCompliant
@@ -117,7 +122,7 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 			return out, err
 		}
 		status, gaveUp, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
-		end := Event{Kind: EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit(),
+		end := nightshift.Event{Kind: nightshift.EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit(),
 			UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)}
 		if gaveUp {
 			end.Action = nightshift.ActionGiveUp
@@ -152,13 +157,13 @@ func (w *Worker) memoryConfig(rule string, obs memory.Observer) memory.Config {
 
 // ask prepares the prompt and calls the model, handling context-length
 // rejections without spending an attempt.
-func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *Outcome) (msg openai.ChatCompletionMessage, prompt int, usage openai.Usage, err error) {
+func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *tally) (msg openai.ChatCompletionMessage, prompt int, usage openai.Usage, err error) {
 	policy := retry.Policy{
 		BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, Deadline: w.cfg.RetryDeadline, Jitter: retry.EqualJitter, Sleep: w.cfg.sleep,
 		OnRetry: func(r retry.Retry) {
 			out.Retries++
 			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", r.Try, "delay", r.Wait, "err", r.Err)
-			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
+			w.emit(nightshift.Event{Kind: nightshift.EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
 		},
 	}
 	if w.cfg.RetryDeadline == 0 {
@@ -176,7 +181,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		mt := min(*maxTokens, w.cfg.Budget.ContextWindow()-a.Prompt)
 		w.log().Info("model call", "rule", rule, "attempt", attempt, "system", a.System, "history", a.History,
 			"current", a.Current, "reserve", a.Reserve, "total", a.Total, "limit", a.Limit, "messages", a.Messages, "max_tokens", mt)
-		w.emit(Event{Kind: EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
+		w.emit(nightshift.Event{Kind: nightshift.EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
 		out.ModelCalls++
 		resp, err := complete(ctx, w.cfg.Model, openai.ChatCompletionRequest{
 			Model: w.cfg.ModelName, Messages: p.Messages, Tools: p.Tools,
@@ -190,7 +195,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			w.log().Error("model server rejected the prompt for its length; our count disagrees with the server's",
 				"rule", rule, "attempt", attempt, "kind", cl.Kind.String(), "server_prompt_tokens", cl.PromptTokens,
 				"local_prompt_tokens", a.Prompt, "max_tokens", mt, "max_model_len", cl.MaxModelLen, "message", cl.Message)
-			w.emit(Event{Kind: EventRejected, Rule: rule, Attempt: attempt, ServerTokens: cl.PromptTokens, LocalTokens: a.Prompt, Error: cl.Message})
+			w.emit(nightshift.Event{Kind: nightshift.EventRejected, Rule: rule, Attempt: attempt, ServerTokens: cl.PromptTokens, LocalTokens: a.Prompt, Error: cl.Message})
 			if tries >= maxContextRetries {
 				return openai.ChatCompletionMessage{}, a.Prompt, usage, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, cl)
 			}
@@ -216,7 +221,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		usage = resp.Usage
 		out.PromptTokens += usage.PromptTokens
 		out.CachedTokens += cachedTokens(usage)
-		w.emit(Event{Kind: EventModelUsage, Rule: rule, Attempt: attempt, UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
+		w.emit(nightshift.Event{Kind: nightshift.EventModelUsage, Rule: rule, Attempt: attempt, UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
 		msg = resp.Choices[0].Message // complete returns no reply without choices
 		msg.Role = openai.ChatMessageRoleAssistant
 		return msg, a.Prompt, usage, nil
@@ -236,12 +241,12 @@ func cachedTokens(u openai.Usage) int {
 // check. It returns the re-check's status (CheckNotRun when nothing ran or
 // the model gave up) and whether the model gave up.
 func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, attempt int, mem *memory.Memory,
-	msg openai.ChatCompletionMessage, out *Outcome) (nightshift.CheckStatus, bool, error) {
+	msg openai.ChatCompletionMessage, out *tally) (nightshift.CheckStatus, bool, error) {
 	mem.AddAssistant(msg)
 	calls := parseCalls(msg)
 	if len(calls) == 0 {
 		text := fmt.Sprintf("Malformed reply: %v. Reply with exactly one ssh_apply or give_up tool call.", ErrNoToolCall)
-		w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: ErrNoToolCall.Error()})
+		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: ErrNoToolCall.Error()})
 		if err := mem.AddFeedback(memory.FeedbackMalformed, text); err != nil {
 			return nightshift.CheckNotRun, false, err
 		}
@@ -251,7 +256,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 	for _, c := range calls {
 		switch {
 		case c.err != nil:
-			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
 			if err := mem.AddToolResult(c.id, "error: malformed call: "+c.err.Error(),
 				distill.Step{Tool: c.name, Action: nightshift.ActionMalformed, Note: c.err.Error()}); err != nil {
 				return nightshift.CheckNotRun, false, err
@@ -262,7 +267,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		case c.name == nightshift.ToolGiveUp:
 			gaveUp = true
 			out.Reason = c.reason
-			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionGiveUp, Detail: c.reason})
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionGiveUp, Detail: c.reason})
 			if err := mem.AddToolResult(c.id, "Understood: the worker stops working on this rule.", distill.Step{Tool: c.name, Action: nightshift.ActionGiveUp, Reason: c.reason}); err != nil {
 				return nightshift.CheckNotRun, false, err
 			}
@@ -289,7 +294,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		return nightshift.CheckNotRun, false, fmt.Errorf("rule %s attempt %d: check: %w", r.ID, attempt, err)
 	}
 	status := res.Status
-	w.emit(Event{Kind: EventCheck, Rule: r.ID, Attempt: attempt, Check: status})
+	w.emit(nightshift.Event{Kind: nightshift.EventCheck, Rule: r.ID, Attempt: attempt, Check: status})
 	var text string
 	switch status {
 	case nightshift.CheckPass:
@@ -318,7 +323,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 
 // apply runs one ssh_apply call unless the ban list or the repeat rule stops
 // it. It reports whether the command ran.
-func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *Outcome) (bool, error) {
+func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *tally) (bool, error) {
 	ban, hit := bans.Match(c.command)
 	if hit && w.cfg.Sandboxed && !certain(ban) {
 		// The text cannot be analysed: the sandbox judges what it does.
@@ -328,7 +333,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	if hit {
 		out.Blocked++
 		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)
-		w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
+		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
 		w.log().Warn("command blocked", "rule", rule, "attempt", attempt, "pattern", ban.Pattern)
 		if err := mem.AddToolResult(c.id, "BLOCKED: the command was not run: "+note+".",
 			distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionBlocked, Note: ban.Pattern}); err != nil {
@@ -339,7 +344,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	}
 	if e, ok := mem.Ledger().Lookup(c.command); ok && e.Failed > 0 && !e.Fixed {
 		if w.cfg.RefuseRepeats > 0 && e.Tries >= w.cfg.RefuseRepeats {
-			w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionRefused,
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionRefused,
 				Detail: fmt.Sprintf("failed %d times before", e.Failed)})
 			if err := mem.AddToolResult(c.id, fmt.Sprintf("REFUSED: this exact command was already tried %d times and failed; it was not run again.", e.Tries),
 				distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionRefused, Note: "repeat of a failed command"}); err != nil {
@@ -363,7 +368,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		code = &ex.ExitCode
 	}
 	action := nightshift.ActionOf(ex, err)
-	w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code,
+	w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code,
 		Classes: classes(ex, err), Error: errString(err), Evidence: ex.Evidence})
 	if ev := ex.Evidence; ev != nil && action == nightshift.ActionBlocked {
 		out.Blocked++

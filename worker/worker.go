@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nightshift-dev/nightshift/safety"
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/distill"
@@ -18,12 +19,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 )
-
-// Observer receives the worker's per-attempt events. Observe is called from
-// the goroutine running Fix, so concurrently when Fix is.
-type Observer interface {
-	Observe(Event)
-}
 
 // Defaults applied by New to zero Config fields.
 const (
@@ -112,7 +107,7 @@ type Config struct {
 	// Logger receives budget events and retries; nil discards them.
 	Logger *slog.Logger
 	// Observer receives per-attempt events; nil discards them.
-	Observer Observer
+	Observer nightshift.Observer
 	// MemoryObserver also receives the memory's events (prompts,
 	// distillations with the messages they replaced); nil discards them.
 	MemoryObserver memory.Observer
@@ -134,8 +129,8 @@ type Config struct {
 type Worker struct {
 	cfg Config
 
-	probeMu sync.Mutex // held while probing: concurrent Fix calls wait for one probe
-	facts   *HostFacts // set once by the first successful probe
+	probeMu sync.Mutex            // held while probing: concurrent Fix calls wait for one probe
+	facts   *nightshift.HostFacts // set once by the first successful probe
 }
 
 // New validates cfg and returns a Worker.
@@ -180,34 +175,15 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{cfg: cfg}, nil
 }
 
-// Outcome is the result of Fix for one rule.
-type Outcome struct {
-	Rule              string                `json:"rule"`
-	Status            nightshift.RuleStatus `json:"status"`
-	Attempts          int                   `json:"attempts"`
-	ModelCalls        int                   `json:"model_calls"`
-	Retries           int                   `json:"retries"`
-	ContextRejections int                   `json:"context_rejections"`
-	Commands          int                   `json:"commands"`
-	Blocked           int                   `json:"blocked"`
-	Reason            string                `json:"reason,omitempty"`
-	Duration          time.Duration         `json:"duration_ns"`
-	MaxPromptTokens   int                   `json:"max_prompt_tokens"`
-	// PromptTokens and CachedTokens sum the server's usage over the rule's
-	// answered model calls: prompt tokens, and those its prefix cache
-	// served.
-	PromptTokens int `json:"prompt_tokens"`
-	CachedTokens int `json:"cached_tokens"`
-	// Fallback is set when no recording sandbox ran on the host: why
-	// (Config.Fallback).
-	Fallback string `json:"fallback,omitempty"`
-
+// tally is the Outcome Fix builds, with what only the worker needs.
+type tally struct {
+	nightshift.Outcome
 	lockout string // the first refusal that would have locked the worker out
 }
 
 // needsAccess turns an unfixed rule whose fixes were refused for locking
 // the worker's own login out into RuleNeedsAccessChange, naming the change.
-func (o *Outcome) needsAccess() {
+func (o *tally) needsAccess() {
 	if o.lockout == "" {
 		return
 	}
@@ -216,21 +192,9 @@ func (o *Outcome) needsAccess() {
 		"; give the worker a login this rule does not lock out (a non-root user with sudo, see the README) or apply the change by hand"
 }
 
-// CacheShare returns the share of prompt tokens the server's prefix cache
-// served, 0 without any.
-func (o Outcome) CacheShare() float64 {
-	if o.PromptTokens == 0 {
-		return 0
-	}
-	return float64(o.CachedTokens) / float64(o.PromptTokens)
-}
-
-// Fixed reports whether the rule is compliant at the end.
-func (o Outcome) Fixed() bool { return o.Status.Passed() }
-
 func (w *Worker) log() *slog.Logger { return w.cfg.Logger }
 
-func (w *Worker) emit(e Event) {
+func (w *Worker) emit(e nightshift.Event) {
 	if w.cfg.Observer != nil {
 		w.cfg.Observer.Observe(e)
 	}

@@ -172,7 +172,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// demo's stand-in for the recording sandbox); a real sshd has none.
 	var target nightshift.Runner = ssh
 	var sb *demoSandbox
-	observers := worker.Observers{rep, last}
+	observers := nightshift.Observers{rep, last}
 	fallback := ""
 	if host != nil {
 		sb = &demoSandbox{host: host, pol: safety.EffectsPolicy{Login: "demo", LoginHome: "/home/demo"}}
@@ -189,7 +189,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var outs []worker.Outcome
+	var outs []nightshift.Outcome
 	for _, id := range []string{demoQuickRule, demoStubbornRule} {
 		r, _ := set.Get(id)
 		out, err := w.Fix(ctx, r)
@@ -288,8 +288,8 @@ type lastCall struct {
 	a  *budget.Assessment
 }
 
-func (l *lastCall) Observe(e worker.Event) {
-	if e.Kind == worker.EventModelCall && e.Assessment != nil {
+func (l *lastCall) Observe(e nightshift.Event) {
+	if e.Kind == nightshift.EventModelCall && e.Assessment != nil {
 		l.mu.Lock()
 		a := *e.Assessment
 		l.a = &a
@@ -352,7 +352,10 @@ func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *las
 	}
 	fmt.Fprintf(w, "\n%s now says: %s\n", filepath.Join(root, "etc", "ssh", "sshd_config"), fixedLine)
 	if hist != "" {
-		fmt.Fprintf(w, "\nThe last history block the model saw (turns older than the last %d; turns that ran the same command with the same result share a line):\n", memory.DefaultKeepTurns)
+		// Which turns are distilled is the memory's rule: whenever a prompt
+		// would pass the soft limit, the oldest turns until it is under the
+		// low-water mark, never one of the last K.
+		fmt.Fprintf(w, "\nThe last history block the model saw (the oldest turns, distilled whenever a prompt would pass the soft limit until it fell under the low-water mark, the last %d always kept verbatim; turns that ran the same command with the same result share a line):\n", memory.DefaultKeepTurns)
 		for _, l := range strings.Split(hist, "\n") {
 			fmt.Fprintf(w, "  │ %s\n", l)
 		}

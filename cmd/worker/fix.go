@@ -275,52 +275,47 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	wcfg := worker.Config{
+		Model: model, ModelName: ms.served.ID, Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget,
+		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns, RetryDeadline: f.retryDeadline, RequestTimeout: f.requestTimeout,
+		Logger: logger, Observer: nightshift.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Distiller: distiller,
+	}
 	sb, err := hostSandbox(ctx, f.sandbox, f.host, ssh, scfg, loginOf(dest.User), dest.Port, f.commandTimeout)
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(worker.Config{
-		Model: model, ModelName: ms.served.ID, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
-		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: f.retryDeadline, RequestTimeout: f.requestTimeout, Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
-		Distiller: distiller,
-	})
-	if err != nil {
-		return &usageError{err}
-	}
 	if f.dryRun {
+		wcfg.Target = sb.Runner
+		w, err := worker.New(wcfg)
+		if err != nil {
+			return &usageError{err}
+		}
 		return dryRun(hardCtx, w, selected, stdout)
 	}
-	var outcomes []worker.Outcome
-	var runErr error
-	for _, r := range selected {
-		out, err := w.Fix(hardCtx, r)
-		outcomes = append(outcomes, out)
-		if err != nil {
-			var ue *worker.UnreachableError
-			var op *sshexec.OpError
-			switch {
-			case errors.As(err, &ue), errors.As(err, &op):
-				runErr = &unreachable{err}
-			case hardCtx.Err() != nil || out.Status == nightshift.RuleInterrupted:
-				runErr = err
-			default:
-				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
-				continue
-			}
-			break
-		}
-		if out.Status == nightshift.RuleInterrupted {
-			break
-		}
+	outcomes, err := runOneHost(ctx, hardCtx, stop, wcfg, f.host, ssh, sb, selected)
+	if verr := verifier.failure(); verr != nil {
+		return verr
 	}
-	if err := verifier.failure(); err != nil {
-		return err
+	var runErr error
+	switch {
+	case errors.Is(err, nightshift.ErrModelUnreachable):
+		runErr = &unreachable{err}
+	case err != nil:
+		runErr = err
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError || o.Status == nightshift.RuleNeedsAccessChange {
+		switch o.Status {
+		case nightshift.RuleNotApplicable, nightshift.RuleCheckError, nightshift.RuleNeedsAccessChange:
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
+		case nightshift.RuleFailed:
+			fmt.Fprintf(stderr, "worker: rule %s: %s\n", o.Rule, o.Reason)
+		case nightshift.RuleUnreachable:
+			if runErr == nil {
+				runErr = &unreachable{errors.New(o.Reason)}
+			}
+		default:
+			// the summary says how the others ended
 		}
 	}
 	if runErr != nil {

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -97,7 +97,7 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer c.Close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr)
-	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: base}, MaxIdleConns: hostConns, IdleConnTimeout: hostIdle}
+	acts := &fleet.Activities{Connector: orchestrate.SSHConnector{Base: base}, MaxIdleConns: hostConns, IdleConnTimeout: hostIdle}
 	if hostConns == 0 {
 		acts.MaxIdleConns = -1 // the flag's 0 is none; the field's zero is the default
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 )
 
 const fleetStartUsage = `Usage:
@@ -134,7 +135,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if name == "" {
 		name = strings.Join(rulesPaths, " ")
 		if ds != nil {
-			name = rules.ShortID(m.Profile) + " of " + m.Datastream
+			name = scap.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
 	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Datastream: ds, Hosts: hosts, Model: model,
@@ -184,9 +185,9 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 func ruleCount(n fleet.Night) string {
 	if d := n.Datastream; d != nil {
 		if len(d.RuleIDs) > 0 {
-			return fmt.Sprintf("%d rules of profile %s (read from %s on a host)", len(d.RuleIDs), rules.ShortID(d.Profile), d.Path)
+			return fmt.Sprintf("%d rules of profile %s (read from %s on a host)", len(d.RuleIDs), scap.ShortID(d.Profile), d.Path)
 		}
-		return fmt.Sprintf("the rules of profile %s (read from %s on a host)", rules.ShortID(d.Profile), d.Path)
+		return fmt.Sprintf("the rules of profile %s (read from %s on a host)", scap.ShortID(d.Profile), d.Path)
 	}
 	rs, _ := n.Rules()
 	return fmt.Sprintf("%d rules", len(rs))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -183,8 +184,8 @@ type retryNotices struct {
 	host    string // "" for the single-host mode
 }
 
-func (r retryNotices) Observe(e worker.Event) {
-	if e.Kind != worker.EventRetry {
+func (r retryNotices) Observe(e nightshift.Event) {
+	if e.Kind != nightshift.EventRetry {
 		return
 	}
 	what := fmt.Sprintf("rule %s attempt %d: model server %s", e.Rule, e.Attempt, r.baseURL)

@@ -16,7 +16,6 @@ import (
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/progress"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -114,8 +113,8 @@ func (obs *observers) configure(cfg *batch.Config) {
 
 // hostObserver returns the observer of one host's worker: its progress
 // line and its lessons recorder.
-func (obs *observers) hostObserver(host string) worker.Observer {
-	var out worker.Observers
+func (obs *observers) hostObserver(host string) nightshift.Observer {
+	var out nightshift.Observers
 	if obs.notices.w != nil {
 		n := obs.notices
 		n.host = host
@@ -158,9 +157,9 @@ type lessonWriter struct {
 	host string
 }
 
-func (l lessonWriter) Observe(e worker.Event) {
+func (l lessonWriter) Observe(e nightshift.Event) {
 	l.rec.Observe(e)
-	if e.Kind == worker.EventRuleEnd {
+	if e.Kind == nightshift.EventRuleEnd {
 		if err := l.rec.Flush(l.obs.jctx); err != nil {
 			l.obs.logger.Warn("lessons not stored; kept for the next rule's end", "host", l.host, "rule", e.Rule, "err", err)
 		}
@@ -170,11 +169,11 @@ func (l lessonWriter) Observe(e worker.Event) {
 // timedConnector wraps each host's target so that metrics time its
 // commands.
 type timedConnector struct {
-	inner batch.Connector
+	inner nightshift.Connector
 	m     *metrics.Metrics
 }
 
-func (c timedConnector) Connect(ctx context.Context, h inventory.Host) (batch.Target, error) {
+func (c timedConnector) Connect(ctx context.Context, h inventory.Host) (nightshift.Target, error) {
 	t, err := c.inner.Connect(ctx, h)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -143,7 +144,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, orchestrate.SSHConnector{Base: base})
 	if err != nil {
 		return sg.startErr(err, "reading the datastream from the hosts")
 	}

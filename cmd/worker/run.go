@@ -18,8 +18,9 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/report"
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -221,14 +222,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if name == "" {
 		name = strings.Join(rulesPaths, " ")
 		if m.Datastream != "" {
-			name = rules.ShortID(m.Profile) + " of " + m.Datastream
+			name = scap.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
 	sg := catchSignals(ctx, stderr)
 	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, orchestrate.SSHConnector{Base: base})
 	if err != nil {
 		return sg.startErr(err, "reading the datastream from the hosts")
 	}
@@ -314,13 +315,13 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 		model = verifier
 	}
 	bcfg := batch.Config{
-		Journal: j, Connector: batch.SSHConnector{Base: scfg},
+		Journal: j, Connector: orchestrate.SSHConnector{Base: scfg},
 		Worker: worker.Config{Model: model, ModelName: ms.served.ID, Counter: ms.counter,
 			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
 			RetryDeadline: m.RetryDeadline, RequestTimeout: m.RequestTimeout, Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 		Sandbox: func(ctx context.Context, h inventory.Host, conn nightshift.Runner) (batch.SandboxSetup, error) {
-			fresh := batch.SSHConnector{Base: scfg}.Config(h)
+			fresh := orchestrate.SSHConnector{Base: scfg}.Config(h)
 			return hostSandbox(ctx, m.Sandbox, h.Name, conn, fresh, loginOf(fresh.User), fresh.Port, m.CommandTimeout)
 		},
 	}
@@ -361,7 +362,7 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 	}
 	printSummary(stdout, j.Path(), res, rep)
 	switch {
-	case errors.Is(err, batch.ErrModelUnreachable):
+	case errors.Is(err, nightshift.ErrModelUnreachable):
 		return &unreachable{err}
 	case err != nil:
 		return err

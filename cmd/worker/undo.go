@@ -7,9 +7,11 @@ import (
 	"io"
 	"slices"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/sandbox"
 )
 
@@ -111,7 +113,7 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		perHost[t.Host] = append(perHost[t.Host], t)
 	}
-	conn := batch.SSHConnector{Base: sshBase(m, nil)}
+	conn := orchestrate.SSHConnector{Base: sshBase(m, nil)}
 	refused := false
 	for _, name := range order {
 		h, ok := byName[name]
@@ -139,7 +141,7 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // undoHost undoes one host's trials in order (the last first); at the
 // first refusal it stops, so that no earlier change is restored under a
 // later one.
-func undoHost(ctx context.Context, j *journal.Journal, run journal.RunID, conn batch.Connector, h inventory.Host, trials []journal.Trial, out io.Writer) bool {
+func undoHost(ctx context.Context, j *journal.Journal, run journal.RunID, conn nightshift.Connector, h inventory.Host, trials []journal.Trial, out io.Writer) bool {
 	t, err := conn.Connect(ctx, h)
 	if err != nil {
 		fmt.Fprintf(out, "refused  %s: %v\n", h.Name, err)
