@@ -106,7 +106,7 @@ type Night struct {
 	Model     ModelSpec        `json:"model"`
 	// MaxAttempts caps the attempts of every rule, a rule's max_attempts
 	// included (a lower max_attempts is kept; 0: each rule's max_attempts,
-	// else 20); KeepTurns is the memory's K (0: 3).
+	// else 20); KeepTurns is the memory's K (0: memory.DefaultKeepTurns).
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	KeepTurns   int `json:"keep_turns,omitempty"`
 	// ParallelHosts is how many host workflows run at once (0: 4).

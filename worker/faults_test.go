@@ -203,19 +203,31 @@ func TestServerErrorText(t *testing.T) {
 	assert.Equal(t, 503, se.HTTPStatusCode)
 }
 
-// TestNoRetries: a negative RetryDeadline (the CLI's --retry-deadline 0)
-// means no retries: the first unusable answer ends the rule as unreachable.
-// (Before, a negative deadline was no deadline: the worker retried until
-// its context ended.)
+// TestNoRetries: a zero RetryDeadline (the CLI's --retry-deadline 0, passed
+// unchanged) means no retries: the first unusable answer ends the rule as
+// unreachable. (Before, a negative deadline was no deadline: the worker
+// retried until its context ended; then zero meant 10 minutes here and no
+// retries in the CLI.)
 func TestNoRetries(t *testing.T) {
 	e := newFaultEnv(t, faultServerConfig(faultserver.HTML, 1000))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := e.worker(faultOptions{retryDeadline: -1}).Fix(ctx, e.rule)
+	out, err := e.worker(faultOptions{}).Fix(ctx, e.rule)
 	var ue *worker.UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, 1, ue.Tries)
 	assert.Equal(t, nightshift.RuleUnreachable, out.Status)
 	assert.Equal(t, 0, out.Retries)
 	assert.Equal(t, faultserver.Stats{Faults: 1}, e.srv.Stats())
+
+	// A negative deadline is refused, not read as another spelling of none.
+	b, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
+	require.NoError(t, err)
+	counter, err := budget.NewModelChatCounter(qwen3(t))
+	require.NoError(t, err)
+	client, err := worker.NewClient(worker.ClientConfig{BaseURL: e.url + "/v1"})
+	require.NoError(t, err)
+	_, err = worker.New(worker.Config{Model: client, ModelName: e.sim.Model(), Target: e.ssh, Counter: counter,
+		Tokenizer: qwen3(t).Tokenizer, Budget: b, RetryDeadline: -time.Second})
+	assert.ErrorIs(t, err, worker.ErrConfig)
 }

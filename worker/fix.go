@@ -174,8 +174,8 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			w.emit(nightshift.Event{Kind: nightshift.EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
 		},
 	}
-	if w.cfg.RetryDeadline < 0 {
-		policy.Deadline, policy.MaxTries = 0, 1 // no retries
+	if w.cfg.RetryDeadline == 0 {
+		policy.MaxTries = 1 // no retries
 	}
 	for tries := 0; ; tries++ {
 		p, err := mem.Prompt(ctx)

@@ -96,8 +96,11 @@ type Config struct {
 	// shortened to fit, the ban lists never. Zero means DefaultInstructionPct (25).
 	InstructionPercent int
 	// RetryDeadline is how long the model server may stay unreachable
-	// before Fix gives up with *UnreachableError. Zero means 10 minutes;
-	// a negative value means no retries (Fix gives up at the first failure).
+	// before Fix gives up with *UnreachableError. Zero means no retries:
+	// Fix gives up at the first failed model call, as the CLI's
+	// --retry-deadline 0 does (the CLI passes its flag here unchanged).
+	// DefaultRetryDeadline (10 minutes) is the CLI's default; negative is
+	// refused.
 	RetryDeadline time.Duration
 	// RequestTimeout bounds one model call. Zero means 5 minutes.
 	RequestTimeout time.Duration
@@ -146,8 +149,8 @@ func New(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("%w: Counter and Tokenizer are required", ErrConfig)
 	case cfg.Budget == nil:
 		return nil, fmt.Errorf("%w: Budget is required", ErrConfig)
-	case cfg.MaxAttempts < 0 || cfg.KeepTurns < 0:
-		return nil, fmt.Errorf("%w: MaxAttempts and KeepTurns must not be negative", ErrConfig)
+	case cfg.MaxAttempts < 0 || cfg.KeepTurns < 0 || cfg.RetryDeadline < 0:
+		return nil, fmt.Errorf("%w: MaxAttempts, KeepTurns and RetryDeadline must not be negative", ErrConfig)
 	case cfg.InstructionPercent < 0 || cfg.InstructionPercent > 90:
 		return nil, fmt.Errorf("%w: InstructionPercent %d is outside 1..90", ErrConfig, cfg.InstructionPercent)
 	}
@@ -165,9 +168,6 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.InstructionPercent == 0 {
 		cfg.InstructionPercent = DefaultInstructionPct
-	}
-	if cfg.RetryDeadline == 0 {
-		cfg.RetryDeadline = DefaultRetryDeadline
 	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout

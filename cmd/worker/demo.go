@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,20 +64,18 @@ Examples:
 `
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	keep := fs.Bool("keep", false, "keep the temporary directory")
-	jsonOut := fs.Bool("json", false, "print one JSON object per event")
-	useSSHD := fs.Bool("sshd", false, "use a disposable local OpenSSH server (needs openssh-server) in place of the in-process one")
-	setUsage(fs, demoUsage, demoExamples, nil)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	keep, jsonOut, useSSHD := new(bool), new(bool), new(bool)
+	fs := newFlags(cmdDemo, stderr)
+	fs.bind("keep", keep)
+	fs.bind("json", jsonOut)
+	fs.bind("sshd", useSSHD)
+	setUsage(fs.FlagSet, demoUsage, demoExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("demo: unexpected argument %q", fs.Arg(0))
+	if len(rest) > 0 {
+		return usagef("demo: unexpected argument %q", rest[0])
 	}
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "nightshift-demo-")
@@ -187,7 +183,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	w, err := worker.New(worker.Config{
 		Model: rec, ModelName: srv.Model(), Target: target, Probe: ssh, Checks: ssh, Sandboxed: sb != nil, Fallback: fallback,
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: observers, MemoryObserver: rep.memory(),
+		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: observers, MemoryObserver: rep.memory(), RetryDeadline: worker.DefaultRetryDeadline,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -39,22 +37,19 @@ Examples:
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var runID int64
 	var ansible, shell string
-	fs := flag.NewFlagSet("worker export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Int64Var(&runID, "run", 0, "run `ID` whose proven fixes to export (required)")
-	fs.StringVar(&ansible, "ansible", "", "write an Ansible playbook into `DIR` (created if absent)")
-	fs.StringVar(&shell, "shell", "", "write a bash script to `FILE`")
-	setUsage(fs, exportUsage, exportExamples, nil)
-	path, rest := splitPath(args)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	fs := newFlags(cmdExport, stderr)
+	fs.bind("run", &runID)
+	fs.bind("ansible", &ansible)
+	fs.bind("shell", &shell)
+	setUsage(fs.FlagSet, exportUsage, exportExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
+	path, err := journalArg(rest)
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case err != nil:
+		return err
 	case path == "":
 		return usagef("the journal file is required: worker export JOURNAL --run ID --ansible DIR")
 	case runID <= 0:

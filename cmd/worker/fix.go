@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -94,58 +93,41 @@ type fixFlags struct {
 func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
 	f := &fixFlags{}
 	fs := newFixFlagSet(f, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, &usageError{err}
+	rest, err := fs.parse(args)
+	if err != nil {
+		return nil, err
 	}
-	if err := f.validate(fs); err != nil {
+	if err := f.validate(rest); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
 // newFixFlagSet declares the main mode's flags into f.
-func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.StringVar(&f.rulesPath, "rules", "", "rules YAML `FILE` or directory of YAML files (this or --datastream is required)")
-	fs.StringVar(&f.datastream, "datastream", "", "SCAP source datastream `PATH` on the host, in place of --rules (needs --profile and oscap on the host)")
-	fs.StringVar(&f.profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
-	fs.Var(&f.ruleIDs, "rule", "rule `ID` to fix (repeatable; required)")
-	fs.StringVar(&f.host, "host", "", "target `[user@]host[:port]` (required)")
-	fs.StringVar(&f.identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*)")
-	fs.StringVar(&f.knownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
-	fs.BoolVar(&f.acceptNew, "accept-new-host-key", false, "trust an unknown host key on first use and record it in known_hosts (a changed key is still refused)")
-	fs.StringVar(&f.baseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
-	fs.StringVar(&f.model, "model", "", "model `NAME` (default: the only model the server lists)")
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
-	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "`N` attempts at most per rule, a rule's max_attempts above N included (default: the rule's max_attempts, else 20)")
-	fs.IntVar(&f.contextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
-	fs.IntVar(&f.maxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
-	fs.IntVar(&f.keepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
-	fs.StringVar(&f.tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE`")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "check the rules and show the first prompt's budget; run no command and call no model")
-	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per event on stdout")
-	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run gives up (0: no retries)")
-	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
-	fs.Var(&f.sandbox, "sandbox", sandboxUsage)
-	fs.BoolVar(&f.sudo, "sudo", false, "run every command through sudo -n: the login is a non-root user with sudo")
-	addReplyFlags(fs, &f.requestTimeout, &f.maxReplyBytes)
-	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
-	addModelOptionFlags(fs, &f.backendName, &f.verifyCount, &f.distiller)
-	setUsage(fs, fixUsage, fixExamples, fixGroups)
+func newFixFlagSet(f *fixFlags, out io.Writer) *flags {
+	fs := newFlags(cmdFix, out)
+	for name, p := range map[string]any{
+		"rules": &f.rulesPath, "datastream": &f.datastream, "profile": &f.profile, "rule": &f.ruleIDs, "host": &f.host,
+		"identity": &f.identity, "known-hosts": &f.knownHosts, "accept-new-host-key": &f.acceptNew,
+		"base-url": &f.baseURL, "model": &f.model, "api-key-env": &f.apiKeyEnv, "max-attempts": &f.maxAttempts,
+		"context-window": &f.contextWindow, "max-tokens": &f.maxTokens, "keep-turns": &f.keepTurns, "tokenizer": &f.tokenizer,
+		"dry-run": &f.dryRun, "json": &f.jsonOut, "retry-deadline": &f.retryDeadline, "command-timeout": &f.commandTimeout,
+		"sandbox": &f.sandbox, "sudo": &f.sudo, "request-timeout": &f.requestTimeout, "max-reply-bytes": &f.maxReplyBytes,
+		"v": &f.verbose, "tokenizer-backend": &f.backendName, "verify-count": &f.verifyCount, "distiller": &f.distiller,
+	} {
+		fs.bind(name, p)
+	}
+	setUsage(fs.FlagSet, fixUsage, fixExamples)
 	return fs
 }
 
 // validate checks the flags before anything is read or dialled: what is
 // required and exclusive, numbers and durations, the host's syntax and
 // port, and that the files named exist and are readable regular files.
-func (f *fixFlags) validate(fs *flag.FlagSet) error {
+func (f *fixFlags) validate(rest []string) error {
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case len(rest) > 0:
+		return usagef("unexpected argument %q", rest[0])
 	case f.rulesPath == "" && f.datastream == "":
 		return usagef("--rules is required (or --datastream with --profile)")
 	case f.rulesPath != "" && f.datastream != "":
@@ -295,7 +277,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	wcfg := worker.Config{
 		Model: model, ModelName: ms.served.ID, Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget,
-		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns, RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout,
+		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns, RetryDeadline: f.retryDeadline, RequestTimeout: f.requestTimeout,
 		Logger: logger, Observer: nightshift.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Distiller: distiller,
 	}
 	sb, err := hostSandbox(ctx, f.sandbox, f.host, ssh, scfg, loginOf(dest.User), dest.Port, f.commandTimeout)

@@ -2,33 +2,11 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
 )
-
-// TestFixHelpGroupsEveryFlag: each flag of the main mode is in exactly one
-// group of 'worker --help', and each grouped name is a flag.
-func TestFixHelpGroupsEveryFlag(t *testing.T) {
-	fs := newFixFlagSet(&fixFlags{}, io.Discard)
-	seen := map[string]int{}
-	for _, g := range fixGroups {
-		for _, n := range g.names {
-			if fs.Lookup(n) == nil {
-				t.Errorf("group %q names %q, which is not a flag", g.title, n)
-			}
-			seen[n]++
-		}
-	}
-	fs.VisitAll(func(f *flag.Flag) {
-		if seen[f.Name] != 1 {
-			t.Errorf("flag --%s is in %d groups, want 1", f.Name, seen[f.Name])
-		}
-	})
-}
 
 // TestRetryNotices: a retried model call is one line with the rule, the
 // attempt, the server, the cause, the wait and the deadline.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -78,15 +77,6 @@ func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
 		return nil, &usageError{err}
 	}
 	return &modelServer{model: model, counter: counter, served: served, budget: b, client: client, vllm: vllm}, nil
-}
-
-// addReplyFlags declares the flags that bound one model call:
-// --request-timeout and --max-reply-bytes.
-func addReplyFlags(fs *flag.FlagSet, requestTimeout *time.Duration, maxReplyBytes *int64) {
-	fs.DurationVar(requestTimeout, "request-timeout", worker.DefaultRequestTimeout,
-		"how long one model call may take, answer included; a call that takes longer is retried (the retry deadline bounds it too)")
-	fs.Int64Var(maxReplyBytes, "max-reply-bytes", worker.DefaultMaxReplyBytes,
-		"cap on a model reply's body in `BYTES`; a longer reply is not read past the cap and is retried as a server fault")
 }
 
 // checkReplyFlags refuses a request timeout or reply cap that is not

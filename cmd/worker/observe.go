@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,13 +29,6 @@ type observeFlags struct {
 	noProgress  bool
 	noLessons   bool
 	noRecipes   bool
-}
-
-func addObserveFlags(fs *flag.FlagSet, o *observeFlags) {
-	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics while the run lasts (e.g. :9464)")
-	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress on stderr (default: a live status on a terminal, plain lines otherwise)")
-	fs.BoolVar(&o.noLessons, "no-lessons", false, "neither record lessons in the journal file nor give them to later rules and hosts")
-	fs.BoolVar(&o.noRecipes, "no-recipes", false, "never replay a proven fix before asking the model (fixes are still proved into the journal file's recipes)")
 }
 
 // validate checks --metrics-addr before anything is dialled.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -40,38 +39,41 @@ Examples:
 `
 
 func runRecipes(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var rule, state string
+	var asJSON bool
+	fs := newFlags(cmdRecipes, stderr)
+	fs.bind("rule", &rule)
+	fs.bind("state", &state)
+	fs.bind("json", &asJSON)
+	setUsage(fs.FlagSet, recipesUsage, recipesExamples)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, recipesUsage)
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			fs.Usage()
 			return errHelp
 		}
+		fmt.Fprint(stderr, recipesUsage)
 		return usagef("worker recipes: give list, show, pin, retire or activate")
 	}
 	verb := args[0]
-	var rule, state string
-	var asJSON bool
-	fs := flag.NewFlagSet("worker recipes "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	switch verb {
-	case "list":
-		fs.StringVar(&rule, "rule", "", "only the recipes of rule `ID`")
-		fs.StringVar(&state, "state", "", "only recipes in `STATE`: active, pinned, demoted or retired")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "show":
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "pin", "retire", "activate":
+	case "list", "show", "pin", "retire", "activate":
 	default:
 		fmt.Fprint(stderr, recipesUsage)
 		return usagef("worker recipes: unknown action %q (list, show, pin, retire, activate)", verb)
 	}
-	setUsage(fs, recipesUsage, recipesExamples, nil)
-	path, rest := splitPath(args[1:])
-	id, rest := splitPath(rest)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	rest, err := fs.parse(args[1:])
+	if err != nil {
+		return err
+	}
+	var path, id string
+	switch len(rest) {
+	case 0:
+	case 1:
+		path = rest[0]
+	case 2:
+		path, id = rest[0], rest[1]
+	default:
+		return usagef("unexpected argument %q", rest[2])
 	}
 	switch {
 	case path == "":
@@ -80,8 +82,8 @@ func runRecipes(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("unexpected argument %q", id)
 	case verb != "list" && id == "":
 		return usagef("the recipe ID is required: worker recipes %s JOURNAL RECIPE", verb)
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case verb != "list" && (rule != "" || state != ""):
+		return usagef("--rule and --state select recipes for list only")
 	}
 	f := recipes.Filter{Rule: rule, ID: id}
 	if state != "" {
