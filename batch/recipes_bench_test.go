@@ -82,9 +82,9 @@ func BenchmarkRecipesNight(b *testing.B) {
 }
 
 type nightResult struct {
-	status                                              map[string]nightshift.RuleStatus
+	status                                             map[string]nightshift.RuleStatus
 	calls, fixed, fixedCalls, tasks, replayed, demoted int
-	took                                                time.Duration
+	took                                               time.Duration
 }
 
 func recipesNight(b *testing.B, replay bool) nightResult {
