@@ -27,6 +27,15 @@ type EffectsPolicy struct {
 	LoginHome string
 	// SSHPort is the port the worker reaches sshd on (22 when zero).
 	SSHPort int
+	// HostKeyAlgorithms are the host key algorithms the worker's
+	// known_hosts accepts for the host. Empty: not known, and sshd must
+	// keep presenting every key type a Debian host has (ed25519, ECDSA,
+	// RSA).
+	HostKeyAlgorithms []string
+	// KeyAlgorithms are the signature algorithms of the worker's own key.
+	// Empty: not known, and sshd must keep accepting ed25519, ECDSA and
+	// RSA keys.
+	KeyAlgorithms []string
 	// Scope lists the paths (files or directory trees) the rule declares it
 	// touches. Changes outside them, beyond scratch and package-manager
 	// bookkeeping, count against MaxOutside.
@@ -211,6 +220,8 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, limitsHarm(c, pol)...)
 		out = append(out, systemHarm(e, c, pkgOp)...)
 		out = append(out, sudoHarm(e, c, pol)...)
+		out = append(out, sshEnvHarm(c, pol)...)
+		out = append(out, unitHarm(c, e.Origin, pol)...)
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {
@@ -235,6 +246,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	}
 	out = append(out, sshdLockout(e.SSHD, pol)...)
 	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
+	out = append(out, sshdEffectiveHarm(e, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)

@@ -270,6 +270,9 @@ func judgeAction(argv []string, pol EffectsPolicy) string {
 		// (sysctlActions).
 		return ""
 	case "auditctl":
+		if why := auditctlHarm(args); why != "" {
+			return why
+		}
 		for i, a := range args {
 			if (a == "-f" && i+1 < len(args) && args[i+1] == "2") || a == "-f2" {
 				return "auditctl -f 2 makes the kernel panic whenever auditing fails (a backlog overflow, a full disk)"
@@ -315,7 +318,10 @@ func judgeAction(argv []string, pol EffectsPolicy) string {
 	case "ip":
 		return "the worker does not change network interfaces, addresses or routes"
 	case "iptables", "ip6tables", "iptables-legacy", "ip6tables-legacy", "iptables-nft", "ip6tables-nft":
-		return iptablesCut(args, pol.SSHPort)
+		if why := iptablesCut(args, pol.SSHPort); why != "" {
+			return why
+		}
+		return iptablesNegationCut(args, pol.SSHPort)
 	case "nft":
 		return nftCut(args, pol.SSHPort)
 	case "timedatectl":
@@ -361,6 +367,9 @@ func unitVerb(verb string, units []string) string {
 		return ""
 	case "stop", "mask", "disable", "kill", "freeze":
 		for _, u := range units {
+			if why := protectedUnitStop(verb, u); why != "" {
+				return why
+			}
 			for _, a := range accessUnits {
 				if ok, _ := path.Match(u, a); ok || u == a {
 					return verb + " would cut the worker's access (" + a + ")"

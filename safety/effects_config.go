@@ -149,8 +149,6 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 				if f[1] != strconv.Itoa(pol.SSHPort) {
 					bad("lockout", "would move sshd to port "+f[1]+" at its next restart; the worker reaches it on "+strconv.Itoa(pol.SSHPort))
 				}
-			case "listenaddress":
-				bad("lockout", "would make sshd listen only on "+f[1]+" at its next restart")
 			}
 		}
 	}

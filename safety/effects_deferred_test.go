@@ -135,7 +135,7 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"sshd -T forced command", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"forcecommand": "/bin/false"}}}, "lockout", "ForceCommand"},
 		{"sshd -T DenyGroups root", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"denygroups": "root"}}}, "lockout", "DenyGroups"},
 		{"sshd -T defaults", nightshift.Effects{SSHD: &nightshift.SSHDCheck{TestOK: true, Effective: map[string]string{"authorizedkeysfile": ".ssh/authorized_keys .ssh/authorized_keys2",
-			"revokedkeys": "none", "forcecommand": "none", "chrootdirectory": "none", "maxauthtries": "6", "pubkeyacceptedalgorithms": "ssh-ed25519,rsa-sha2-512"}}}, "", ""},
+			"revokedkeys": "none", "forcecommand": "none", "chrootdirectory": "none", "maxauthtries": "6", "pubkeyacceptedalgorithms": "ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512"}}}, "", ""},
 		{"passwd turned binary", changes(reg("/etc/passwd", nightshift.ChangeModified, "Binary files a/etc/passwd and b/etc/passwd differ\n")), "password", "not a text diff"},
 		// Actions run for real after the commit.
 		{"systemctl start reboot.target", acts("systemctl", "start", "reboot.target"), "action", "reboot.target"},

@@ -220,7 +220,7 @@ func sysctlHarm(key, val, origin string) string {
 			return "services could no longer accept connections"
 		}
 	}
-	return ""
+	return sysctlWeakens(key, val)
 }
 
 func firstOr(s []string, d string) string {
