@@ -141,6 +141,34 @@ func sshdKeywordLines(e nightshift.Effects, kw string) []string {
 	return out
 }
 
+// sshdTouched says whether the command changed one of the sshd keywords
+// kws: a changed file (any: an Include may name one outside /etc/ssh)
+// adds or removes a line setting one, or a file of sshd's configuration
+// is deleted or changed without a text diff (what it held is not known).
+// Settings the command did not touch are the host's own, which the worker
+// reached sshd with; those are judged only where the policy names the
+// worker's keys.
+func sshdTouched(e nightshift.Effects, kws ...string) bool {
+	for _, c := range e.Changes {
+		conf := c.Path == "/etc/ssh/sshd_config" || under(c.Path, "/etc/ssh/sshd_config.d")
+		if conf && (c.Change == nightshift.ChangeDeleted || c.Diff == "" && c.After.Kind != nightshift.FileDir) {
+			return true
+		}
+		for _, l := range append(addedLines(c.Diff), removedLines(c.Diff)...) {
+			f := strings.Fields(l)
+			if len(f) == 0 {
+				continue
+			}
+			for _, kw := range kws {
+				if strings.EqualFold(strings.TrimSuffix(f[0], "="), kw) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // listenAddr is one of sshd -T's listenaddress values.
 type listenAddr struct {
 	addr     netip.Addr // invalid for a host name
@@ -194,14 +222,15 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		return "IPv6"
 	}
 
+	listenTouched := sshdTouched(e, "AddressFamily", "ListenAddress", "Port", "Include")
 	switch af := eff["addressfamily"]; {
-	case af == "" || af == "any":
+	case af == "" || af == "any" || !listenTouched:
 	case originErr != nil:
 		lock("AddressFamily " + af + " and the worker's address is not known (the judge cannot tell its family)")
 	case af == "inet" && !origin.Is4(), af == "inet6" && !origin.Is6():
 		lock("AddressFamily " + af + " and the worker connects over " + family(origin) + " (from " + e.Origin + ")")
 	}
-	if las := strings.Fields(eff["listenaddress"]); len(las) > 0 {
+	if las := strings.Fields(eff["listenaddress"]); len(las) > 0 && listenTouched {
 		ports := strings.Fields(eff["port"])
 		covered := false
 		var seen []string
@@ -250,7 +279,8 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	// Host keys: the server must still present a key of a type the
 	// worker's known_hosts pins (unknown: any of the three a Debian host
 	// has, so none may go), with an algorithm the client speaks.
-	if v, ok := eff["hostkeyalgorithms"]; ok || eff["hostkey"] != "" {
+	hostKeysJudged := len(pol.HostKeyAlgorithms) > 0 || sshdTouched(e, "HostKey", "HostKeyAlgorithms", "Include")
+	if v, ok := eff["hostkeyalgorithms"]; hostKeysJudged && (ok || eff["hostkey"] != "") {
 		offered := intersect(commaList(v), cl.HostKeys)
 		if !ok {
 			offered = cl.HostKeys
@@ -279,7 +309,8 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 			}
 		}
 	}
-	if v, ok := eff["pubkeyacceptedalgorithms"]; ok {
+	keysJudged := len(pol.KeyAlgorithms) > 0 || sshdTouched(e, "PubkeyAcceptedAlgorithms", "PubkeyAcceptedKeyTypes", "Include", "Match")
+	if v, ok := eff["pubkeyacceptedalgorithms"]; ok && keysJudged {
 		acc := intersect(commaList(v), cl.PublicKeyAuths)
 		want := pol.KeyAlgorithms
 		if len(want) == 0 {

@@ -84,6 +84,14 @@ func TestJudgeSSHDEffective(t *testing.T) {
 		{"ListenAddress wildcard on another port", conf("ListenAddress 0.0.0.0:2222", map[string]string{"listenaddress": "0.0.0.0:2222"}), root, "lockout", "0.0.0.0:2222"},
 		{"ListenAddress loopback, loopback worker", origin(conf("ListenAddress 127.0.0.1", map[string]string{"listenaddress": "127.0.0.1:22"}), "127.0.0.1"), root, "", ""},
 		{"ListenAddress without sshd -T", nightshift.Effects{Changes: conf("ListenAddress 0.0.0.0", nil).Changes}, root, "lockout", "could not be read"},
+		{"host's own ListenAddress, another setting changed", conf("MaxAuthTries 4", map[string]string{"listenaddress": "10.9.9.9:22", "maxauthtries": "4"}), root, "", ""},
+		{"host's own AddressFamily inet6, IPv4 worker, another setting changed", conf("LoginGraceTime 60", map[string]string{"addressfamily": "inet6"}), root, "", ""},
+		{"ListenAddress removed from the main file", nightshift.Effects{Origin: "192.0.2.7", Changes: []nightshift.FileChange{{Path: "/etc/ssh/sshd_config", Change: nightshift.ChangeModified,
+			Diff: "-ListenAddress 0.0.0.0\n", After: nightshift.FileState{Kind: nightshift.FileRegular}}},
+			SSHD: &nightshift.SSHDCheck{Login: "root", TestOK: true, Effective: func() map[string]string { m := maps.Clone(debianSSHD); m["listenaddress"] = "10.9.9.9:22"; return m }()}}, root, "lockout", "10.9.9.9:22"},
+		{"a drop-in deleted, listen addresses no longer cover", nightshift.Effects{Origin: "192.0.2.7", Changes: []nightshift.FileChange{{Path: "/etc/ssh/sshd_config.d/10-listen.conf", Change: nightshift.ChangeDeleted,
+			Before: nightshift.FileState{Kind: nightshift.FileRegular}}},
+			SSHD: &nightshift.SSHDCheck{Login: "root", TestOK: true, Effective: func() map[string]string { m := maps.Clone(debianSSHD); m["listenaddress"] = "10.9.9.9:22"; return m }()}}, root, "lockout", "10.9.9.9:22"},
 		// Algorithms against the worker's client (x/crypto/ssh).
 		{"Ciphers 3des-cbc only", conf("Ciphers 3des-cbc", map[string]string{"ciphers": "3des-cbc"}), root, "lockout", "Ciphers 3des-cbc has nothing in common"},
 		{"Ciphers: SSG's strong list", conf("Ciphers aes128-ctr,aes192-ctr,aes256-ctr,aes128-gcm@openssh.com,aes256-gcm@openssh.com", map[string]string{"ciphers": "aes128-ctr,aes192-ctr,aes256-ctr,aes128-gcm@openssh.com,aes256-gcm@openssh.com"}), root, "", ""},
@@ -101,6 +109,8 @@ func TestJudgeSSHDEffective(t *testing.T) {
 		{"PubkeyAcceptedAlgorithms rsa only, worker's key ed25519", conf("PubkeyAcceptedAlgorithms rsa-sha2-512", map[string]string{"pubkeyacceptedalgorithms": "rsa-sha2-512"}), pinned, "lockout", "does not accept the worker's key"},
 		{"PubkeyAcceptedAlgorithms rsa only, key unknown", conf("PubkeyAcceptedAlgorithms rsa-sha2-512", map[string]string{"pubkeyacceptedalgorithms": "rsa-sha2-512"}), root, "lockout", "ed25519 keys"},
 		{"PubkeyAcceptedAlgorithms without ssh-rsa", conf("PubkeyAcceptedAlgorithms -ssh-rsa*", map[string]string{"pubkeyacceptedalgorithms": "ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256"}), root, "", ""},
+		{"host's own ed25519-only HostKey, another setting changed", conf("MaxAuthTries 4", map[string]string{"hostkey": "/etc/ssh/ssh_host_ed25519_key", "maxauthtries": "4"}), root, "", ""},
+		{"host's own rsa-only HostKey, worker pins ed25519", conf("MaxAuthTries 4", map[string]string{"hostkey": "/etc/ssh/ssh_host_rsa_key"}), pinned, "lockout", "known_hosts accepts"},
 		// Sessions, banner.
 		{"MaxSessions 0", conf("MaxSessions 0", map[string]string{"maxsessions": "0"}), root, "lockout", "MaxSessions 0"},
 		{"MaxSessions 10 (SSG)", conf("MaxSessions 10", map[string]string{"maxsessions": "10"}), root, "", ""},
