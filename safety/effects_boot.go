@@ -217,7 +217,9 @@ func envHarm(v string) bool {
 func managerHarm(k, v string) string {
 	soft, _, _ := strings.Cut(v, ":")
 	n, err := parseSize(soft)
-	small := func(min int64) bool { return v != "" && !strings.EqualFold(soft, "infinity") && (err != nil || n < min) }
+	small := func(min int64) bool {
+		return v != "" && !strings.EqualFold(soft, "infinity") && (err != nil || n < min)
+	}
 	switch k {
 	case "DefaultLimitNOFILE":
 		if small(1024) {
