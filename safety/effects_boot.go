@@ -217,8 +217,8 @@ func envHarm(v string) bool {
 func managerHarm(k, v string) string {
 	soft, _, _ := strings.Cut(v, ":")
 	n, err := parseSize(soft)
-	small := func(min int64) bool {
-		return v != "" && !strings.EqualFold(soft, "infinity") && (err != nil || n < min)
+	small := func(floor int64) bool {
+		return v != "" && !strings.EqualFold(soft, "infinity") && (err != nil || n < floor)
 	}
 	switch k {
 	case "DefaultLimitNOFILE":

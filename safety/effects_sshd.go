@@ -72,11 +72,7 @@ func hostKeyFileType(p string) string {
 }
 
 func commaList(s string) []string {
-	var out []string
-	for _, x := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
-		out = append(out, x)
-	}
-	return out
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 }
 
 func intersect(a, b []string) []string {
