@@ -55,6 +55,10 @@ var lockoutCases = []lockoutCase{
 	{"AuthenticationMethods with password", `echo "AuthenticationMethods publickey,password" >> /etc/ssh/sshd_config`, true, true, "AuthenticationMethods"},
 	{"pam_access deny", `echo "-:{U}:ALL" >> /etc/security/access.conf && echo "account required pam_access.so" >> /etc/pam.d/sshd`, true, true, "pam_access"},
 	{"bad sshd_config + restart", `echo "NoSuchOption yes" >> /etc/ssh/sshd_config`, true, true, "sshd -t"},
+	// Issue 19's latent sshd lockouts (the net's own check, behind the judge).
+	{"AddressFamily inet6, IPv4 worker", `echo "AddressFamily inet6" >> /etc/ssh/sshd_config`, true, true, "AddressFamily inet6"},
+	{"MaxSessions 0", `sed -i "1i MaxSessions 0" /etc/ssh/sshd_config`, true, true, "MaxSessions 0"},
+	{"ListenAddress elsewhere", `sed -i "1i ListenAddress 127.0.0.9" /etc/ssh/sshd_config`, true, true, "no longer listen on 127.0.0.1"},
 	// No false positives: legitimate changes that keep the login working.
 	{"ClientAliveInterval", `echo "ClientAliveInterval 300" >> /etc/ssh/sshd_config && systemctl reload ssh`, false, false, ""},
 	{"MaxAuthTries", `sed -i "s/^#*MaxAuthTries.*/MaxAuthTries 3/" /etc/ssh/sshd_config && systemctl restart ssh`, false, false, ""},
@@ -63,6 +67,8 @@ var lockoutCases = []lockoutCase{
 	{"chmod 0700 home", "chmod 0700 ~{U}", false, false, ""},
 	{"usermod -L (key login stays)", "usermod -L {U}", false, false, ""},
 	{"DenyUsers someone else", `echo "DenyUsers mallory" >> /etc/ssh/sshd_config && systemctl reload ssh`, false, false, ""},
+	{"AddressFamily inet, IPv4 worker", `sed -i "1i AddressFamily inet" /etc/ssh/sshd_config && systemctl restart ssh`, false, false, ""},
+	{"MaxSessions 10 (SSG)", `sed -i "1i MaxSessions 10" /etc/ssh/sshd_config && systemctl restart ssh`, false, false, ""},
 }
 
 func publicKey(t testing.TB, tg *debtarget.SystemTarget) ssh.PublicKey {

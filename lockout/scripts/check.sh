@@ -73,7 +73,7 @@ if [ $root = 1 ]; then
 		if ! T=$("$sshd" -T -C "$spec" 2>&1); then
 			lock "would lock out $who at the next sshd restart: sshd -t fails: $(one "$T")"
 		else
-			R=$(printf '%s\n' "$T" | awk -v u="$u" -v uid="$uid" -v groups="$groups" -v addr="$NS_ADDR" -v host="$NS_HOST" -v lport="$NS_LPORT" -v who="$who" '
+			R=$(printf '%s\n' "$T" | awk -v u="$u" -v uid="$uid" -v groups="$groups" -v addr="$NS_ADDR" -v host="$NS_HOST" -v lport="$NS_LPORT" -v laddr="$NS_LADDR" -v who="$who" '
 			function glob(p, s,   r) {
 				r = p; gsub(/[.+^$(){}|\\]/, "\\\\&", r); gsub(/\*/, ".*", r); gsub(/\?/, ".", r)
 				return s ~ ("^" r "$")
@@ -98,7 +98,9 @@ if [ $root = 1 ]; then
 			k == "allowusers" { nau++; if (usermatch(v)) au = 1 }
 			k == "denygroups" && groupmatch(v) { dg = dg " " v }
 			k == "allowgroups" { nag++; if (groupmatch(v)) ag = 1 }
-			k == "listenaddress" { sub(/.*:/, "", v); if (index(ports " ", " " v " ") == 0) ports = ports " " v }
+			k == "listenaddress" { h = v; sub(/:[0-9]+$/, "", h); gsub(/\[|\]/, "", h); lh = lh " " h; sub(/.*:/, "", v); if (index(ports " ", " " v " ") == 0) ports = ports " " v }
+			k == "addressfamily" { af = v }
+			k == "maxsessions" { ms = v }
 			k == "usepam" { print "V\tusepam\t" v }
 			k == "strictmodes" { print "V\tstrictmodes\t" v }
 			k == "authorizedkeysfile" { print "V\takf\t" v }
@@ -117,6 +119,18 @@ if [ $root = 1 ]; then
 				if (dg != "") bad("DenyGroups" dg)
 				if (nag > 0 && !ag) bad("AllowGroups lists none of " u "'"'"'s groups")
 				if (lport != "" && ports != "" && index(ports " ", " " lport " ") == 0) bad("sshd would no longer listen on port " lport " (listens on" ports ")")
+				# The family of the worker (an IPv4-mapped address is IPv4) and
+				# the address it reaches sshd at, against the address family
+				# and the listen addresses.
+				v4 = (addr ~ /^[0-9.]+$/ || addr ~ /^::ffff:[0-9.]+$/)
+				if (addr != "" && af == "inet6" && v4) bad("AddressFamily inet6 and the worker connects over IPv4 (" addr ")")
+				if (addr != "" && af == "inet" && !v4) bad("AddressFamily inet and the worker connects over IPv6 (" addr ")")
+				if (laddr != "" && lh != "") {
+					lv4 = (laddr ~ /^[0-9.]+$/ || laddr ~ /^::ffff:[0-9.]+$/)
+					sub(/^::ffff:/, "", laddr)
+					if (index(lh " ", " " laddr " ") == 0 && !(lv4 && index(lh " ", " 0.0.0.0 ")) && !(!lv4 && index(lh " ", " :: "))) bad("sshd would no longer listen on " laddr " (listens on" lh ")")
+				}
+				if (ms == "0") bad("MaxSessions 0 (no session would open)")
 			}')
 			while IFS='	' read -r tag a b; do
 				case $tag in
