@@ -52,14 +52,55 @@
 //     to sshd other than HUP;
 //   - system programs and libraries deleted, replaced or hidden in root's
 //     PATH by /usr/local, files created where nothing reads them in
-//     /etc/ssh or /boot.
+//     /etc/ssh or /boot;
+//   - sshd settings that lock out only at its next reload or restart, from
+//     sshd -T for the login after the command (effects_sshd.go): an
+//     AddressFamily without the family of the worker's address, listen
+//     addresses that no longer cover its connection, Ciphers, MACs and
+//     KexAlgorithms with nothing in common with what the worker's client
+//     (golang.org/x/crypto/ssh, its own default lists) offers, host keys
+//     and PubkeyAcceptedAlgorithms without the worker's pinned host key
+//     type and key type (EffectsPolicy.HostKeyAlgorithms, KeyAlgorithms;
+//     when not given, every type a Debian host has must stay, judged only
+//     when the command touched those settings), MaxSessions 0, a Banner
+//     that is not a regular file, SetEnv or a login's ~/.ssh/environment
+//     setting PATH, LD_* or the shell's start-up variables, and
+//     PermitUserEnvironment turned on; new ways in for someone else
+//     (TrustedUserCAKeys, AuthorizedPrincipalsFile/Command,
+//     AuthorizedKeysCommand added or their files changed, an
+//     AuthorizedKeysFile in a world-writable directory);
+//   - systemd and the boot (effects_boot.go, effects_firewall.go):
+//     drop-ins of the SSH units beyond restart policy, ordering and
+//     weights (conditions, address and socket filters, users, sandboxing,
+//     listen streams, environments that change PATH or the loader), units
+//     conflicting with an SSH unit, console gettys masked, ssh's rc links
+//     or init script deleted, manager limits and environments for every
+//     service, journald Storage=none, rsyslog discarding everything or
+//     authentication, audit rules with -e 0, a late -D or never,task, the
+//     boot's firewall files (/etc/iptables/rules.v4|v6, nftables.conf)
+//     evaluated for the worker's next SSH connection, networkd links taken
+//     down, a kernel command line with another root, init replaced or
+//     auditing, the LSM or mitigations off, crypttab entries without
+//     nofail; the actions stop, mask, disable, kill and freeze of the
+//     audit, journal and syslog daemons, slices, core targets, gettys and
+//     sessions, auditctl -D and -e 0, iptables rules whose negation leaves
+//     SSH among what they drop, and kernel parameters set back against
+//     SSG's hardening (ASLR, protected links, ptrace, kptr and dmesg
+//     restrictions, SYN cookies) or network tables made too small.
 //
 // Not judged: the login's own account changes through means other than
 // the password files (NSS modules, LDAP), PAM modules beyond those named
 // (pam_succeed_if's conditions, pam_exec's programs), a login's group
 // memberships changed in /etc/group, configuration of other network
 // services, and anything a recorded action does that its argv does not
-// show.
+// show. Among sshd's and the boot's settings: a firewall rule whose
+// matches the judge does not read counts as possibly matching (its accept
+// does not save the worker, its drop refuses); a specific ListenAddress
+// is judged against the worker's address only for a loopback worker (the
+// address the worker reaches sshd at is not in the evidence); nftables
+// include files and iptables-restore input not at the standard paths,
+// networkd's .network files that take addresses away by matching every
+// link, and MaxStartups beyond what sshd -t rejects are not judged.
 //
 // # Text (the pre-filter)
 //
