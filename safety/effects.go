@@ -221,7 +221,9 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, systemHarm(e, c, pkgOp)...)
 		out = append(out, sudoHarm(e, c, pol)...)
 		out = append(out, sshEnvHarm(c, pol)...)
-		out = append(out, unitHarm(c, e.Origin, pol)...)
+		if !owned[c.Path] {
+			out = append(out, unitHarm(c, e.Origin, pol)...)
+		}
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {

@@ -68,6 +68,8 @@ func isGettyUnit(b string) bool {
 // unitHarm judges systemd unit files, drop-ins and manager settings, the
 // boot's firewall, network and kernel command line files, crypttab, and
 // the logging and audit configuration.
+// A file the package manager's lists say a package installed (an upgrade
+// of openssh-server rewriting ssh.service) is not judged here.
 func unitHarm(c nightshift.FileChange, origin string, pol EffectsPolicy) []Refusal {
 	var out []Refusal
 	bad := func(entry, reason string) { out = append(out, Refusal{Entry: entry, Reason: reason}) }
