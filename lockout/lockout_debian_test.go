@@ -85,8 +85,8 @@ func guard(t testing.TB, tg *debtarget.SystemTarget, user string, deadline time.
 	login := tg.SSHConfig(user)
 	login.DialTimeout = 4 * time.Second
 	// As a worker configured with how the host sees it: the forwarder
-	// connects from 127.0.0.1 to port 22 inside the target.
-	g, err := lockout.New(lockout.Config{User: user, Key: publicKey(t, tg), Deadline: deadline, Addr: "127.0.0.1", LocalPort: 22,
+	// connects from 127.0.0.1 to 127.0.0.1 port 22 inside the target.
+	g, err := lockout.New(lockout.Config{User: user, Key: publicKey(t, tg), Deadline: deadline, Addr: "127.0.0.1", LocalAddr: "127.0.0.1", LocalPort: 22,
 		FreshLogin: lockout.SSHLogin(login), LoginTimeout: 6 * time.Second})
 	require.NoError(t, err)
 	return g
