@@ -221,12 +221,32 @@ func iptablesSaveCut(text string, port int, origin string) string {
 	}
 	// run walks a chain: "accept", "drop" (with the deciding line), or
 	// "" (falls through).
-	var run func(t map[string]*chain, name string, depth int) (string, string)
-	run = func(t map[string]*chain, name string, depth int) (string, string) {
+	var walk func(t map[string]*chain, ch *chain, depth int) (string, string)
+	// Each chain is walked once per table (memo); a chain jumping back
+	// into one being walked (a loop iptables-restore would refuse) falls
+	// through.
+	type result struct{ v, line string }
+	var memo map[string]*result
+	run := func(t map[string]*chain, name string, depth int) (string, string) {
 		ch := t[name]
-		if ch == nil || depth > 8 {
+		if ch == nil {
 			return "", ""
 		}
+		if depth > 64 {
+			return "drop", "-j " + name + " (chains nested deeper than the judge follows)"
+		}
+		if r, ok := memo[name]; ok {
+			if r == nil {
+				return "", "" // on the current path
+			}
+			return r.v, r.line
+		}
+		memo[name] = nil
+		v, line := walk(t, ch, depth)
+		memo[name] = &result{v, line}
+		return v, line
+	}
+	walk = func(t map[string]*chain, ch *chain, depth int) (string, string) {
 		unsure := ""
 		for i, r := range ch.rules {
 			if r.match == triNo {
@@ -270,6 +290,7 @@ func iptablesSaveCut(text string, port int, origin string) string {
 			if ch == nil {
 				continue
 			}
+			memo = map[string]*result{}
 			v, line := run(t, cname, 0)
 			switch {
 			case v == "drop":
