@@ -28,13 +28,15 @@ type EffectsPolicy struct {
 	// SSHPort is the port the worker reaches sshd on (22 when zero).
 	SSHPort int
 	// HostKeyAlgorithms are the host key algorithms the worker's
-	// known_hosts accepts for the host. Empty: not known, and sshd must
-	// keep presenting every key type a Debian host has (ed25519, ECDSA,
-	// RSA).
+	// known_hosts accepts for the host: sshd must keep presenting one.
+	// Empty: not known, and a command that changes HostKey or
+	// HostKeyAlgorithms must leave sshd presenting every key type a Debian
+	// host has (ed25519, ECDSA, RSA).
 	HostKeyAlgorithms []string
-	// KeyAlgorithms are the signature algorithms of the worker's own key.
-	// Empty: not known, and sshd must keep accepting ed25519, ECDSA and
-	// RSA keys.
+	// KeyAlgorithms are the signature algorithms of the worker's own key:
+	// sshd must keep accepting one. Empty: not known, and a command that
+	// changes PubkeyAcceptedAlgorithms must leave ed25519, ECDSA and RSA
+	// keys accepted.
 	KeyAlgorithms []string
 	// Scope lists the paths (files or directory trees) the rule declares it
 	// touches. Changes outside them, beyond scratch and package-manager
