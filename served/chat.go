@@ -1,14 +1,14 @@
-package budget
+package served
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/budget/chattemplate"
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served/chattemplate"
 )
 
 // ErrNoChatTemplate is returned when a chat prompt must be counted with a
@@ -54,37 +54,16 @@ func NewChatCounter(tok Tokenizer, chatTemplate string) (*ChatCounter, error) {
 	}, nil
 }
 
-// NewModelChatCounter is NewChatCounter for a loaded Model.
-func NewModelChatCounter(m *Model) (*ChatCounter, error) {
-	c, err := NewChatCounter(m.Tokenizer, m.ChatTemplate)
-	if err != nil {
-		return nil, fmt.Errorf("chat counter for %s: %w", m.Name, err)
-	}
-	return c, nil
-}
-
 // Family reports the chat template family the counter renders.
 func (c *ChatCounter) Family() chattemplate.Family { return c.family }
 
-// PromptCount is the token count of one rendered prompt.
-type PromptCount struct {
-	// Total is the number of prompt tokens vLLM computes.
-	Total int
-	// PerMessage[i] is the number of tokens attributed to message i. The
-	// tools preamble is attributed to message 0 and the generation prompt to
-	// the last message. Where the template joins several messages into one
-	// block (consecutive tool results), the block is attributed to the first
-	// of them. The entries sum to Total.
-	PerMessage []int
-}
-
 // Count renders and counts messages and tools.
-func (c *ChatCounter) Count(messages []openai.ChatCompletionMessage, tools []openai.Tool) (PromptCount, error) {
+func (c *ChatCounter) Count(messages []openai.ChatCompletionMessage, tools []openai.Tool) (budget.PromptCount, error) {
 	r, err := chattemplate.Render(c.family, messages, tools, c.opts)
 	if err != nil {
-		return PromptCount{}, err
+		return budget.PromptCount{}, err
 	}
-	pc := PromptCount{PerMessage: make([]int, len(messages))}
+	pc := budget.PromptCount{PerMessage: make([]int, len(messages))}
 	text := r.Text
 	msg := 0
 	for start := 0; start < len(text); {

@@ -1,6 +1,6 @@
 //go:build hf_native
 
-package budget
+package served
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package budget
+package served
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nightshift-dev/nightshift/budget/bpe"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
+	"github.com/nightshift-dev/nightshift/served/bpe"
 )
 
 //go:embed models/qwen3/tokenizer.json.gz models/qwen3/tokenizer_config.json
@@ -62,10 +62,10 @@ func Builtins() []string {
 // tens of KB; the file with its added tokens rarely more than 1 MB).
 const maxConfigSize = 16 << 20
 
-// Model is a loaded tokenizer together with the chat template that goes with
-// it (empty when the tokenizer came without a tokenizer_config.json).
-type Model struct {
-	// Name is the built-in name ("qwen3") or the path the model was loaded from.
+// files is a loaded tokenizer together with the chat template that goes
+// with it (empty when the tokenizer came without a tokenizer_config.json).
+type files struct {
+	// Name is the built-in name ("qwen3") or the path the files were loaded from.
 	Name string
 	// Tokenizer is the model's tokenizer, built by Backend: a *bpe.Tokenizer
 	// for BackendGo, a *Native for BackendNative.
@@ -76,27 +76,23 @@ type Model struct {
 	ChatTemplate string
 }
 
-// Close releases what the tokenizer holds outside Go's heap (the native
-// backend's Rust tokenizer); for the pure-Go backend it does nothing. The
-// Model must not be used afterwards.
-func (m *Model) Close() error {
+// close releases what the tokenizer holds outside Go's heap (the native
+// backend's Rust tokenizer); for the pure-Go backend it does nothing.
+func (m *files) close() error {
 	if c, ok := m.Tokenizer.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
 }
 
-// LoadModel is LoadModelWith(spec, BackendGo): the pure-Go tokenizer.
-func LoadModel(spec string) (*Model, error) { return LoadModelWith(spec, BackendGo) }
-
-// LoadModelWith loads a tokenizer by built-in name ("qwen3", "qwen2.5") or
+// loadFiles loads a tokenizer by built-in name ("qwen3", "qwen2.5") or
 // from a file: a tokenizer.json, or a directory holding tokenizer.json (and,
 // for chat counting, tokenizer_config.json). For a file, a
 // tokenizer_config.json beside it is read when present. Built-in files are
 // verified against their pinned sha256 before use. backend chooses the
 // implementation; one this binary was built without is refused with an
 // error wrapping ErrBackendNotBuilt before anything is read.
-func LoadModelWith(spec string, backend Backend) (*Model, error) {
+func loadFiles(spec string, backend Backend) (*files, error) {
 	if err := backend.check(); err != nil {
 		return nil, err
 	}
@@ -118,7 +114,7 @@ func LoadModelWith(spec string, backend Backend) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
-	m := &Model{Name: spec, Tokenizer: tok, Backend: backend}
+	m := &files{Name: spec, Tokenizer: tok, Backend: backend}
 	if data, err := readfile.Read(filepath.Join(dir, "tokenizer_config.json"), maxConfigSize); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("load tokenizer config: %w", err)
 	} else if err == nil {
@@ -143,7 +139,7 @@ func loadFile(path string, backend Backend) (Tokenizer, error) {
 	return newNativeTokenizer(data, path)
 }
 
-func loadBuiltin(name string, b builtin, backend Backend) (*Model, error) {
+func loadBuiltin(name string, b builtin, backend Backend) (*files, error) {
 	gz, err := modelFS.ReadFile(b.dir + "/tokenizer.json.gz")
 	if err != nil {
 		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
@@ -180,7 +176,7 @@ func loadBuiltin(name string, b builtin, backend Backend) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("built-in tokenizer %s: %w", name, err)
 	}
-	return &Model{Name: name, Tokenizer: tok, Backend: backend, ChatTemplate: tmpl}, nil
+	return &files{Name: name, Tokenizer: tok, Backend: backend, ChatTemplate: tmpl}, nil
 }
 
 // chatTemplateOf extracts chat_template from a tokenizer_config.json. The

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/nightshift-dev/nightshift/budget/bpe"
+	"github.com/nightshift-dev/nightshift/served/bpe"
 	"golang.org/x/text/unicode/norm"
 )
 

@@ -1,4 +1,4 @@
-package budget
+package served
 
 // Tokenizer turns text into the model's token IDs exactly as the model's
 // HuggingFace tokenizer does with add_special_tokens=false: added and special

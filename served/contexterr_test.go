@@ -1,4 +1,4 @@
-package worker
+package served
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func TestParseContextLengthGoldenBodies(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			body, err := os.ReadFile(filepath.Join("../testdata/vllm", tt.file))
 			require.NoError(t, err)
-			cl := parseContextLength(errorFromBody(t, body))
+			cl := ParseContextLength(errorFromBody(t, body))
 			if tt.kind == 0 {
 				assert.Nil(t, cl)
 				return
@@ -174,7 +174,7 @@ func TestParseContextLengthTyped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cl := parseContextLength(tt.err)
+			cl := ParseContextLength(tt.err)
 			if tt.kind == 0 {
 				assert.Nil(t, cl)
 				return

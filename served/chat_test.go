@@ -1,4 +1,4 @@
-package budget
+package served
 
 import (
 	"bufio"
@@ -13,20 +13,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nightshift-dev/nightshift/budget/chattemplate"
+	"github.com/nightshift-dev/nightshift/served/chattemplate"
 )
 
 var (
 	modelsOnce sync.Once
-	models     = map[string]*Model{}
+	models     = map[string]*files{}
 	modelsErr  error
 )
 
-func loadBuiltinT(t testing.TB, name string) *Model {
+func loadBuiltinT(t testing.TB, name string) *files {
 	t.Helper()
 	modelsOnce.Do(func() {
 		for _, n := range Builtins() {
-			m, err := LoadModel(n)
+			m, err := loadFiles(n, BackendGo)
 			if err != nil {
 				modelsErr = err
 				return
@@ -117,7 +117,7 @@ func TestChatCountsMatchHF(t *testing.T) {
 	for _, name := range []string{"qwen2.5", "qwen3"} {
 		t.Run(name, func(t *testing.T) {
 			m := loadBuiltinT(t, name)
-			counter, err := NewModelChatCounter(m)
+			counter, err := NewChatCounter(m.Tokenizer, m.ChatTemplate)
 			require.NoError(t, err)
 			golden := map[int]chatGolden{}
 			readLines(t, filepath.Join("../testdata/chat", name+".golden.jsonl"), func(b []byte) {
@@ -160,7 +160,7 @@ func TestChatCountsMatchHF(t *testing.T) {
 // and checks that the cached count always equals tokenizing the whole render.
 func TestIncrementalCountEqualsFullCount(t *testing.T) {
 	m := loadBuiltinT(t, "qwen3")
-	c, err := NewModelChatCounter(m)
+	c, err := NewChatCounter(m.Tokenizer, m.ChatTemplate)
 	require.NoError(t, err)
 	out, err := os.ReadFile("../testdata/outputs/apt-get-install-dpkg-lock.txt")
 	require.NoError(t, err)
@@ -189,7 +189,7 @@ func TestNewChatCounterRefusesUnknownTemplate(t *testing.T) {
 }
 
 func TestMalformedRequestNamesTheField(t *testing.T) {
-	c, err := NewModelChatCounter(loadBuiltinT(t, "qwen3"))
+	c, err := NewChatCounter(loadBuiltinT(t, "qwen3").Tokenizer, loadBuiltinT(t, "qwen3").ChatTemplate)
 	require.NoError(t, err)
 	_, err = c.CountRequest(openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{
 		{Role: "user", Content: "hi"},

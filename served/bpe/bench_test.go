@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift/budget/bpe"
+	"github.com/nightshift-dev/nightshift/served/bpe"
 	"github.com/pkoukk/tiktoken-go"
 	"golang.org/x/text/unicode/norm"
 )

@@ -1,6 +1,6 @@
 //go:build !hf_native
 
-package budget
+package served
 
 // nativeBuilt reports whether the hf_native backend is compiled in.
 const nativeBuilt = false

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift/budget/bpe"
+	"github.com/nightshift-dev/nightshift/served/bpe"
 )
 
 var update = flag.Bool("update", false, "regenerate testdata/tokenizer/golden by running scripts/golden-tokenizer.js (needs node and `npm ci` in scripts/)")

@@ -1,4 +1,4 @@
-package budget
+package served
 
 import (
 	"bytes"
@@ -14,54 +14,33 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// VLLMConfig configures a VLLMClient. Zero values are defaulted by NewVLLMClient.
-type VLLMConfig struct {
-	// BaseURL is the OpenAI-compatible base URL, such as
-	// "http://localhost:8000/v1" (the default). The /tokenize endpoint lives
-	// at the server root, which is BaseURL without its trailing "/v1".
-	BaseURL string
-	// APIKey is sent as a bearer token when non-empty.
-	APIKey string
-	// HTTPClient is used for requests; nil means http.DefaultClient.
-	HTTPClient *http.Client
-}
-
-// VLLMClient reads a vLLM server's model list and counts prompts with its
-// /tokenize endpoint, to cross-check local counts against a live server.
-// It is safe for concurrent use.
-type VLLMClient struct {
+// vllmClient reads a vLLM server's model list and counts prompts with its
+// /tokenize endpoint. It is safe for concurrent use.
+type vllmClient struct {
 	models   string
 	tokenize string
 	apiKey   string
 	hc       *http.Client
 }
 
-// NewVLLMClient validates cfg and returns a client.
-func NewVLLMClient(cfg VLLMConfig) (*VLLMClient, error) {
-	base := cfg.BaseURL
-	if base == "" {
-		base = "http://localhost:8000/v1"
-	}
+// newVLLMClient checks base and returns a client.
+func newVLLMClient(base, apiKey string, hc *http.Client) (*vllmClient, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, fmt.Errorf("vllm: base URL %q is not an absolute URL", base)
 	}
 	root := *u
 	root.Path = strings.TrimSuffix(u.Path, "/v1")
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return &VLLMClient{
+	return &vllmClient{
 		models:   u.String() + "/models",
 		tokenize: root.String() + "/tokenize",
-		apiKey:   cfg.APIKey,
+		apiKey:   apiKey,
 		hc:       hc,
 	}, nil
 }
 
-// ServedModel is one entry of GET /v1/models.
-type ServedModel struct {
+// servedModel is one entry of GET /v1/models.
+type servedModel struct {
 	ID          string `json:"id"`
 	Root        string `json:"root,omitempty"`
 	MaxModelLen int    `json:"max_model_len,omitempty"`
@@ -71,10 +50,10 @@ type ServedModel struct {
 // was expected.
 var ErrNoModel = errors.New("vllm: cannot choose a model")
 
-// Models returns the models the server lists.
-func (c *VLLMClient) Models(ctx context.Context) ([]ServedModel, error) {
+// list returns the models the server lists.
+func (c *vllmClient) list(ctx context.Context) ([]servedModel, error) {
 	var out struct {
-		Data []ServedModel `json:"data"`
+		Data []servedModel `json:"data"`
 	}
 	if err := c.do(ctx, http.MethodGet, c.models, nil, &out); err != nil {
 		return nil, err
@@ -82,11 +61,11 @@ func (c *VLLMClient) Models(ctx context.Context) ([]ServedModel, error) {
 	return out.Data, nil
 }
 
-// Model returns the named model, or the only model listed when name is empty.
-func (c *VLLMClient) Model(ctx context.Context, name string) (ServedModel, error) {
-	ms, err := c.Models(ctx)
+// model returns the named model, or the only model listed when name is empty.
+func (c *vllmClient) model(ctx context.Context, name string) (servedModel, error) {
+	ms, err := c.list(ctx)
 	if err != nil {
-		return ServedModel{}, err
+		return servedModel{}, err
 	}
 	if name == "" {
 		if len(ms) != 1 {
@@ -94,7 +73,7 @@ func (c *VLLMClient) Model(ctx context.Context, name string) (ServedModel, error
 			for i, m := range ms {
 				ids[i] = m.ID
 			}
-			return ServedModel{}, fmt.Errorf("%w: the server lists %d models (%s); name one", ErrNoModel, len(ms), strings.Join(ids, ", "))
+			return servedModel{}, fmt.Errorf("%w: the server lists %d models (%s); name one", ErrNoModel, len(ms), strings.Join(ids, ", "))
 		}
 		return ms[0], nil
 	}
@@ -103,20 +82,20 @@ func (c *VLLMClient) Model(ctx context.Context, name string) (ServedModel, error
 			return m, nil
 		}
 	}
-	return ServedModel{}, fmt.Errorf("%w: the server does not list %q", ErrNoModel, name)
+	return servedModel{}, fmt.Errorf("%w: the server does not list %q", ErrNoModel, name)
 }
 
-// TokenizeResult is vLLM's /tokenize answer.
-type TokenizeResult struct {
+// tokenizeResult is vLLM's /tokenize answer.
+type tokenizeResult struct {
 	Count       int   `json:"count"`
 	MaxModelLen int   `json:"max_model_len"`
 	Tokens      []int `json:"tokens"`
 }
 
-// TokenizeChat counts req's messages and tools through the server's
+// tokenizeChat counts req's messages and tools through the server's
 // /tokenize endpoint with add_generation_prompt=true, as vLLM counts a chat
 // completion's prompt.
-func (c *VLLMClient) TokenizeChat(ctx context.Context, req openai.ChatCompletionRequest) (TokenizeResult, error) {
+func (c *vllmClient) tokenizeChat(ctx context.Context, req openai.ChatCompletionRequest) (tokenizeResult, error) {
 	body := struct {
 		Model               string                         `json:"model"`
 		Messages            []openai.ChatCompletionMessage `json:"messages"`
@@ -124,12 +103,12 @@ func (c *VLLMClient) TokenizeChat(ctx context.Context, req openai.ChatCompletion
 		AddGenerationPrompt bool                           `json:"add_generation_prompt"`
 		AddSpecialTokens    bool                           `json:"add_special_tokens"`
 	}{req.Model, req.Messages, req.Tools, true, false}
-	var out TokenizeResult
+	var out tokenizeResult
 	err := c.do(ctx, http.MethodPost, c.tokenize, body, &out)
 	return out, err
 }
 
-// CountMismatchError is returned by VerifyChat when the server counts a
+// CountMismatchError is returned by Model.Verify when the server counts a
 // prompt differently from the local counter: the tokenizer or chat template
 // given to the worker is not the served model's.
 type CountMismatchError struct {
@@ -142,16 +121,16 @@ func (e *CountMismatchError) Error() string {
 		e.Model, e.Server, e.Local)
 }
 
-// VerifyChat counts req's prompt with counter and through the server's
+// verifyChat counts req's prompt with counter and through the server's
 // /tokenize, and returns the count when both agree. It returns a
 // *CountMismatchError when they differ, and the local counting error or the
 // request's error (an *HTTPError for an answer other than 2xx) otherwise.
-func (c *VLLMClient) VerifyChat(ctx context.Context, counter *ChatCounter, req openai.ChatCompletionRequest) (int, error) {
+func (c *vllmClient) verifyChat(ctx context.Context, counter *ChatCounter, req openai.ChatCompletionRequest) (int, error) {
 	local, err := counter.CountRequest(req)
 	if err != nil {
 		return 0, err
 	}
-	res, err := c.TokenizeChat(ctx, req)
+	res, err := c.tokenizeChat(ctx, req)
 	if err != nil {
 		return 0, err
 	}
@@ -159,14 +138,6 @@ func (c *VLLMClient) VerifyChat(ctx context.Context, counter *ChatCounter, req o
 		return 0, &CountMismatchError{Model: req.Model, Local: local, Server: res.Count}
 	}
 	return local, nil
-}
-
-// TokenizeText counts plain text through /tokenize (add_special_tokens=false).
-func (c *VLLMClient) TokenizeText(ctx context.Context, model, text string) (TokenizeResult, error) {
-	body := map[string]any{"model": model, "prompt": text, "add_special_tokens": false}
-	var out TokenizeResult
-	err := c.do(ctx, http.MethodPost, c.tokenize, body, &out)
-	return out, err
 }
 
 // HTTPError is a non-2xx answer from the server.
@@ -180,7 +151,7 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("vllm: %s: HTTP %d: %s", e.URL, e.Status, strings.TrimSpace(e.Body))
 }
 
-func (c *VLLMClient) do(ctx context.Context, method, u string, in, out any) error {
+func (c *vllmClient) do(ctx context.Context, method, u string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)

@@ -1,4 +1,4 @@
-package worker
+package served
 
 import (
 	"encoding/json"
@@ -61,7 +61,7 @@ var (
 	reContextWord = regexp.MustCompile(`(?i)context length|maximum context|max_model_len`)
 )
 
-// parseContextLength recognises a vLLM context-length rejection in err. Only
+// ParseContextLength recognises a vLLM context-length rejection in err. Only
 // the server's own answer counts, as go-openai types it (see ServerError): a
 // 400 (or, from a replayed history, an unknown status) whose message is one
 // of vLLM's length forms. The kind comes from the body's param when vLLM
@@ -69,7 +69,7 @@ var (
 // from the form of the message. Any other error — a transport failure, a
 // body that is not vLLM's JSON, an error of another type whatever its text —
 // is not a rejection: it returns nil.
-func parseContextLength(err error) *ContextLengthError {
+func ParseContextLength(err error) *ContextLengthError {
 	se, ok := ServerError(err)
 	if !ok || (se.HTTPStatusCode != 0 && se.HTTPStatusCode != http.StatusBadRequest) {
 		return nil
@@ -181,10 +181,12 @@ func ServerError(err error) (e *openai.APIError, ok bool) {
 	return e, true
 }
 
-// errorMessage returns the server's message in err (see ServerError), else
-// a RequestError's body or err.Error(): for people to read, never to
-// classify.
-func errorMessage(err error) string {
+// ServerMessage returns the model server's own message in a go-openai error
+// (the flat or nested vLLM error body; see ServerError), else a
+// RequestError's body or err.Error(). It is for people to read: errors are
+// classified by their type (ServerError, ParseContextLength), never by
+// this text.
+func ServerMessage(err error) string {
 	if se, ok := ServerError(err); ok {
 		return se.Message
 	}

@@ -1,4 +1,4 @@
-package budget
+package served
 
 import (
 	"fmt"
@@ -9,7 +9,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/nightshift-dev/nightshift/budget/bpe"
+	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served/bpe"
 )
 
 // conversation16K builds a realistic ≈16K-token conversation from the tool
@@ -48,15 +49,15 @@ func conversation16K(b *testing.B, c *ChatCounter) []openai.ChatCompletionMessag
 // it, counting the same render from scratch with this tokenizer and with
 // pkoukk/tiktoken-go (NFC pre-pass, same vocabulary and pattern).
 func BenchmarkReassess(b *testing.B) {
-	m, err := LoadModel("qwen3")
+	m, err := loadFiles("qwen3", BackendGo)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := NewModelChatCounter(m)
+	c, err := NewChatCounter(m.Tokenizer, m.ChatTemplate)
 	if err != nil {
 		b.Fatal(err)
 	}
-	bud, err := New(Config{})
+	bud, err := budget.New(budget.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func BenchmarkReassess(b *testing.B) {
 	}
 	text, _ := c.Render(base, nil)
 	b.Logf("conversation: %d messages, %d bytes rendered, %d tokens", len(base), len(text), m.Tokenizer.Count(text))
-	split := Split{SystemEnd: 2, CurrentStart: len(base) - 3}
+	split := budget.Split{SystemEnd: 2, CurrentStart: len(base) - 3}
 	msgs := append(base[:len(base):len(base)], openai.ChatCompletionMessage{})
 
 	b.Run("incremental", func(b *testing.B) {

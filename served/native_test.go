@@ -1,6 +1,6 @@
 //go:build hf_native
 
-package budget
+package served
 
 import (
 	"os"
@@ -21,9 +21,9 @@ func TestNativeMatchesGo(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, name := range Builtins() {
 		t.Run(name, func(t *testing.T) {
-			goModel, err := LoadModelWith(name, BackendGo)
+			goModel, err := loadFiles(name, BackendGo)
 			require.NoError(t, err)
-			native, err := LoadModelWith(name, BackendNative)
+			native, err := loadFiles(name, BackendNative)
 			require.NoError(t, err)
 			defer native.Close()
 			require.IsType(t, &Native{}, native.Tokenizer)

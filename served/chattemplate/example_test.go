@@ -5,7 +5,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/budget/chattemplate"
+	"github.com/nightshift-dev/nightshift/served/chattemplate"
 )
 
 func ExampleRender() {

@@ -1,4 +1,4 @@
-package budget
+package served
 
 import (
 	"errors"
@@ -45,16 +45,16 @@ func TestParseBackend(t *testing.T) {
 // a built-in and for a file; a backend that is no backend is refused before
 // anything is read; the native backend loads only when built in.
 func TestLoadModelWithBackend(t *testing.T) {
-	m, err := LoadModelWith("qwen3", BackendGo)
+	m, err := loadFiles("qwen3", BackendGo)
 	require.NoError(t, err)
 	assert.Equal(t, BackendGo, m.Backend)
 	assert.Equal(t, 8, m.Tokenizer.Count("sshd -t && systemctl reload ssh"))
-	assert.NoError(t, m.Close())
+	assert.NoError(t, m.close())
 
-	_, err = LoadModelWith("qwen3", Backend(9))
+	_, err = loadFiles("qwen3", Backend(9))
 	assert.ErrorIs(t, err, ErrUnknownBackend)
 
-	_, err = LoadModelWith(filepath.Join(t.TempDir(), "missing.json"), BackendNative)
+	_, err = loadFiles(filepath.Join(t.TempDir(), "missing.json"), BackendNative)
 	if nativeBuilt {
 		assert.ErrorIs(t, err, os.ErrNotExist)
 		return

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/nightshift-dev/nightshift/budget/bpe"
+	"github.com/nightshift-dev/nightshift/served/bpe"
 )
 
 // The IDs below are those HF tokenizers gives for the same text.
