@@ -23,6 +23,7 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -94,13 +95,13 @@ func nightRules(t testing.TB, n int) []rules.Rule {
 
 var (
 	modelOnce sync.Once
-	qwen3     *budget.Model
+	qwen3     *served.Model
 	modelErr  error
 )
 
-func loadModel(t testing.TB) *budget.Model {
+func loadModel(t testing.TB) *served.Model {
 	t.Helper()
-	modelOnce.Do(func() { qwen3, modelErr = budget.LoadModel("qwen3") })
+	modelOnce.Do(func() { qwen3, modelErr = served.Offline(served.Config{Tokenizer: "qwen3"}) })
 	if modelErr != nil {
 		t.Fatal(modelErr)
 	}
@@ -169,10 +170,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 		DialTimeout: 5 * time.Second, CommandTimeout: 30 * time.Second, KeepAlive: -1,
 		Redial: retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxTries: 2}, OutputCap: o.outputCap}}
 
-	simCounter, err := vllmsim.NewBudgetCounter(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	simCounter := vllmsim.NewModelCounter(model)
 	var policy vllmsim.Policy = nightPolicy{}
 	if o.policy != nil {
 		policy = o.policy
@@ -187,10 +185,6 @@ func startNight(t testing.TB, o nightOptions) *night {
 	}
 	t.Cleanup(stop)
 	n.Sim = srv
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, err := budget.New(budget.Config{ContextWindow: srv.MaxModelLen(), Reserve: budget.DefaultReserve})
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +193,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	oc.BaseURL = strings.TrimRight(url, "/") + "/v1"
 	oc.HTTPClient = &http.Client{}
 	n.calls = &countingModel{inner: openai.NewClientWithConfig(oc)}
-	n.Worker = worker.Config{Model: n.calls, ModelName: srv.Model(), Counter: counter, Tokenizer: model.Tokenizer, Budget: b,
+	n.Worker = worker.Config{Chat: n.calls, Model: model.With(srv.Model(), b),
 		RetryDeadline: 5 * time.Second, RequestTimeout: 30 * time.Second}
 	return n
 }

@@ -121,7 +121,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		h.exec, cfg.Sandboxed, cfg.Fallback = setup.Runner, setup.Sandboxed, setup.Fallback
 		cfg.Checks = t
 	}
-	cfg.Model = hostModel{h}
+	cfg.Chat = hostModel{h}
 	cfg.Target = hostTarget{h}
 	cfg.Probe = t // read-only, not a step; EventProbe reports it
 	next := cfg.Observer

@@ -31,6 +31,7 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/retry"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -94,13 +95,13 @@ func rulesYAML(n int) []byte {
 
 var (
 	modelOnce sync.Once
-	qwen3     *budget.Model
+	qwen3     *served.Model
 	modelErr  error
 )
 
-func loadModel(t testing.TB) *budget.Model {
+func loadModel(t testing.TB) *served.Model {
 	t.Helper()
-	modelOnce.Do(func() { qwen3, modelErr = budget.LoadModel("qwen3") })
+	modelOnce.Do(func() { qwen3, modelErr = served.Offline(served.Config{Tokenizer: "qwen3"}) })
 	if modelErr != nil {
 		t.Fatal(modelErr)
 	}
@@ -114,7 +115,7 @@ type night struct {
 	Conn   batch.SSHConnector
 	Sim    *vllmsim.Server
 	Client *recordingModel
-	Model  *budget.Model
+	Model  *served.Model
 }
 
 type nightOptions struct {
@@ -166,10 +167,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 	n.Conn = batch.SSHConnector{Base: sshexec.Config{Signers: []ssh.Signer{client}, NoAgent: true, KnownHostsFiles: []string{kh},
 		DialTimeout: 5 * time.Second, CommandTimeout: 30 * time.Second, KeepAlive: -1,
 		Redial: retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxTries: 2}}}
-	simCounter, err := vllmsim.NewBudgetCounter(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	simCounter := vllmsim.NewModelCounter(model)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: simCounter, Policy: nightPolicy{}, Seed: 1, Created: time.Unix(1, 0), PromptTokensDetails: true})
 	if err != nil {
 		t.Fatal(err)
@@ -197,15 +195,11 @@ func (n *night) activities() *fleet.Activities {
 // workerConfig is the worker configuration `worker run` would use for the
 // night, for comparisons with package batch.
 func (n *night) workerConfig(t testing.TB) worker.Config {
-	counter, err := budget.NewModelChatCounter(n.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, err := budget.New(budget.Config{ContextWindow: n.Night.Model.ContextWindow, Reserve: n.Night.Model.MaxTokens})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return worker.Config{Model: n.Client, ModelName: n.Night.Model.Name, Counter: counter, Tokenizer: n.Model.Tokenizer, Budget: b,
+	return worker.Config{Chat: n.Client, Model: n.Model.With(n.Night.Model.Name, b),
 		RetryDeadline: 5 * time.Second, RequestTimeout: 30 * time.Second}
 }
 
@@ -222,7 +216,7 @@ func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *tes
 	for run := 1; ; run++ {
 		env := s.NewTestWorkflowEnvironment()
 		env.SetTestTimeout(3 * time.Minute)
-		fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, a)
+		fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}, a)
 		env.SetOnChildWorkflowCompletedListener(func(_ *workflow.Info, v converter.EncodedValue, err error) {
 			var hr fleet.HostResult
 			if err == nil && v.Get(&hr) == nil {

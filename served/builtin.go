@@ -85,6 +85,18 @@ func (m *files) close() error {
 	return nil
 }
 
+// LoadTokenizer loads a tokenizer alone, for counting plain text: a
+// built-in or a tokenizer.json, as Config.Tokenizer names it (whether or
+// not a chat template comes with it). A tokenizer of BackendNative holds
+// memory outside Go's heap: it is an io.Closer, to be closed after use.
+func LoadTokenizer(spec string, backend Backend) (Tokenizer, error) {
+	f, err := loadFiles(spec, backend)
+	if err != nil {
+		return nil, err
+	}
+	return f.Tokenizer, nil
+}
+
 // loadFiles loads a tokenizer by built-in name ("qwen3", "qwen2.5") or
 // from a file: a tokenizer.json, or a directory holding tokenizer.json (and,
 // for chat counting, tokenizer_config.json). For a file, a

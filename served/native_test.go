@@ -25,7 +25,7 @@ func TestNativeMatchesGo(t *testing.T) {
 			require.NoError(t, err)
 			native, err := loadFiles(name, BackendNative)
 			require.NoError(t, err)
-			defer native.Close()
+			defer native.close()
 			require.IsType(t, &Native{}, native.Tokenizer)
 			assert.Equal(t, goModel.ChatTemplate, native.ChatTemplate)
 			for _, f := range files {

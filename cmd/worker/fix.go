@@ -13,6 +13,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -88,7 +89,7 @@ type fixFlags struct {
 	verifyCount    bool
 	distiller      string
 	dest           sshexec.Destination // host, parsed by validate
-	backend        budget.Backend      // backendName, parsed by validate
+	backend        served.Backend      // backendName, parsed by validate
 }
 
 func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
@@ -280,13 +281,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
-	rep := newReporter(stdout, f.jsonOut, ms.budget.PromptLimit())
+	rep := newReporter(stdout, f.jsonOut, ms.model.Budget().PromptLimit())
 	stop, hardCtx, cancel := sg.stop, sg.hard, sg.cancelHard
 
 	var model worker.ChatModel = ms.client
-	var verifier *countVerifier
+	var verifier *served.CountCheck
 	if f.verifyCount {
-		verifier = newCountVerifier(ms.client, ms, cancel)
+		verifier = countCheck(ms, cancel)
 		model = verifier
 	}
 	distiller, err := newDistiller(f.distiller, ms)
@@ -298,8 +299,8 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	w, err := worker.New(worker.Config{
-		Model: model, ModelName: ms.served.ID, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
-		Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
+		Chat: model, Model: ms.model, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
+		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
 		RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout, Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
 		Distiller: distiller,
 	})
@@ -332,7 +333,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			break
 		}
 	}
-	if err := verifier.failure(); err != nil {
+	if err := verifyFailure(verifier); err != nil {
 		return err
 	}
 	rep.summary(outcomes)

@@ -15,6 +15,7 @@ import (
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
@@ -205,28 +206,22 @@ func ruleCount(n fleet.Night) string {
 // fleetModel fixes the served model and its window for the night: from the
 // flags, else from the server (a line on notices per failed try).
 func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.ModelSpec, error) {
-	if _, err := budget.LoadModel(m.Tokenizer); err != nil {
-		return fleet.ModelSpec{}, &usageError{err}
-	}
 	fm := fleet.ModelSpec{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
+	cfg := served.Config{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), Name: m.Model, Tokenizer: m.Tokenizer,
+		Budget: budget.Config{ContextWindow: m.ContextWindow, Reserve: m.MaxTokens}, Wait: min(m.RetryDeadline, 30*time.Second)}
 	if fm.Name != "" && fm.ContextWindow > 0 {
+		// The tokenizer and budget are checked here, the server by the
+		// night's workers.
+		if _, err := served.Offline(cfg); err != nil {
+			return fm, &usageError{err}
+		}
 		return fm, nil
 	}
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), HTTPClient: retryingClient()})
-	if err != nil {
-		return fm, &usageError{err}
-	}
-	served, err := serverModel(ctx, vllm, m.BaseURL, m.Model, min(m.RetryDeadline, 30*time.Second), notices)
+	sm, err := connect(ctx, cfg, notices)
 	if err != nil {
 		return fm, err
 	}
-	fm.Name = served.ID
-	if fm.ContextWindow == 0 {
-		fm.ContextWindow = served.MaxModelLen
-	}
-	if fm.ContextWindow == 0 {
-		return fm, usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
-	}
+	fm.Name, fm.ContextWindow = sm.Name(), sm.Budget().ContextWindow()
 	return fm, nil
 }
 

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -30,10 +30,9 @@ import (
 // URL.
 func startSim(t *testing.T, spec string, policy vllmsim.Policy) (*vllmsim.Server, string) {
 	t.Helper()
-	m, err := budget.LoadModel(spec)
+	m, err := served.Offline(served.Config{Tokenizer: spec})
 	require.NoError(t, err)
-	counter, err := vllmsim.NewBudgetCounter(m)
-	require.NoError(t, err)
+	counter := vllmsim.NewModelCounter(m)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: policy})
 	require.NoError(t, err)
 	url, stop, err := srv.Start(context.Background())

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 // TestMain makes the test binary also the worker command the scripts run
@@ -62,7 +62,7 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "hf_native" {
-				return budget.BackendNative.Available(), nil
+				return served.BackendNative.Available(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -72,14 +72,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return &usageError{err}
 	}
-	m, err := budget.LoadModel(*tokenizer)
+	m, err := served.Offline(served.Config{Tokenizer: *tokenizer})
 	if err != nil {
 		return &usageError{err}
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		return &usageError{err}
-	}
+	counter := vllmsim.NewModelCounter(m)
 	cfg := vllmsim.Config{Model: *model, MaxModelLen: *maxLen, Counter: counter, Policy: pol, Seed: *seed,
 		PromptTokensDetails: *details, CacheBlocks: *blocks}
 	if *style != "" {
