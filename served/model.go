@@ -187,15 +187,8 @@ func (m *Model) With(name string, b *budget.Budget) *Model {
 // Name returns the served model's name: the one to put in requests.
 func (m *Model) Name() string { return m.name }
 
-// TokenizerName returns the built-in name or the path the tokenizer was
-// loaded from.
-func (m *Model) TokenizerName() string { return m.files.Name }
-
 // Tokenizer returns the model's tokenizer.
 func (m *Model) Tokenizer() Tokenizer { return m.files.Tokenizer }
-
-// Backend returns the implementation behind the tokenizer.
-func (m *Model) Backend() Backend { return m.files.Backend }
 
 // Budget returns the budget of the model's context window.
 func (m *Model) Budget() *budget.Budget { return m.budget }

@@ -17,12 +17,12 @@ import (
 	"github.com/nightshift-dev/nightshift/served"
 )
 
-// TestConnectNotices: /v1/models answered with 429 Retry-After: 1, then
+// TestServerModelRetries: /v1/models answered with 429 Retry-After: 1, then
 // 503 without it, then the list: one notice per failed try, the first wait
 // the server's 1 s (the backoff alone would say 500ms), the second the
 // backoff's 1 s of a second failure; a 404 is a usage error at once,
 // without retries.
-func TestConnectNotices(t *testing.T) {
+func TestServerModelRetries(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch calls.Add(1) {
@@ -58,11 +58,11 @@ func TestConnectNotices(t *testing.T) {
 	}
 }
 
-// TestConnectHung: a server that accepts the connection and never
+// TestServerModelHung: a server that accepts the connection and never
 // answers /v1/models is bounded by the retry deadline: the model server is
 // unreachable (exit 3). (Before, the first GET
 // waited for as long as the server kept the connection open.)
-func TestConnectHung(t *testing.T) {
+func TestServerModelHung(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
