@@ -47,7 +47,7 @@ func startSim(t *testing.T, spec string, policy vllmsim.Policy) (*vllmsim.Server
 // prompts one way while the worker's --tokenizer qwen3 counts another.
 func qwen3PlusToken(t *testing.T) string {
 	t.Helper()
-	models := filepath.Join("..", "..", "budget", "models", "qwen3")
+	models := filepath.Join("..", "..", "served", "models", "qwen3")
 	gz, err := os.ReadFile(filepath.Join(models, "tokenizer.json.gz"))
 	require.NoError(t, err)
 	zr, err := gzip.NewReader(bytes.NewReader(gz))

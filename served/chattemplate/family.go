@@ -33,9 +33,9 @@ func (f Family) String() string {
 // checked against Jinja2 (testdata/chat) are listed: a template that differs
 // by a single byte may render differently and is refused.
 var knownTemplates = map[string]Family{
-	// budget/models/qwen2.5/tokenizer_config.json (Qwen2.5 Instruct).
+	// served/models/qwen2.5/tokenizer_config.json (Qwen2.5 Instruct).
 	"cd8e9439f0570856fd70470bf8889ebd8b5d1107207f67a5efb46e342330527f": Qwen25,
-	// budget/models/qwen3/tokenizer_config.json (Qwen3).
+	// served/models/qwen3/tokenizer_config.json (Qwen3).
 	"87a2728cb8dc9fe424d624542f6060ec05a1d285ebbec578bb078900e33396b5": Qwen3,
 }
 

@@ -5,7 +5,7 @@ package chattemplate
 const qwen25DefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
 // renderQwen25 is the Qwen2.5 Instruct chat_template
-// (budget/models/qwen2.5/tokenizer_config.json), statement for statement.
+// (served/models/qwen2.5/tokenizer_config.json), statement for statement.
 func renderQwen25(w *writer, msgs []message, tools []string, opt Options) {
 	system := qwen25DefaultSystem
 	if msgs[0].role == roleSystem {

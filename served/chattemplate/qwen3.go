@@ -3,7 +3,7 @@ package chattemplate
 import "strings"
 
 // renderQwen3 is the Qwen3 chat_template
-// (budget/models/qwen3/tokenizer_config.json), statement for statement.
+// (served/models/qwen3/tokenizer_config.json), statement for statement.
 func renderQwen3(w *writer, msgs []message, tools []string, opt Options) {
 	if len(tools) > 0 {
 		w.str("<|im_start|>system\n")
