@@ -94,11 +94,16 @@ type Model struct {
 // is asked; an *UnreachableError when the server stayed unreachable or
 // busy; ErrNoModel, an *HTTPError (an answer that is no use, such as a
 // 404) or ErrNoWindow; ctx.Err() when ctx ends first.
-func Connect(ctx context.Context, cfg Config) (*Model, error) {
+func Connect(ctx context.Context, cfg Config) (_ *Model, err error) {
 	m, err := load(cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			m.files.close() // the native backend's memory
+		}
+	}()
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
@@ -136,6 +141,7 @@ func Offline(cfg Config) (*Model, error) {
 		return nil, err
 	}
 	if m.budget, err = budget.New(cfg.Budget); err != nil {
+		m.files.close()
 		return nil, err
 	}
 	if cfg.Name == "" {
