@@ -2,8 +2,8 @@
 # README gives and .ci/run runs: it installs what the tests need, then runs
 # gofmt, go vet (default and hf_native tags), staticcheck, go mod tidy -diff,
 # the exhaustive enum-switch check, deadcode (scripts/deadcode.sh, with the
-# allowlist scripts/deadcode.allow) and the race-enabled tests of every
-# package.
+# allowlists scripts/deadcode.allow and scripts/deadcode-lib.allow) and the
+# race-enabled tests of every package.
 
 GO          ?= go
 GOBIN       := $(shell $(GO) env GOPATH)/bin
@@ -37,6 +37,7 @@ build:
 demo:
 	$(GO) run ./cmd/worker demo
 
-# The figures in docs/benchmarks.md.
+# The commands docs/benchmarks.md lists, with their timeouts (scripts/bench.sh
+# reads them from there; BENCH=REGEXP runs those matching it).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+	BENCH='$(BENCH)' ./scripts/bench.sh

@@ -14,6 +14,15 @@
 //   - [CheckStatus] is the result of evaluating a rule's check.
 //   - [RuleStatus] is how a rule ended on a host.
 //   - [RunStatus] is the state of a whole run.
+//   - [Event] is one event of the attempt loop (package worker), seen by an
+//     [Observer]: progress, metrics, lessons and the engines that record a
+//     night take it from here, not from the worker; [Outcome] is how a rule
+//     ended on a host, and [AttemptCheck] how a report shows an attempt's
+//     end.
+//   - [Target] is a connected host and [Connector] what connects to one;
+//     [ErrOutcomeUnknown] (a command whose outcome is unknown, never run
+//     again) and [ErrModelUnreachable] (the model server stayed down) are
+//     the errors every way of running rules on hosts shares.
 //
 // Each enumeration is a small integer type whose zero value means "none"
 // (written as the empty string), with String, MarshalText and UnmarshalText:
@@ -23,6 +32,7 @@
 // silent default. CI runs the exhaustive linter, so a switch over one of them
 // that forgets a value fails the build.
 //
-// The package is a leaf: it imports only the standard library, and holds no
-// state; its values are safe to copy and to share between goroutines.
+// The package imports only the standard library, package budget (the
+// assessment a model call's event carries) and package inventory (the host
+// a Connector connects to), and holds no state; its values are safe to copy and to share between goroutines.
 package nightshift

@@ -128,6 +128,46 @@ type Effects struct {
 	// sandbox after the command; nil when the command did not touch
 	// /etc/ssh (or the host has no sshd).
 	SSHD *SSHDCheck `json:"sshd,omitempty"`
+	// PAM is what Linux-PAM reads for a login, before and after the
+	// command; nil when the command changed none of it (/etc/pam.d,
+	// /etc/security, /etc/securetty, /etc/nologin, a module directory, a
+	// file a PAM line names). It is not kept in the JSON evidence (it is the host's whole
+	// PAM configuration, tens of kilobytes, and the same for every
+	// command): the judge reads it when it judges.
+	PAM *PAMView `json:"-"`
+	// Shadows maps each program the command created or changed in
+	// /usr/local/sbin or /usr/local/bin to the system program of the same
+	// name in /usr/sbin, /usr/bin, /sbin or /bin that it hides in root's
+	// PATH.
+	Shadows map[string]string `json:"shadows,omitempty"`
+	// Origin is the worker's address as sshd on the host sees it (from
+	// the session's SSH_CONNECTION); "" when unknown.
+	Origin string `json:"origin,omitempty"`
+}
+
+// PAMView is the PAM configuration of the host as the sandbox read it in
+// the trial's view, before the command (the host's own files) and after it.
+type PAMView struct {
+	Before PAMState
+	After  PAMState
+	// Login is the worker's login user as the sandbox saw it (SUDO_USER
+	// or the user running the helper); Groups maps it and root to the
+	// names of their groups.
+	Login  string
+	Groups map[string][]string
+}
+
+// PAMState is one side of a PAMView.
+type PAMState struct {
+	// Files maps a path to its contents (each cut at 4,000 lines): every
+	// file in /etc/pam.d; /etc/security's access.conf, time.conf,
+	// limits.conf, group.conf and limits.d/*.conf; /etc/securetty;
+	// /etc/nologin; and the files PAM lines name with file=, accessfile=
+	// or conffile=. An absent file is not listed.
+	Files map[string]string
+	// Modules maps each module a PAM line names (as named: pam_unix.so or
+	// an absolute path) to whether the host has it.
+	Modules map[string]bool
 }
 
 // SSHDCheck is `sshd -t` and `sshd -T -C user=LOGIN,host=ADDR,addr=ADDR`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -30,28 +31,7 @@ var (
 	// ErrSpec: the rules or hosts given are empty, duplicated, or (on
 	// resume) lack a rule or host the journal's run recorded.
 	ErrSpec = errors.New("invalid batch spec")
-	// ErrModelUnreachable: the model server stayed unreachable past the
-	// worker's retry deadline; the run stopped, its unfinished tasks are
-	// left for `worker resume`.
-	ErrModelUnreachable = errors.New("model server unreachable; run stopped")
-	// ErrOutcomeUnknown is what the worker is told when a resumed task
-	// reaches a command that started before a crash without a recorded
-	// result: it is not run again.
-	ErrOutcomeUnknown = errors.New("the worker stopped while this command ran; its outcome is unknown and it was not run again")
 )
-
-// Target is a connected host: a runner of its commands that must be
-// closed (sshexec's *Client is one).
-type Target interface {
-	nightshift.Runner
-	Close() error
-}
-
-// Connector connects to a host of the inventory. The CLI's connects with
-// sshexec; tests connect to simulated hosts.
-type Connector interface {
-	Connect(ctx context.Context, h inventory.Host) (Target, error)
-}
 
 // Config configures a Runner. Required fields are marked; the zero value of
 // every other field selects its default.
@@ -59,7 +39,7 @@ type Config struct {
 	// Journal records every step (required).
 	Journal *journal.Journal
 	// Connector reaches the hosts (required).
-	Connector Connector
+	Connector nightshift.Connector
 	// Worker holds the settings of each host's worker that the Runner does
 	// not own. Model and Chat are required, as for worker.New. The Runner
 	// owns Target and Probe (each host's connection) and Stop
@@ -82,7 +62,7 @@ type Config struct {
 	// the hard stop. Nil means never.
 	Stop <-chan struct{}
 	// ReportOutputCap bounds each command's output in reports built by
-	// Report, in bytes. Zero means 2000.
+	// Report, in bytes. Zero means orchestrate.DefaultOutputCap.
 	ReportOutputCap int
 	// HostObserver, if set, is called once per host worked on in a run
 	// (from the host's goroutine, after it connects) and returns an
@@ -90,7 +70,7 @@ type Config struct {
 	// has recorded each event and after Worker.Observer. A nil result
 	// observes nothing. Events replayed by a resumed task are observed
 	// again.
-	HostObserver func(host string) worker.Observer
+	HostObserver func(host string) nightshift.Observer
 	// Progress, if set, hears how the run goes: each host's plan, each
 	// task's start and end, hosts that stop answering. Nil means none.
 	Progress Progress
@@ -158,7 +138,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.ModelConcurrency = DefaultModelConcurrency
 	}
 	if cfg.ReportOutputCap == 0 {
-		cfg.ReportOutputCap = 2000
+		cfg.ReportOutputCap = orchestrate.DefaultOutputCap
 	}
 	return &Runner{cfg: cfg, limit: newLimiter(cfg.Worker.Chat, cfg.ModelConcurrency)}, nil
 }
@@ -178,17 +158,11 @@ type Spec struct {
 
 // Recorded is the spec a journal holds for a run.
 type Recorded struct {
-	Name  string          `json:"name"`
-	Model string          `json:"model,omitempty"`
-	Rules []RecordedRule  `json:"rules"`
-	Hosts []string        `json:"hosts"`
-	Meta  json.RawMessage `json:"meta,omitempty"`
-}
-
-// RecordedRule is a rule as recorded with its run.
-type RecordedRule struct {
-	ID    string `json:"id"`
-	Title string `json:"title,omitempty"`
+	Name  string                `json:"name"`
+	Model string                `json:"model,omitempty"`
+	Rules []orchestrate.RuleRef `json:"rules"`
+	Hosts []string              `json:"hosts"`
+	Meta  json.RawMessage       `json:"meta,omitempty"`
 }
 
 // RunResult is what Run and Resume did.
@@ -229,7 +203,7 @@ func (s Spec) validate() error {
 func (s Spec) recorded() (Recorded, error) {
 	rec := Recorded{Name: s.Name}
 	for _, r := range s.Rules {
-		rec.Rules = append(rec.Rules, RecordedRule{ID: r.ID, Title: r.Title})
+		rec.Rules = append(rec.Rules, orchestrate.RuleRef{ID: r.ID, Title: r.Title})
 	}
 	for _, h := range s.Hosts {
 		rec.Hosts = append(rec.Hosts, h.Name)
@@ -436,7 +410,7 @@ feed:
 	}
 	status := nightshift.RunDone
 	switch {
-	case firstErr != nil && !errors.Is(firstErr, ErrModelUnreachable):
+	case firstErr != nil && !errors.Is(firstErr, nightshift.ErrModelUnreachable):
 		status = nightshift.RunFailed
 	case res.Finished < res.Total:
 		status = nightshift.RunInterrupted

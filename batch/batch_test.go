@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/internal/nighttest"
 	"github.com/nightshift-dev/nightshift/journal"
 
 	"github.com/nightshift-dev/nightshift"
@@ -19,11 +20,11 @@ var wantOutcome = map[int]struct {
 	outcome  nightshift.RuleStatus
 	attempts int
 }{
-	kindCompliant: {nightshift.RuleCompliant, 0},
-	kindFix1:      {nightshift.RuleFixed, 1},
-	kindFix3:      {nightshift.RuleFixed, 3},
-	kindGiveUp:    {nightshift.RuleGaveUp, 2},
-	kindNever:     {nightshift.RuleNotFixed, 5},
+	nighttest.KindCompliant: {nightshift.RuleCompliant, 0},
+	nighttest.KindFix1:      {nightshift.RuleFixed, 1},
+	nighttest.KindFix3:      {nightshift.RuleFixed, 3},
+	nighttest.KindGiveUp:    {nightshift.RuleGaveUp, 2},
+	nighttest.KindNever:     {nightshift.RuleNotFixed, 5},
 }
 
 func TestRunRulesTimesHosts(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRunRulesTimesHosts(t *testing.T) {
 			if res.Total != tt.rules*tt.hosts || res.Finished != res.Total || res.Stopped {
 				t.Fatalf("result %+v, want %d tasks all finished", res, tt.rules*tt.hosts)
 			}
-			if got := n.calls.maxSeen.Load(); got > int64(tt.models) {
+			if got := n.calls.MaxInFlight(); got > int64(tt.models) {
 				t.Errorf("%d model calls in flight at once, cap %d", got, tt.models)
 			}
 			rep, err := batch.Report(ctx, j, res.Run, 0)
@@ -62,7 +63,7 @@ func TestRunRulesTimesHosts(t *testing.T) {
 				t.Fatalf("%d results, want %d", len(rep.Results), res.Total)
 			}
 			for _, r := range rep.Results {
-				want := wantOutcome[ruleKind(r.Rule)]
+				want := wantOutcome[nighttest.RuleKind(r.Rule)]
 				if r.Outcome != want.outcome || len(r.Attempts) != want.attempts {
 					t.Errorf("%s on %s: %s after %d attempts, want %s after %d", r.Rule, r.Host, r.Outcome, len(r.Attempts), want.outcome, want.attempts)
 				}
@@ -183,12 +184,12 @@ func TestJournalHoldsEveryStep(t *testing.T) {
 		}
 		got := strings.Join(kinds, " ")
 		want := map[int]string{
-			kindCompliant: "0check",
-			kindFix1:      "0check 1model_call 1model_reply 1command:ran 1check 1attempt",
-			kindFix3: "0check 1model_call 1model_reply 1command:ran 1check 1attempt 2model_call 2model_reply 2command:blocked 2attempt " +
+			nighttest.KindCompliant: "0check",
+			nighttest.KindFix1:      "0check 1model_call 1model_reply 1command:ran 1check 1attempt",
+			nighttest.KindFix3: "0check 1model_call 1model_reply 1command:ran 1check 1attempt 2model_call 2model_reply 2command:blocked 2attempt " +
 				"3model_call 3model_reply 3command:ran 3check 3attempt",
-			kindGiveUp: "0check 1model_call 1model_reply 1command:ran 1check 1attempt 2model_call 2model_reply 2command:give_up 2attempt",
-		}[ruleKind(task.Rule)]
+			nighttest.KindGiveUp: "0check 1model_call 1model_reply 1command:ran 1check 1attempt 2model_call 2model_reply 2command:give_up 2attempt",
+		}[nighttest.RuleKind(task.Rule)]
 		if want != "" && got != want {
 			t.Errorf("%s steps:\n got %s\nwant %s", task.Rule, got, want)
 		}
@@ -218,7 +219,7 @@ func TestHostStopsAnswering(t *testing.T) {
 	for _, r := range rep.Results {
 		switch {
 		case r.Host != "h01":
-			if want := wantOutcome[ruleKind(r.Rule)].outcome; r.Outcome != want {
+			if want := wantOutcome[nighttest.RuleKind(r.Rule)].outcome; r.Outcome != want {
 				t.Errorf("%s on %s: %s, want %s: the other hosts go on", r.Rule, r.Host, r.Outcome, want)
 			}
 		case r.Outcome == nightshift.RuleUnreachable:

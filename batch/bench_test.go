@@ -98,7 +98,7 @@ func runNight(b *testing.B, old bool) {
 		return
 	}
 	b.ReportMetric(float64(res.Total)/took.Seconds(), "tasks/s")
-	b.ReportMetric(float64(n.calls.calls.Load())/took.Seconds(), "model-calls/s")
+	b.ReportMetric(float64(n.calls.Calls())/took.Seconds(), "model-calls/s")
 	b.ReportMetric(float64(steps)/took.Seconds(), "steps/s")
 	b.ReportMetric(took.Seconds(), "run-s")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")

@@ -7,6 +7,8 @@
 //
 // Runner.Run works on each host's rules one at a time, in the order given
 // (rules on one host interfere), and on Config.ParallelHosts hosts at once.
+// Each host's rules go through orchestrate.Work, the rule loop package fleet
+// runs too: package batch is its journal engine.
 // All hosts share one model: at most Config.ModelConcurrency model calls are
 // in flight across the run. Each host gets its own worker.Worker (one probe
 // per host) built from Config.Worker.
@@ -16,7 +18,7 @@
 // it has left are finished as "unreachable" with the reason, a
 // host_unreachable event is recorded, and the other hosts go on. A model
 // server that stays unreachable past the worker's retry deadline stops the
-// run with ErrModelUnreachable; the tasks in progress stay unfinished for a
+// run with nightshift.ErrModelUnreachable; the tasks in progress stay unfinished for a
 // resume.
 //
 // # What is recorded, and when
@@ -50,7 +52,7 @@
 //   - finished rule × host tasks are never redone;
 //   - a command that started without a recorded result is marked unknown in
 //     the journal and is never run again: when the resumed task reaches it,
-//     the worker is told its outcome is unknown (ErrOutcomeUnknown), exactly
+//     the worker is told its outcome is unknown (nightshift.ErrOutcomeUnknown), exactly
 //     as for a connection lost mid-command;
 //   - a task in progress continues from its recorded state. It is worked on
 //     by a fresh worker whose model replies, command results and check
@@ -70,8 +72,9 @@
 //
 // # Reports
 //
-// Report builds a report.Run from the journal alone through a
-// report.Collector, in the recorded order of rules and hosts, so the reports
+// Report builds a report.Run from the journal alone (orchestrate.Report, the
+// tasks rebuilt from their steps), in the recorded order of rules and hosts,
+// so the reports
 // of a run resumed any number of times match those of a run never
 // interrupted.
 //

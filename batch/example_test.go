@@ -16,6 +16,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -67,7 +68,7 @@ func Example() {
 	defer j.Close()
 	r, err := batch.New(batch.Config{
 		Journal: j,
-		Connector: batch.SSHConnector{Base: sshexec.Config{Signers: []ssh.Signer{client}, NoAgent: true,
+		Connector: orchestrate.SSHConnector{Base: sshexec.Config{Signers: []ssh.Signer{client}, NoAgent: true,
 			KnownHostsFiles: []string{filepath.Join(dir, "known_hosts")}}},
 		Worker:        worker.Config{Chat: openai.NewClientWithConfig(oc), Model: model.With(srv.Model(), b)},
 		ParallelHosts: 2, ModelConcurrency: 1,

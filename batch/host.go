@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -43,7 +45,7 @@ type hostRun struct {
 	// continued counts the run's tasks continued from a recorded state.
 	continued *atomic.Int64
 
-	raw  Target
+	raw  nightshift.Target
 	exec nightshift.Runner // runs remediation commands: raw, or the sandbox over it
 	jctx context.Context   // the run's context without its cancellation: records survive a hard stop
 	// hctx is the run's context: steps on the host (commands, checks) run
@@ -59,11 +61,12 @@ type hostRun struct {
 	down context.CancelFunc
 
 	task    journal.TaskID
-	attempt int           // the attempt the next step belongs to
-	call    *worker.Event // the last EventModelCall
-	script  *script       // what a resumed task replays; nil for a fresh one
-	hostErr error         // a transport error of the host in this task
-	jerr    error         // the first journal error: nothing more runs
+	rule    string            // the rule of task, until it is finished
+	attempt int               // the attempt the next step belongs to
+	call    *nightshift.Event // the last EventModelCall
+	script  *script           // what a resumed task replays; nil for a fresh one
+	hostErr error             // a transport error of the host in this task
+	jerr    error             // the first journal error: nothing more runs
 }
 
 func (h *hostRun) journal() *journal.Journal { return h.r.cfg.Journal }
@@ -102,7 +105,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		if ctx.Err() != nil {
 			return false, nil
 		}
-		return true, h.markUnreachable(todo, fmt.Sprintf("connect: %v", err))
+		return true, orchestrate.Unreachable(h.jctx, h, todo, fmt.Sprintf("connect: %v", err))
 	}
 	defer t.Close()
 	h.raw, h.exec = t, t
@@ -114,12 +117,15 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		case ctx.Err() != nil:
 			return false, nil
 		case errors.Is(err, sandbox.ErrUnavailable):
-			return false, h.endAll(todo, nightshift.RuleFailed, err.Error())
+			return false, orchestrate.End(h.jctx, h, todo, nightshift.RuleFailed, err.Error())
 		default: // the host did not answer the probe
-			return true, h.markUnreachable(todo, fmt.Sprintf("connect: %v", err))
+			return true, orchestrate.Unreachable(h.jctx, h, todo, fmt.Sprintf("connect: %v", err))
 		}
 		h.exec, cfg.Sandboxed, cfg.Fallback = setup.Runner, setup.Sandboxed, setup.Fallback
 		cfg.Checks = t
+	}
+	if cfg.Recipes.Store != nil {
+		cfg.Recipes.Host, cfg.Recipes.Run = h.host.Name, strconv.FormatInt(int64(h.run), 10)
 	}
 	cfg.Chat = hostModel{h}
 	cfg.Target = hostTarget{h}
@@ -127,7 +133,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	next := cfg.Observer
 	if h.r.cfg.HostObserver != nil {
 		if o := h.r.cfg.HostObserver(h.host.Name); o != nil {
-			next = worker.Observers{next, o}
+			next = nightshift.Observers{next, o}
 		}
 	}
 	cfg.Observer = eventSink{h, next}
@@ -147,59 +153,87 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 		case <-wctx.Done():
 		}
 	}()
-	for i, rule := range todo {
-		if h.stopped(ctx) {
-			return false, nil
-		}
-		id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
-		if errors.Is(err, journal.ErrTaskFinished) {
-			continue
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, nil
-			}
-			return false, fmt.Errorf("batch: %w", err)
-		}
-		if err := h.begin(ctx, id); err != nil {
-			return false, err
-		}
-		if p := h.r.cfg.Progress; p != nil {
-			p.RuleStarted(h.host.Name, rule.ID)
-		}
-		rr := rule
-		if rr.Check != nil {
-			rr.Check = recCheck{Check: rule.Check, h: h}
-		}
-		out, ferr := w.Fix(wctx, rr)
-		var ue *worker.UnreachableError
-		switch {
-		case h.jerr != nil:
-			return false, fmt.Errorf("batch: %s on %s: journal: %w", rule.ID, h.host.Name, h.jerr)
-		case ctx.Err() != nil:
-			return false, nil // hard stop: the task stays unfinished
-		case h.stopped(ctx) && (ferr != nil || out.Status == nightshift.RuleInterrupted):
-			// A stop ended a wait (or the worker saw it between steps):
-			// whatever the wait's error, the task resumes later.
-			return false, nil
-		case errors.As(ferr, &ue):
-			return false, fmt.Errorf("%w: %w", ErrModelUnreachable, ferr)
-		case ferr != nil && h.hostErr != nil:
-			reason := fmt.Sprintf("host stopped answering: %v", h.hostErr)
-			return true, h.markUnreachable(todo[i:], reason)
-		case out.Status == nightshift.RuleInterrupted:
-			return false, nil // graceful stop: resumed later
-		}
-		o := journal.Outcome{Status: out.Status, Reason: out.Reason, Attempts: out.Attempts, Detail: out}
-		if err := h.journal().FinishTask(h.jctx, id, o); err != nil {
-			return false, fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
-		}
-		if p := h.r.cfg.Progress; p != nil {
-			p.RuleEnded(h.host.Name, rule.ID, out.Status)
-		}
+	end, err := orchestrate.Work(ctx, wctx, h, w, todo)
+	switch {
+	case err != nil:
+		return end.Unreachable != "", fmt.Errorf("batch: host %s: %w", h.host.Name, err)
+	case end.ModelDown != nil:
+		return false, end.ModelDown
+	}
+	return end.Unreachable != "", nil
+}
+
+// Begin starts rule's task (orchestrate.Engine), loading what it replays if it
+// was begun before.
+func (h *hostRun) Begin(ctx context.Context, rule rules.Rule) (bool, error) {
+	id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
+	if errors.Is(err, journal.ErrTaskFinished) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("batch: %w", err)
+	}
+	if err := h.begin(ctx, id); err != nil {
+		return false, err
+	}
+	h.rule = rule.ID
+	if p := h.r.cfg.Progress; p != nil {
+		p.RuleStarted(h.host.Name, rule.ID)
 	}
 	return false, nil
 }
+
+// Check evaluates c through the journal (orchestrate.Engine).
+func (h *hostRun) Check(c rules.Check) rules.Check { return recCheck{Check: c, h: h} }
+
+// Finish records the task's outcome (orchestrate.Engine).
+func (h *hostRun) Finish(_ context.Context, rule rules.Rule, out nightshift.Outcome) error {
+	id := h.task
+	if h.rule != rule.ID {
+		var err error
+		id, err = h.journal().StartTask(h.jctx, h.run, rule.ID, h.host.Name)
+		if errors.Is(err, journal.ErrTaskFinished) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("batch: %w", err)
+		}
+	}
+	h.rule = ""
+	o := journal.Outcome{Status: out.Status, Reason: out.Reason, Attempts: out.Attempts, Detail: out}
+	if err := h.journal().FinishTask(h.jctx, id, o); err != nil {
+		return fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
+	}
+	if p := h.r.cfg.Progress; p != nil {
+		p.RuleEnded(h.host.Name, rule.ID, out.Status)
+	}
+	return nil
+}
+
+// HostDown records that the host stopped answering (orchestrate.Engine).
+func (h *hostRun) HostDown(_ context.Context, reason string) error {
+	if err := h.journal().RecordEvent(h.jctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
+		return fmt.Errorf("batch: %w", err)
+	}
+	if p := h.r.cfg.Progress; p != nil {
+		p.HostDown(h.host.Name, errors.New(reason))
+	}
+	return nil
+}
+
+// HostErr is the host's transport error in the current task (orchestrate.Engine).
+func (h *hostRun) HostErr() error { return h.hostErr }
+
+// Err is the first journal error (orchestrate.Engine).
+func (h *hostRun) Err() error {
+	if h.jerr != nil {
+		return fmt.Errorf("journal: %w", h.jerr)
+	}
+	return nil
+}
+
+// Stopped reports a stop or the run's context ending (orchestrate.Engine).
+func (h *hostRun) Stopped() bool { return h.stopped(h.hctx) }
 
 // begin makes id the current task, loading what it replays if resumed.
 func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
@@ -215,42 +249,6 @@ func (h *hostRun) begin(ctx context.Context, id journal.TaskID) error {
 		}
 		h.script = s
 		h.continued.Add(1)
-	}
-	return nil
-}
-
-// markUnreachable finishes todo on the host as unreachable.
-func (h *hostRun) markUnreachable(todo []rules.Rule, reason string) error {
-	ctx := h.jctx
-	if err := h.journal().RecordEvent(ctx, h.run, 0, 0, eventUnreachable, map[string]string{"host": h.host.Name, "reason": reason}); err != nil {
-		return fmt.Errorf("batch: %w", err)
-	}
-	if p := h.r.cfg.Progress; p != nil {
-		p.HostDown(h.host.Name, errors.New(reason))
-	}
-	return h.endAll(todo, nightshift.RuleUnreachable, reason)
-}
-
-// endAll ends every task of todo not yet finished with status and reason.
-func (h *hostRun) endAll(todo []rules.Rule, status nightshift.RuleStatus, reason string) error {
-	ctx := h.jctx
-	p := h.r.cfg.Progress
-	for _, rule := range todo {
-		id, err := h.journal().StartTask(ctx, h.run, rule.ID, h.host.Name)
-		if errors.Is(err, journal.ErrTaskFinished) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("batch: %w", err)
-		}
-		out := worker.Outcome{Rule: rule.ID, Status: status, Reason: reason}
-		o := journal.Outcome{Status: out.Status, Reason: reason, Detail: out}
-		if err := h.journal().FinishTask(ctx, id, o); err != nil {
-			return fmt.Errorf("batch: %s on %s: %w", rule.ID, h.host.Name, err)
-		}
-		if p != nil {
-			p.RuleEnded(h.host.Name, rule.ID, out.Status)
-		}
 	}
 	return nil
 }
@@ -336,7 +334,7 @@ func (t hostTarget) Run(ctx context.Context, command string) (nightshift.Exec, e
 		case c.State != journal.CommandFinished:
 			// Not an error: the worker then re-runs the check, which tells
 			// the model (and the report) whether the command took effect.
-			return nightshift.Exec{ExitCode: -1, Stderr: ErrOutcomeUnknown.Error() + "\n"}, nil
+			return nightshift.Exec{ExitCode: -1, Stderr: orchestrate.OutcomeUnknownStderr}, nil
 		case c.Result.Error != "":
 			return c.Result.Exec, errors.New(c.Result.Error)
 		}
@@ -420,22 +418,22 @@ func (c recCheck) Evaluate(ctx context.Context, _ nightshift.Runner) (rules.Chec
 // that did not run, attempt ends, context rejections.
 type eventSink struct {
 	h    *hostRun
-	next worker.Observer
+	next nightshift.Observer
 }
 
-func (s eventSink) Observe(e worker.Event) {
+func (s eventSink) Observe(e nightshift.Event) {
 	h := s.h
 	switch e.Kind {
-	case worker.EventModelCall:
+	case nightshift.EventModelCall:
 		ev := e
 		h.call, h.attempt = &ev, e.Attempt
-	case worker.EventProbe:
+	case nightshift.EventProbe:
 		// The probe runs on the raw target, outside the journal; a
 		// transport error of it is the host's.
 		if e.Error != "" {
 			h.hostErr = errors.New(e.Error)
 		}
-	case worker.EventCommand:
+	case nightshift.EventCommand:
 		switch e.Action {
 		case nightshift.ActionBlocked, nightshift.ActionRefused, nightshift.ActionMalformed, nightshift.ActionGiveUp:
 			if h.script.skip() {
@@ -449,14 +447,14 @@ func (s eventSink) Observe(e worker.Event) {
 		case nightshift.ActionNone:
 		default:
 		}
-	case worker.EventAttempt:
+	case nightshift.EventAttempt:
 		if !h.script.attemptEnd() {
 			a := journal.AttemptEnd{Attempt: e.Attempt, Check: e.Check, GaveUp: e.Action == nightshift.ActionGiveUp,
 				PromptTokens: e.PromptTokens, Limit: e.Limit}
 			h.record(func(ctx context.Context) error { return h.journal().EndAttempt(ctx, h.task, a) })
 		}
 		h.attempt = e.Attempt + 1
-	case worker.EventRejected:
+	case nightshift.EventRejected:
 		payload := map[string]any{"server_tokens": e.ServerTokens, "local_tokens": e.LocalTokens, "message": e.Error}
 		h.record(func(ctx context.Context) error {
 			return h.journal().RecordEvent(ctx, h.run, h.task, e.Attempt, eventRejected, payload)

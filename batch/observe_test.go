@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/batch"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -17,10 +16,10 @@ import (
 // hostEvents is one host's observer: the events it was given.
 type hostEvents struct {
 	mu     sync.Mutex
-	events []worker.Event
+	events []nightshift.Event
 }
 
-func (h *hostEvents) Observe(e worker.Event) {
+func (h *hostEvents) Observe(e nightshift.Event) {
 	h.mu.Lock()
 	h.events = append(h.events, e)
 	h.mu.Unlock()
@@ -77,7 +76,7 @@ func TestHostObserversAndProgress(t *testing.T) {
 			plog := &progressLog{}
 			r, err := batch.New(batch.Config{Journal: j, Connector: n.Conn, Worker: n.Worker, ParallelHosts: 3, ModelConcurrency: 2,
 				Progress: plog,
-				HostObserver: func(host string) worker.Observer {
+				HostObserver: func(host string) nightshift.Observer {
 					mu.Lock()
 					defer mu.Unlock()
 					if observers[host] != nil {
@@ -136,7 +135,7 @@ func TestHostObserversAndProgress(t *testing.T) {
 				}
 				ends, probed := 0, 0
 				for _, e := range obs.events {
-					if e.Kind != worker.EventRuleEnd {
+					if e.Kind != nightshift.EventRuleEnd {
 						continue
 					}
 					ends++

@@ -11,6 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift/internal/nighttest"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -29,7 +30,7 @@ func TestModelServerDownStopsTheRunForResume(t *testing.T) {
 	n.Worker.Chat = openai.NewClientWithConfig(oc)
 	n.Worker.RetryDeadline = 800 * time.Millisecond
 	res, err := n.runner(t, j, 2, 2, nil).Run(ctx, n.spec())
-	if !errors.Is(err, batch.ErrModelUnreachable) {
+	if !errors.Is(err, nightshift.ErrModelUnreachable) {
 		t.Fatalf("run with the model server down: %v, want ErrModelUnreachable", err)
 	}
 	tasks, err := j.Tasks(ctx, res.Run)
@@ -54,7 +55,7 @@ func TestModelServerDownStopsTheRunForResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rep.Results {
-		if want := wantOutcome[ruleKind(r.Rule)]; r.Outcome != want.outcome || len(r.Attempts) != want.attempts {
+		if want := wantOutcome[nighttest.RuleKind(r.Rule)]; r.Outcome != want.outcome || len(r.Attempts) != want.attempts {
 			t.Errorf("%s on %s: %s after %d attempts, want %s after %d", r.Rule, r.Host, r.Outcome, len(r.Attempts), want.outcome, want.attempts)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestNewDefaultsAndValidation(t *testing.T) {
+	t.Parallel()
 	b, err := New(Config{})
 	require.NoError(t, err)
 	assert.Equal(t, 16384, b.ContextWindow(), "window")

@@ -430,7 +430,7 @@ func errorPart(st StepSummary, lv level, lead string) string {
 	}
 	cs := st.Classes
 	if st.Signal != "" {
-		cs = without(cs, ClassKilled) // the phrase already says so
+		cs = without(cs, classKilled) // the phrase already says so
 	}
 	return classList(cs, lv.classes, lead)
 }

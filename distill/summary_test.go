@@ -1,6 +1,9 @@
 package distill
 
 import (
+	"go/doc"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,8 +158,8 @@ func TestProgramAndGist(t *testing.T) {
 	}
 }
 
-// TestREADMELine: the sample line in the README is the line Summarize
-// writes for the turn it describes.
+// TestREADMELine: the README's sample line is what Example_readme prints
+// (its "// Output:" comment, which go test checks against Summarize).
 func TestREADMELine(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
@@ -172,11 +175,21 @@ func TestREADMELine(t *testing.T) {
 	if sample == "" {
 		t.Fatal("the README has no indented sample line")
 	}
-	got := New(Config{}).Summarize(Turn{Number: 4, Check: nightshift.CheckFail, CheckOutput: "PermitRootLogin yes\n", Steps: []Step{{
-		Tool: nightshift.ToolApply, Action: nightshift.ActionRan, ExitCode: 1,
-		Command: `sed -i 's/^#\?PermitRootLogin.*/PermitRootLogin no' /etc/ssh/sshd_config`,
-		Stderr:  "sed: -e expression #1, char 42: unterminated `s' command\n"}}}).Line()
-	if got != sample {
-		t.Errorf("README:    %s\nSummarize: %s", sample, got)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "readme_example_test.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var output string
+	for _, ex := range doc.Examples(f) {
+		if ex.Name == "_readme" {
+			output = strings.TrimSpace(ex.Output)
+		}
+	}
+	if output == "" {
+		t.Fatal("readme_example_test.go has no Example_readme with an Output comment")
+	}
+	if output != sample {
+		t.Errorf("README:         %s\nExample_readme: %s", sample, output)
 	}
 }

@@ -116,7 +116,7 @@ func (ts *targetSet) command(c *shell.Command, depth int) {
 		}
 		return
 	case name == "augtool":
-		_, ops := operands(args, augtoolOpts)
+		_, ops := operands(args, optsOf("augtool"))
 		if len(ops) == 0 && fed {
 			ts.augeasScript(c.StdinText)
 			return
@@ -129,43 +129,44 @@ func (ts *targetSet) command(c *shell.Command, depth int) {
 
 // programs maps a program name to the function that adds its targets.
 var programs = map[string]func(ts *targetSet, args []shell.Word){
-	"sed":     sedTargets,
-	"tee":     operandTargets(shell.Options{Flags: "aip", LongOpt: []string{"--output-error"}}),
-	"cp":      copyTargets(shell.Options{Flags: "abdfHilLnPpRrsTuvxZ", Args: "tS", LongArgs: []string{"--target-directory", "--suffix"}, LongOpt: []string{"--backup", "--preserve", "--no-preserve", "--reflink", "--sparse", "--context", "--update"}}),
-	"mv":      copyTargets(shell.Options{Flags: "bfinTuvZ", Args: "tS", LongArgs: []string{"--target-directory", "--suffix"}, LongOpt: []string{"--backup", "--update", "--context"}}),
-	"ln":      copyTargets(shell.Options{Flags: "bdfFinLPrsTv", Args: "tS", LongArgs: []string{"--target-directory", "--suffix"}, LongOpt: []string{"--backup"}}),
-	"install": installTargets,
-	"chmod":   modeTargets,
-	"chown":   modeTargets,
-	"chgrp":   modeTargets,
-	"touch":   operandTargets(shell.Options{Flags: "acfhm", Args: "dtr", LongArgs: []string{"--date", "--reference"}, LongOpt: []string{"--time"}}),
-	"mkdir":   operandTargets(shell.Options{Flags: "pvZ", Args: "m", LongArgs: []string{"--mode"}, LongOpt: []string{"--context"}}),
-	"rm":      operandTargets(shell.Options{Flags: "dfiIrRv", LongOpt: []string{"--interactive"}}),
-	"rmdir":   operandTargets(shell.Options{Flags: "pv"}),
-	"truncate": operandTargets(shell.Options{Flags: "co", Args: "sr",
-		LongArgs: []string{"--size", "--reference"}}),
+	"sed":       sedTargets,
+	"tee":       operandTargets("tee"),
+	"cp":        copyTargets("cp"),
+	"mv":        copyTargets("mv"),
+	"ln":        copyTargets("ln"),
+	"install":   installTargets,
+	"chmod":     modeTargets("chmod"),
+	"chown":     modeTargets("chown"),
+	"chgrp":     modeTargets("chgrp"),
+	"touch":     operandTargets("touch"),
+	"mkdir":     operandTargets("mkdir"),
+	"rm":        operandTargets("rm"),
+	"rmdir":     operandTargets("rmdir"),
+	"truncate":  operandTargets("truncate"),
 	"systemctl": systemctlTargets,
 	"service": func(ts *targetSet, a []shell.Word) {
 		if _, ops := operands(a, shell.Options{}); len(ops) > 0 {
 			ts.addWord(ops[0])
 		}
 	},
-	"apt":      aptTargets,
-	"apt-get":  aptTargets,
-	"aptitude": aptTargets,
-	"dnf":      dnfTargets,
-	"yum":      dnfTargets,
-	"microdnf": dnfTargets,
-	"zypper":   dnfTargets,
-	"dpkg":     dpkgTargets,
-	"rpm":      rpmTargets,
-	"sysctl":   sysctlTargets,
-	"augtool":  augtoolTargets,
-	"dpkg-reconfigure": operandTargets(shell.Options{Flags: "u", Args: "fp",
-		LongArgs: []string{"--frontend", "--priority"}}),
+	"apt":              aptTargets,
+	"apt-get":          aptTargets,
+	"aptitude":         aptTargets,
+	"dnf":              dnfTargets,
+	"yum":              dnfTargets,
+	"microdnf":         dnfTargets,
+	"zypper":           dnfTargets,
+	"dpkg":             dpkgTargets,
+	"rpm":              rpmTargets,
+	"sysctl":           sysctlTargets,
+	"augtool":          augtoolTargets,
+	"dpkg-reconfigure": operandTargets("dpkg-reconfigure"),
 }
 
-func operandTargets(o shell.Options) func(*targetSet, []shell.Word) {
+// operandTargets adds every operand of the program, its options read
+// from package shell's table (shell.ProgramOptions).
+func operandTargets(program string) func(*targetSet, []shell.Word) {
+	o := optsOf(program)
 	return func(ts *targetSet, a []shell.Word) {
 		_, ops := operands(a, o)
 		ts.addWords(ops)
@@ -184,9 +185,7 @@ func sedTargets(ts *targetSet, args []shell.Word) {
 			i = len(args)
 		case strings.HasPrefix(a, "--"):
 			name, _, hasVal := strings.Cut(a, "=")
-			full, _ := shell.ResolveLong(name, []string{"--in-place", "--expression", "--file", "--line-length",
-				"--quiet", "--silent", "--regexp-extended", "--separate", "--null-data", "--zero-terminated",
-				"--unbuffered", "--posix", "--sandbox", "--debug", "--follow-symlinks", "--binary", "--help", "--version"})
+			full, _ := optsOf("sed").Resolve(name)
 			switch full {
 			case "--in-place":
 				inPlace = true
@@ -233,7 +232,8 @@ func sedTargets(ts *targetSet, args []shell.Word) {
 	ts.addWords(ops)
 }
 
-func copyTargets(o shell.Options) func(*targetSet, []shell.Word) {
+func copyTargets(program string) func(*targetSet, []shell.Word) {
+	o := optsOf(program)
 	return func(ts *targetSet, a []shell.Word) {
 		opts, ops := operands(a, o)
 		copyDest(ts, opts, ops)
@@ -241,9 +241,7 @@ func copyTargets(o shell.Options) func(*targetSet, []shell.Word) {
 }
 
 func installTargets(ts *targetSet, a []shell.Word) {
-	opts, ops := operands(a, shell.Options{Flags: "bcCdDpsTvZ", Args: "mogtS", Long: []string{"--directory"},
-		LongArgs: []string{"--mode", "--owner", "--group", "--target-directory", "--suffix", "--strip-program"},
-		LongOpt:  []string{"--backup", "--context"}})
+	opts, ops := operands(a, optsOf("install"))
 	if _, dir := shell.Has(opts, "-d", "--directory"); dir {
 		ts.addWords(ops)
 		return
@@ -264,7 +262,12 @@ func copyDest(ts *targetSet, opts []shell.Option, ops []shell.Word) {
 // modeTargets adds the files of chmod, chown and chgrp: every operand after
 // the mode or owner (which --reference replaces). A symbolic mode such as
 // -w looks like an option and is read as the mode.
-func modeTargets(ts *targetSet, args []shell.Word) {
+func modeTargets(program string) func(*targetSet, []shell.Word) {
+	o := optsOf(program)
+	return func(ts *targetSet, args []shell.Word) { modeOperands(ts, o, args) }
+}
+
+func modeOperands(ts *targetSet, o shell.Options, args []shell.Word) {
 	var ops []shell.Word
 	ref := false
 	for i := 0; i < len(args); i++ {
@@ -275,9 +278,7 @@ func modeTargets(ts *targetSet, args []shell.Word) {
 			i = len(args)
 		case strings.HasPrefix(a, "--"):
 			name, _, hasVal := strings.Cut(a, "=")
-			full, _ := shell.ResolveLong(name, []string{"--reference", "--from", "--recursive", "--changes",
-				"--silent", "--quiet", "--verbose", "--no-dereference", "--dereference", "--preserve-root",
-				"--no-preserve-root", "--help", "--version"})
+			full, _ := o.Resolve(name)
 			switch full {
 			case "--reference":
 				ref = true
@@ -289,7 +290,7 @@ func modeTargets(ts *targetSet, args []shell.Word) {
 					i++
 				}
 			}
-		case len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], "RcfvhHLP") == "":
+		case len(a) > 1 && a[0] == '-' && strings.Trim(a[1:], o.Flags) == "":
 		default:
 			ops = append(ops, args[i]) // includes symbolic modes such as -w
 		}
@@ -308,12 +309,8 @@ var systemctlNoUnits = map[string]bool{
 	"get-default": true, "is-system-running": true,
 }
 
-var systemctlOpts = shell.Options{Flags: "afilqr", Args: "tpHMsonP", LongArgs: []string{"--type", "--property", "--host",
-	"--machine", "--state", "--signal", "--output", "--lines", "--root", "--kill-whom", "--job-mode", "--what",
-	"--kill-value", "--timestamp", "--message", "--image", "--when"}}
-
 func systemctlTargets(ts *targetSet, args []shell.Word) {
-	_, ops := operands(args, systemctlOpts)
+	_, ops := operands(args, optsOf("systemctl"))
 	if len(ops) == 0 {
 		return
 	}
@@ -335,20 +332,13 @@ var pkgVerbs = map[string]bool{
 	"full-upgrade": true, "dist-upgrade": true, "build-dep": true, "in": true, "rm": true, "up": true,
 }
 
-var aptOpts = shell.Options{Flags: "bdfhmqsuVy", Args: "octaS", LongArgs: []string{"--option", "--config-file",
-	"--target-release", "--default-release"}}
-
-var dnfOpts = shell.Options{Flags: "bCqvyh", Args: "cxdeRi", LongArgs: []string{"--setopt", "--config", "--releasever",
-	"--installroot", "--enablerepo", "--disablerepo", "--repo", "--repoid", "--exclude", "--downloaddir", "--destdir",
-	"--from-repo", "--forcearch", "--color"}}
-
 func aptTargets(ts *targetSet, args []shell.Word) {
-	_, ops := operands(args, aptOpts)
+	_, ops := operands(args, optsOf("apt"))
 	pkgOperands(ts, ops, true)
 }
 
 func dnfTargets(ts *targetSet, args []shell.Word) {
-	_, ops := operands(args, dnfOpts)
+	_, ops := operands(args, optsOf("dnf"))
 	pkgOperands(ts, ops, false)
 }
 
@@ -362,7 +352,7 @@ func pkgOperands(ts *targetSet, ops []shell.Word, apt bool) {
 }
 
 func dpkgTargets(ts *targetSet, args []shell.Word) {
-	opts, ops := operands(args, shell.Options{Args: "irPsLSc", LongArgs: []string{"--root", "--admindir", "--instdir", "--force", "--configure"}})
+	opts, ops := operands(args, optsOf("dpkg"))
 	for _, o := range opts {
 		switch o.Name {
 		case "-i", "--install", "-r", "--remove", "-P", "--purge", "--unpack":
@@ -379,19 +369,17 @@ func dpkgTargets(ts *targetSet, args []shell.Word) {
 	}
 }
 
-var rpmOpts = shell.Options{LongArgs: []string{"--root", "--dbpath", "--define", "--macros"}}
-
 func rpmTargets(ts *targetSet, args []shell.Word) {
 	for _, w := range args {
 		a := w.Value
 		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "iUFe") && !strings.ContainsAny(a, "q") {
-			_, ops := operands(args, rpmOpts)
+			_, ops := operands(args, optsOf("rpm"))
 			ts.addWords(ops)
 			return
 		}
 		switch a {
 		case "--install", "--upgrade", "--freshen", "--erase":
-			_, ops := operands(args, rpmOpts)
+			_, ops := operands(args, optsOf("rpm"))
 			ts.addWords(ops)
 			return
 		}
@@ -401,8 +389,7 @@ func rpmTargets(ts *targetSet, args []shell.Word) {
 // sysctlTargets adds the keys set by sysctl -w key=value (or sysctl
 // key=value).
 func sysctlTargets(ts *targetSet, args []shell.Word) {
-	opts, ops := operands(args, shell.Options{Flags: "abeNnqwAXr", Args: "pf", Long: []string{"--system", "--all",
-		"--binary", "--ignore", "--names", "--values", "--quiet", "--write"}, LongOpt: []string{"--load", "--pattern"}})
+	opts, ops := operands(args, optsOf("sysctl"))
 	if _, ok := shell.Has(opts, "-p", "--load", "-f", "--system"); ok {
 		return
 	}
@@ -419,11 +406,8 @@ var augeasWriters = map[string]bool{
 	"insert": true, "mv": true, "move": true, "rename": true, "touch": true, "cp": true, "copy": true,
 }
 
-var augtoolOpts = shell.Options{Flags: "AbceiLnQsS", Args: "rIltf", LongArgs: []string{"--root", "--include",
-	"--load-file", "--transform", "--file"}}
-
 func augtoolTargets(ts *targetSet, args []shell.Word) {
-	_, ops := operands(args, augtoolOpts)
+	_, ops := operands(args, optsOf("augtool"))
 	augeasCommand(ts, wordValues(ops))
 }
 
@@ -453,4 +437,11 @@ func (ts *targetSet) augeasScript(body string) {
 			augeasCommand(ts, wordValues(c.Args))
 		}
 	}
+}
+
+// optsOf returns program's options from package shell's one table of
+// them (shell.ProgramOptions); a program the table lacks has none.
+func optsOf(program string) shell.Options {
+	o, _ := shell.ProgramOptions(program)
+	return o
 }

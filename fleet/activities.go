@@ -12,12 +12,13 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lockout"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -31,23 +32,23 @@ const (
 	errTypeNoModel       = "NoModel"       // this worker serves no model calls
 )
 
-// ProbeInput is a read-only command of the host probe.
-type ProbeInput struct {
+// probeInput is a read-only command of the host probe.
+type probeInput struct {
 	Host    inventory.Host `json:"host"`
 	Command string         `json:"command"`
 }
 
-// CheckInput is a rule's check on a host: its shell command, or (Oscap
+// checkInput is a rule's check on a host: its shell command, or (Oscap
 // set) an oscap evaluation.
-type CheckInput struct {
+type checkInput struct {
 	Host    inventory.Host `json:"host"`
 	Rule    string         `json:"rule"`
 	Command string         `json:"command"`
-	Oscap   *OscapInput    `json:"oscap,omitempty"`
+	Oscap   *oscapInput    `json:"oscap,omitempty"`
 }
 
-// CommandInput is one remediation command.
-type CommandInput struct {
+// commandInput is one remediation command.
+type commandInput struct {
 	Host    inventory.Host `json:"host"`
 	Rule    string         `json:"rule"`
 	Attempt int            `json:"attempt"`
@@ -59,15 +60,15 @@ type CommandInput struct {
 	Scope   []string `json:"scope,omitempty"`
 }
 
-// SandboxProbeResult says whether the recording sandbox can run on a host:
+// sandboxProbeResult says whether the recording sandbox can run on a host:
 // Missing names what is missing, "" when it can.
-type SandboxProbeResult struct {
+type sandboxProbeResult struct {
 	Missing string `json:"missing,omitempty"`
 }
 
-// CommandResult is what a remediation command did. Err is set when the
+// commandResult is what a remediation command did. Err is set when the
 // transport failed while it ran: its outcome is unknown.
-type CommandResult struct {
+type commandResult struct {
 	Exec nightshift.Exec `json:"exec"`
 	Err  string          `json:"err,omitempty"`
 }
@@ -78,7 +79,7 @@ type CommandResult struct {
 // concurrent use if the Connector and Model are.
 type Activities struct {
 	// Connector reaches the zone's hosts (required for host activities).
-	Connector batch.Connector
+	Connector nightshift.Connector
 	// Model is the model server client (required for model calls).
 	Model worker.ChatModel
 	// HeartbeatEvery is how often long activities heartbeat (the SDK
@@ -129,7 +130,7 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 }
 
 // target returns the kept connection to h and its release (see connPool).
-func (a *Activities) target(ctx context.Context, h inventory.Host) (batch.Target, func(broken bool), error) {
+func (a *Activities) target(ctx context.Context, h inventory.Host) (nightshift.Target, func(broken bool), error) {
 	if a.Connector == nil {
 		return nil, nil, errors.New("fleet: this worker has no connector to hosts")
 	}
@@ -154,12 +155,12 @@ func (a *Activities) runWith(ctx context.Context, h inventory.Host, f func(night
 
 // guard is the lockout net for the worker's login on h: its canary makes
 // fresh logins through the connector's SSH configuration when the
-// connector is a batch.SSHConnector (else it runs the latent check only).
+// connector is a orchestrate.SSHConnector (else it runs the latent check only).
 func (a *Activities) guard(h inventory.Host) (*lockout.Guard, error) {
 	// sshd's own view of the connection (its port behind a forwarder or
 	// NAT) is read on the host from SSH_CONNECTION.
 	cfg := lockout.Config{User: h.User}
-	if c, ok := a.Connector.(batch.SSHConnector); ok {
+	if c, ok := a.Connector.(orchestrate.SSHConnector); ok {
 		sc := c.Config(h)
 		cfg.FreshLogin, cfg.User = lockout.SSHLogin(sc), sc.User
 	}
@@ -176,9 +177,9 @@ func hostPolicy(h inventory.Host) safety.EffectsPolicy {
 
 // SandboxProbe says whether the recording sandbox can run on the host. A
 // transport error fails the activity (retried by its policy).
-func (a *Activities) SandboxProbe(ctx context.Context, in ProbeInput) (SandboxProbeResult, error) {
+func (a *Activities) sandboxProbe(ctx context.Context, in probeInput) (sandboxProbeResult, error) {
 	defer a.heartbeat(ctx)()
-	var res SandboxProbeResult
+	var res sandboxProbeResult
 	_, err := a.runWith(ctx, in.Host, func(t nightshift.Runner) (nightshift.Exec, error) {
 		perr := sandbox.New(t, sandbox.Config{}).Probe(ctx)
 		var ue *sandbox.UnavailableError
@@ -193,7 +194,7 @@ func (a *Activities) SandboxProbe(ctx context.Context, in ProbeInput) (SandboxPr
 
 // Probe runs one read-only probe command. A transport error fails the
 // activity (retried by its policy).
-func (a *Activities) Probe(ctx context.Context, in ProbeInput) (nightshift.Exec, error) {
+func (a *Activities) probe(ctx context.Context, in probeInput) (nightshift.Exec, error) {
 	defer a.heartbeat(ctx)()
 	return a.run(ctx, in.Host, in.Command)
 }
@@ -201,11 +202,11 @@ func (a *Activities) Probe(ctx context.Context, in ProbeInput) (nightshift.Exec,
 // Check evaluates a rule's shell or oscap check. A transport error fails
 // the activity (retried by its policy); a banned check command is not
 // retried.
-func (a *Activities) Check(ctx context.Context, in CheckInput) (rules.CheckResult, error) {
+func (a *Activities) check(ctx context.Context, in checkInput) (rules.CheckResult, error) {
 	defer a.heartbeat(ctx)()
 	var check rules.Check = rules.ShellCheck{Command: in.Command}
 	if o := in.Oscap; o != nil {
-		check = rules.OscapCheck{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
+		check = scap.Check{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
 	}
 	res, err := check.Evaluate(ctx, hostRunner{a, in.Host})
 	if errors.Is(err, safety.ErrBanned) {
@@ -226,7 +227,7 @@ func (r hostRunner) Run(ctx context.Context, command string) (nightshift.Exec, e
 
 // Command runs one remediation command. It is scheduled with a single
 // attempt: a transport error is a result (outcome unknown), never a retry.
-func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResult, error) {
+func (a *Activities) command(ctx context.Context, in commandInput) (commandResult, error) {
 	defer a.heartbeat(ctx)()
 	var ex nightshift.Exec
 	var err error
@@ -243,25 +244,25 @@ func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResul
 	} else {
 		ex, err = a.run(ctx, in.Host, in.Command)
 	}
-	res := CommandResult{Exec: ex}
+	res := commandResult{Exec: ex}
 	if err != nil {
 		res.Err = err.Error()
 	}
 	return res, nil
 }
 
-// ModelRequest is the model-call activity's input: the worker's request,
+// modelRequest is the model-call activity's input: the worker's request,
 // whose JSON is openai.ChatCompletionRequest's. Decoding keeps each tool's
 // parameters schema as the JSON text it was sent as: decoded into the
 // request's `any` it would become a map and go out again with its keys
 // sorted, a different prompt from the one the worker counted (and from the
 // one `worker run` sends, so vLLM's prefix cache would not match either).
-type ModelRequest struct {
+type modelRequest struct {
 	openai.ChatCompletionRequest
 }
 
 // UnmarshalJSON decodes the request, tools' parameters as json.RawMessage.
-func (r *ModelRequest) UnmarshalJSON(b []byte) error {
+func (r *modelRequest) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &r.ChatCompletionRequest); err != nil {
 		return err
 	}
@@ -287,7 +288,7 @@ func (r *ModelRequest) UnmarshalJSON(b []byte) error {
 // 429, dropped connections, timeouts) fail the attempt, and Temporal retries
 // it with the policy's backoff; any other answer (context-length rejections
 // included) fails it for good with the server's message.
-func (a *Activities) ModelCall(ctx context.Context, in ModelRequest) (openai.ChatCompletionResponse, error) {
+func (a *Activities) modelCall(ctx context.Context, in modelRequest) (openai.ChatCompletionResponse, error) {
 	req := in.ChatCompletionRequest
 	if a.Model == nil {
 		return openai.ChatCompletionResponse{}, temporal.NewNonRetryableApplicationError("fleet: this worker serves no model calls", errTypeNoModel, nil)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/internal/nighttest"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -25,7 +26,7 @@ func neverRules(n int) []byte {
 	var b strings.Builder
 	b.WriteString("rules:\n")
 	for i := range n {
-		id := fmt.Sprintf("r%03d", i*kinds+kindNever)
+		id := fmt.Sprintf("r%03d", i*nighttest.Kinds+nighttest.KindNever)
 		fmt.Fprintf(&b, "  - {id: %s, title: Never %d, check: \"test %s = ok\", max_attempts: 5}\n", id, i, id)
 	}
 	return []byte(b.String())

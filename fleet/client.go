@@ -25,7 +25,7 @@ func Start(ctx context.Context, c client.Client, id string, n Night) (client.Wor
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: NightQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-	}, NightWorkflowName, n)
+	}, nightWorkflowName, n)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: start night %s: %w", id, err)
 	}
@@ -42,7 +42,7 @@ func Schedule(ctx context.Context, c client.Client, id, cron string, n Night) er
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:   id,
 		Spec: client.ScheduleSpec{CronExpressions: []string{cron}},
-		Action: &client.ScheduleWorkflowAction{ID: id, Workflow: NightWorkflowName, Args: []any{n},
+		Action: &client.ScheduleWorkflowAction{ID: id, Workflow: nightWorkflowName, Args: []any{n},
 			TaskQueue: NightQueue},
 	})
 	if err != nil {
@@ -67,7 +67,7 @@ func Describe(ctx context.Context, c client.Client, id string) (st NightStatus, 
 		return st, false, fmt.Errorf("%w: %s: %w", ErrNotFound, id, err)
 	}
 	if d.WorkflowExecutionInfo.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		v, err := c.QueryWorkflow(ctx, id, "", StatusQuery)
+		v, err := c.QueryWorkflow(ctx, id, "", statusQuery)
 		if err != nil {
 			return st, true, fmt.Errorf("fleet: query night %s: %w", id, err)
 		}
@@ -92,7 +92,7 @@ func Fetch(ctx context.Context, c client.Client, id string) (NightResult, error)
 	}
 	switch d.WorkflowExecutionInfo.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		v, err := c.QueryWorkflow(ctx, id, "", ResultQuery)
+		v, err := c.QueryWorkflow(ctx, id, "", resultQuery)
 		if err != nil {
 			return r, fmt.Errorf("fleet: query night %s: %w", id, err)
 		}
@@ -134,7 +134,7 @@ func fetchHosts(ctx context.Context, c client.Client, id string, r *NightResult)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			hid := HostWorkflowID(id, h)
+			hid := hostWorkflowID(id, h)
 			d, err := c.DescribeWorkflowExecution(ctx, hid, "")
 			if err != nil {
 				var nf *serviceerror.NotFound

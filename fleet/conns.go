@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/batch"
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/inventory"
 )
 
@@ -35,7 +35,7 @@ type connPool struct {
 }
 
 type keptConn struct {
-	t     batch.Target
+	t     nightshift.Target
 	users int
 	last  time.Time // when its last user released it
 	drop  bool      // a user saw a transport error
@@ -64,7 +64,7 @@ func (p *connPool) configure(maxIdle int, idle time.Duration) {
 // acquire returns the kept connection to h, connecting first if there is
 // none, and the function its user calls once when done (broken: the
 // connection failed and must not be reused).
-func (p *connPool) acquire(ctx context.Context, c batch.Connector, h inventory.Host) (batch.Target, func(broken bool), error) {
+func (p *connPool) acquire(ctx context.Context, c nightshift.Connector, h inventory.Host) (nightshift.Target, func(broken bool), error) {
 	k := connKey(h)
 	if t, release, ok := p.reuse(k); ok {
 		return t, release, nil
@@ -94,7 +94,7 @@ func (p *connPool) acquire(ctx context.Context, c batch.Connector, h inventory.H
 	return t, p.releaser(k, kc), nil
 }
 
-func (p *connPool) reuse(k string) (batch.Target, func(bool), bool) {
+func (p *connPool) reuse(k string) (nightshift.Target, func(bool), bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	kc, ok := p.conns[k]
@@ -118,7 +118,7 @@ func (p *connPool) release(k string, kc *keptConn, broken bool) {
 	if broken {
 		kc.drop = true
 	}
-	var out []batch.Target
+	var out []nightshift.Target
 	if kc.drop && kc.users == 0 {
 		if p.conns[k] == kc {
 			delete(p.conns, k)
@@ -136,12 +136,12 @@ func (p *connPool) release(k string, kc *keptConn, broken bool) {
 // evictLocked removes the idle connections unused for the idle timeout
 // and, beyond maxIdle, the least recently used idle ones, and returns
 // them for closing.
-func (p *connPool) evictLocked(now time.Time) []batch.Target {
+func (p *connPool) evictLocked(now time.Time) []nightshift.Target {
 	type entry struct {
 		k  string
 		kc *keptConn
 	}
-	var out []batch.Target
+	var out []nightshift.Target
 	var idle []entry
 	for k, kc := range p.conns {
 		switch {
@@ -215,7 +215,7 @@ func (p *connPool) close() error {
 	return errors.Join(errs...)
 }
 
-func closeAll(ts []batch.Target) {
+func closeAll(ts []nightshift.Target) {
 	for _, t := range ts {
 		_ = t.Close()
 	}

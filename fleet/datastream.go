@@ -12,10 +12,11 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/hostfile"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 )
 
-// DatastreamActivity reads a night's SCAP datastream on one of its hosts.
-const DatastreamActivity = "nightshift.Datastream"
+// datastreamActivity reads a night's SCAP datastream on one of its hosts.
+const datastreamActivity = "nightshift.Datastream"
 
 // errTypeDatastream: the datastream, its profile or a rule id is not right
 // (retrying cannot change it).
@@ -51,19 +52,19 @@ type ProfileRule struct {
 // rule is the worker rule of r.
 func (r ProfileRule) rule() rules.Rule {
 	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
-		Check: rules.OscapCheck{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
+		Check: scap.Check{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
 		Pos:   rules.Position{File: r.Datastream}}
 }
 
-// DatastreamInput is the datastream activity's input: the hosts to try, in
+// datastreamInput is the datastream activity's input: the hosts to try, in
 // order (the first that answers is read).
-type DatastreamInput struct {
+type datastreamInput struct {
 	Hosts      []inventory.Host `json:"hosts"`
 	Datastream DatastreamSource `json:"datastream"`
 }
 
-// OscapInput is an oscap check of CheckInput.
-type OscapInput struct {
+// oscapInput is an oscap check of checkInput.
+type oscapInput struct {
 	Datastream string `json:"datastream"`
 	Profile    string `json:"profile"`
 	Rule       string `json:"rule"`
@@ -75,7 +76,7 @@ type OscapInput struct {
 // passed over; a file that cannot be read whole, an invalid datastream, an
 // unknown profile or rule fails for good (InvalidDatastream); no host
 // answering fails the attempt (retried).
-func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]ProfileRule, error) {
+func (a *Activities) datastream(ctx context.Context, in datastreamInput) ([]ProfileRule, error) {
 	defer a.heartbeat(ctx)()
 	ds := in.Datastream
 	if a.Connector == nil {
@@ -88,7 +89,7 @@ func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]Prof
 			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
 			continue
 		}
-		data, err := hostfile.Read(ctx, t, ds.Path, rules.MaxDatastreamSize)
+		data, err := hostfile.Read(ctx, t, ds.Path, scap.MaxSize)
 		release(errors.Is(err, hostfile.ErrHost))
 		if errors.Is(err, hostfile.ErrHost) {
 			errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
@@ -97,15 +98,15 @@ func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]Prof
 		if err != nil {
 			return nil, invalidDatastream(fmt.Errorf("host %s: %w", h.Name, err))
 		}
-		parsed, err := rules.ParseDatastream(bytes.NewReader(data), h.Name+":"+ds.Path)
+		parsed, err := scap.Parse(bytes.NewReader(data), h.Name+":"+ds.Path)
 		if err != nil {
 			return nil, invalidDatastream(err)
 		}
-		set, err := parsed.Set(rules.SCAPOptions{Profile: ds.Profile, Rules: ds.RuleIDs, TargetPath: ds.Path})
-		if errors.Is(err, rules.ErrUnknownProfile) {
+		set, err := parsed.Set(scap.Options{Profile: ds.Profile, Rules: ds.RuleIDs, TargetPath: ds.Path})
+		if errors.Is(err, scap.ErrUnknownProfile) {
 			short := make([]string, 0, len(parsed.ProfileIDs()))
 			for _, p := range parsed.ProfileIDs() {
-				short = append(short, rules.ShortID(p))
+				short = append(short, scap.ShortID(p))
 			}
 			return nil, invalidDatastream(fmt.Errorf("%w (it has %s)", err, strings.Join(short, ", ")))
 		}
@@ -114,7 +115,7 @@ func (a *Activities) Datastream(ctx context.Context, in DatastreamInput) ([]Prof
 		}
 		var out []ProfileRule
 		for _, r := range set.Rules() {
-			c, ok := r.Check.(rules.OscapCheck)
+			c, ok := r.Check.(scap.Check)
 			if !ok {
 				return nil, invalidDatastream(fmt.Errorf("rule %s: a %s check, not oscap", r.ID, r.Check.Kind()))
 			}

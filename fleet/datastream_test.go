@@ -131,7 +131,7 @@ func TestNightDatastream(t *testing.T) {
 		t.Errorf("the host ran %d oscap checks (want 4) and %d reads of the datastream (want 2):\n%s", oscap, reads, strings.Join(host.log, "\n"))
 	}
 	var described bool
-	for _, req := range n.Client.reqs {
+	for _, req := range n.Client.Requests() {
 		for _, m := range req.Messages {
 			described = described || strings.Contains(m.Content, "PermitRootLogin")
 		}

@@ -3,17 +3,19 @@
 // loop, memory, lessons and reports, with zones, fail-over between worker
 // machines, schedules, one view of what runs and one cap on model calls
 // across machines. The SQLite journal (packages batch and journal) stays the
-// embedded default for one machine.
+// embedded default for one machine. Reports are built by package
+// orchestrate from the nights' results, as `worker run`'s are from the
+// journal.
 //
 // # Workflows
 //
-// The night workflow (NightWorkflowName, on NightQueue) takes a Night — the
+// The night workflow ("nightshift.Night", on NightQueue) takes a Night — the
 // rules files' text (or an SCAP datastream's path on the hosts and a
 // profile), the hosts, the model and the limits — and starts one host
-// workflow (HostWorkflowName, id HostWorkflowID) per host, ParallelHosts at a
+// workflow ("nightshift.Host", id NIGHT/HOST) per host, ParallelHosts at a
 // time in inventory order, on the task queue of the host's zone,
 // ZoneQueue(ZoneOf(h)): the inventory variable nightshift_zone, DefaultZone
-// when unset. StatusQuery and ResultQuery answer while it runs. Lessons
+// when unset. The "status" and "result" queries answer while it runs. Lessons
 // taught by hosts that finished reach the host workflows started after (the
 // newest 24 per rule).
 //
@@ -31,8 +33,10 @@
 // --datastream` does, and carries the profile's rules (SCAPRules) to its
 // host workflows and later runs; each rule is checked with oscap on the host.
 //
-// The host workflow works on the host's rules one at a time with the
-// unchanged attempt loop (package worker) running inside the workflow: the
+// The host workflow works on the host's rules one at a time through the
+// rule loop of package orchestrate, which `worker run` runs too (the host
+// workflow is its Temporal engine), with the unchanged attempt loop
+// (package worker) running inside the workflow: the
 // memory, the distiller, the budget and the lessons are deterministic and are
 // workflow code; everything that touches the world is an activity:
 //
@@ -41,11 +45,11 @@
 //     banned check.
 //   - Command: a remediation command; one try, never retried. When its
 //     worker dies (the heartbeat times out) its outcome is unknown: the
-//     worker is told so (batch.ErrOutcomeUnknown, as the journal does on
+//     worker is told so (nightshift.ErrOutcomeUnknown, as the journal does on
 //     resume), the check runs again and tells whether it took effect, and
 //     the report shows the command as "unknown". A transport error while it
 //     ran is recorded the same way and marks the host.
-//   - ModelCall: on ModelQueue, with the worker's retry policy (backoff from
+//   - ModelCall: on the model queue (nightshift-model), with the worker's retry policy (backoff from
 //     500ms doubling to 30s, as many tries as fit in the retry deadline; time
 //     spent waiting for the fleet's cap does not count). A context-length
 //     rejection goes back to the attempt loop, which distils harder as with
@@ -61,12 +65,13 @@
 // host's SSH connection between its activities only while it is likely to be
 // needed again: at most MaxIdleConns idle ones (the least recently used are
 // closed first), each closed after IdleConnTimeout unused; a connection in
-// use is never closed. (Keeping one per host until the process stopped cost
-// a serve process 554 MB at 1,000 hosts; see docs/benchmarks.md.)
+// use is never closed. (Keeping one per host until the process stopped made
+// a serve process's memory grow with the hosts of a night; the measurements
+// are in docs/benchmarks.md.)
 //
 // # The cap on model calls
 //
-// Model calls run only on the workers of ModelQueue: each `worker fleet
+// Model calls run only on the workers of the model queue: each `worker fleet
 // serve` with ModelSlots > 0 makes at most that many at once, so the
 // fleet-wide number in flight is at most the sum of the slots of the
 // processes serving the queue (a dedicated pool of one or two processes next

@@ -6,20 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/lessons"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sandbox"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -34,7 +33,7 @@ const never = 100 * 365 * 24 * time.Hour
 // worked on by the attempt loop (package worker) running inside the
 // workflow. Memory, distiller, budget and lessons are deterministic and run
 // here; the probe, checks, model calls and commands are activities.
-func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error) {
+func (f *Workflows) host(ctx workflow.Context, in hostInput) (HostResult, error) {
 	n := in.Night.withDefaults()
 	res := HostResult{Host: in.Host.Name, Zone: ZoneOf(in.Host)}
 	rs, err := n.Rules()
@@ -42,7 +41,7 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	for _, r := range rs {
-		res.Tasks = append(res.Tasks, Task{Rule: r.ID, Title: r.Title, Host: in.Host.Name})
+		res.Tasks = append(res.Tasks, orchestrate.Task{Rule: r.ID, Title: r.Title, Host: in.Host.Name})
 	}
 	model, err := f.model(n.Model.Tokenizer)
 	if err != nil {
@@ -55,7 +54,7 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 		return res, nil
 	}
 	model = model.With(n.Model.Name, bud)
-	h := &hostRun{wctx: ctx, n: n, in: in}
+	h := &hostRun{wctx: ctx, n: n, in: in, res: &res}
 	store := lessons.NewMemoryStore(lessons.MemoryStoreConfig{Now: func() time.Time { return workflow.Now(ctx) }})
 	wctx := wfContext{ctx}
 	if err := store.Add(wctx, in.Lessons...); err != nil {
@@ -72,58 +71,89 @@ func (f *Workflows) Host(ctx workflow.Context, in HostInput) (HostResult, error)
 		cfg.Lessons = lessons.NewSource(store, lessons.SourceConfig{})
 		h.rec = rec
 	}
-	if done := h.sandbox(&cfg, &res); done {
+	if done := h.sandbox(&cfg, rs); done {
 		return res, nil
 	}
 	w, err := worker.New(cfg)
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
-	for i, rule := range rs {
-		if ctx.Err() != nil {
-			res.Stopped = "the night was cancelled"
-			break
-		}
-		h.task, h.hostErr, h.last = &res.Tasks[i], nil, nil
-		rr := rule
-		if rr.Check != nil {
-			rr.Check = fleetCheck{orig: rule.Check, h: h}
-		}
-		start := workflow.Now(ctx)
-		out, ferr := w.Fix(wctx, rr)
-		out.Duration = workflow.Now(ctx).Sub(start)
-		var ue *worker.UnreachableError
-		switch {
-		case ctx.Err() != nil:
-			res.Stopped = "the night was cancelled"
-		case errors.As(ferr, &ue):
-			res.Stopped = fmt.Sprintf("%s: %v", batch.ErrModelUnreachable, ferr)
-		case ferr != nil && h.hostErr != nil:
-			res.Unreachable = fmt.Sprintf("host stopped answering: %v", h.hostErr)
-			for j := i; j < len(rs); j++ {
-				t := &res.Tasks[j]
-				t.Finished = true
-				t.Outcome = worker.Outcome{Rule: t.Rule, Status: nightshift.RuleUnreachable, Reason: res.Unreachable}
-			}
-		default:
-			h.task.Finished, h.task.Outcome = true, out
-		}
-		if h.rec != nil {
-			res.Lessons = append(res.Lessons, h.rec.Pending()...)
-			_ = h.rec.Flush(wctx) // a Memory store; only a cancelled context fails it
-		}
-		if res.Stopped != "" || res.Unreachable != "" {
-			break
+	end, err := orchestrate.Work(wctx, wctx, h, w, rs)
+	switch {
+	case err != nil:
+		return res, err // no engine error is possible here: the tasks are in memory
+	case end.ModelDown != nil:
+		res.Stopped = end.ModelDown.Error()
+	case end.Stopped:
+		res.Stopped = "the night was cancelled"
+	}
+	h.flushLessons()
+	return res, nil
+}
+
+// Begin starts rule's task (orchestrate.Engine).
+func (h *hostRun) Begin(_ context.Context, rule rules.Rule) (bool, error) {
+	h.task, h.hostErr, h.last = h.taskOf(rule.ID), nil, nil
+	h.start = workflow.Now(h.wctx)
+	return false, nil
+}
+
+// Check evaluates c as the check activity (orchestrate.Engine).
+func (h *hostRun) Check(c rules.Check) rules.Check { return fleetCheck{orig: c, h: h} }
+
+// Finish sets the task's outcome (orchestrate.Engine): the task worked on
+// takes its duration from the workflow's clock.
+func (h *hostRun) Finish(_ context.Context, rule rules.Rule, out nightshift.Outcome) error {
+	t := h.taskOf(rule.ID)
+	if t.Finished {
+		return nil
+	}
+	if t == h.task {
+		out.Duration = workflow.Now(h.wctx).Sub(h.start)
+		h.flushLessons()
+	}
+	t.Finished, t.Outcome = true, out
+	return nil
+}
+
+// HostDown notes why the host stopped answering (orchestrate.Engine).
+func (h *hostRun) HostDown(_ context.Context, reason string) error {
+	h.res.Unreachable = reason
+	return nil
+}
+
+// HostErr is the host's transport error in the current task (orchestrate.Engine).
+func (h *hostRun) HostErr() error { return h.hostErr }
+
+// Err is nil: the tasks are in the workflow's memory (orchestrate.Engine).
+func (h *hostRun) Err() error { return nil }
+
+// Stopped reports the night's cancellation (orchestrate.Engine).
+func (h *hostRun) Stopped() bool { return h.wctx.Err() != nil }
+
+// taskOf is the task of rule.
+func (h *hostRun) taskOf(rule string) *orchestrate.Task {
+	for i := range h.res.Tasks {
+		if h.res.Tasks[i].Rule == rule {
+			return &h.res.Tasks[i]
 		}
 	}
-	return res, nil
+	return nil // every rule of the night has its task
+}
+
+// flushLessons moves what the host's rules taught into its result.
+func (h *hostRun) flushLessons() {
+	if h.rec != nil {
+		h.res.Lessons = append(h.res.Lessons, h.rec.Pending()...)
+		_ = h.rec.Flush(wfContext{h.wctx}) // a Memory store; only a cancelled context fails it
+	}
 }
 
 // sandbox sets up the recording sandbox the night asks for: the sandbox
 // probe activity first; a host where it cannot run has its rules failed
 // (required) or falls back to the static check (auto). It reports whether
 // the host's work is over.
-func (h *hostRun) sandbox(cfg *worker.Config, res *HostResult) bool {
+func (h *hostRun) sandbox(cfg *worker.Config, rs []rules.Rule) bool {
 	switch h.n.Sandbox {
 	case "":
 		return false // a night started before the sandbox: as then
@@ -132,16 +162,17 @@ func (h *hostRun) sandbox(cfg *worker.Config, res *HostResult) bool {
 		return false
 	}
 	ctx := h.hostOptions(h.wctx)
-	var pr SandboxProbeResult
-	err := workflow.ExecuteActivity(ctx, SandboxProbeActivity, ProbeInput{Host: h.in.Host}).Get(ctx, &pr)
-	reason := ""
+	var pr sandboxProbeResult
+	err := workflow.ExecuteActivity(ctx, sandboxProbeActivity, probeInput{Host: h.in.Host}).Get(ctx, &pr)
+	var reason string
 	switch {
 	case err != nil && (canceled(err) || h.wctx.Err() != nil):
-		res.Stopped = "the night was cancelled"
+		h.res.Stopped = "the night was cancelled"
 		return true
 	case err != nil:
-		res.Unreachable = fmt.Sprintf("host stopped answering: %s", rootMessage(err))
-		reason, err = res.Unreachable, nil
+		// The tasks are in memory: ending them cannot fail.
+		_ = orchestrate.Unreachable(wfContext{h.wctx}, h, rs, fmt.Sprintf("host stopped answering: %s", rootMessage(err)))
+		return true
 	case pr.Missing == "":
 		cfg.Sandboxed, h.sandboxed = true, true
 		return false
@@ -151,15 +182,7 @@ func (h *hostRun) sandbox(cfg *worker.Config, res *HostResult) bool {
 		cfg.Fallback = fmt.Sprintf("no sandbox on %s (%s): the static check alone judged commands", h.in.Host.Name, pr.Missing)
 		return false
 	}
-	status := nightshift.RuleFailed
-	if res.Unreachable != "" {
-		status = nightshift.RuleUnreachable
-	}
-	for i := range res.Tasks {
-		t := &res.Tasks[i]
-		t.Finished = true
-		t.Outcome = worker.Outcome{Rule: t.Rule, Status: status, Reason: reason}
-	}
+	_ = orchestrate.End(wfContext{h.wctx}, h, rs, nightshift.RuleFailed, reason)
 	return true
 }
 
@@ -168,12 +191,14 @@ type hostRun struct {
 	wctx      workflow.Context
 	sandboxed bool // commands run through the recording sandbox
 	n         Night
-	in        HostInput
+	in        hostInput
 	rec       *lessons.Recorder
-	task      *Task          // the task being worked on
-	hostErr   error          // a transport error of the host in this task
-	last      *CommandResult // the last remediation command's result
-	lost      bool           // its worker died while it ran: outcome unknown
+	res       *HostResult       // the workflow's result, its tasks in the night's rule order
+	task      *orchestrate.Task // the task being worked on
+	start     time.Time         // when it began, on the workflow's clock
+	hostErr   error             // a transport error of the host in this task
+	last      *commandResult    // the last remediation command's result
+	lost      bool              // its worker died while it ran: outcome unknown
 }
 
 func (h *hostRun) hostOptions(ctx workflow.Context) workflow.Context {
@@ -187,7 +212,7 @@ func (h *hostRun) hostOptions(ctx workflow.Context) workflow.Context {
 
 // Observe records the worker's events into the task for the report and
 // passes them to the lessons recorder.
-func (h *hostRun) Observe(e worker.Event) {
+func (h *hostRun) Observe(e nightshift.Event) {
 	if h.rec != nil {
 		h.rec.Observe(e)
 	}
@@ -196,51 +221,27 @@ func (h *hostRun) Observe(e worker.Event) {
 		return
 	}
 	switch e.Kind {
-	case worker.EventCommand:
+	case nightshift.EventCommand:
 		rc := report.Command{Command: e.Command, Action: e.Action.String(), Detail: e.Detail}
 		if e.Action.Ran() {
 			if l := h.last; l != nil {
-				rc = commandReport(e, *l)
+				rc = orchestrate.CommandEntry(e.Command, e.Action, l.Exec, l.Err, 0)
 			}
 			if h.lost {
-				rc.Action, rc.ExitCode, rc.Detail = nightshift.ActionUnknown.String(), nil, "outcome unknown: the worker stopped while the command ran"
+				rc = orchestrate.UnknownEntry(rc)
 			}
 		}
 		rc.Evidence = e.Evidence
-		t.Commands = append(t.Commands, Command{Attempt: max(e.Attempt, 1), Command: rc})
-	case worker.EventCheck:
-		if e.Attempt > 0 && len(t.Commands) > 0 {
-			if c := &t.Commands[len(t.Commands)-1]; c.Attempt == e.Attempt {
-				c.Command.Check = e.Check.String()
-			}
-		}
-	case worker.EventModelUsage:
-		t.UsagePromptTokens += e.UsagePrompt
-		t.CachedTokens += e.CachedTokens
-	case worker.EventAttempt:
-		t.Attempts = append(t.Attempts, Attempt{N: e.Attempt, PromptTokens: e.PromptTokens, Limit: e.Limit,
-			Check: batch.AttemptCheck(e.Check, e.Action == nightshift.ActionGiveUp)})
+		t.AddCommand(e.Attempt, rc)
+	case nightshift.EventCheck:
+		t.Checked(e.Attempt, e.Check)
+	case nightshift.EventModelUsage:
+		t.Usage(e.UsagePrompt, e.CachedTokens)
+	case nightshift.EventAttempt:
+		t.EndAttempt(e.Attempt, e.PromptTokens, e.Limit, e.Check, e.Action == nightshift.ActionGiveUp)
 	default:
 		// other events are not part of the host's report
 	}
-}
-
-// commandReport is a remediation command as the report shows it.
-func commandReport(e worker.Event, r CommandResult) report.Command {
-	rc := report.Command{Command: e.Command, Action: e.Action.String(), Detail: r.Err}
-	if e.ExitCode != nil {
-		code := *e.ExitCode
-		rc.ExitCode = &code
-	}
-	out := r.Exec.Stdout
-	if r.Exec.Stderr != "" {
-		if out != "" && !strings.HasSuffix(out, "\n") {
-			out += "\n"
-		}
-		out += r.Exec.Stderr
-	}
-	rc.Output, _ = textcut.Middle(out, outputCap)
-	return rc
 }
 
 // wfContext lets the worker, written against context.Context, run inside a
@@ -272,7 +273,7 @@ func (m hostModel) CreateChatCompletion(_ context.Context, req openai.ChatComple
 	h := m.h
 	ctx := workflow.WithActivityOptions(h.wctx, modelOptions(h.n))
 	var resp openai.ChatCompletionResponse
-	err := workflow.ExecuteActivity(ctx, ModelActivity, ModelRequest{req}).Get(ctx, &resp)
+	err := workflow.ExecuteActivity(ctx, modelActivity, modelRequest{req}).Get(ctx, &resp)
 	if err == nil {
 		if len(resp.Choices) == 0 {
 			// Only in a history recorded before the activity refused
@@ -310,7 +311,7 @@ func rootMessage(err error) string {
 // model queue does not count against it.
 func modelOptions(n Night) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
-		TaskQueue:           ModelQueue,
+		TaskQueue:           modelQueue,
 		StartToCloseTimeout: min(cmp.Or(n.RequestTimeout, worker.DefaultRequestTimeout), cmp.Or(n.RetryDeadline, worker.DefaultRetryDeadline)),
 		HeartbeatTimeout:    n.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2,
@@ -338,7 +339,7 @@ func (p hostProbe) Run(_ context.Context, command string) (nightshift.Exec, erro
 	h := p.h
 	ctx := h.hostOptions(h.wctx)
 	var ex nightshift.Exec
-	err := workflow.ExecuteActivity(ctx, ProbeActivity, ProbeInput{Host: h.in.Host, Command: command}).Get(ctx, &ex)
+	err := workflow.ExecuteActivity(ctx, probeActivity, probeInput{Host: h.in.Host, Command: command}).Get(ctx, &ex)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return nightshift.Exec{ExitCode: -1}, context.Canceled
@@ -361,12 +362,12 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 	if h.task != nil {
 		attempt = len(h.task.Attempts) + 1
 	}
-	var res CommandResult
-	in := CommandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
+	var res commandResult
+	in := commandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
 	if h.sandboxed {
 		in.Sandbox, in.Scope = true, sandbox.ScopeOf(cctx)
 	}
-	err := workflow.ExecuteActivity(ctx, CommandActivity, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, commandActivity, in).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return nightshift.Exec{ExitCode: -1}, context.Canceled
@@ -374,7 +375,7 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 		// The worker running it died or it timed out: its outcome is
 		// unknown and it is not run again, as the journal does on resume.
 		// Not an error: the worker re-runs the check, which tells.
-		res = CommandResult{Exec: nightshift.Exec{ExitCode: -1, Stderr: batch.ErrOutcomeUnknown.Error() + "\n"}}
+		res = commandResult{Exec: nightshift.Exec{ExitCode: -1, Stderr: orchestrate.OutcomeUnknownStderr}}
 		h.last, h.lost = &res, true
 		return res.Exec, nil
 	}
@@ -398,18 +399,18 @@ func (c fleetCheck) String() string { return c.orig.String() }
 
 func (c fleetCheck) Evaluate(_ context.Context, _ nightshift.Runner) (rules.CheckResult, error) {
 	h := c.h
-	in := CheckInput{Host: h.in.Host, Rule: h.task.Rule}
+	in := checkInput{Host: h.in.Host, Rule: h.task.Rule}
 	switch ck := c.orig.(type) {
 	case rules.ShellCheck:
 		in.Command = ck.Command
-	case rules.OscapCheck:
-		in.Oscap = &OscapInput{Datastream: ck.Datastream, Profile: ck.Profile, Rule: ck.Rule, Oscap: ck.Oscap}
+	case scap.Check:
+		in.Oscap = &oscapInput{Datastream: ck.Datastream, Profile: ck.Profile, Rule: ck.Rule, Oscap: ck.Oscap}
 	default:
 		return rules.CheckResult{Status: nightshift.CheckError}, fmt.Errorf("fleet: %s checks are not supported in fleet mode", c.orig.Kind())
 	}
 	ctx := h.hostOptions(h.wctx)
 	var res recordedCheck
-	err := workflow.ExecuteActivity(ctx, CheckActivity, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(ctx, checkActivity, in).Get(ctx, &res)
 	if err != nil {
 		if canceled(err) || h.wctx.Err() != nil {
 			return rules.CheckResult{Status: nightshift.CheckError}, context.Canceled

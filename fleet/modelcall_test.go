@@ -41,7 +41,7 @@ func TestModelCallRetriesUnusableAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &Activities{Model: tt.model}
-			_, err := a.ModelCall(context.Background(), ModelRequest{})
+			_, err := a.modelCall(context.Background(), modelRequest{})
 			var ae *temporal.ApplicationError
 			assert.Error(t, err)
 			assert.Equal(t, !tt.retryable, errors.As(err, &ae) && ae.NonRetryable(), "%v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/served"
 
 	"github.com/nightshift-dev/nightshift"
@@ -84,7 +85,7 @@ const (
 // when the server suggests it) a run stops starting hosts, waits for the
 // running ones and continues as new with a Carry; hosts' results stay in
 // their own workflows' histories (NightResult.InChildren).
-func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
+func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 	n = n.withDefaults()
 	if err := n.Validate(); err != nil {
 		return NightResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
@@ -104,10 +105,10 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	}
 	// Queries are answered from the start, the datastream's reading
 	// included (registering a handler is no step of the history).
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, statusQuery, func() (NightStatus, error) { return st, nil }); err != nil {
 		return res, err
 	}
-	if err := workflow.SetQueryHandler(ctx, ResultQuery, func() (NightResult, error) {
+	if err := workflow.SetQueryHandler(ctx, resultQuery, func() (NightResult, error) {
 		r := res
 		r.HostRuns = ordered()
 		return r, nil
@@ -132,7 +133,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		return NightResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet: no rules: %v", err), "InvalidNight", err)
 	}
 	for _, r := range rs {
-		res.Rules = append(res.Rules, RuleRef{ID: r.ID, Title: r.Title})
+		res.Rules = append(res.Rules, orchestrate.RuleRef{ID: r.ID, Title: r.Title})
 	}
 	st.Total = len(rs) * len(n.Hosts)
 	learned := append([]lessons.Lesson(nil), n.Lessons...)
@@ -155,16 +156,16 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 	running, startedHere := 0, 0
 	start := func(h inventory.Host) {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:          HostWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID, h.Name),
+			WorkflowID:          hostWorkflowID(workflow.GetInfo(ctx).WorkflowExecution.ID, h.Name),
 			TaskQueue:           ZoneQueue(ZoneOf(h)),
 			WaitForCancellation: true,
 		})
-		in := HostInput{Night: child, Host: h}
+		in := hostInput{Night: child, Host: h}
 		if !n.NoLessons {
 			in.Lessons = newest(learned, maxLessonsPerRule)
 		}
 		st.Hosts[h.Name] = HostRunning
-		fut := workflow.ExecuteChildWorkflow(cctx, HostWorkflowName, in)
+		fut := workflow.ExecuteChildWorkflow(cctx, hostWorkflowName, in)
 		sel.AddFuture(fut, func(fu workflow.Future) {
 			running--
 			var hr HostResult
@@ -172,7 +173,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 			if err != nil {
 				hr = HostResult{Host: h.Name, Zone: ZoneOf(h), Stopped: err.Error()}
 				for _, r := range rs {
-					hr.Tasks = append(hr.Tasks, Task{Rule: r.ID, Title: r.Title, Host: h.Name})
+					hr.Tasks = append(hr.Tasks, orchestrate.Task{Rule: r.ID, Title: r.Title, Host: h.Name})
 				}
 			}
 			if !waves || err != nil {
@@ -213,7 +214,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 		cont.Carry = &Carry{Next: next, Started: res.Started, Runs: res.Runs, Status: st, Failed: ordered(),
 			Learned: newest(learned, maxLessonsPerRule)}
 		cont.Lessons = nil // in Learned, which started from them
-		return NightResult{}, workflow.NewContinueAsNewError(ctx, NightWorkflowName, cont)
+		return NightResult{}, workflow.NewContinueAsNewError(ctx, nightWorkflowName, cont)
 	}
 	res.HostRuns = ordered()
 	res.Ended = workflow.Now(ctx)
@@ -225,7 +226,7 @@ func (f *Workflows) Night(ctx workflow.Context, n Night) (NightResult, error) {
 // returns the rules of its profile.
 func readDatastream(ctx workflow.Context, n Night) ([]ProfileRule, error) {
 	zone := ZoneOf(n.Hosts[0])
-	in := DatastreamInput{Datastream: *n.Datastream}
+	in := datastreamInput{Datastream: *n.Datastream}
 	for _, h := range n.Hosts {
 		if ZoneOf(h) == zone && len(in.Hosts) < maxDatastreamHosts {
 			in.Hosts = append(in.Hosts, h)
@@ -239,7 +240,7 @@ func readDatastream(ctx workflow.Context, n Night) ([]ProfileRule, error) {
 			NonRetryableErrorTypes: []string{errTypeDatastream}},
 	})
 	var out []ProfileRule
-	if err := workflow.ExecuteActivity(actx, DatastreamActivity, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(actx, datastreamActivity, in).Get(ctx, &out); err != nil {
 		why := rootMessage(err)
 		var ae *temporal.ApplicationError
 		if errors.As(err, &ae) {

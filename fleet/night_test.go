@@ -15,6 +15,7 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/internal/nighttest"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -44,7 +45,7 @@ func TestNightEqualsBatchRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := rules.Parse("night.yaml", rulesYAML(nRules))
+	set, err := rules.Parse("night.yaml", nighttest.RulesYAML(nRules))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,10 +73,10 @@ func TestNightEqualsBatchRun(t *testing.T) {
 		}
 	}
 
-	wantStatus := map[int]nightshift.RuleStatus{kindCompliant: nightshift.RuleCompliant, kindFix1: nightshift.RuleFixed, kindFix3: nightshift.RuleFixed,
-		kindGiveUp: nightshift.RuleGaveUp, kindNever: nightshift.RuleNotFixed}
+	wantStatus := map[int]nightshift.RuleStatus{nighttest.KindCompliant: nightshift.RuleCompliant, nighttest.KindFix1: nightshift.RuleFixed, nighttest.KindFix3: nightshift.RuleFixed,
+		nighttest.KindGiveUp: nightshift.RuleGaveUp, nighttest.KindNever: nightshift.RuleNotFixed}
 	for _, x := range got.Results {
-		if w := wantStatus[ruleKind(x.Rule)]; x.Outcome != w {
+		if w := wantStatus[nighttest.RuleKind(x.Rule)]; x.Outcome != w {
 			t.Errorf("%s on %s: %s, want %s", x.Rule, x.Host, x.Outcome, w)
 		}
 	}
@@ -131,7 +132,7 @@ func TestCommandOfDeadWorkerIsNotRetried(t *testing.T) {
 	if first.Command != "set r001 ok" || first.Action != "unknown" || first.ExitCode != nil || !strings.Contains(first.Detail, "outcome unknown") {
 		t.Fatalf("r001 attempt 1: %+v", first)
 	}
-	if !strings.Contains(first.Output, batch.ErrOutcomeUnknown.Error()) {
+	if !strings.Contains(first.Output, nightshift.ErrOutcomeUnknown.Error()) {
 		t.Fatalf("r001 attempt 1 output %q does not say the outcome is unknown", first.Output)
 	}
 	// The model proposes the same fix again at attempt 2; the host ran it
@@ -153,9 +154,7 @@ func TestLessonsReachLaterHosts(t *testing.T) {
 		t.Fatalf("first host taught no lessons: %+v", res.HostRuns)
 	}
 	var first, second bool
-	fl.Client.mu.Lock()
-	defer fl.Client.mu.Unlock()
-	for _, req := range fl.Client.reqs {
+	for _, req := range fl.Client.Requests() {
 		// The rule and its lessons are in the task message, after the
 		// system message every rule shares.
 		var sys string
@@ -208,7 +207,7 @@ func TestModelUnreachableStopsHost(t *testing.T) {
 		env.OnActivity(fleet.ModelActivity, mockAny, mockAny).Return(openai.ChatCompletionResponse{}, errors.New("dial tcp 127.0.0.1:1: connect: connection refused"))
 	})
 	hr := res.HostRuns[0]
-	if !strings.Contains(hr.Stopped, batch.ErrModelUnreachable.Error()) {
+	if !strings.Contains(hr.Stopped, nightshift.ErrModelUnreachable.Error()) {
 		t.Fatalf("host stopped %q, want the model server unreachable", hr.Stopped)
 	}
 	rep := fleet.Report(res)
@@ -219,7 +218,7 @@ func TestModelUnreachableStopsHost(t *testing.T) {
 
 // Bad input is refused with a clear error before anything runs.
 func TestNightValidate(t *testing.T) {
-	good := fleet.Night{RuleFiles: []fleet.RuleFile{{Name: "r.yaml", Data: rulesYAML(1)}},
+	good := fleet.Night{RuleFiles: []fleet.RuleFile{{Name: "r.yaml", Data: nighttest.RulesYAML(1)}},
 		Hosts: nil, Model: fleet.ModelSpec{Name: "m", Tokenizer: "qwen3", ContextWindow: 4096, MaxTokens: 512}}
 	for _, tc := range []struct {
 		name string
@@ -234,7 +233,7 @@ func TestNightValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := good
-			n.RuleFiles = []fleet.RuleFile{{Name: "r.yaml", Data: rulesYAML(1)}}
+			n.RuleFiles = []fleet.RuleFile{{Name: "r.yaml", Data: nighttest.RulesYAML(1)}}
 			if tc.name != "no hosts" {
 				n.Hosts = hostsN(1)
 			}
@@ -283,7 +282,7 @@ func TestContextLengthRejection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := rules.Parse("night.yaml", rulesYAML(2))
+	set, err := rules.Parse("night.yaml", nighttest.RulesYAML(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,9 +323,7 @@ func TestNightContinuesAsNew(t *testing.T) {
 		t.Fatalf("the night in 3 runs differs from the night in one:\n--- 3 runs\n%s\n--- one\n%s", g, w)
 	}
 	var withLessons int
-	waves.Client.mu.Lock()
-	defer waves.Client.mu.Unlock()
-	for _, req := range waves.Client.reqs {
+	for _, req := range waves.Client.Requests() {
 		if len(req.Messages) > 1 && strings.Contains(req.Messages[1].Content, "Lessons from earlier attempts") {
 			withLessons++
 		}

@@ -3,8 +3,6 @@ package fleet_test
 import (
 	"compress/gzip"
 	"encoding/json"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
 	"io"
 	"log/slog"
 	"net/url"
@@ -12,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 
 	tlog "go.temporal.io/sdk/log"
 

@@ -11,12 +11,13 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/nighttest"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -50,7 +51,7 @@ func TestNightThroughSandbox(t *testing.T) {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}
 	t.Cleanup(func() { tg.Close() })
-	model := loadModel(t)
+	model := nighttest.LoadModel(t)
 	counter := vllmsim.NewModelCounter(model)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: sandboxPolicy{}, Seed: 1, Created: time.Unix(1, 0)})
 	if err != nil {
@@ -66,7 +67,7 @@ func TestNightThroughSandbox(t *testing.T) {
 	oc.HTTPClient = &http.Client{}
 	rules := "rules:\n  - id: kptr\n    check: \"grep -qx 'kernel.kptr_restrict = 1' /etc/sysctl.d/60-nightshift.conf\"\n    max_attempts: 3\n    paths: [/etc/sysctl.d]\n"
 	sc := tg.SSHConfig("root")
-	n := &night{Model: model, Client: &recordingModel{inner: openai.NewClientWithConfig(oc)}, Conn: batch.SSHConnector{Base: sc}}
+	n := &night{Model: model, Client: &nighttest.Model{Inner: openai.NewClientWithConfig(oc)}, Conn: orchestrate.SSHConnector{Base: sc}}
 	n.Night = fleet.Night{Name: "sandboxed night", RuleFiles: []fleet.RuleFile{{Name: "night.yaml", Data: []byte(rules)}},
 		Hosts:         []inventory.Host{{Name: "debian12", Address: sc.Host, Port: sc.Port, User: "root"}},
 		ParallelHosts: 1, RetryDeadline: 5 * time.Second, CommandTimeout: time.Minute, NoLessons: true, Sandbox: "required",
@@ -90,7 +91,7 @@ func TestNightThroughSandbox(t *testing.T) {
 		fix.Evidence.Effects.Changes[0].Path != "/etc/sysctl.d/60-nightshift.conf" || len(fix.Evidence.Effects.Actions) != 1 {
 		t.Errorf("fix: %+v; want committed with its file and the sysctl action", fix.Evidence)
 	}
-	tgt, err := batch.SSHConnector{Base: sc}.Connect(ctx, n.Night.Hosts[0])
+	tgt, err := orchestrate.SSHConnector{Base: sc}.Connect(ctx, n.Night.Hosts[0])
 	if err != nil {
 		t.Fatal(err)
 	}

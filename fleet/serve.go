@@ -47,19 +47,19 @@ type ServeConfig struct {
 	Logger *slog.Logger
 }
 
-// Register registers the workflows and host activities on w, under the
+// register registers the workflows and host activities on w, under the
 // names the fleet's histories use.
-func Register(w tworker.Registry, wf *Workflows, a *Activities) {
-	w.RegisterWorkflowWithOptions(wf.Night, workflow.RegisterOptions{Name: NightWorkflowName})
-	w.RegisterWorkflowWithOptions(wf.Host, workflow.RegisterOptions{Name: HostWorkflowName})
-	w.RegisterActivityWithOptions(a.Probe, activity.RegisterOptions{Name: ProbeActivity})
-	w.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
-	w.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
-	w.RegisterActivityWithOptions(a.SandboxProbe, activity.RegisterOptions{Name: SandboxProbeActivity})
-	w.RegisterWorkflowWithOptions(wf.Undo, workflow.RegisterOptions{Name: UndoWorkflowName})
-	w.RegisterActivityWithOptions(a.UndoTrials, activity.RegisterOptions{Name: UndoActivity})
-	w.RegisterActivityWithOptions(a.Datastream, activity.RegisterOptions{Name: DatastreamActivity})
-	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})
+func register(w tworker.Registry, wf *Workflows, a *Activities) {
+	w.RegisterWorkflowWithOptions(wf.night, workflow.RegisterOptions{Name: nightWorkflowName})
+	w.RegisterWorkflowWithOptions(wf.host, workflow.RegisterOptions{Name: hostWorkflowName})
+	w.RegisterActivityWithOptions(a.probe, activity.RegisterOptions{Name: probeActivity})
+	w.RegisterActivityWithOptions(a.check, activity.RegisterOptions{Name: checkActivity})
+	w.RegisterActivityWithOptions(a.command, activity.RegisterOptions{Name: commandActivity})
+	w.RegisterActivityWithOptions(a.sandboxProbe, activity.RegisterOptions{Name: sandboxProbeActivity})
+	w.RegisterWorkflowWithOptions(wf.undo, workflow.RegisterOptions{Name: undoWorkflowName})
+	w.RegisterActivityWithOptions(a.undoTrials, activity.RegisterOptions{Name: undoActivity})
+	w.RegisterActivityWithOptions(a.datastream, activity.RegisterOptions{Name: datastreamActivity})
+	w.RegisterActivityWithOptions(a.modelCall, activity.RegisterOptions{Name: modelActivity})
 }
 
 // Serve runs the process's Temporal workers until ctx ends: the zone's
@@ -90,29 +90,29 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	a := cfg.Activities
 	var ws []tworker.Worker
 	zone := tworker.New(cfg.Client, ZoneQueue(cfg.Zone), tworker.Options{MaxConcurrentActivityExecutionSize: cfg.HostSlots})
-	zone.RegisterWorkflowWithOptions(cfg.Workflows.Host, workflow.RegisterOptions{Name: HostWorkflowName})
-	zone.RegisterActivityWithOptions(a.Probe, activity.RegisterOptions{Name: ProbeActivity})
-	zone.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckActivity})
-	zone.RegisterActivityWithOptions(a.Command, activity.RegisterOptions{Name: CommandActivity})
-	zone.RegisterActivityWithOptions(a.SandboxProbe, activity.RegisterOptions{Name: SandboxProbeActivity})
-	zone.RegisterActivityWithOptions(a.UndoTrials, activity.RegisterOptions{Name: UndoActivity})
-	zone.RegisterActivityWithOptions(a.Datastream, activity.RegisterOptions{Name: DatastreamActivity})
+	zone.RegisterWorkflowWithOptions(cfg.Workflows.host, workflow.RegisterOptions{Name: hostWorkflowName})
+	zone.RegisterActivityWithOptions(a.probe, activity.RegisterOptions{Name: probeActivity})
+	zone.RegisterActivityWithOptions(a.check, activity.RegisterOptions{Name: checkActivity})
+	zone.RegisterActivityWithOptions(a.command, activity.RegisterOptions{Name: commandActivity})
+	zone.RegisterActivityWithOptions(a.sandboxProbe, activity.RegisterOptions{Name: sandboxProbeActivity})
+	zone.RegisterActivityWithOptions(a.undoTrials, activity.RegisterOptions{Name: undoActivity})
+	zone.RegisterActivityWithOptions(a.datastream, activity.RegisterOptions{Name: datastreamActivity})
 	ws = append(ws, zone)
 	if !cfg.NoNight {
 		night := tworker.New(cfg.Client, NightQueue, tworker.Options{})
-		night.RegisterWorkflowWithOptions(cfg.Workflows.Night, workflow.RegisterOptions{Name: NightWorkflowName})
-		night.RegisterWorkflowWithOptions(cfg.Workflows.Undo, workflow.RegisterOptions{Name: UndoWorkflowName})
+		night.RegisterWorkflowWithOptions(cfg.Workflows.night, workflow.RegisterOptions{Name: nightWorkflowName})
+		night.RegisterWorkflowWithOptions(cfg.Workflows.undo, workflow.RegisterOptions{Name: undoWorkflowName})
 		ws = append(ws, night)
 	}
 	if cfg.ModelSlots > 0 {
-		model := tworker.New(cfg.Client, ModelQueue, tworker.Options{
+		model := tworker.New(cfg.Client, modelQueue, tworker.Options{
 			MaxConcurrentActivityExecutionSize: cfg.ModelSlots,
 			TaskQueueActivitiesPerSecond:       cfg.ModelRate,
 			// One poller per slot at most: a poll holds no slot but an
 			// extra poller would fetch a task it cannot start yet.
 			MaxConcurrentActivityTaskPollers: max(2, min(cfg.ModelSlots, 4)),
 		})
-		model.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})
+		model.RegisterActivityWithOptions(a.modelCall, activity.RegisterOptions{Name: modelActivity})
 		ws = append(ws, model)
 	}
 	for i, w := range ws {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
-	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -17,28 +17,28 @@ import (
 // Names registered with Temporal. They are part of the fleet's contract
 // with running nights: renaming one breaks every history that uses it.
 const (
-	NightWorkflowName = "nightshift.Night"
-	HostWorkflowName  = "nightshift.Host"
-	ProbeActivity     = "nightshift.Probe"
-	CheckActivity     = "nightshift.Check"
-	CommandActivity   = "nightshift.Command"
-	// SandboxProbeActivity says whether the recording sandbox can run on
+	nightWorkflowName = "nightshift.Night"
+	hostWorkflowName  = "nightshift.Host"
+	probeActivity     = "nightshift.Probe"
+	checkActivity     = "nightshift.Check"
+	commandActivity   = "nightshift.Command"
+	// sandboxProbeActivity says whether the recording sandbox can run on
 	// a host (package sandbox).
-	SandboxProbeActivity = "nightshift.SandboxProbe"
-	ModelActivity        = "nightshift.ModelCall"
+	sandboxProbeActivity = "nightshift.SandboxProbe"
+	modelActivity        = "nightshift.ModelCall"
 
-	// StatusQuery is answered by the night workflow with a NightStatus.
-	StatusQuery = "status"
-	// ResultQuery is answered by the night workflow with the Result so far.
-	ResultQuery = "result"
+	// statusQuery is answered by the night workflow with a NightStatus.
+	statusQuery = "status"
+	// resultQuery is answered by the night workflow with the Result so far.
+	resultQuery = "result"
 )
 
 // Task queues. A zone's hosts are worked on by the workers of the queue
 // ZoneQueue(zone); every `worker fleet serve` also polls NightQueue (night
-// workflows only schedule children) and, with model slots, ModelQueue.
+// workflows only schedule children) and, with model slots, modelQueue.
 const (
 	NightQueue  = "nightshift-night"
-	ModelQueue  = "nightshift-model"
+	modelQueue  = "nightshift-model"
 	DefaultZone = "default"
 	// ZoneVar is the inventory variable naming a host's zone.
 	ZoneVar = "nightshift_zone"
@@ -47,7 +47,7 @@ const (
 // Defaults for Night's zero values.
 const (
 	DefaultHostsPerRun    = 500
-	DefaultParallelHosts  = 4
+	defaultParallelHosts  = 4
 	DefaultCommandTimeout = 5 * time.Minute
 	DefaultHeartbeat      = 20 * time.Second
 )
@@ -106,7 +106,7 @@ type Night struct {
 	Model     ModelSpec        `json:"model"`
 	// MaxAttempts caps the attempts of every rule, a rule's max_attempts
 	// included (a lower max_attempts is kept; 0: each rule's max_attempts,
-	// else 20); KeepTurns is the memory's K (0: 3).
+	// else 20); KeepTurns is the memory's K (0: memory.DefaultKeepTurns).
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	KeepTurns   int `json:"keep_turns,omitempty"`
 	// ParallelHosts is how many host workflows run at once (0: 4).
@@ -154,7 +154,7 @@ type Carry struct {
 // withDefaults fills zero fields.
 func (n Night) withDefaults() Night {
 	if n.ParallelHosts <= 0 {
-		n.ParallelHosts = DefaultParallelHosts
+		n.ParallelHosts = defaultParallelHosts
 	}
 	if n.RetryDeadline <= 0 {
 		n.RetryDeadline = worker.DefaultRetryDeadline
@@ -245,50 +245,18 @@ func (n Night) Validate() error {
 	return nil
 }
 
-// HostInput is the input of one host workflow.
-type HostInput struct {
+// hostInput is the input of one host workflow.
+type hostInput struct {
 	Night   Night            `json:"night"` // Hosts holds only this host
 	Host    inventory.Host   `json:"host"`
 	Lessons []lessons.Lesson `json:"lessons,omitempty"` // learned before this host started
 }
 
-// Command is one command of a task as the report shows it.
-type Command struct {
-	Attempt int            `json:"attempt"`
-	Command report.Command `json:"command"`
-}
-
-// Attempt is the end of one attempt.
-type Attempt struct {
-	N            int    `json:"n"`
-	PromptTokens int    `json:"prompt_tokens"`
-	Limit        int    `json:"limit"`
-	Check        string `json:"check"`
-}
-
-// Task is how one rule went on one host.
-type Task struct {
-	Rule     string         `json:"rule"`
-	Title    string         `json:"title,omitempty"`
-	Host     string         `json:"host"`
-	Finished bool           `json:"finished"`
-	Outcome  worker.Outcome `json:"outcome"`
-	Commands []Command      `json:"commands,omitempty"`
-	Attempts []Attempt      `json:"attempts,omitempty"`
-	// UsagePromptTokens and CachedTokens sum the model server's usage over
-	// the task's answered model calls (usage.prompt_tokens and
-	// usage.prompt_tokens_details.cached_tokens), finished or not, as the
-	// journal records each call's for `worker run`'s reports. Zero in
-	// results of nights recorded before fleets carried usage.
-	UsagePromptTokens int `json:"usage_prompt_tokens,omitempty"`
-	CachedTokens      int `json:"cached_tokens,omitempty"`
-}
-
 // HostResult is what a host workflow returns.
 type HostResult struct {
-	Host  string `json:"host"`
-	Zone  string `json:"zone"`
-	Tasks []Task `json:"tasks"`
+	Host  string             `json:"host"`
+	Zone  string             `json:"zone"`
+	Tasks []orchestrate.Task `json:"tasks"`
 	// Lessons are those this host's rules taught (not the ones it got).
 	Lessons []lessons.Lesson `json:"lessons,omitempty"`
 	// Unreachable is why the host stopped answering, if it did.
@@ -298,25 +266,19 @@ type HostResult struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
-// RuleRef names a rule of the night.
-type RuleRef struct {
-	ID    string `json:"id"`
-	Title string `json:"title,omitempty"`
-}
-
-// NightResult is what the night workflow returns (and its ResultQuery answers
+// NightResult is what the night workflow returns (and its resultQuery answers
 // while it runs): every finished host's tasks.
 type NightResult struct {
-	Name     string       `json:"name"`
-	Model    string       `json:"model"`
-	Started  time.Time    `json:"started"`
-	Ended    time.Time    `json:"ended,omitzero"`
-	Rules    []RuleRef    `json:"rules"`
-	Hosts    []string     `json:"hosts"`
-	HostRuns []HostResult `json:"host_runs"`
+	Name     string                `json:"name"`
+	Model    string                `json:"model"`
+	Started  time.Time             `json:"started"`
+	Ended    time.Time             `json:"ended,omitzero"`
+	Rules    []orchestrate.RuleRef `json:"rules"`
+	Hosts    []string              `json:"hosts"`
+	HostRuns []HostResult          `json:"host_runs"`
 	// InChildren says (for nights started since fleets continue as new)
 	// that HostRuns holds only the hosts whose workflow failed: every other
-	// host's HostResult is the result of its host workflow, HostWorkflowID
+	// host's HostResult is the result of its host workflow, hostWorkflowID
 	// (night, host), which Fetch reads. A night's own result then stays
 	// small however many hosts it has.
 	InChildren bool `json:"in_children,omitempty"`
@@ -325,10 +287,10 @@ type NightResult struct {
 	Runs int `json:"runs,omitempty"`
 }
 
-// HostWorkflowID is the workflow id of host's workflow in night.
-func HostWorkflowID(night, host string) string { return night + "/" + host }
+// hostWorkflowID is the workflow id of host's workflow in night.
+func hostWorkflowID(night, host string) string { return night + "/" + host }
 
-// NightStatus is what StatusQuery answers.
+// NightStatus is what statusQuery answers.
 type NightStatus struct {
 	Name     string                        `json:"name"`
 	Total    int                           `json:"total"`    // rules × hosts
@@ -342,7 +304,7 @@ type HostState string
 
 // The host states.
 const (
-	HostWaiting     HostState = "waiting"     // not started yet (StatusQuery while the night runs)
+	HostWaiting     HostState = "waiting"     // not started yet (statusQuery while the night runs)
 	HostNotStarted  HostState = "not started" // never started (StatusOf a night's result)
 	HostRunning     HostState = "running"     // its host workflow runs
 	HostDone        HostState = "done"        // its host workflow ended

@@ -19,8 +19,8 @@ import (
 // Names of the undo workflow and its activity (part of the contract with
 // running workflows, like the night's).
 const (
-	UndoWorkflowName = "nightshift.Undo"
-	UndoActivity     = "nightshift.UndoTrials"
+	undoWorkflowName = "nightshift.Undo"
+	undoActivity     = "nightshift.UndoTrials"
 )
 
 // UndoTrial is one committed sandbox trial of a night.
@@ -97,7 +97,7 @@ func UndoTrials(r NightResult, hosts []inventory.Host, onlyHosts, onlyRules []st
 
 // Undo is the undo workflow: each host's trials undone by the undo
 // activity on the host's zone, hosts one after another.
-func (f *Workflows) Undo(ctx workflow.Context, in UndoInput) (UndoResult, error) {
+func (f *Workflows) undo(ctx workflow.Context, in UndoInput) (UndoResult, error) {
 	var res UndoResult
 	for _, h := range in.Hosts {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -106,7 +106,7 @@ func (f *Workflows) Undo(ctx workflow.Context, in UndoInput) (UndoResult, error)
 			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
 		})
 		var hr UndoHostResult
-		if err := workflow.ExecuteActivity(actx, UndoActivity, h).Get(actx, &hr); err != nil {
+		if err := workflow.ExecuteActivity(actx, undoActivity, h).Get(actx, &hr); err != nil {
 			hr = UndoHostResult{Host: h.Host.Name, Refused: rootMessage(err)}
 		}
 		res.Hosts = append(res.Hosts, hr)
@@ -118,7 +118,7 @@ func (f *Workflows) Undo(ctx workflow.Context, in UndoInput) (UndoResult, error)
 // and stops at the first refusal, so that no earlier change is restored
 // under a later one. A trial undone already (by an earlier undo) counts as
 // undone. A transport error fails the activity (retried).
-func (a *Activities) UndoTrials(ctx context.Context, in UndoHost) (UndoHostResult, error) {
+func (a *Activities) undoTrials(ctx context.Context, in UndoHost) (UndoHostResult, error) {
 	defer a.heartbeat(ctx)()
 	res := UndoHostResult{Host: in.Host.Name}
 	_, err := a.runWith(ctx, in.Host, func(t nightshift.Runner) (nightshift.Exec, error) {
@@ -147,5 +147,5 @@ func (a *Activities) UndoTrials(ctx context.Context, in UndoHost) (UndoHostResul
 // the ID "undo-NIGHT-TIME".
 func StartUndo(ctx context.Context, c client.Client, in UndoInput) (client.WorkflowRun, error) {
 	id := "undo-" + in.Night + "-" + time.Now().UTC().Format("20060102T150405Z")
-	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: NightQueue}, UndoWorkflowName, in)
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: NightQueue}, undoWorkflowName, in)
 }

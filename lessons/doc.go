@@ -1,7 +1,7 @@
 // Package lessons carries what attempts at a rule learned on one host to the
 // same rule on other hosts and in later runs.
 //
-// When a rule ends on a host, a Recorder — a worker.Observer, one per host's
+// When a rule ends on a host, a Recorder — a nightshift.Observer, one per host's
 // worker — turns the attempts it observed into lessons: the passing attempt
 // as what worked ("fixed in attempt 3: ran `aideinit -y -f` — exit 0;
 // re-check passed"), the other attempts as what failed and why ("ran

@@ -6,7 +6,6 @@ import (
 	"log"
 
 	"github.com/nightshift-dev/nightshift/lessons"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -23,16 +22,16 @@ func Example() {
 		log.Fatal(err)
 	}
 	exit := func(n int) *int { return &n }
-	facts := &worker.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get", Init: "systemd"}
-	for _, e := range []worker.Event{
-		{Kind: worker.EventRuleStart, Rule: "aide_build_database"},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: exit(100), Classes: []string{"dpkg lock held"}},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "aideinit -y -f", Action: nightshift.ActionRan, ExitCode: exit(0)},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
-		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 2}},
+	facts := &nightshift.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get", Init: "systemd"}
+	for _, e := range []nightshift.Event{
+		{Kind: nightshift.EventRuleStart, Rule: "aide_build_database"},
+		{Kind: nightshift.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: exit(100), Classes: []string{"dpkg lock held"}},
+		{Kind: nightshift.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
+		{Kind: nightshift.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
+		{Kind: nightshift.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "aideinit -y -f", Action: nightshift.ActionRan, ExitCode: exit(0)},
+		{Kind: nightshift.EventCheck, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
+		{Kind: nightshift.EventAttempt, Rule: "aide_build_database", Attempt: 2, Check: nightshift.CheckPass},
+		{Kind: nightshift.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &nightshift.Outcome{Status: nightshift.RuleFixed, Attempts: 2}},
 	} {
 		rec.Observe(e)
 	}
@@ -42,7 +41,7 @@ func Example() {
 
 	// web-2's worker gets them through worker.Config.Lessons.
 	src := lessons.NewSource(store, lessons.SourceConfig{})
-	lines, err := src.Lessons(ctx, "aide_build_database", worker.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get"})
+	lines, err := src.Lessons(ctx, "aide_build_database", nightshift.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get"})
 	if err != nil {
 		log.Fatal(err)
 	}

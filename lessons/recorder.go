@@ -11,7 +11,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // DefaultMaxFailed is the number of failed lessons a rule's end yields at
@@ -40,7 +39,7 @@ type RecorderConfig struct {
 	Now func() time.Time
 }
 
-// Recorder is a worker.Observer that turns a rule's attempts into lessons
+// Recorder is a nightshift.Observer that turns a rule's attempts into lessons
 // when the rule ends, and stores them on Flush. Observe does no I/O. A
 // Recorder observes one host's worker (events carry no host); it is safe for
 // concurrent use, and rules may run concurrently on that worker.
@@ -79,10 +78,13 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 }
 
 // Observe records one worker event.
-func (r *Recorder) Observe(e worker.Event) {
+func (r *Recorder) Observe(e nightshift.Event) {
+	if e.Recipe != "" {
+		return // a recipe replay: the recipe store keeps what it proved
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e.Kind == worker.EventRuleStart {
+	if e.Kind == nightshift.EventRuleStart {
 		r.rules[e.Rule] = &ruleLog{}
 		return
 	}
@@ -91,25 +93,25 @@ func (r *Recorder) Observe(e worker.Event) {
 		lg = &ruleLog{}
 		r.rules[e.Rule] = lg
 	}
-	if e.Attempt > 0 && lg.cur.attempt != e.Attempt && e.Kind != worker.EventRuleEnd {
+	if e.Attempt > 0 && lg.cur.attempt != e.Attempt && e.Kind != nightshift.EventRuleEnd {
 		lg.cur = turnLog{attempt: e.Attempt}
 	}
 	switch e.Kind {
-	case worker.EventCommand:
+	case nightshift.EventCommand:
 		if st, ok := stepOf(e); ok {
 			lg.cur.steps = append(lg.cur.steps, st)
 			lg.cur.classes = append(lg.cur.classes, e.Classes)
 		}
-	case worker.EventCheck:
+	case nightshift.EventCheck:
 		if e.Attempt > 0 {
 			lg.cur.check = e.Check
 		}
-	case worker.EventAttempt:
+	case nightshift.EventAttempt:
 		if lg.cur.attempt == e.Attempt && len(lg.cur.steps) > 0 {
 			lg.turns = append(lg.turns, lg.cur)
 		}
 		lg.cur = turnLog{}
-	case worker.EventRuleEnd:
+	case nightshift.EventRuleEnd:
 		delete(r.rules, e.Rule)
 		r.pending = append(r.pending, r.build(e, lg)...)
 	default:
@@ -145,7 +147,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 
 // stepOf maps a command event to a distiller step. Malformed and refused
 // calls and give-ups teach nothing about the host and are left out.
-func stepOf(e worker.Event) (distill.Step, bool) {
+func stepOf(e nightshift.Event) (distill.Step, bool) {
 	st := distill.Step{Tool: nightshift.ToolApply, Command: e.Command, Action: e.Action}
 	switch e.Action {
 	case nightshift.ActionRan:
@@ -165,7 +167,7 @@ func stepOf(e worker.Event) (distill.Step, bool) {
 
 // build writes the lessons of a rule that ended: the passing attempt (what
 // worked), the other attempts (what failed and why), and a give-up's reason.
-func (r *Recorder) build(e worker.Event, lg *ruleLog) []Lesson {
+func (r *Recorder) build(e nightshift.Event, lg *ruleLog) []Lesson {
 	o := e.Outcome
 	if o == nil {
 		return nil

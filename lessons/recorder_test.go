@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -18,52 +17,52 @@ import (
 func code(n int) *int { return &n }
 
 // night is the event stream of four rules on one host, as the worker emits it.
-func night() []worker.Event {
-	facts := &worker.HostFacts{OS: deb, PackageManager: "apt-get", Init: "systemd"}
-	ev := []worker.Event{
+func night() []nightshift.Event {
+	facts := &nightshift.HostFacts{OS: deb, PackageManager: "apt-get", Init: "systemd"}
+	ev := []nightshift.Event{
 		// fixed in attempt 3
-		{Kind: worker.EventRuleStart, Rule: "aide_build_database"},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Check: nightshift.CheckFail},
-		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 1},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: code(100), Classes: []string{"dpkg lock held"}},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
-		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 2},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Action: nightshift.ActionMalformed, Detail: "arguments are not JSON"},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "rm -rf /var/lib/aide", Action: nightshift.ActionBlocked, Detail: `rm\s+-rf\s+/`},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 2},
-		{Kind: worker.EventModelCall, Rule: "aide_build_database", Attempt: 3},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "while fuser /var/lib/dpkg/lock-frontend; do sleep 5; done; apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: code(0)},
-		{Kind: worker.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "aideinit -y -f", Action: nightshift.ActionRan, ExitCode: code(0)},
-		{Kind: worker.EventCheck, Rule: "aide_build_database", Attempt: 3, Check: nightshift.CheckPass},
-		{Kind: worker.EventAttempt, Rule: "aide_build_database", Attempt: 3, Check: nightshift.CheckPass},
-		{Kind: worker.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &worker.Outcome{Rule: "aide_build_database", Status: nightshift.RuleFixed, Attempts: 3}},
+		{Kind: nightshift.EventRuleStart, Rule: "aide_build_database"},
+		{Kind: nightshift.EventCheck, Rule: "aide_build_database", Check: nightshift.CheckFail},
+		{Kind: nightshift.EventModelCall, Rule: "aide_build_database", Attempt: 1},
+		{Kind: nightshift.EventCommand, Rule: "aide_build_database", Attempt: 1, Command: "apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: code(100), Classes: []string{"dpkg lock held"}},
+		{Kind: nightshift.EventCheck, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
+		{Kind: nightshift.EventAttempt, Rule: "aide_build_database", Attempt: 1, Check: nightshift.CheckFail},
+		{Kind: nightshift.EventModelCall, Rule: "aide_build_database", Attempt: 2},
+		{Kind: nightshift.EventCommand, Rule: "aide_build_database", Attempt: 2, Action: nightshift.ActionMalformed, Detail: "arguments are not JSON"},
+		{Kind: nightshift.EventCommand, Rule: "aide_build_database", Attempt: 2, Command: "rm -rf /var/lib/aide", Action: nightshift.ActionBlocked, Detail: `rm\s+-rf\s+/`},
+		{Kind: nightshift.EventAttempt, Rule: "aide_build_database", Attempt: 2},
+		{Kind: nightshift.EventModelCall, Rule: "aide_build_database", Attempt: 3},
+		{Kind: nightshift.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "while fuser /var/lib/dpkg/lock-frontend; do sleep 5; done; apt-get install -y aide", Action: nightshift.ActionRan, ExitCode: code(0)},
+		{Kind: nightshift.EventCommand, Rule: "aide_build_database", Attempt: 3, Command: "aideinit -y -f", Action: nightshift.ActionRan, ExitCode: code(0)},
+		{Kind: nightshift.EventCheck, Rule: "aide_build_database", Attempt: 3, Check: nightshift.CheckPass},
+		{Kind: nightshift.EventAttempt, Rule: "aide_build_database", Attempt: 3, Check: nightshift.CheckPass},
+		{Kind: nightshift.EventRuleEnd, Rule: "aide_build_database", Facts: facts, Outcome: &nightshift.Outcome{Rule: "aide_build_database", Status: nightshift.RuleFixed, Attempts: 3}},
 		// compliant: nothing learned
-		{Kind: worker.EventRuleStart, Rule: "sshd_disable_root_login"},
-		{Kind: worker.EventCheck, Rule: "sshd_disable_root_login", Check: nightshift.CheckPass},
-		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Rule: "sshd_disable_root_login", Status: nightshift.RuleCompliant}},
+		{Kind: nightshift.EventRuleStart, Rule: "sshd_disable_root_login"},
+		{Kind: nightshift.EventCheck, Rule: "sshd_disable_root_login", Check: nightshift.CheckPass},
+		{Kind: nightshift.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &nightshift.Outcome{Rule: "sshd_disable_root_login", Status: nightshift.RuleCompliant}},
 		// gave up
-		{Kind: worker.EventRuleStart, Rule: "grub2_password"},
-		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 1, Command: "grub-mkpasswd-pbkdf2", Action: nightshift.ActionTimedOut},
-		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 1},
-		{Kind: worker.EventCommand, Rule: "grub2_password", Attempt: 2, Action: nightshift.ActionGiveUp, Detail: "needs an interactive password"},
-		{Kind: worker.EventAttempt, Rule: "grub2_password", Attempt: 2, Action: nightshift.ActionGiveUp},
-		{Kind: worker.EventRuleEnd, Rule: "grub2_password", Facts: facts, Outcome: &worker.Outcome{Rule: "grub2_password", Status: nightshift.RuleGaveUp, Attempts: 2, Reason: "needs an\ninteractive password"}},
+		{Kind: nightshift.EventRuleStart, Rule: "grub2_password"},
+		{Kind: nightshift.EventCommand, Rule: "grub2_password", Attempt: 1, Command: "grub-mkpasswd-pbkdf2", Action: nightshift.ActionTimedOut},
+		{Kind: nightshift.EventAttempt, Rule: "grub2_password", Attempt: 1},
+		{Kind: nightshift.EventCommand, Rule: "grub2_password", Attempt: 2, Action: nightshift.ActionGiveUp, Detail: "needs an interactive password"},
+		{Kind: nightshift.EventAttempt, Rule: "grub2_password", Attempt: 2, Action: nightshift.ActionGiveUp},
+		{Kind: nightshift.EventRuleEnd, Rule: "grub2_password", Facts: facts, Outcome: &nightshift.Outcome{Rule: "grub2_password", Status: nightshift.RuleGaveUp, Attempts: 2, Reason: "needs an\ninteractive password"}},
 	}
 	// not fixed: the same failure nine times, then seven different ones
-	ev = append(ev, worker.Event{Kind: worker.EventRuleStart, Rule: "audit_rules"})
+	ev = append(ev, nightshift.Event{Kind: nightshift.EventRuleStart, Rule: "audit_rules"})
 	for a := 1; a <= 16; a++ {
 		cmd := "augenrules --load"
 		if a > 9 {
 			cmd = fmt.Sprintf("echo '-w /etc/passwd -p wa -k %d' >> /etc/audit/rules.d/x.rules", a)
 		}
 		ev = append(ev,
-			worker.Event{Kind: worker.EventCommand, Rule: "audit_rules", Attempt: a, Command: cmd, Action: nightshift.ActionRan, ExitCode: code(1 - a/10)},
-			worker.Event{Kind: worker.EventCheck, Rule: "audit_rules", Attempt: a, Check: nightshift.CheckFail},
-			worker.Event{Kind: worker.EventAttempt, Rule: "audit_rules", Attempt: a, Check: nightshift.CheckFail})
+			nightshift.Event{Kind: nightshift.EventCommand, Rule: "audit_rules", Attempt: a, Command: cmd, Action: nightshift.ActionRan, ExitCode: code(1 - a/10)},
+			nightshift.Event{Kind: nightshift.EventCheck, Rule: "audit_rules", Attempt: a, Check: nightshift.CheckFail},
+			nightshift.Event{Kind: nightshift.EventAttempt, Rule: "audit_rules", Attempt: a, Check: nightshift.CheckFail})
 	}
-	return append(ev, worker.Event{Kind: worker.EventRuleEnd, Rule: "audit_rules", Facts: facts,
-		Outcome: &worker.Outcome{Rule: "audit_rules", Status: nightshift.RuleNotFixed, Attempts: 16}})
+	return append(ev, nightshift.Event{Kind: nightshift.EventRuleEnd, Rule: "audit_rules", Facts: facts,
+		Outcome: &nightshift.Outcome{Rule: "audit_rules", Status: nightshift.RuleNotFixed, Attempts: 16}})
 }
 
 func TestRecorderGolden(t *testing.T) {

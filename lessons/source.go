@@ -3,7 +3,7 @@ package lessons
 import (
 	"context"
 
-	"github.com/nightshift-dev/nightshift/worker"
+	"github.com/nightshift-dev/nightshift"
 )
 
 // SourceConfig configures a Source. The zero value is usable.
@@ -28,7 +28,7 @@ func NewSource(store Store, cfg SourceConfig) *Source {
 
 // Lessons returns the rule's lessons for a host like facts describes, ranked
 // as Store describes, each rendered by Lesson.Line.
-func (s *Source) Lessons(ctx context.Context, rule string, facts worker.HostFacts) ([]string, error) {
+func (s *Source) Lessons(ctx context.Context, rule string, facts nightshift.HostFacts) ([]string, error) {
 	ls, err := s.store.Lessons(ctx, Query{Rule: rule, OS: facts.OS, PackageManager: facts.PackageManager, Limit: s.limit})
 	if err != nil {
 		return nil, err
@@ -39,5 +39,3 @@ func (s *Source) Lessons(ctx context.Context, rule string, facts worker.HostFact
 	}
 	return out, nil
 }
-
-var _ worker.LessonSource = (*Source)(nil)

@@ -57,9 +57,12 @@
 //     commit, canary, then disarm, or undo through the kept connection or
 //     by the switch and the canary again), returning an [Outcome] whose
 //     Reason the worker records as the attempt's rolled-back reason.
-//   - [RequiresAccessChange]: rules whose required change must lock the
-//     worker's login out (sshd_disable_root_login for a root login), which
-//     end needs_access_change instead of being attempted.
+//   - [RequiresAccessChange]: the rules whose required change must lock the
+//     worker's login out (sshd_disable_root_login for a root login), with
+//     the change and the reason. The worker does not consult it before
+//     attempting a rule: such a rule is attempted, and ends
+//     needs_access_change when the judge refuses its fix, or the canary
+//     rolls it back, as a lockout.
 //
 // Everything the package writes on a host lives under [DefaultDir]
 // (/var/lib/nightshift/lockout: snap/ID and switch/ID, each mode 0700) or,

@@ -19,6 +19,7 @@ import (
 // must bring the prompt to the low-water mark; every feedback message of a
 // verbatim turn stays shown.
 func TestAppendOnlyBetweenCompactions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	var prev Prompt
@@ -122,6 +123,7 @@ func bigTurn(t *testing.T, m *Memory, turn, lines int) []string {
 // and every error line of their outputs, cutting the outputs rather than
 // dropping turns, and stays under the hard limit.
 func TestKeepsThreeTurnsBeforeBytes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	sizes := []int{150, 900, 200, 400, 1000, 150, 300} // lines of about 20 tokens
@@ -158,6 +160,7 @@ func TestKeepsThreeTurnsBeforeBytes(t *testing.T) {
 // TestCutOnceSameBytes: between compactions an older turn's output is
 // shown with the same bytes in every prompt; a compaction may cut it once.
 func TestCutOnceSameBytes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	shown := map[string]string{}

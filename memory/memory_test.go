@@ -19,6 +19,7 @@ import (
 )
 
 func TestNewRefusesBadConfig(t *testing.T) {
+	t.Parallel()
 	ok := Config{Model: qwen3(t)}
 	tests := []struct {
 		name        string
@@ -49,6 +50,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 }
 
 func TestUnderSoftLimitSendsAsIs(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
 		ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"sshd -t"}`}}}})
@@ -64,6 +66,7 @@ func TestUnderSoftLimitSendsAsIs(t *testing.T) {
 // 300–3,000-token outputs and checks every prompt against the window, the
 // growth of the history and the number of messages.
 func TestLongHistories(t *testing.T) {
+	t.Parallel()
 	lengths := []int{20, 50, 100, 1000}
 	if testing.Short() {
 		lengths = []int{20, 100}
@@ -145,6 +148,7 @@ func TestLongHistories(t *testing.T) {
 // turn, missing results, every feedback kind, malformed arguments — and checks
 // that no render holds an orphan or unpaired tool message.
 func TestPairingProperty(t *testing.T) {
+	t.Parallel()
 	outs := loadOutputs(t)
 	seeds := 40
 	if testing.Short() {
@@ -202,6 +206,7 @@ func TestPairingProperty(t *testing.T) {
 // TestHugeOutput feeds one turn with 2 MB of output: the prompt fits, and
 // keeps the output's head, tail and error lines.
 func TestHugeOutput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	var b strings.Builder
 	for i := 0; b.Len() < 2<<20; i++ {
@@ -250,6 +255,7 @@ func TestHugeOutput(t *testing.T) {
 // TestOverflowError: an instruction that fits alone but leaves no room for a
 // turn yields a typed error before any model call.
 func TestOverflowError(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *Config) {
 		c.Model = sized(t, budget.Config{ContextWindow: 2048, Reserve: 1024, SoftLimit: 1500})
 		c.HistoryTokens = 100
@@ -270,6 +276,7 @@ func TestOverflowError(t *testing.T) {
 }
 
 func TestLedgerCountsRepeats(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	for turn := 1; turn <= 3; turn++ {
 		cmd := "sed -i 's/a/b/'  /etc/aide.conf"

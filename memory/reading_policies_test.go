@@ -85,6 +85,7 @@ func readingTable(res map[string]map[string]*readingTally) string {
 // and the scenarios do depend on the memory: the last K turns alone fix
 // fewer.
 func TestReadingPolicies(t *testing.T) {
+	t.Parallel()
 	n := 6
 	if testing.Short() {
 		n = 2

@@ -231,6 +231,7 @@ func referenceEnv(t testing.TB) *readingEnv {
 // rejected, and every distinct (command, error) pair of the run is still
 // in the last prompt.
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	lengths := []int{20, 100, 1000}
 	if testing.Short() {
 		lengths = []int{20, 100}

@@ -4,7 +4,7 @@
 //
 // New returns a Metrics with a registry of its own: nothing is registered in
 // the library's global registry and the package has no state, so several
-// Metrics can live in one process (tests, runs). Metrics is a worker.Observer
+// Metrics can live in one process (tests, runs). Metrics is a nightshift.Observer
 // (give it to every host's worker, through a fan-out with the other
 // observers); Model and Target wrap a worker's model client and host target
 // to time their calls. Handler serves the registry; Serve runs an HTTP

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/metrics"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -25,12 +24,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	exit0 := 0
-	for _, e := range []worker.Event{
-		{Kind: worker.EventRuleStart, Rule: "sshd_disable_root_login"},
-		{Kind: worker.EventModelCall, Rule: "sshd_disable_root_login", Attempt: 1, Assessment: &budget.Assessment{Prompt: 1834}},
-		{Kind: worker.EventCommand, Rule: "sshd_disable_root_login", Attempt: 1, Action: nightshift.ActionRan, ExitCode: &exit0},
-		{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: nightshift.CheckPass},
-		{Kind: worker.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 1}},
+	for _, e := range []nightshift.Event{
+		{Kind: nightshift.EventRuleStart, Rule: "sshd_disable_root_login"},
+		{Kind: nightshift.EventModelCall, Rule: "sshd_disable_root_login", Attempt: 1, Assessment: &budget.Assessment{Prompt: 1834}},
+		{Kind: nightshift.EventCommand, Rule: "sshd_disable_root_login", Attempt: 1, Action: nightshift.ActionRan, ExitCode: &exit0},
+		{Kind: nightshift.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: nightshift.CheckPass},
+		{Kind: nightshift.EventRuleEnd, Rule: "sshd_disable_root_login", Outcome: &nightshift.Outcome{Status: nightshift.RuleFixed, Attempts: 1}},
 	} {
 		m.Observe(e)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/nightshift-dev/nightshift/distill"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -64,7 +63,7 @@ type Config struct {
 }
 
 // Metrics holds Nightshift's Prometheus metrics in a registry of its own.
-// It is a worker.Observer; see the package comment for the metrics.
+// It is a nightshift.Observer; see the package comment for the metrics.
 type Metrics struct {
 	reg *prometheus.Registry
 	now func() time.Time
@@ -194,11 +193,11 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Observe counts one worker event.
-func (m *Metrics) Observe(e worker.Event) {
+func (m *Metrics) Observe(e nightshift.Event) {
 	switch e.Kind {
-	case worker.EventRuleStart:
+	case nightshift.EventRuleStart:
 		m.inProgress.Inc()
-	case worker.EventRuleEnd:
+	case nightshift.EventRuleEnd:
 		m.inProgress.Dec()
 		if e.Outcome != nil && e.Outcome.Status != nightshift.RuleNone {
 			m.rules.WithLabelValues(e.Outcome.Status.String()).Inc()
@@ -206,35 +205,35 @@ func (m *Metrics) Observe(e worker.Event) {
 				m.fixes.Inc()
 			}
 		}
-	case worker.EventAttempt:
+	case nightshift.EventAttempt:
 		m.attempts.WithLabelValues(attemptLabel(e)).Inc()
-	case worker.EventModelCall:
+	case nightshift.EventModelCall:
 		if e.Assessment != nil {
 			m.promptToks.Observe(float64(e.Assessment.Prompt))
 		}
-	case worker.EventModelUsage:
+	case nightshift.EventModelUsage:
 		m.usagePrompt.Add(float64(e.UsagePrompt))
 		m.usageCached.Add(float64(e.CachedTokens))
-	case worker.EventRejected:
+	case nightshift.EventRejected:
 		m.rejections.Inc()
-	case worker.EventRetry:
+	case nightshift.EventRetry:
 		m.retries.Inc()
-	case worker.EventCommand:
+	case nightshift.EventCommand:
 		if e.Action != nightshift.ActionNone {
 			m.commands.WithLabelValues(e.Action.String()).Inc()
 		}
-	case worker.EventDistillFallback:
+	case nightshift.EventDistillFallback:
 		if e.Fallback != "" {
 			m.fallbacks.WithLabelValues(e.Fallback).Inc()
 		}
 	default:
-		// worker.EventCheck and unknown kinds: nothing to count
+		// nightshift.EventCheck and unknown kinds: nothing to count
 	}
 }
 
 // attemptLabel is an attempt's result label: the re-check's status, give_up
 // when the model gave up, none when no check ran.
-func attemptLabel(e worker.Event) string {
+func attemptLabel(e nightshift.Event) string {
 	switch {
 	case e.Action == nightshift.ActionGiveUp:
 		return nightshift.ActionGiveUp.String()
@@ -245,15 +244,20 @@ func attemptLabel(e worker.Event) string {
 	}
 }
 
+// ChatModel is a model client: package worker's Config.Model.
+type ChatModel interface {
+	CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
+}
+
 // Model wraps a model client so that each call's latency is observed.
-func (m *Metrics) Model(inner worker.ChatModel) worker.ChatModel { return timedModel{m, inner} }
+func (m *Metrics) Model(inner ChatModel) ChatModel { return timedModel{m, inner} }
 
 // Target wraps a host's runner so that each command's latency is observed.
 func (m *Metrics) Target(inner nightshift.Runner) nightshift.Runner { return timedTarget{m, inner} }
 
 type timedModel struct {
 	m     *Metrics
-	inner worker.ChatModel
+	inner ChatModel
 }
 
 func (t timedModel) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {

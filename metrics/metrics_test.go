@@ -20,7 +20,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -29,27 +28,27 @@ func code(n int) *int { return &n }
 
 // fixedRule is the events of a rule fixed in attempt 2, with one context
 // rejection and one retry in attempt 1.
-func fixedRule(rule string, prompts ...int) []worker.Event {
-	ev := []worker.Event{{Kind: worker.EventRuleStart, Rule: rule}, {Kind: worker.EventCheck, Rule: rule, Check: nightshift.CheckFail}}
-	call := func(a, p int) worker.Event {
-		return worker.Event{Kind: worker.EventModelCall, Rule: rule, Attempt: a, Assessment: &budget.Assessment{Prompt: p}}
+func fixedRule(rule string, prompts ...int) []nightshift.Event {
+	ev := []nightshift.Event{{Kind: nightshift.EventRuleStart, Rule: rule}, {Kind: nightshift.EventCheck, Rule: rule, Check: nightshift.CheckFail}}
+	call := func(a, p int) nightshift.Event {
+		return nightshift.Event{Kind: nightshift.EventModelCall, Rule: rule, Attempt: a, Assessment: &budget.Assessment{Prompt: p}}
 	}
 	ev = append(ev,
 		call(1, prompts[0]),
-		worker.Event{Kind: worker.EventRetry, Rule: rule, Attempt: 1, Error: "503"},
-		worker.Event{Kind: worker.EventRejected, Rule: rule, Attempt: 1, ServerTokens: 16000, LocalTokens: prompts[0]},
+		nightshift.Event{Kind: nightshift.EventRetry, Rule: rule, Attempt: 1, Error: "503"},
+		nightshift.Event{Kind: nightshift.EventRejected, Rule: rule, Attempt: 1, ServerTokens: 16000, LocalTokens: prompts[0]},
 		call(1, prompts[1]),
-		worker.Event{Kind: worker.EventModelUsage, Rule: rule, Attempt: 1, UsagePrompt: prompts[1], CachedTokens: prompts[1] / 2},
-		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "rm -rf /", Action: nightshift.ActionBlocked},
-		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 1, Command: "true", Action: nightshift.ActionRan, ExitCode: code(0)},
-		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 1, Check: nightshift.CheckFail},
-		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 1, Check: nightshift.CheckFail},
+		nightshift.Event{Kind: nightshift.EventModelUsage, Rule: rule, Attempt: 1, UsagePrompt: prompts[1], CachedTokens: prompts[1] / 2},
+		nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: 1, Command: "rm -rf /", Action: nightshift.ActionBlocked},
+		nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: 1, Command: "true", Action: nightshift.ActionRan, ExitCode: code(0)},
+		nightshift.Event{Kind: nightshift.EventCheck, Rule: rule, Attempt: 1, Check: nightshift.CheckFail},
+		nightshift.Event{Kind: nightshift.EventAttempt, Rule: rule, Attempt: 1, Check: nightshift.CheckFail},
 		call(2, prompts[2]),
-		worker.Event{Kind: worker.EventModelUsage, Rule: rule, Attempt: 2, UsagePrompt: prompts[2], CachedTokens: prompts[1] / 16 * 16},
-		worker.Event{Kind: worker.EventCommand, Rule: rule, Attempt: 2, Command: "fix", Action: nightshift.ActionRan, ExitCode: code(0)},
-		worker.Event{Kind: worker.EventCheck, Rule: rule, Attempt: 2, Check: nightshift.CheckPass},
-		worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: 2, Check: nightshift.CheckPass},
-		worker.Event{Kind: worker.EventRuleEnd, Rule: rule, Outcome: &worker.Outcome{Status: nightshift.RuleFixed, Attempts: 2}})
+		nightshift.Event{Kind: nightshift.EventModelUsage, Rule: rule, Attempt: 2, UsagePrompt: prompts[2], CachedTokens: prompts[1] / 16 * 16},
+		nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: 2, Command: "fix", Action: nightshift.ActionRan, ExitCode: code(0)},
+		nightshift.Event{Kind: nightshift.EventCheck, Rule: rule, Attempt: 2, Check: nightshift.CheckPass},
+		nightshift.Event{Kind: nightshift.EventAttempt, Rule: rule, Attempt: 2, Check: nightshift.CheckPass},
+		nightshift.Event{Kind: nightshift.EventRuleEnd, Rule: rule, Outcome: &nightshift.Outcome{Status: nightshift.RuleFixed, Attempts: 2}})
 	return ev
 }
 
@@ -106,19 +105,19 @@ next:
 
 func TestObserverScrape(t *testing.T) {
 	twoRules := append(fixedRule("a", 1000, 900, 3000), fixedRule("b", 20000, 15000, 15500)...)
-	open := []worker.Event{{Kind: worker.EventRuleStart, Rule: "c"}, {Kind: worker.EventRuleStart, Rule: "d"},
-		{Kind: worker.EventAttempt, Rule: "c", Attempt: 1},
-		{Kind: worker.EventCommand, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
-		{Kind: worker.EventAttempt, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
-		{Kind: worker.EventRuleEnd, Rule: "c", Outcome: &worker.Outcome{Status: nightshift.RuleGaveUp}},
-		{Kind: worker.EventDistillFallback, Rule: "c", Attempt: 1, Fallback: "claim"},
-		{Kind: worker.EventDistillFallback, Rule: "d", Attempt: 1, Fallback: "claim"},
-		{Kind: worker.EventDistillFallback, Rule: "d", Attempt: 2, Fallback: "request"},
+	open := []nightshift.Event{{Kind: nightshift.EventRuleStart, Rule: "c"}, {Kind: nightshift.EventRuleStart, Rule: "d"},
+		{Kind: nightshift.EventAttempt, Rule: "c", Attempt: 1},
+		{Kind: nightshift.EventCommand, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
+		{Kind: nightshift.EventAttempt, Rule: "c", Attempt: 2, Action: nightshift.ActionGiveUp},
+		{Kind: nightshift.EventRuleEnd, Rule: "c", Outcome: &nightshift.Outcome{Status: nightshift.RuleGaveUp}},
+		{Kind: nightshift.EventDistillFallback, Rule: "c", Attempt: 1, Fallback: "claim"},
+		{Kind: nightshift.EventDistillFallback, Rule: "d", Attempt: 1, Fallback: "claim"},
+		{Kind: nightshift.EventDistillFallback, Rule: "d", Attempt: 2, Fallback: "request"},
 		// bad input: counted where it can be, never a panic
-		{Kind: worker.EventModelCall}, {Kind: "nonsense"}, {Kind: worker.EventCommand}}
+		{Kind: nightshift.EventModelCall}, {Kind: "nonsense"}, {Kind: nightshift.EventCommand}}
 	cases := []struct {
 		name   string
-		events []worker.Event
+		events []nightshift.Event
 		want   []struct {
 			metric string
 			labels map[string]string
@@ -285,7 +284,7 @@ func TestRegistriesAreIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Observe(worker.Event{Kind: worker.EventRejected})
+	a.Observe(nightshift.Event{Kind: nightshift.EventRejected})
 	fa, _ := scrape(t, a.Handler())
 	fb, _ := scrape(t, b.Handler())
 	va, _ := value(fa, "nightshift_context_rejections_total", nil)

@@ -3,7 +3,7 @@
 //
 // The batch reports through Progress's methods — Plan (a host's rule
 // count), RuleStarted, RuleEnded, HostDown — and each host's worker through
-// Observer(host), a worker.Observer that follows the current attempt and the
+// Observer(host), a nightshift.Observer that follows the current attempt and the
 // prompt's size. A batch declares the few methods it calls as an interface of
 // its own.
 //

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/progress"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -24,7 +23,7 @@ func Example() {
 	p.RuleStarted("web-1", "sshd_disable_root_login")
 	obs := p.Observer("web-1") // worker.Config.Observer of web-1's worker
 	now = now.Add(9 * time.Second)
-	obs.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: nightshift.CheckPass, PromptTokens: 1834})
+	obs.Observe(nightshift.Event{Kind: nightshift.EventAttempt, Rule: "sshd_disable_root_login", Attempt: 1, Check: nightshift.CheckPass, PromptTokens: 1834})
 	p.RuleEnded("web-1", "sshd_disable_root_login", nightshift.RuleFixed)
 	if err := p.Close(); err != nil {
 		log.Fatal(err)

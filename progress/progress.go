@@ -13,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nightshift-dev/nightshift/internal/textcut"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -222,9 +221,9 @@ func (p *Progress) HostDown(hostName string, err error) {
 	p.update(fmt.Sprintf("%s: %s", hostName, h.down), true)
 }
 
-// Observer returns a worker.Observer for one host's worker: it follows the
+// Observer returns a nightshift.Observer for one host's worker: it follows the
 // current attempt and the prompt's size.
-func (p *Progress) Observer(hostName string) worker.Observer {
+func (p *Progress) Observer(hostName string) nightshift.Observer {
 	return observer{p, hostName}
 }
 
@@ -233,13 +232,13 @@ type observer struct {
 	host string
 }
 
-func (o observer) Observe(e worker.Event) {
+func (o observer) Observe(e nightshift.Event) {
 	p := o.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h := p.host(o.host)
 	switch e.Kind {
-	case worker.EventModelCall:
+	case nightshift.EventModelCall:
 		if e.Attempt > 0 && (e.Rule == h.rule || h.rule == "") {
 			h.attempt = e.Attempt
 		}
@@ -248,7 +247,7 @@ func (o observer) Observe(e worker.Event) {
 			h.prompt, h.promptLimit = a.Prompt, a.Limit-a.Reserve
 		}
 		p.update("", false)
-	case worker.EventAttempt:
+	case nightshift.EventAttempt:
 		if e.Rule == h.rule || h.rule == "" {
 			h.attempt = max(h.attempt, e.Attempt)
 		}
@@ -263,14 +262,14 @@ func (o observer) Observe(e worker.Event) {
 		}
 		h.unknown = ""
 		p.update(fmt.Sprintf("%s %s: attempt %d: %s (prompt %d tokens)", o.host, e.Rule, e.Attempt, check, e.PromptTokens), false)
-	case worker.EventCommand:
+	case nightshift.EventCommand:
 		if e.Action == nightshift.ActionUnknown {
 			h.unknown = "a command ran, outcome unknown"
 			if e.Error != "" {
 				h.unknown += " (" + oneLine(e.Error, 120) + ")"
 			}
 		}
-	case worker.EventRejected:
+	case nightshift.EventRejected:
 		p.update(fmt.Sprintf("%s %s: attempt %d: prompt rejected as too long (server %d tokens, ours %d)",
 			o.host, e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens), false)
 	default:

@@ -14,7 +14,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -44,12 +43,12 @@ func night(p *Progress, clk *clock) {
 	p.Plan("web-2", 2)
 	p.Plan("db-1.example.com", 2)
 	w1, w2 := p.Observer("web-1"), p.Observer("web-2")
-	call := func(o worker.Observer, rule string, attempt, prompt int) {
-		o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: rule, Attempt: attempt,
+	call := func(o nightshift.Observer, rule string, attempt, prompt int) {
+		o.Observe(nightshift.Event{Kind: nightshift.EventModelCall, Rule: rule, Attempt: attempt,
 			Assessment: &budget.Assessment{Prompt: prompt, Limit: 16352, Reserve: 1024}})
 	}
-	attempt := func(o worker.Observer, rule string, attempt int, check nightshift.CheckStatus, prompt int) {
-		o.Observe(worker.Event{Kind: worker.EventAttempt, Rule: rule, Attempt: attempt, Check: check, PromptTokens: prompt})
+	attempt := func(o nightshift.Observer, rule string, attempt int, check nightshift.CheckStatus, prompt int) {
+		o.Observe(nightshift.Event{Kind: nightshift.EventAttempt, Rule: rule, Attempt: attempt, Check: check, PromptTokens: prompt})
 	}
 	p.RuleStarted("web-1", "sshd_disable_root_login")
 	p.RuleStarted("web-2", "aide_build_database")
@@ -70,7 +69,7 @@ func night(p *Progress, clk *clock) {
 	p.RuleEnded("web-1", "accounts_tmout", nightshift.RuleCompliant)
 	p.RuleStarted("web-1", "grub2_password")
 	call(w1, "grub2_password", 1, 1500)
-	w1.Observe(worker.Event{Kind: worker.EventRejected, Rule: "grub2_password", Attempt: 1, ServerTokens: 16400, LocalTokens: 15200})
+	w1.Observe(nightshift.Event{Kind: nightshift.EventRejected, Rule: "grub2_password", Attempt: 1, ServerTokens: 16400, LocalTokens: 15200})
 	attempt(w1, "grub2_password", 1, nightshift.CheckNotRun, 1500)
 	clk.advance(75 * time.Second)
 	attempt(w2, "aide_build_database", 2, nightshift.CheckPass, 4410)
@@ -143,14 +142,14 @@ func TestLiveThrottle(t *testing.T) {
 	before := frames()
 	for i := 0; i < 9; i++ { // 9 events in 900 ms
 		clk.advance(100 * time.Millisecond)
-		o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: "r", Attempt: i + 1})
+		o.Observe(nightshift.Event{Kind: nightshift.EventModelCall, Rule: "r", Attempt: i + 1})
 	}
 	lines := 2 // summary and one host
 	if got := (frames() - before) / lines; got != 0 {
 		t.Fatalf("%d redraws within the interval, want 0", got)
 	}
 	clk.advance(200 * time.Millisecond)
-	o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: "r", Attempt: 10})
+	o.Observe(nightshift.Event{Kind: nightshift.EventModelCall, Rule: "r", Attempt: 10})
 	if got := (frames() - before) / lines; got != 1 {
 		t.Fatalf("%d redraws after the interval, want 1", got)
 	}
@@ -237,7 +236,7 @@ func TestConcurrent(t *testing.T) {
 			for r := 0; r < 25; r++ {
 				rule := fmt.Sprintf("rule-%d", r)
 				p.RuleStarted(name, rule)
-				o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: rule, Attempt: 1})
+				o.Observe(nightshift.Event{Kind: nightshift.EventModelCall, Rule: rule, Attempt: 1})
 				clk.advance(time.Second)
 				p.RuleEnded(name, rule, nightshift.RuleFixed)
 			}
@@ -367,11 +366,11 @@ func golden(t *testing.T, name string, got []byte) {
 func TestAttemptWithoutCheck(t *testing.T) {
 	tests := []struct {
 		name     string
-		commands []worker.Event
+		commands []nightshift.Event
 		want     string
 	}{
-		{"blocked", []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionBlocked, Command: "rm -rf /"}}, "attempt 1: nothing ran (prompt"},
-		{"outcome unknown", []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionUnknown, Command: "sleep 3",
+		{"blocked", []nightshift.Event{{Kind: nightshift.EventCommand, Action: nightshift.ActionBlocked, Command: "rm -rf /"}}, "attempt 1: nothing ran (prompt"},
+		{"outcome unknown", []nightshift.Event{{Kind: nightshift.EventCommand, Action: nightshift.ActionUnknown, Command: "sleep 3",
 			Error: "sshexec: 127.0.0.1:22: connection lost\nmid-command: outcome unknown"}},
 			"attempt 1: a command ran, outcome unknown (sshexec: 127.0.0.1:22: connection lost mid-command: outcome unknown); not re-checked (prompt"},
 		{"unknown then a new attempt blocked", nil, "attempt 2: nothing ran (prompt"},
@@ -388,21 +387,21 @@ func TestAttemptWithoutCheck(t *testing.T) {
 			o := p.Observer("web-1")
 			attempt := 1
 			if tt.commands == nil { // an unknown command in attempt 1, nothing in attempt 2
-				tt.commands = []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionUnknown, Error: "connection lost"}}
-				o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: "r", Attempt: 1})
+				tt.commands = []nightshift.Event{{Kind: nightshift.EventCommand, Action: nightshift.ActionUnknown, Error: "connection lost"}}
+				o.Observe(nightshift.Event{Kind: nightshift.EventModelCall, Rule: "r", Attempt: 1})
 				for _, e := range tt.commands {
 					e.Rule, e.Attempt = "r", 1
 					o.Observe(e)
 				}
-				o.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "r", Attempt: 1, Check: nightshift.CheckNotRun})
-				tt.commands, attempt = []worker.Event{{Kind: worker.EventCommand, Action: nightshift.ActionRefused}}, 2
+				o.Observe(nightshift.Event{Kind: nightshift.EventAttempt, Rule: "r", Attempt: 1, Check: nightshift.CheckNotRun})
+				tt.commands, attempt = []nightshift.Event{{Kind: nightshift.EventCommand, Action: nightshift.ActionRefused}}, 2
 			}
-			o.Observe(worker.Event{Kind: worker.EventModelCall, Rule: "r", Attempt: attempt})
+			o.Observe(nightshift.Event{Kind: nightshift.EventModelCall, Rule: "r", Attempt: attempt})
 			for _, e := range tt.commands {
 				e.Rule, e.Attempt = "r", attempt
 				o.Observe(e)
 			}
-			o.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "r", Attempt: attempt, Check: nightshift.CheckNotRun})
+			o.Observe(nightshift.Event{Kind: nightshift.EventAttempt, Rule: "r", Attempt: attempt, Check: nightshift.CheckNotRun})
 			if !strings.Contains(out.String(), tt.want) {
 				t.Errorf("progress:\n%s\nwant a line with %q", out.String(), tt.want)
 			}

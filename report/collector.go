@@ -40,13 +40,13 @@ func (c *Collector) result(rule, host string) *TaskResult {
 
 // attempt returns attempt number n of r, creating it in order. c.mu is held.
 func attempt(r *TaskResult, n int) *Attempt {
-	n = max(n, 1)
+	n = max(n, 0)
 	for i := range r.Attempts {
 		if r.Attempts[i].Number == n {
 			return &r.Attempts[i]
 		}
 	}
-	r.Attempts = append(r.Attempts, Attempt{Number: n})
+	r.Attempts = append(r.Attempts, Attempt{Number: n, Recipe: n == 0})
 	slices.SortStableFunc(r.Attempts, func(a, b Attempt) int { return a.Number - b.Number })
 	for i := range r.Attempts {
 		if r.Attempts[i].Number == n {

@@ -58,9 +58,13 @@ type Totals struct {
 	Results  int `json:"results"`
 	Rules    int `json:"rules"`
 	Hosts    int `json:"hosts"`
-	Attempts int `json:"attempts"`
-	Commands int `json:"commands"`
-	Passed   int `json:"passed"` // fixed or compliant
+	Attempts int `json:"attempts"` // the model's
+	// RecipeAttempts counts recipe replays; FixedByRecipe the results a
+	// replay fixed with no model call.
+	RecipeAttempts int `json:"recipe_attempts,omitempty"`
+	FixedByRecipe  int `json:"fixed_by_recipe,omitempty"`
+	Commands       int `json:"commands"`
+	Passed         int `json:"passed"` // fixed or compliant
 	// NotStarted counts the rules × hosts planned and never started (a
 	// run stopped early); they are not among the results.
 	NotStarted int                           `json:"not_started,omitempty"`
@@ -89,11 +93,14 @@ type ResultSummary struct {
 	Outcome         nightshift.RuleStatus `json:"outcome"`
 	Reason          string                `json:"reason,omitempty"`
 	DurationSeconds float64               `json:"duration_seconds"`
-	Attempts        int                   `json:"attempts"`
-	Commands        int                   `json:"commands"`
-	MaxPromptTokens int                   `json:"max_prompt_tokens"`
-	Limit           int                   `json:"limit"`
-	AttemptDetails  []Attempt             `json:"attempt_details"`
+	Attempts        int                   `json:"attempts"` // the model's
+	// RecipeAttempts counts the recipe replays (attempt 0), apart from the
+	// model's attempts.
+	RecipeAttempts  int       `json:"recipe_attempts,omitempty"`
+	Commands        int       `json:"commands"`
+	MaxPromptTokens int       `json:"max_prompt_tokens"`
+	Limit           int       `json:"limit"`
+	AttemptDetails  []Attempt `json:"attempt_details"`
 }
 
 // NewSummary computes the summary of a run.
@@ -121,8 +128,17 @@ func NewSummary(run *Run) Summary {
 		rs := ResultSummary{
 			Rule: r.Rule, Title: r.Title, Host: r.Host, Outcome: r.Outcome, Reason: r.Reason,
 			DurationSeconds: seconds(r.Duration),
-			Attempts:        len(r.Attempts),
 			AttemptDetails:  r.Attempts,
+		}
+		for _, a := range r.Attempts {
+			if a.Number == 0 {
+				rs.RecipeAttempts++
+				if a.Check == "pass" && len(r.Attempts) == 1 {
+					s.Totals.FixedByRecipe++
+				}
+			} else {
+				rs.Attempts++
+			}
 		}
 		if rs.AttemptDetails == nil {
 			rs.AttemptDetails = []Attempt{}
@@ -135,6 +151,7 @@ func NewSummary(run *Run) Summary {
 		s.Results = append(s.Results, rs)
 		s.Totals.Results++
 		s.Totals.Attempts += rs.Attempts
+		s.Totals.RecipeAttempts += rs.RecipeAttempts
 		s.Totals.Commands += rs.Commands
 		s.Totals.Outcomes[r.Outcome]++
 		s.Totals.PromptTokens += r.UsagePromptTokens

@@ -164,7 +164,11 @@ func transcript(r TaskResult) string {
 		fmt.Fprintf(&b, "NO SANDBOX: %s\n", r.Fallback)
 	}
 	for _, a := range r.Attempts {
-		fmt.Fprintf(&b, "attempt %d: prompt %d of %d tokens", a.Number, a.PromptTokens, a.Limit)
+		if a.Number == 0 {
+			b.WriteString("recipe replay (no model call)")
+		} else {
+			fmt.Fprintf(&b, "attempt %d: prompt %d of %d tokens", a.Number, a.PromptTokens, a.Limit)
+		}
 		if a.Check != "" {
 			fmt.Fprintf(&b, ", check %s", a.Check)
 		}

@@ -45,11 +45,13 @@ type TaskResult struct {
 	Fallback string `json:"fallback,omitempty"`
 }
 
-// Attempt is one model call and what came of it.
+// Attempt is one model call and what came of it, or (Number 0) the replay
+// of a recipe proven on another host, before any model call.
 type Attempt struct {
-	Number       int       `json:"number"`        // 1-based
-	PromptTokens int       `json:"prompt_tokens"` // the prompt's tokens (worker EventAttempt)
-	Limit        int       `json:"limit"`         // the prompt limit for this call
+	Number       int       `json:"number"`           // 1-based; 0 is the recipe replay
+	Recipe       bool      `json:"recipe,omitempty"` // Number 0: a recipe's commands, not the model's
+	PromptTokens int       `json:"prompt_tokens"`    // the prompt's tokens (worker EventAttempt)
+	Limit        int       `json:"limit"`            // the prompt limit for this call
 	Check        string    `json:"check,omitempty"`
 	Commands     []Command `json:"commands,omitempty"`
 }

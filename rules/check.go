@@ -35,7 +35,7 @@ type CheckResult struct {
 func (r CheckResult) Passed() bool { return r.Status == nightshift.CheckPass }
 
 // Check decides whether a host complies with a rule. Implementations must
-// be safe for concurrent use. The kinds are ShellCheck and OscapCheck.
+// be safe for concurrent use. The kinds are ShellCheck and scap.Check.
 type Check interface {
 	// Kind names the kind of check ("shell", "oscap").
 	Kind() string

@@ -1,5 +1,6 @@
 // Package rules defines Nightshift's compliance rules, loads and validates
-// them, keeps the global ban list, and evaluates a rule's check.
+// them, and evaluates a rule's check. Rules read from an SCAP datastream
+// (SSG's XCCDF rules, checked with OpenSCAP) are package scap's.
 //
 // # Rule files
 //
@@ -37,18 +38,9 @@
 // target through the caller's nightshift.Runner: exit 0 means compliant (nightshift.CheckPass),
 // 1..125 not compliant (nightshift.CheckFail), and 126, 127, other codes above 125, a
 // signal or a timeout mean the check itself failed (nightshift.CheckError), which is
-// never reported as fixed. OscapCheck runs OpenSCAP on the target (`oscap
-// xccdf eval --profile P --rule R DS`) and maps the rule's XCCDF result:
-// pass, fail, notapplicable (nightshift.CheckNotApplicable), error and notchecked
-// (nightshift.CheckError); EvaluateMany checks several rules in one oscap run.
-//
-// # SCAP datastreams
-//
-// LoadDatastream/ParseDatastream read an SCAP source datastream (XCCDF 1.2):
-// rules by short id (sshd_disable_root_login) or full id
-// (xccdf_org.ssgproject.content_rule_…), their title, description and
-// rationale as plain text, and a profile's resolved values. OscapFixes and
-// ParseFixScript read SSG's own bash fixes from `oscap xccdf generate fix`.
+// never reported as fixed. Other packages implement Check: scap.Check runs
+// OpenSCAP on the target. NewSet makes a Set of rules built in code (scap's
+// Datastream.Set does).
 //
 // # Concurrency
 //

@@ -38,7 +38,7 @@ const (
 var idPattern = regexp.MustCompile(`^[a-z0-9_.-]+$`)
 
 // ruleFields are the fields a rule may have, in documentation order.
-var ruleFields = []string{"id", "title", "description", "check", "banned", "hints", "max_attempts", "paths"}
+var ruleFields = []string{"id", "title", "description", "check", "banned", "hints", "max_attempts", "paths", "recipes"}
 
 // Load reads rules from a YAML file, or from every *.yaml and *.yml file
 // directly inside a directory (in name order; subdirectories and dotfiles
@@ -335,6 +335,14 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 			r.MaxAttempts = p.maxAttempts(val, field)
 		case "paths":
 			r.Paths = p.paths(val, field)
+		case "recipes":
+			switch {
+			case val.Kind == yaml.ScalarNode && val.Tag == "!!bool" && (val.Value == "false" || val.Value == "no" || val.Value == "off"):
+				r.NoRecipes = true
+			case val.Kind == yaml.ScalarNode && val.Tag == "!!bool":
+			default:
+				p.errorf(val, field, "must be true or false (false: never replay a proven fix for this rule), not %s", describe(val))
+			}
 		default:
 			p.errorf(key, field, "unknown field%s (a rule has %s)", suggest(key.Value, ruleFields), strings.Join(ruleFields, ", "))
 		}

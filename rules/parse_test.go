@@ -219,3 +219,19 @@ func TestParseAccepts(t *testing.T) {
 		})
 	}
 }
+
+func TestNewSet(t *testing.T) {
+	a := Rule{ID: "a", Check: ShellCheck{Command: "true"}, Banned: []string{"x"}}
+	b := Rule{ID: "b", Check: ShellCheck{Command: "false"}}
+	set, err := NewSet(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Banned[0] = "changed"
+	if got, _ := set.Get("a"); got.Banned[0] != "x" || strings.Join(set.IDs(), ",") != "a,b" {
+		t.Errorf("set %v holds %+v; want a copy of a, then b", set.IDs(), got)
+	}
+	if _, err := NewSet(a, b, a); !errors.Is(err, ErrDuplicateID) || !strings.Contains(err.Error(), `"a"`) {
+		t.Errorf("a repeated id: %v; want ErrDuplicateID naming it", err)
+	}
+}

@@ -2,9 +2,11 @@ package rules
 
 import (
 	"context"
-	"github.com/nightshift-dev/nightshift/safety"
+	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/nightshift-dev/nightshift/safety"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -33,6 +35,9 @@ type Rule struct {
 	// than a few paths outside them is refused (safety.EffectsPolicy.Scope).
 	// Empty: no declared scope, a looser bound applies.
 	Paths []string
+	// NoRecipes turns off replay of proven fixes for this rule (YAML
+	// `recipes: false`): the model is always asked, as with --no-recipes.
+	NoRecipes bool
 	// Pos is where the rule is defined.
 	Pos Position
 }
@@ -78,6 +83,23 @@ func (r Rule) clone() Rule {
 type Set struct {
 	rules []Rule
 	index map[string]int
+}
+
+// NewSet returns a Set of the given rules in the given order, for rules
+// built in code rather than loaded from YAML (package scap's datastream
+// rules). The rules are copied. Two rules with the same ID are an error
+// matching ErrDuplicateID; the rules are not otherwise validated.
+func NewSet(rules ...Rule) (*Set, error) {
+	seen := make(map[string]bool, len(rules))
+	out := make([]Rule, len(rules))
+	for i, r := range rules {
+		if seen[r.ID] {
+			return nil, fmt.Errorf("rules: new set: rule %q: %w", r.ID, ErrDuplicateID)
+		}
+		seen[r.ID] = true
+		out[i] = r.clone()
+	}
+	return newSet(out), nil
 }
 
 func newSet(rules []Rule) *Set {

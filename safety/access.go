@@ -113,7 +113,7 @@ func sshAccess(c *shell.Command) (verdict, bool) {
 			}
 		}
 	case "systemctl":
-		opts, ops, _ := systemctlOpts.Parse(args)
+		opts, ops, _ := optsOf("systemctl").Parse(args)
 		if len(ops) == 0 {
 			return verdict{}, false
 		}

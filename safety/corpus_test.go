@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/safety"
 )
 
@@ -140,7 +140,7 @@ func loadSSGFixes(t *testing.T) (ids []string, fixes map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixes, err = rules.ParseFixScript(string(data))
+	fixes, err = ssgfix.Parse(string(data))
 	if err != nil {
 		t.Fatalf("%s: %v", ssgFixesFile, err)
 	}

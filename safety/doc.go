@@ -19,6 +19,48 @@
 // outside a rule's declared paths, it does not understand every
 // configuration file), and package-manager bookkeeping a command forges.
 //
+// Judged by meaning, whatever command made the change:
+//
+//   - the worker's login: sshd's effective configuration for it (sshd -T
+//     in the trial), its keys and their modes, its account in the
+//     password files (blanked, removed, expired, forced to change, a
+//     shell that refuses logins, a new usable hash for it or root; locking
+//     with "!" or "*" is allowed), and the shadow tools' backups
+//     (/etc/shadow-, …) as the files they back up;
+//   - PAM, run as Linux-PAM runs it on the host's files before and after
+//     the command (the sandbox reads them): sshd's account, session and
+//     auth stacks for the login from its address, sudo's for a login that is
+//     not root, the console's and su's for root; pam_deny, pam_access,
+//     pam_time, pam_listfile, pam_securetty, pam_nologin and modules that
+//     do not exist are evaluated, every other module is taken to succeed,
+//     and only denials the command brings are refused; limits that allow
+//     no login or leave a session unable to run;
+//   - what runs or applies later, outside the sandbox: cron, units, init
+//     and login scripts, package-manager and udev hooks (their commands
+//     through BanList.Match), the loader's preload and paths, the boot
+//     target, fstab's root and system mounts, the kernel command line,
+//     sysctl files, login.defs' ID ranges and hashing, /etc/hosts'
+//     localhost, /etc/hostname, tcp wrappers (Debian's sshd honours
+//     hosts.deny), sudo without a password or for everyone, and for a
+//     login that is not root, sudoers changes that take its root away
+//     (its NOPASSWD grant removed, requiretty or noexec: the worker runs
+//     sudo -n without a terminal);
+//   - recorded actions against an allow-list, kernel parameters by key
+//     (crash on an error, cut the network, run out of ports, processes,
+//     files or memory; disabling IPv6 only when the worker's address is
+//     IPv4), firewall rules against the worker's port, swapoff -a, signals
+//     to sshd other than HUP;
+//   - system programs and libraries deleted, replaced or hidden in root's
+//     PATH by /usr/local, files created where nothing reads them in
+//     /etc/ssh or /boot.
+//
+// Not judged: the login's own account changes through means other than
+// the password files (NSS modules, LDAP), PAM modules beyond those named
+// (pam_succeed_if's conditions, pam_exec's programs), a login's group
+// memberships changed in /etc/group, configuration of other network
+// services, and anything a recorded action does that its argv does not
+// show.
+//
 // # Text (the pre-filter)
 //
 // BanList.Match stays as a fast pre-filter and as the source of hints that

@@ -93,7 +93,7 @@ var scratch = strings.Fields("/tmp /var/tmp /var/cache /var/log /var/lib/apt /va
 // critical files and directories: deleting one (or an ancestor) breaks the
 // system or the worker's login.
 var critical = strings.Fields(`/etc/passwd /etc/shadow /etc/group /etc/gshadow /etc/sudoers /etc/fstab /etc/nsswitch.conf
-	/etc/ssh /etc/ssh/sshd_config /etc/pam.d /etc/security /etc/login.defs /etc/hosts /etc/resolv.conf /etc/systemd /etc/default/grub
+	/etc/ssh /etc/ssh/sshd_config /etc/pam.d /etc/security /etc/login.defs /etc/hosts /etc/hostname /etc/resolv.conf /etc/systemd /etc/default/grub
 	/boot/grub /boot/grub/grub.cfg /boot/grub2 /usr/sbin/sshd /usr/bin/sudo /bin/sudo /bin/bash /usr/bin/bash /bin/sh /usr/bin/sh
 	/usr/bin/dash /bin/dash /sbin/init /usr/sbin/init /lib/systemd/systemd /usr/lib/systemd/systemd /usr/bin/login /bin/login
 	/usr/lib/openssh /usr/lib/x86_64-linux-gnu/security /lib/x86_64-linux-gnu/security /usr/lib64/security /lib64/security
@@ -139,7 +139,12 @@ func underAny(p string, dirs []string) (string, bool) {
 //   - recorded actions outside the allow-list (see judgeAction), but for
 //     the classes of legitimate administration judgeActions recognises
 //     with the rest of the command's actions;
-//   - more than MaxOutside changes outside the rule's Scope.
+//   - more than MaxOutside changes outside the rule's Scope;
+//   - the classes the package documentation lists under "Judged by
+//     meaning": PAM stacks that come to deny (effects_pam.go), limits,
+//     login.defs, sysctl files and actions, /etc/hosts, tcp wrappers,
+//     files nothing reads in /etc/ssh and /boot, programs that hide the
+//     system's in root's PATH (effects_system.go).
 //
 // It is a pure function of its input.
 func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
@@ -154,6 +159,10 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	pkgOp := false
 	for _, c := range e.Changes {
 		pkgOp = pkgOp || c.Path == "/var/lib/dpkg/status" || c.Path == "/var/lib/rpm/rpmdb.sqlite" || c.Path == "/var/lib/rpm/Packages"
+	}
+	changed := map[string]bool{}
+	for _, c := range e.Changes {
+		changed[c.Path] = true
 	}
 	deletedUnder := map[string]int{}
 	metaUnder := map[string]int{}
@@ -193,12 +202,15 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 			outside++
 			outsideUnder[topDir(c.Path)] += 1 + c.Entries
 		}
-		out = append(out, passwordHarm(c, pol)...)
+		out = append(out, passwordHarm(c, pol, changed)...)
 		out = append(out, lockoutFile(c, pol)...)
 		out = append(out, deferredHarm(c, owned, pol)...)
 		out = append(out, bootHarm(c)...)
 		out = append(out, programHarm(c, owned)...)
 		out = append(out, configHarm(c, pol)...)
+		out = append(out, limitsHarm(c, pol)...)
+		out = append(out, systemHarm(e, c, pkgOp)...)
+		out = append(out, sudoHarm(e, c, pol)...)
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {
@@ -224,6 +236,9 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, sshdLockout(e.SSHD, pol)...)
 	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
+	out = append(out, sysctlActions(e)...)
+	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
+	out = append(out, shadowHarm(e)...)
 	return out
 }
 

@@ -12,8 +12,11 @@ import (
 )
 
 // passwordHarm judges a change of the account files.
-func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
-	file := c.Path
+func passwordHarm(c nightshift.FileChange, pol EffectsPolicy, changed map[string]bool) []Refusal {
+	// The backups the shadow tools keep (/etc/shadow-, …) are judged as
+	// the files they back up: a tool that restores from them, or an
+	// administrator, brings their contents back.
+	file := strings.TrimSuffix(c.Path, "-")
 	if file != "/etc/shadow" && file != "/etc/passwd" && file != "/etc/gshadow" {
 		return nil
 	}
@@ -21,10 +24,10 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 		return nil
 	}
 	if c.Diff == "" {
-		return []Refusal{{Entry: "password", Reason: "would change " + file + ", whose diff could not be captured to judge"}}
+		return []Refusal{{Entry: "password", Reason: "would change " + c.Path + ", whose diff could not be captured to judge"}}
 	}
 	if strings.HasPrefix(c.Diff, "Binary files") || strings.ContainsRune(c.Diff, 0) {
-		return []Refusal{{Entry: "password", Reason: "would change " + file + " into content that is not text (its change is not a text diff that can be judged)"}}
+		return []Refusal{{Entry: "password", Reason: "would change " + c.Path + " into content that is not text (its change is not a text diff that can be judged)"}}
 	}
 	removed, added := map[string]string{}, map[string]string{}
 	for _, l := range strings.Split(c.Diff, "\n") {
@@ -44,9 +47,13 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 		out = append(out, Refusal{Entry: "password", Reason: fmt.Sprintf(format, a...)})
 	}
 	vital := func(u string) bool { return u == "root" || u == pol.Login }
+	// A backup the shadow tools rewrote along with its file holds the
+	// file's old contents, hashes included: a new hash there is the old
+	// password, not a new one.
+	toolBackup := c.Path != file && changed[file]
 	for u := range removed {
 		if _, still := added[u]; !still && vital(u) && file != "/etc/gshadow" {
-			bad("would remove %s's entry from %s", u, file)
+			bad("would remove %s's entry from %s", u, c.Path)
 		}
 	}
 	today := int(time.Now().Unix() / 86400)
@@ -55,7 +62,12 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 		switch file {
 		case "/etc/shadow":
 			if len(f) >= 2 && f[1] == "" {
-				bad("would blank %s's password in /etc/shadow", u)
+				bad("would blank %s's password in %s", u, c.Path)
+			}
+			if old := strings.Split(removed[u], ":"); len(f) >= 2 && len(old) >= 2 && vital(u) && f[1] != old[1] && usableHash(f[1]) && !toolBackup {
+				// Locking (a "!" or "*" in front) is hardening; a new
+				// usable hash is a password nobody asked for.
+				bad("would set %s's password to a new hash in %s (a password login the worker did not ask for); lock it with usermod -L or passwd -l instead", u, c.Path)
 			}
 			if len(f) >= 3 && vital(u) && f[2] == "0" {
 				bad("would force %s to change its password at the next login (last change day 0) in /etc/shadow: non-interactive logins fail", u)
@@ -70,7 +82,10 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			}
 		case "/etc/passwd":
 			if len(f) >= 2 && f[1] == "" {
-				bad("would blank %s's password in /etc/passwd", u)
+				bad("would blank %s's password in %s", u, c.Path)
+			}
+			if old := strings.Split(removed[u], ":"); len(f) >= 2 && len(old) >= 2 && vital(u) && f[1] != old[1] && usableHash(f[1]) && f[1] != "x" && !toolBackup {
+				bad("would set %s's password to a hash in %s, which takes precedence over /etc/shadow", u, c.Path)
 			}
 			if u == "root" && len(f) >= 3 && f[2] != "0" {
 				bad("would change root's UID to %s", f[2])
@@ -85,6 +100,13 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 		}
 	}
 	return out
+}
+
+// usableHash says whether a password field lets a password log in: not
+// empty (judged apart), not locked ("!" or "*" in front), not a
+// placeholder.
+func usableHash(h string) bool {
+	return h != "" && !strings.HasPrefix(h, "!") && !strings.HasPrefix(h, "*") && h != "x"
 }
 
 func refusingShell(sh string) bool {
@@ -243,7 +265,31 @@ func judgeAction(argv []string, pol EffectsPolicy) string {
 			return ""
 		}
 		return unitVerb(ops[0], ops[1:])
-	case "sysctl", "auditctl", "swapon", "swapoff":
+	case "sysctl", "swapon":
+		// sysctl's keys are judged with the command's files
+		// (sysctlActions).
+		return ""
+	case "auditctl":
+		for i, a := range args {
+			if (a == "-f" && i+1 < len(args) && args[i+1] == "2") || a == "-f2" {
+				return "auditctl -f 2 makes the kernel panic whenever auditing fails (a backlog overflow, a full disk)"
+			}
+		}
+		return ""
+	case "swapoff":
+		// One swap area (a swap file the rule removes) is the rule's
+		// business; all of them at once leaves a loaded host to the OOM
+		// killer, unless the rule is about swap.
+		for _, a := range args {
+			if a == "--all" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "a") {
+				for _, sc := range pol.Scope {
+					if strings.Contains(strings.ToLower(sc), "swap") {
+						return ""
+					}
+				}
+				return "swapoff -a takes every swap area away from the running host (a rule that is about swap declares it in its paths)"
+			}
+		}
 		return ""
 	case "modprobe", "rmmod", "insmod":
 		remove := name == "rmmod"
@@ -489,6 +535,16 @@ func mountHarm(args []string) string {
 	for _, o := range opts {
 		if o == "ro" {
 			return "remounting read-only stops the host from writing its state"
+		}
+	}
+	if slices.Contains(opts, "nosuid") {
+		for _, m := range ops {
+			if c := path.Clean(m); c == "/" || c == "/usr" || c == "/bin" || c == "/sbin" || c == "/usr/bin" {
+				return "nosuid on " + m + " stops sudo and su (setuid programs) from giving root"
+			}
+		}
+		if len(ops) == 0 {
+			return "nosuid without a mount point cannot be judged"
 		}
 	}
 	if slices.Contains(opts, "noexec") {

@@ -18,10 +18,16 @@ import (
 //     halt, poweroff or reboot);
 //   - `ip [-4|-6] route flush cache`: flushes the routing cache (what
 //     SSG's sysctl fixes do with net.ipv4.route.flush), not routes;
-//   - `systemctl kill --kill-whom=main -s HUP` of the SSH daemon: sshd
-//     rereads its configuration on SIGHUP, and only its main process is
-//     signalled (the default, every process of the unit, also reaches
-//     connection processes that end on SIGHUP);
+//   - `systemctl kill -s HUP` of the SSH daemon: sshd rereads its
+//     configuration on SIGHUP (what `systemctl reload ssh` sends). With
+//     the default --kill-whom=all the signal also reaches connection
+//     processes left in ssh.service's cgroup on a host without
+//     pam_systemd, which end: the connections of that moment drop, the
+//     listener stays and the next login works (the worker redials and its
+//     lockout net checks a fresh login), so it is allowed. Every other
+//     signal is refused: TERM, INT, QUIT, KILL and STOP end or freeze the
+//     listener, and sshd has no handler for USR1 or USR2, whose default
+//     ends it;
 //   - an SSH unit stopped, disabled or masked while the same command
 //     enables and (after the stop) starts its counterpart, ssh.socket for
 //     ssh.service or the reverse: the switch between socket activation and
@@ -89,8 +95,9 @@ func routeCacheFlush(args []string) bool {
 
 var sshDaemonUnits = []string{"ssh", "sshd", "ssh.service", "sshd.service", "ssh.socket", "sshd.socket"}
 
-// sshdHangup: `systemctl kill --kill-whom=main -s HUP ssh` (the option
-// also spelt --kill-who, the signal SIGHUP or 1), every unit an SSH one.
+// sshdHangup: `systemctl kill [--kill-whom=WHOM] -s HUP ssh` (the option
+// also spelt --kill-who, the signal SIGHUP, HUP or 1), every unit an SSH
+// one.
 func sshdHangup(args []string) bool {
 	var signal, whom string
 	var units []string
@@ -120,7 +127,7 @@ func sshdHangup(args []string) bool {
 			units = append(units, a)
 		}
 	}
-	if len(units) < 2 || units[0] != "kill" || whom != "main" {
+	if len(units) < 2 || units[0] != "kill" || whom != "" && whom != "main" && whom != "all" && whom != "control" {
 		return false
 	}
 	if s := strings.TrimPrefix(strings.ToUpper(signal), "SIG"); s != "HUP" && s != "1" {

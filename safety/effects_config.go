@@ -51,17 +51,46 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 			}
 			mp := path.Clean(f[1])
 			if mp == "/" {
-				for _, r := range removed {
+				// The root entry may change its options, not its
+				// device or type; and none may appear where the host
+				// had none (the boot then mounts / by its kernel
+				// command line, and an entry naming another device can
+				// stop it).
+				before, _ := diffSides(c)
+				var olds []string
+				same := false
+				for _, r := range before {
 					g := strings.Fields(r)
-					if len(g) >= 3 && !strings.HasPrefix(g[0], "#") && path.Clean(g[1]) == "/" && (g[0] != f[0] || g[2] != f[2]) {
-						bad("mount", "would change the root file system's fstab entry from "+g[0]+" ("+g[2]+") to "+f[0]+" ("+f[2]+")")
+					if len(g) >= 3 && !strings.HasPrefix(g[0], "#") && path.Clean(g[1]) == "/" {
+						olds = append(olds, g[0]+" ("+g[2]+")")
+						same = same || g[0] == f[0] && g[2] == f[2]
 					}
+				}
+				opts := ""
+				if len(f) >= 4 {
+					opts = "," + f[3] + ","
+				}
+				switch {
+				case strings.Contains(opts, ",ro,") || strings.Contains(opts, ",noexec,") || strings.Contains(opts, ",nosuid,"):
+					bad("mount", "would mount the root file system "+strings.Trim(opts, ",")+" at boot (/etc/fstab): the host could not write its state, run its programs or give root through sudo")
+				case same:
+				case len(olds) > 0:
+					bad("mount", "would change the root file system's fstab entry from "+strings.Join(olds, ", ")+" to "+f[0]+" ("+f[2]+")")
+				default:
+					bad("mount", "would add a root file system entry "+f[0]+" ("+f[2]+") to /etc/fstab, which had none: the boot would mount / from it")
 				}
 				continue
 			}
 			for _, m := range systemMounts {
 				if mp == m && m != "/" && !fstabHas(removed, mp) {
 					bad("mount", "would mount "+f[0]+" over "+mp+" at boot (/etc/fstab), hiding the system's files")
+				}
+			}
+			if len(f) >= 4 && (mp == "/usr" || mp == "/bin" || mp == "/sbin") {
+				for _, o := range strings.Split(f[3], ",") {
+					if o == "noexec" || o == "nosuid" || o == "ro" && mp != "/usr" {
+						bad("mount", "would mount "+mp+" with "+o+" at boot (/etc/fstab): the host could not run its programs or give root through sudo")
+					}
 				}
 			}
 		}

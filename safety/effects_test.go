@@ -131,7 +131,10 @@ func TestJudgeEffects(t *testing.T) {
 		{"ip -batch route flush cache", acts("ip", "-batch", "/tmp/x", "route", "flush", "cache"), EffectsPolicy{}, "action", "routes"},
 		{"kill HUP ssh main", acts("systemctl", "kill", "--kill-whom=main", "-s", "HUP", "ssh"), EffectsPolicy{}, "", ""},
 		{"kill SIGHUP sshd.service main (old option)", acts("systemctl", "kill", "--kill-who", "main", "--signal=SIGHUP", "sshd.service"), EffectsPolicy{}, "", ""},
-		{"kill HUP ssh, every process", acts("systemctl", "kill", "-s", "HUP", "ssh"), EffectsPolicy{}, "action", "kill would cut"},
+		{"kill HUP ssh, every process", acts("systemctl", "kill", "-s", "HUP", "ssh"), EffectsPolicy{}, "", ""},
+		{"kill USR1 ssh (sshd has no handler: it ends)", acts("systemctl", "kill", "-s", "USR1", "ssh"), EffectsPolicy{}, "action", "kill would cut"},
+		{"kill ssh (TERM)", acts("systemctl", "kill", "ssh"), EffectsPolicy{}, "action", "kill would cut"},
+		{"kill STOP ssh", acts("systemctl", "kill", "--signal=STOP", "ssh.service"), EffectsPolicy{}, "action", "kill would cut"},
 		{"kill TERM ssh main", acts("systemctl", "kill", "--kill-whom=main", "-s", "TERM", "ssh"), EffectsPolicy{}, "action", "kill would cut"},
 		{"kill HUP dbus main", acts("systemctl", "kill", "--kill-whom=main", "-s", "HUP", "dbus"), EffectsPolicy{}, "action", "kill would cut"},
 		{"ssh socket to service", nightshift.Effects{Actions: []nightshift.RecordedAction{

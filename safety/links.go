@@ -11,10 +11,6 @@ import (
 // followed in the path operands of the commands after them (rm -rf ./e/*
 // deletes the entries of /etc).
 
-var lnOpts = shell.Options{Flags: "bdfFiLnPrsTv", Args: "St", Long: []string{"--directory", "--force", "--interactive", "--logical",
-	"--no-dereference", "--physical", "--relative", "--symbolic", "--no-target-directory", "--verbose"},
-	LongArgs: []string{"--suffix", "--target-directory"}, LongOpt: []string{"--backup"}, Permute: true}
-
 // throughLinks records the link c makes, if any, and returns c with the
 // paths under a link recorded earlier rewritten to what it points to.
 func throughLinks(c *shell.Command, links map[string]string) *shell.Command {
@@ -38,7 +34,7 @@ func throughLinks(c *shell.Command, links map[string]string) *shell.Command {
 		}
 	}
 	if progName(c) == "ln" {
-		opts, ops, _ := lnOpts.Parse(c.Args[1:])
+		opts, ops, _ := optsOf("ln").Parse(c.Args[1:])
 		_, sym := shell.Has(opts, "-s", "--symbolic")
 		_, tdir := shell.Has(opts, "-t", "--target-directory")
 		if sym && !tdir && len(ops) == 2 && ops[0].Kind == shell.Literal && ops[1].Kind == shell.Literal {

@@ -41,12 +41,12 @@ func (v verdict) certain() bool {
 // python, mkfs.ext4 keeps its name (callers test prefixes).
 func progName(c *shell.Command) string { return c.Name() }
 
-var (
-	rmOpts    = shell.Options{Flags: "fiIrRdvx", Long: []string{"--force", "--interactive", "--one-file-system", "--no-preserve-root", "--preserve-root", "--recursive", "--dir", "--verbose", "--help", "--version"}, LongOpt: []string{"--interactive", "--preserve-root"}, Permute: true}
-	mvOpts    = shell.Options{Flags: "bfinTuvZ", Args: "St", Long: []string{"--force", "--interactive", "--no-clobber", "--no-target-directory", "--update", "--verbose", "--strip-trailing-slashes", "--exchange", "--no-copy", "--context"}, LongArgs: []string{"--suffix", "--target-directory"}, LongOpt: []string{"--backup", "--update"}, Permute: true}
-	cpOpts    = shell.Options{Flags: "abdfHilLnPpRrsTuvxZ", Args: "St", Long: []string{"--archive", "--attributes-only", "--copy-contents", "--force", "--interactive", "--link", "--dereference", "--no-clobber", "--no-dereference", "--parents", "--recursive", "--remove-destination", "--strip-trailing-slashes", "--symbolic-link", "--no-target-directory", "--one-file-system", "--verbose", "--debug"}, LongArgs: []string{"--suffix", "--target-directory", "--sparse", "--reflink"}, LongOpt: []string{"--backup", "--preserve", "--no-preserve", "--update", "--context", "--reflink"}, Permute: true}
-	permsOpts = shell.Options{Flags: "cfvRHLPh", Long: []string{"--changes", "--silent", "--quiet", "--verbose", "--recursive", "--dereference", "--no-dereference", "--preserve-root", "--no-preserve-root"}, LongArgs: []string{"--reference", "--from"}, Permute: true}
-)
+// optsOf returns program's options from package shell's one table of
+// them (shell.ProgramOptions); a program the table lacks has none.
+func optsOf(program string) shell.Options {
+	o, _ := shell.ProgramOptions(program)
+	return o
+}
 
 func isRecursive(opts []shell.Option) bool {
 	_, ok := shell.Has(opts, "-r", "-R", "--recursive")
@@ -57,7 +57,7 @@ func isRecursive(opts []shell.Option) bool {
 func deletes(c *shell.Command) (verdict, bool) {
 	switch progName(c) {
 	case "rm":
-		opts, ops, _ := rmOpts.Parse(c.Args[1:])
+		opts, ops, _ := optsOf("rm").Parse(c.Args[1:])
 		if !isRecursive(opts) {
 			return verdict{}, false
 		}
@@ -71,7 +71,7 @@ func deletes(c *shell.Command) (verdict, bool) {
 			}
 		}
 	case "mv":
-		opts, ops, _ := mvOpts.Parse(c.Args[1:])
+		opts, ops, _ := optsOf("mv").Parse(c.Args[1:])
 		sources := ops
 		if _, ok := shell.Has(opts, "-t", "--target-directory"); !ok && len(ops) > 0 {
 			sources = ops[:len(ops)-1]
@@ -371,7 +371,7 @@ func recursivePerms(c *shell.Command) (verdict, bool) {
 	name := progName(c)
 	switch name {
 	case "chmod", "chown", "chgrp", "chcon":
-		opts, ops, _ := permsOpts.Parse(c.Args[1:])
+		opts, ops, _ := optsOf(name).Parse(c.Args[1:])
 		if !isRecursive(opts) {
 			return verdict{}, false
 		}
@@ -400,7 +400,7 @@ func recursivePerms(c *shell.Command) (verdict, bool) {
 			return verdict{id: entPerms, hint: "change the permissions of the files the rule names; filter find by name, owner or mode", unknown: unknown}, true
 		}
 	case "setfacl":
-		opts, ops, _ := shell.Options{Flags: "bkndRLPtv", Args: "mMxX", Long: []string{"--remove-all", "--remove-default", "--no-mask", "--default", "--recursive", "--logical", "--physical", "--test", "--mask"}, LongArgs: []string{"--modify", "--modify-file", "--remove", "--remove-file", "--set", "--set-file", "--restore"}, Permute: true}.Parse(c.Args[1:])
+		opts, ops, _ := optsOf("setfacl").Parse(c.Args[1:])
 		if isRecursive(opts) {
 			return permsTargets(c, ops)
 		}
@@ -603,7 +603,7 @@ func linksDevice(c *shell.Command) (verdict, bool) {
 	if progName(c) != "ln" {
 		return verdict{}, false
 	}
-	_, ops, _ := shell.Options{Flags: "bdfFiLnPrsTv", Args: "St", Long: []string{"--directory", "--force", "--interactive", "--logical", "--no-dereference", "--physical", "--relative", "--symbolic", "--no-target-directory", "--verbose"}, LongArgs: []string{"--suffix", "--target-directory"}, LongOpt: []string{"--backup"}, Permute: true}.Parse(c.Args[1:])
+	_, ops, _ := optsOf("ln").Parse(c.Args[1:])
 	for _, o := range ops {
 		if e, bad := writeBan(o, c.Dir, true); bad {
 			return hit(e.idOf(), "do not link to devices or the password files")
@@ -636,13 +636,13 @@ func fileWrites(c *shell.Command) []shell.Word {
 			}
 		}
 	case "tee":
-		_, ops, _ := shell.Options{Flags: "aip", Long: []string{"--append", "--ignore-interrupts"}, LongOpt: []string{"--output-error"}, Permute: true}.Parse(args)
+		_, ops, _ := optsOf("tee").Parse(args)
 		out = ops
 	case "truncate", "shred":
-		_, ops, _ := shell.Options{Flags: "cozuvxfn", Args: "rsn", Long: []string{"--no-create", "--io-blocks", "--force", "--remove", "--verbose", "--exact", "--zero"}, LongArgs: []string{"--reference", "--size", "--iterations", "--random-source"}, LongOpt: []string{"--remove"}, Permute: true}.Parse(args)
+		_, ops, _ := optsOf(progName(c)).Parse(args)
 		out = ops
 	case "cp", "install", "mv", "ln", "ddrescue", "pv", "socat":
-		opts, ops, _ := cpOpts.Parse(args)
+		opts, ops, _ := optsOf("cp").Parse(args) // install, mv, ln, ddrescue, pv and socat write as cp does
 		if t, ok := shell.Has(opts, "-t", "--target-directory"); ok {
 			out = append(out, t)
 			out = append(out, intoDir(t, ops)...)
@@ -696,17 +696,17 @@ func fileWrites(c *shell.Command) []shell.Word {
 // inPlace reports whether sed or perl edits files in place (-i, -i.bak,
 // -ni, --in-place, perl -pi).
 func inPlace(prog string, args []shell.Word) bool {
-	// The options whose argument may follow in the same word: sed's -e,
-	// -f, -l; perl's -e, -E, -l, -m, -M, -I, -d, -D, -x, -C.
-	stops := "efl"
+	// The options whose argument may follow in the same word: sed's (-e,
+	// -f, -l); perl's -e, -E, -l, -m, -M, -I, -d, -D, -x, -C.
+	sed := optsOf("sed")
+	stops := sed.Args
 	if prog == "perl" {
 		stops = "efElmMIdDxC"
 	}
 	for _, a := range args {
 		v := a.Value
 		if strings.HasPrefix(v, "--") {
-			if full, ok := shell.ResolveLong(v, []string{"--in-place", "--null-data", "--zero-terminated", "--line-length", "--posix", "--quiet",
-				"--regexp-extended", "--separate", "--sandbox", "--silent", "--unbuffered", "--debug", "--expression", "--file", "--follow-symlinks"}); ok && full == "--in-place" {
+			if full, ok := sed.Resolve(v); ok && full == "--in-place" {
 				return true
 			}
 			continue
@@ -789,17 +789,9 @@ func globAny(glob string, names ...string) bool {
 	return false
 }
 
-var systemctlOpts = shell.Options{Flags: "alqfhrt", Args: "tpsnoHMP", Long: []string{"--all", "--recursive", "--reverse", "--after", "--before",
-	"--failed", "--full", "--value", "--show-types", "--job-mode", "--fail", "--ignore-inhibitors", "--dry-run", "--quiet", "--no-warn", "--wait",
-	"--no-block", "--user", "--system", "--global", "--no-wall", "--no-reload", "--no-ask-password", "--force", "--now", "--runtime",
-	"--no-pager", "--no-legend", "--plain", "--firmware-setup", "--read-only", "--mkdir", "--marked", "--check-inhibitors"},
-	LongArgs: []string{"--type", "--state", "--property", "--signal", "--kill-whom", "--kill-value", "--what", "--host", "--machine",
-		"--output", "--lines", "--root", "--image", "--preset-mode", "--message", "--timestamp", "--boot-loader-menu", "--boot-loader-entry",
-		"--reboot-argument", "--drop-in", "--when", "--job-mode", "--legend"}, Permute: true}
-
 // systemctlVerb returns systemctl's verb and its operands.
 func systemctlVerb(args []shell.Word) (string, []shell.Word) {
-	_, ops, _ := systemctlOpts.Parse(args)
+	_, ops, _ := optsOf("systemctl").Parse(args)
 	if len(ops) == 0 {
 		return "", nil
 	}

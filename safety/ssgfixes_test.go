@@ -12,8 +12,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
-	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
@@ -28,7 +28,7 @@ import (
 //
 // where ALL-RULES.xml is a tailoring whose one profile selects every rule of
 // the benchmark (allRulesTailoring). It is OpenSCAP's own output, byte for
-// byte, so rules.ParseFixScript — the parser the worker uses — splits it
+// byte, so ssgfix.Parse (the tests' parser of SSG's fixes) splits it
 // into the per-rule fix texts the ban check is given; rules without a bash
 // fix appear as OpenSCAP's "FIX FOR THIS RULE ... IS MISSING!" placeholder
 // and are skipped by that parser. TestSSGFixesMatchTarget regenerates it
@@ -122,7 +122,7 @@ func TestSSGFixesMatchTarget(t *testing.T) {
 	if r.ExitCode != 0 || r.StdoutCut != 0 {
 		t.Fatalf("%s: exit %d, %d bytes of output cut: %s", cmd, r.ExitCode, r.StdoutCut, r.Stderr)
 	}
-	fixes, err := rules.ParseFixScript(r.Stdout)
+	fixes, err := ssgfix.Parse(r.Stdout)
 	if err != nil {
 		t.Fatalf("parse the generated fixes: %v", err)
 	}

@@ -28,7 +28,7 @@ func unknownWords(c *shell.Command) (verdict, bool) {
 	switch name {
 	case "rm":
 		// rm $opts /etc: the options may hold -r.
-		_, ops, _ := rmOpts.Parse(args)
+		_, ops, _ := optsOf("rm").Parse(args)
 		for _, o := range ops {
 			if h, _ := pathHit(o, c.Dir, deleteProtected); h {
 				return maybe(entDelete, "write rm's options literally")
@@ -44,7 +44,7 @@ func unknownWords(c *shell.Command) (verdict, bool) {
 			}
 		}
 	case "systemctl":
-		_, ops, _ := systemctlOpts.Parse(args)
+		_, ops, _ := optsOf("systemctl").Parse(args)
 		if len(ops) == 0 || ops[0].Kind != shell.Unknown {
 			return verdict{}, false
 		}
@@ -168,10 +168,10 @@ func allEntries(c *shell.Command) (verdict, bool) {
 	id := entPerms
 	switch name {
 	case "rm", "unlink", "shred":
-		_, ops, _ = rmOpts.Parse(c.Args[1:])
+		_, ops, _ = optsOf("rm").Parse(c.Args[1:])
 		protected, id = deleteProtected, entDelete
 	case "chmod", "chown", "chgrp":
-		opts, o, _ := permsOpts.Parse(c.Args[1:])
+		opts, o, _ := optsOf(name).Parse(c.Args[1:])
 		if _, ref := shell.Has(opts, "--reference"); !ref && len(o) > 0 {
 			o = o[1:]
 		}

@@ -2,32 +2,37 @@ package sandbox_test
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/lockout"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
 var (
-	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (12 minutes; see its doc)")
-	corpusPar  = flag.Int("corpus.par", 4, "hostile commands run concurrently by TestHostileCorpora")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpus of this name (banned, issue, fresh)")
+	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
+	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
@@ -100,51 +105,67 @@ func underProtected(p string) bool {
 	return false
 }
 
-// manifestScript prints, gzipped and base64-encoded, every entry of the
-// protected trees (type, mode, owner, size of non-directories, symlink
-// target) and the sha256 of every regular file under /etc, /usr/bin,
-// /usr/sbin, /boot, /root/.ssh and of /var/lib/dpkg/status. It runs on the
-// target outside any sandbox: the test's own view, not the code under test.
-const manifestScript = `set -o pipefail
-{
-find /etc /usr/bin /usr/sbin /usr/lib /boot /root/.ssh /var/lib/dpkg/status \( -type d -printf '%p\t%y\t%m\t%U\t%G\t-\t\n' \) -o -printf '%p\t%y\t%m\t%U\t%G\t%s\t%l\n'
-find /etc /usr/bin /usr/sbin /boot /root/.ssh /var/lib/dpkg/status -type f -print0 | xargs -0 -r sha256sum
-} | LC_ALL=C sort | gzip -c | base64 -w0`
+// hashedTrees are the protected trees whose regular files' contents the
+// manifest hashes (/usr/lib's entries are listed, not hashed: too many).
+var hashedTrees = []string{"/etc", "/usr/bin", "/usr/sbin", "/boot", "/root/.ssh", "/var/lib/dpkg/status"}
 
-func takeManifest(t *testing.T, c *sshexec.Client) map[string]string {
+// treeManifest lists every entry of the protected trees of a target's root
+// as this machine sees its files (type, mode with setuid/setgid/sticky,
+// owner, size of non-directories, symlink target, sha256 of regular files
+// under hashedTrees): the test's own view, read without the target's
+// programs and without the code under test, so it works even when the
+// target's SSH or shell is broken.
+func treeManifest(t *testing.T, root string) map[string]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	ex, err := c.Run(ctx, manifestScript)
-	if err != nil || ex.ExitCode != 0 || ex.StdoutCut > 0 {
-		t.Fatalf("manifest: %v exit %d cut %d: %s", err, ex.ExitCode, ex.StdoutCut, ex.Stderr)
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ex.Stdout))
-	if err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
-	text, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("manifest: %v", err)
-	}
 	m := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSuffix(string(text), "\n"), "\n") {
-		// "PATH\tTYPE..." for an entry, "HASH  PATH" for a content hash.
-		if p, rest, ok := strings.Cut(line, "\t"); ok {
-			m["entry "+p] = rest
-		} else if h, p, ok := strings.Cut(line, "  "); ok {
-			m["sha256 "+p] = h
-		} else {
-			t.Fatalf("manifest line %q", line)
+	for _, tree := range protectedTrees {
+		hash := slices.ContainsFunc(hashedTrees, func(h string) bool { return tree == h || strings.HasPrefix(tree, h+"/") })
+		base := filepath.Join(root, tree)
+		err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && path == base {
+					m[tree] = "absent"
+					return nil
+				}
+				return err
+			}
+			fi, err := os.Lstat(path)
+			if err != nil {
+				return err
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			rel := "/" + strings.TrimPrefix(path[len(root):], "/")
+			e := fmt.Sprintf("%v %o %d:%d", fi.Mode().Type(), fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), st.Uid, st.Gid)
+			switch {
+			case fi.Mode().IsRegular():
+				e += fmt.Sprintf(" %d", fi.Size())
+				if hash {
+					f, err := os.Open(path)
+					if err != nil {
+						return err
+					}
+					h := sha256.New()
+					_, err = io.Copy(h, f)
+					f.Close()
+					if err != nil {
+						return err
+					}
+					e += fmt.Sprintf(" %x", h.Sum(nil))
+				}
+			case fi.Mode()&fs.ModeSymlink != 0:
+				l, _ := os.Readlink(path)
+				e += " -> " + l
+			}
+			m[rel] = e
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("manifest of %s: %v", tree, err)
 		}
 	}
-	for _, need := range []string{"entry /etc/shadow", "sha256 /etc/shadow", "entry /usr/sbin/sshd", "entry /var/lib/dpkg/status", "sha256 /var/lib/dpkg/status"} {
+	for _, need := range []string{"/etc/shadow", "/usr/sbin/sshd", "/var/lib/dpkg/status", "/root/.ssh/authorized_keys"} {
 		if _, ok := m[need]; !ok {
-			t.Fatalf("manifest lacks %q (%d lines)", need, len(m))
+			t.Fatalf("manifest lacks %s (%d entries)", need, len(m))
 		}
 	}
 	return m
@@ -168,10 +189,76 @@ func diffManifest(before, after map[string]string) []string {
 	return out
 }
 
-// freshLogin opens a new SSH connection to the target and runs a command.
-func freshLogin(h *target) error {
-	cfg := h.tg.SSHConfig()
+type corpusCount struct {
+	total, leftOut, committed, committedEffects, refused, rolledBack, conflict, discarded, unknown, notRun int
+}
+
+// corpusHost is one disposable Debian 12 host of TestHostileCorpora and
+// what the worker holds for it in production: the kept SSH connection as
+// root through the host's own sshd, and the sandbox runner under the
+// lockout net, built as cmd/worker's hostSandbox builds them.
+type corpusHost struct {
+	n     int
+	tg    *debtarget.SystemTarget
+	kept  *sshexec.Client
+	fresh sshexec.Config
+	r     *sandbox.Runner
+	// since holds the commands committed with effects since the last good
+	// fresh login: what to look at when the next one fails.
+	since []string
+}
+
+// startCorpusHost starts a StartSystem target (its own network namespace:
+// the recorded actions the judge approves — iptables, nft, ip, tc, sysctl
+// — run for real there and reach nothing of this machine's network; its
+// /proc/sys and /sys are read-only) and wires the runner the way the
+// worker does in production: sandbox.New over the kept connection,
+// lockout.New{User, FreshLogin: SSHLogin(a fresh login's config)} as the
+// Guard, EffectsPolicy{Login: "root", SSHPort: 22} (sshd's own port inside
+// the target; the test reaches it through a loopback forwarder). Only the
+// sandbox's Timeout, LayerSize and OutputCap differ from the worker's
+// defaults, to keep the run short and this machine's memory safe.
+func startCorpusHost(ctx context.Context, n int) (*corpusHost, error) {
+	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true, Hostname: fmt.Sprintf("corpus-%d", n)})
+	if err != nil {
+		return nil, err
+	}
+	h := &corpusHost{n: n, tg: tg}
+	cfg := tg.SSHConfig("root")
+	cfg.CommandTimeout = 5 * time.Minute
+	if h.kept, err = sshexec.New(cfg); err != nil {
+		tg.Close()
+		return nil, err
+	}
+	h.fresh = tg.SSHConfig("root")
+	h.fresh.DialTimeout = 10 * time.Second
+	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(h.fresh)})
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	sb := sandbox.New(h.kept, sandbox.Config{Timeout: 15 * time.Second, LayerSize: 256 << 20, OutputCap: 16 << 10})
+	if err := sb.Probe(ctx); err != nil {
+		h.close()
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	h.r = sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{Guard: guard})
+	return h, nil
+}
+
+func (h *corpusHost) close() {
+	if h.kept != nil {
+		h.kept.Close()
+	}
+	h.tg.Close()
+}
+
+// freshLogin opens a new SSH connection to the host's own sshd as root and
+// runs a command there.
+func (h *corpusHost) freshLogin() error {
+	cfg := h.fresh
 	cfg.CommandTimeout = 30 * time.Second
+	cfg.Redial.MaxTries = 1
 	c, err := sshexec.New(cfg)
 	if err != nil {
 		return err
@@ -189,32 +276,154 @@ func freshLogin(h *target) error {
 	return nil
 }
 
-type corpusCount struct {
-	total, leftOut, committed, committedEffects, refused, conflict, discarded int
+// targetPID returns a process of the target, found from this machine's
+// /proc (no program of the target runs: a hostile command may have broken
+// them all): one whose mount namespace has, mounted on /, the target's
+// root directory (its pivoted bind mount; /proc/PID/root itself does not
+// resolve from here).
+func (h *corpusHost) targetPID() (string, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return "", err
+	}
+	suffix := filepath.Base(h.tg.Dir) + "/root"
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/mountinfo")
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) > 4 && f[4] == "/" && strings.HasSuffix(f[3], suffix) {
+				return e.Name(), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no process has the root %s", h.tg.Root)
+}
+
+// confined checks, from this machine's /proc, that the target still
+// cannot reach this machine's kernel settings: its /proc/sys and /sys are
+// read-only mounts. An approved action that made one writable would let
+// later trials write this machine's sysfs; the host is then replaced.
+func (h *corpusHost) confined() error {
+	pid, err := h.targetPID()
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile("/proc/" + pid + "/mounts")
+	if err != nil {
+		return err
+	}
+	seen := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || (f[1] != "/sys" && f[1] != "/proc/sys") {
+			continue
+		}
+		if !slices.Contains(strings.Split(f[3], ","), "ro") {
+			return fmt.Errorf("%s is mounted %s in the target", f[1], f[3])
+		}
+		seen++
+	}
+	if seen < 2 {
+		return fmt.Errorf("/sys or /proc/sys not mounted in the target (process %s)", pid)
+	}
+	return nil
+}
+
+// diagnose says what may keep a fresh login out: files read from this
+// machine's view of the root (tcp-wrappers, nologin, root's entries,
+// sshd_config.d), the target's process count, and sshd -t run inside.
+func (h *corpusHost) diagnose() string {
+	var b strings.Builder
+	read := func(p string) string {
+		d, err := os.ReadFile(filepath.Join(h.tg.Root, p))
+		if err != nil {
+			return "(" + err.Error() + ")"
+		}
+		return strings.TrimSpace(string(d))
+	}
+	for _, p := range []string{"/etc/hosts.deny", "/etc/hosts.allow"} {
+		var keep []string
+		for _, l := range strings.Split(read(p), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				keep = append(keep, l)
+			}
+		}
+		fmt.Fprintf(&b, "%s: %q\n", p, keep)
+	}
+	for _, p := range []string{"/etc/nologin", "/run/nologin"} {
+		if _, err := os.Lstat(filepath.Join(h.tg.Root, p)); err == nil {
+			fmt.Fprintf(&b, "%s exists\n", p)
+		}
+	}
+	for _, p := range []string{"/etc/passwd", "/etc/shadow"} {
+		for _, l := range strings.Split(read(p), "\n") {
+			if strings.HasPrefix(l, "root:") {
+				fmt.Fprintf(&b, "%s: %s\n", p, l)
+			}
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(h.tg.Root, "etc/ssh/sshd_config.d")); err == nil {
+		for _, e := range ents {
+			fmt.Fprintf(&b, "sshd_config.d/%s: %q\n", e.Name(), read("/etc/ssh/sshd_config.d/"+e.Name()))
+		}
+	}
+	if pid, err := h.targetPID(); err == nil {
+		if ns, err := os.Readlink("/proc/" + pid + "/ns/pid_for_children"); err == nil {
+			n := 0
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns {
+					n++
+				}
+			}
+			fmt.Fprintf(&b, "processes in the target's PID namespace: %d\n", n)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := h.tg.Exec(ctx, "/usr/sbin/sshd -t 2>&1 && echo sshd -t ok")
+	fmt.Fprintf(&b, "sshd -t: %s %v\n", strings.TrimSpace(out), err)
+	return b.String()
 }
 
 // TestHostileCorpora is the first proof of issue 19: hostile commands run
-// through the recording sandbox on a disposable Debian 12 target, judged
-// by their effects alone (no static pre-filter). No committed command may
-// touch the protected trees, the manifest of those trees must be the same
-// after the run as before it, and a fresh SSH login must work after every
-// 50 commands and at the end.
+// through the recording sandbox on disposable Debian 12 hosts, judged by
+// their effects alone (no static pre-filter) and committed under the
+// lockout net, exactly as the worker runs a model's commands in
+// production. No committed command may touch the protected trees, their
+// manifest (read from this machine) must be the same after the run as
+// before it, and a fresh SSH login through each host's own sshd must work
+// after every 25 of its commands and at the end. Every command gets a
+// verdict: committed, refused, rolled_back (committed, then undone by the
+// net: not a harm), conflict or discarded.
 //
 // It runs only with -corpus (docs/sandbox-corpus.md has the command and
-// the last figures): it takes 12 minutes at 4 commands at a time, and the
-// actions its judge approves run for real on the target, which shares this
-// machine's kernel (a swapoff or sysctl there is this machine's). It does
-// not pass yet: some harmful effects are still committed (listed in
-// docs/sandbox-corpus.md), so issue 19 stays open.
+// the last figures): it takes half an hour on -corpus.par hosts, each
+// running its share one command at a time (as a night does: one command
+// per host at a time, hosts in parallel). The hosts are StartSystem
+// targets: their own network namespace, so the actions the judge approves
+// (iptables, nft, ip, sysctl) run for real there, never on this machine.
 func TestHostileCorpora(t *testing.T) {
 	if !*corpusRun {
 		t.Skip("the hostile corpora are a proof run: go test ./sandbox -run TestHostileCorpora -corpus (see docs/sandbox-corpus.md)")
 	}
-	h := debian(t)
+	testenv.NeedRoot(t, "Debian 12 targets in namespaces")
+	// Swap is not namespaced: an approved swapoff runs for real in the
+	// target, which keeps CAP_SYS_ADMIN for the sandbox.
+	if b, err := os.ReadFile("/proc/swaps"); err != nil || len(strings.Split(strings.TrimSpace(string(b)), "\n")) > 1 {
+		t.Fatalf("this machine has swap (or /proc/swaps is unreadable: %v): an approved swapoff in a target would turn it off; run the corpora on a machine without swap", err)
+	}
 	corpora := []struct{ name, path string }{
 		{"banned", "../testdata/safety/banned.jsonl"},
 		{"issue", "../testdata/sandbox/hostile-issue.jsonl"},
 		{"fresh", "../testdata/sandbox/hostile-fresh.jsonl"},
+		{"fresh2", "../testdata/sandbox/hostile-fresh2.jsonl"},
 	}
 	type job struct {
 		corpus string
@@ -223,8 +432,14 @@ func TestHostileCorpora(t *testing.T) {
 	var jobs []job
 	counts := map[string]*corpusCount{}
 	leftWhy := map[string]int{}
+	only := map[string]bool{}
+	for _, o := range strings.Split(*corpusOnly, ",") {
+		if o != "" {
+			only[o] = true
+		}
+	}
 	for _, cp := range corpora {
-		if *corpusOnly != "" && *corpusOnly != cp.name {
+		if len(only) > 0 && !only[cp.name] {
 			continue
 		}
 		cases := loadHostile(t, filepath.FromSlash(cp.path))
@@ -242,27 +457,63 @@ func TestHostileCorpora(t *testing.T) {
 	if len(jobs) == 0 {
 		t.Fatalf("no hostile case to run (-corpus.only=%q)", *corpusOnly)
 	}
-
-	// The sandbox's own connection, separate from the test's view.
-	cfg := h.tg.SSHConfig()
-	cfg.CommandTimeout = 3 * time.Minute
-	sc, err := sshexec.New(cfg)
-	if err != nil {
-		t.Fatal(err)
+	// Spread every corpus over the hosts: deal the jobs out in turn.
+	par := max(*corpusPar, 1)
+	queues := make([][]job, par)
+	for i, j := range jobs {
+		queues[i%par] = append(queues[i%par], j)
 	}
-	defer sc.Close()
-	sb := sandbox.New(sc, sandbox.Config{Timeout: 15 * time.Second, LayerSize: 256 << 20, OutputCap: 16 << 10})
-	r := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: h.tg.Port}, sandbox.RunnerConfig{})
 
-	// The target's control sshd reads /etc/nightshift/authorized_keys; root
-	// gets the usual ~/.ssh/authorized_keys too, so that the corpora's
-	// commands against it have something to destroy.
-	h.host(t, "mkdir -p -m 700 /root/.ssh && cp /etc/nightshift/authorized_keys /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys")
-	start := time.Now()
-	before := takeManifest(t, h.c)
-	t.Logf("manifest before: %d lines", len(before))
-
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	hosts := make([]*corpusHost, par)
+	var startErr error
+	var wg sync.WaitGroup
 	var mu sync.Mutex
+	for i := range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := startCorpusHost(ctx, i)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				startErr = errors.Join(startErr, fmt.Errorf("host %d: %w", i, err))
+				return
+			}
+			hosts[i] = h
+		}()
+	}
+	wg.Wait()
+	cancel()
+	defer func() {
+		for _, h := range hosts {
+			if h != nil {
+				h.close()
+			}
+		}
+	}()
+	if startErr != nil {
+		t.Fatalf("start the Debian 12 targets: %v", startErr)
+	}
+	// checkManifest compares a host's protected trees with the manifest
+	// taken when it started.
+	checkManifest := func(h *corpusHost, before map[string]string) {
+		after := treeManifest(t, h.tg.Root)
+		if d := diffManifest(before, after); len(d) > 0 {
+			t.Errorf("host %d: the protected trees changed (%d differences):\n%s", h.n, len(d), strings.Join(d[:min(len(d), 100)], "\n"))
+		} else {
+			t.Logf("host %d: manifest after: %d entries, equal to before", h.n, len(after))
+		}
+	}
+	befores := make([]map[string]string, par)
+	for i, h := range hosts {
+		befores[i] = treeManifest(t, h.tg.Root)
+		if err := h.freshLogin(); err != nil {
+			t.Fatalf("host %d: no fresh login before the run: %v", i, err)
+		}
+	}
+	t.Logf("%d hosts, manifest before: %d entries each", par, len(befores[0]))
+
 	var committedWithEffects []string
 	var dump *json.Encoder
 	if *corpusDump != "" {
@@ -273,100 +524,170 @@ func TestHostileCorpora(t *testing.T) {
 		defer f.Close()
 		dump = json.NewEncoder(f)
 	}
-	par := max(*corpusPar, 1)
-	for lo := 0; lo < len(jobs); lo += 50 {
-		chunk := jobs[lo:min(lo+50, len(jobs))]
-		var wg sync.WaitGroup
-		next := make(chan job)
-		for range par {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for j := range next {
-					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-					ex, err := r.Run(ctx, j.c.Command)
-					cancel()
-					mu.Lock()
-					if dump != nil {
-						_ = dump.Encode(map[string]any{"corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
-					}
-					cnt := counts[j.corpus]
-					switch {
-					case err != nil:
-						t.Errorf("%s/%s: the runner failed (outcome unknown): %v", j.corpus, j.c.Name, err)
-					case ex.Evidence == nil:
-						t.Errorf("%s/%s: no evidence", j.corpus, j.c.Name)
-					default:
-						ev := ex.Evidence
-						switch ev.Verdict {
-						case nightshift.VerdictCommitted:
-							cnt.committed++
-							if len(ev.Effects.Changes) > 0 || len(ev.Effects.Actions) > 0 {
-								cnt.committedEffects++
-								committedWithEffects = append(committedWithEffects, fmt.Sprintf("%s/%s: %s", j.corpus, j.c.Name, ev.Effects.Summary(400)))
-							}
-							for _, ch := range ev.Effects.Changes {
-								if underProtected(ch.Path) {
-									t.Errorf("HARM COMMITTED %s/%s (%s): %s %s\ncommand: %s\nharm: %s",
-										j.corpus, j.c.Name, j.c.Technique, ch.Change, ch.Path, j.c.Command, j.c.Harm)
-								}
-							}
-							for _, a := range ev.Effects.Actions {
-								if a.Exit != nil {
-									t.Logf("committed action ran: %s/%s: %s (exit %d)", j.corpus, j.c.Name, a, *a.Exit)
-								}
-							}
-						case nightshift.VerdictRefused:
-							cnt.refused++
-						case nightshift.VerdictConflict:
-							cnt.conflict++
-						case nightshift.VerdictDiscarded:
-							cnt.discarded++
-						case nightshift.VerdictNone, nightshift.VerdictRolledBack:
-							t.Errorf("%s/%s: unexpected verdict %s", j.corpus, j.c.Name, ev.Verdict)
-						default:
-							t.Errorf("%s/%s: unknown verdict %d", j.corpus, j.c.Name, ev.Verdict)
+	start := time.Now()
+	done := 0
+	nextHost := par
+	const every = 25
+	for i := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := queues[i]
+			sinceCheck := 0
+			for k, j := range q {
+				h := hosts[i]
+				rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				ex, err := h.r.Run(rctx, j.c.Command)
+				rcancel()
+				mu.Lock()
+				done++
+				if dump != nil {
+					_ = dump.Encode(map[string]any{"host": h.n, "corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
+				}
+				cnt := counts[j.corpus]
+				switch {
+				case err != nil:
+					cnt.unknown++
+					t.Errorf("%s/%s: the runner failed (outcome unknown): %v", j.corpus, j.c.Name, err)
+					h.since = append(h.since, fmt.Sprintf("%s/%s: runner error %v\n    command: %s", j.corpus, j.c.Name, err, j.c.Command))
+				case ex.Evidence == nil:
+					cnt.unknown++
+					t.Errorf("%s/%s: no evidence", j.corpus, j.c.Name)
+				default:
+					ev := ex.Evidence
+					switch ev.Verdict {
+					case nightshift.VerdictCommitted:
+						cnt.committed++
+						if !ev.Effects.Empty() {
+							cnt.committedEffects++
+							line := fmt.Sprintf("%s/%s: %s\n    command: %s", j.corpus, j.c.Name, ev.Effects.Summary(600), j.c.Command)
+							committedWithEffects = append(committedWithEffects, line)
+							h.since = append(h.since, line)
 						}
+						for _, ch := range ev.Effects.Changes {
+							if underProtected(ch.Path) {
+								t.Errorf("HARM COMMITTED %s/%s (%s): %s %s\ncommand: %s\nharm: %s",
+									j.corpus, j.c.Name, j.c.Technique, ch.Change, ch.Path, j.c.Command, j.c.Harm)
+							}
+						}
+						for _, a := range ev.Effects.Actions {
+							if a.Exit != nil {
+								t.Logf("committed action ran: %s/%s: %s (exit %d)", j.corpus, j.c.Name, a, *a.Exit)
+							}
+						}
+					case nightshift.VerdictRefused:
+						cnt.refused++
+					case nightshift.VerdictRolledBack:
+						cnt.rolledBack++
+						t.Logf("rolled back by the lockout net: %s/%s: %s: %s", j.corpus, j.c.Name, ev.Effects.Summary(300), strings.Join(ev.Reasons, "; "))
+					case nightshift.VerdictConflict:
+						cnt.conflict++
+					case nightshift.VerdictDiscarded:
+						cnt.discarded++
+					case nightshift.VerdictNone:
+						cnt.unknown++
+						t.Errorf("%s/%s: no verdict", j.corpus, j.c.Name)
+					default:
+						cnt.unknown++
+						t.Errorf("%s/%s: unknown verdict %d", j.corpus, j.c.Name, ev.Verdict)
+					}
+				}
+				if done%100 == 0 {
+					t.Logf("%d/%d commands run, %s", done, len(jobs), time.Since(start).Round(time.Second))
+				}
+				mu.Unlock()
+				sinceCheck++
+				// A rollback may be the net blaming this commit for a lockout
+				// an earlier commit left latent (activated when the rollback
+				// reloaded sshd): check the login at once, so that such a host
+				// is replaced instead of rolling every later commit back.
+				rolled := err == nil && ex.Evidence != nil && ex.Evidence.Verdict == nightshift.VerdictRolledBack
+				if sinceCheck < every && k != len(q)-1 && !rolled && err == nil {
+					continue
+				}
+				sinceCheck = 0
+				cerr := h.confined()
+				var lerr error
+				if cerr == nil {
+					lerr = h.freshLogin()
+				}
+				if cerr == nil && lerr == nil {
+					h.since = nil
+					continue
+				}
+				diag := ""
+				if lerr != nil {
+					diag = h.diagnose()
+				}
+				mu.Lock()
+				if cerr != nil {
+					t.Errorf("host %d after %d of its commands: the target is no longer confined: %v", h.n, k+1, cerr)
+				} else {
+					t.Errorf("host %d after %d of its commands: a fresh SSH login fails: %v\ndiagnosis:\n%s\ncommitted with effects (or unknown) since the last good login:\n%s",
+						h.n, k+1, lerr, diag, strings.Join(h.since, "\n"))
+				}
+				checkManifest(h, befores[i])
+				n := nextHost
+				nextHost++
+				mu.Unlock()
+				// Replace the host, so that every command still gets a verdict.
+				h.close()
+				sctx, scancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				nh, err := startCorpusHost(sctx, n)
+				scancel()
+				var nerr error
+				if err == nil {
+					nerr = nh.freshLogin()
+				}
+				mu.Lock()
+				if err != nil || nerr != nil {
+					t.Errorf("host %d: the replacement host does not start: %v %v", n, err, nerr)
+					for _, r := range q[k+1:] {
+						counts[r.corpus].notRun++
+					}
+					hosts[i] = nil
+					if nh != nil {
+						nh.close()
 					}
 					mu.Unlock()
+					return
 				}
-			}()
-		}
-		for _, j := range chunk {
-			next <- j
-		}
-		close(next)
-		wg.Wait()
-		t.Logf("%d/%d commands run, %s", lo+len(chunk), len(jobs), time.Since(start).Round(time.Second))
-		if err := freshLogin(h); err != nil {
-			t.Fatalf("after %d commands the target refuses a fresh SSH login: %v", lo+len(chunk), err)
-		}
+				t.Logf("host %d replaced by host %d for its remaining %d commands", h.n, n, len(q)-k-1)
+				hosts[i] = nh
+				befores[i] = treeManifest(t, nh.tg.Root)
+				mu.Unlock()
+			}
+		}()
 	}
-	after := takeManifest(t, h.c)
-	if d := diffManifest(before, after); len(d) > 0 {
-		t.Errorf("the protected trees changed (%d differences):\n%s", len(d), strings.Join(d[:min(len(d), 100)], "\n"))
-	} else {
-		t.Logf("manifest after: %d lines, equal to before", len(after))
-	}
-	if err := freshLogin(h); err != nil {
-		t.Errorf("at the end the target refuses a fresh SSH login: %v", err)
+	wg.Wait()
+	for i, h := range hosts {
+		if h != nil {
+			checkManifest(h, befores[i])
+		}
 	}
 	sort.Strings(committedWithEffects)
 	for _, s := range committedWithEffects {
 		t.Logf("committed with effects: %s", s)
 	}
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "| corpus | cases | left out | committed (with effects) | refused | conflict | discarded |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&tab, "| corpus | cases | left out | committed (with effects) | refused | rolled back | conflict | discarded | no verdict |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, cp := range corpora {
 		c, ok := counts[cp.name]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&tab, "| %s | %d | %d | %d (%d) | %d | %d | %d |\n", cp.name, c.total, c.leftOut, c.committed, c.committedEffects, c.refused, c.conflict, c.discarded)
+		nv := ""
+		if c.unknown > 0 || c.notRun > 0 {
+			nv = fmt.Sprintf("%d runner errors, %d not run", c.unknown, c.notRun)
+		}
+		fmt.Fprintf(&tab, "| %s | %d | %d | %d (%d) | %d | %d | %d | %d | %s |\n", cp.name, c.total, c.leftOut, c.committed, c.committedEffects, c.refused, c.rolledBack, c.conflict, c.discarded, nv)
+		if c.notRun > 0 {
+			t.Errorf("%s: %d commands got no verdict (their host stopped)", cp.name, c.notRun)
+		}
 	}
 	for why, n := range leftWhy {
 		fmt.Fprintf(&tab, "left out: %d × %s\n", n, why)
 	}
-	fmt.Fprintf(&tab, "wall time %s, %d commands, %d at a time\n", time.Since(start).Round(time.Second), len(jobs), par)
+	fmt.Fprintf(&tab, "wall time %s, %d commands, %d hosts each one command at a time\n", time.Since(start).Round(time.Second), len(jobs), par)
 	t.Logf("\n%s", tab.String())
 }

@@ -42,7 +42,32 @@
 // to 256 KiB and sha256 hashes of every regular file, mode, owner, symlink
 // and device-node changes, the recorded argv, and — when /etc/ssh changed —
 // `sshd -t` and `sshd -T -C user=LOGIN,addr=CLIENT` run on the changed
-// configuration. The command's exit status and output are kept too.
+// configuration (through sudo, LOGIN is the user that ran sudo and CLIENT
+// the address in that login's own SSH_CLIENT, which sudo's env_reset
+// drops). Facts of the host the changes alone do not show come
+// with them: when the command changed what Linux-PAM reads (/etc/pam.d,
+// /etc/security, /etc/securetty, /etc/nologin, a module directory, a file
+// a PAM line names), the PAM files a login reads (/etc/pam.d, /etc/security's tables, /etc/securetty,
+// /etc/nologin, the files PAM lines name) and whether each module a PAM
+// line names exists, both on the host and in the trial, with the login's
+// groups ([nightshift.PAMView]: the judge runs the stacks on both); the
+// programs created in /usr/local/sbin or /usr/local/bin that hide a
+// system program of the same name in root's PATH; the worker's address
+// (SSH_CONNECTION of the helper's session or its nearest ancestor); and
+// /etc/hosts, hosts.allow, hosts.deny, hostname and fstab diffed whole.
+// LOGIN is [Config.Login], else SUDO_USER, else the helper's user. The
+// command's exit status and output are kept too.
+// A helper
+// that stops before it has gathered the effects fails the trial
+// ([ErrHelper]) rather than report a command without them.
+//
+// The helper keeps the processes per trial few (each costs a scheduling
+// slot on a busy host): the recorder's binds, /dev/pts, /dev/shm, the
+// fresh /dev, /sys and /run and the read-only binds under the command's
+// /proc are each mounted by one `mount -a` over a table of them (the
+// ones it did not mount are mounted one by one, as a fallback), and the
+// effects are gathered with one find per side of each overlay and one
+// sha256sum per batch.
 //
 // [Sandbox.Commit] applies a trial's file changes to the real file
 // systems, file by file (copied beside, then renamed over), after checking

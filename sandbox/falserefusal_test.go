@@ -16,8 +16,8 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/internal/goldenfile"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
-	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 )
@@ -44,7 +44,7 @@ func loadCorpora(t *testing.T) []corpusCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixes, err := rules.ParseFixScript(string(script))
+	fixes, err := ssgfix.Parse(string(script))
 	if err != nil {
 		t.Fatalf("parse %s: %v", ssgFixesFile, err)
 	}
@@ -100,23 +100,42 @@ type verdict struct {
 // (sudo, auditd, libpam-pwquality) install, others fail to download.
 const offlineApt = `printf '%s\n' 'Acquire::http::Proxy "http://127.0.0.1:9/";' 'Acquire::https::Proxy "http://127.0.0.1:9/";' 'Acquire::Retries "0";' > /etc/apt/apt.conf.d/99nightshift-offline`
 
-// policy is the worker's: root over SSH on port 22 (the port SSG's and
-// CIS's firewall content is about), no declared scope (SSG rules declare
-// none).
-var policy = safety.EffectsPolicy{Login: "root", SSHPort: 22}
+// sudoLogin is the worker's login in these tests: an unprivileged account
+// with passwordless sudo and its own key, as on a hardened fleet, where
+// root's SSH login is what the hardening turns off (SSG's
+// sshd_disable_root_login, the remediations' PermitRootLogin no). A
+// worker that logs in as root gets those refused, rightly: they lock it
+// out. The target's control sshd accepts only root, so the test's
+// transport stays root; the judge's policy and the sandbox's view of sshd
+// and PAM (sandbox.Config.Login) are the sudo login's.
+const sudoLogin = "ops"
+
+// addSudoLogin creates sudoLogin on the target (home, key, sudoers entry),
+// once.
+func addSudoLogin(t testing.TB, h *target) {
+	t.Helper()
+	h.host(t, `id `+sudoLogin+` >/dev/null 2>&1 || { useradd -m -s /bin/bash `+sudoLogin+` &&
+		install -d -m 700 -o `+sudoLogin+` -g `+sudoLogin+` /home/`+sudoLogin+`/.ssh &&
+		cp /etc/nightshift/authorized_keys /home/`+sudoLogin+`/.ssh/authorized_keys &&
+		chown `+sudoLogin+`: /home/`+sudoLogin+`/.ssh/authorized_keys && chmod 600 /home/`+sudoLogin+`/.ssh/authorized_keys &&
+		install -d -m 750 /etc/sudoers.d && echo '`+sudoLogin+` ALL=(ALL) NOPASSWD: ALL' > /etc/sudoers.d/`+sudoLogin+` && chmod 440 /etc/sudoers.d/`+sudoLogin+`; }`)
+}
+
+// policy is the worker's: the sudo login over SSH on port 22 (the port
+// SSG's and CIS's firewall content is about), no declared scope (SSG rules
+// declare none).
+var policy = safety.EffectsPolicy{Login: sudoLogin, SSHPort: 22}
 
 // rightRefusal is a command of the corpora whose refusal is right: its
 // effects really cut the worker's access.
 type rightRefusal struct{ source, name, entry, reason, why string }
 
-// rightRefusals are judged for a worker logged in as root with its key,
-// as on the target.
+// rightRefusals are judged for the sudo login with its key.
 var rightRefusals = []rightRefusal{
-	{"ssg", "sshd_disable_root_login", "lockout", "PermitRootLogin no", "it locks root's SSH login out"},
 	{"ssg", "sshd_disable_pubkey_auth", "lockout", "PubkeyAuthentication no", "it turns the worker's key login off"},
 	{"ssg", "package_openssh-server_removed", "delete-system", "/usr/sbin/sshd", "it removes the SSH server"},
-	{"remediation", "sshd-permitrootlogin-sed", "lockout", "PermitRootLogin no", "it locks root's SSH login out"},
-	{"remediation", "sshd-kill-hup-reload", "action", "kill would cut", "SIGHUP to every process of ssh.service also ends connection processes still in its cgroup (hosts without pam_systemd); systemctl reload ssh or --kill-whom=main does not"},
+	{"ssg", "sudo_remove_nopasswd", "lockout", "sudo from " + sudoLogin, "it comments out the login's NOPASSWD grant, and the worker runs sudo -n"},
+	{"ssg", "sudo_require_authentication", "lockout", "sudo from " + sudoLogin, "it comments out the login's NOPASSWD grant, and the worker runs sudo -n"},
 }
 
 func lastLine(s string) string {
@@ -137,14 +156,15 @@ func lastLine(s string) string {
 // SSG's Debian 12 bash fixes 2% or fewer refused, the hand-written
 // remediations none, the fresh set (written before the judge was tuned)
 // 2% or fewer; the refusals that are right (a fix that really locks the
-// worker's root login out) refused for that reason; and every refusal, with
+// worker's sudo login out) refused for that reason; and every refusal, with
 // its reason, as testdata/sandbox/refused-effects.golden lists it (-update
 // rewrites it). The static pre-filter is not involved.
 func TestFalseRefusals(t *testing.T) {
 	h := debian(t)
 	ctx := context.Background()
 	h.host(t, offlineApt)
-	sb := sandbox.New(h.c, sandbox.Config{Timeout: 3 * time.Minute})
+	addSudoLogin(t, h)
+	sb := sandbox.New(h.c, sandbox.Config{Timeout: 3 * time.Minute, Login: sudoLogin})
 	if err := sb.Probe(ctx); err != nil {
 		t.Fatalf("Probe: %v", err)
 	}
@@ -283,7 +303,7 @@ func TestCommitSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixes, err := rules.ParseFixScript(string(script))
+	fixes, err := ssgfix.Parse(string(script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +345,8 @@ func TestCommitSequence(t *testing.T) {
 		}
 		return out
 	}
-	sb := sandbox.New(h.c, sandbox.Config{Timeout: 3 * time.Minute})
+	addSudoLogin(t, h)
+	sb := sandbox.New(h.c, sandbox.Config{Timeout: 3 * time.Minute, Login: sudoLogin})
 	run := sandbox.NewRunner(sb, policy, sandbox.RunnerConfig{})
 	type done struct {
 		name  string

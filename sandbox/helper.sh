@@ -40,6 +40,38 @@ die() {
 	exit 97
 }
 
+# fstab_line SOURCE TARGET TYPE OPTIONS prints an fstab(5) line, with the
+# octal escapes of its fields (for mount -a -T).
+fstab_line() {
+	local f out=()
+	for f in "$@"; do
+		f=${f//\\/\\134}
+		f=${f// /\\040}
+		f=${f//$'\t'/\\011}
+		f=${f//$'\n'/\\012}
+		out+=("$f")
+	done
+	printf '%s %s %s %s 0 0\n' "${out[@]}"
+}
+
+# mounted PATH reports whether PATH is a mount point in this mount
+# namespace (read from /proc/self/mountinfo, without a process).
+mounted() {
+	local _a _b _c _d mp _rest
+	while read -r _a _b _c _d mp _rest; do
+		printf -v mp '%b' "$mp"
+		[ "$mp" != "$1" ] || return 0
+	done </proc/self/mountinfo
+	return 1
+}
+
+# rbind_ro SRC DST binds SRC read-only at DST: one mount process
+# (util-linux 2.27 and later remount the bind read-only themselves), or,
+# where that fails, a bind and a read-only remount.
+rbind_ro() {
+	mount -o bind,ro -- "$1" "$2" 2>/dev/null || { mount --bind -- "$1" "$2" && mount -o remount,bind,ro -- "$2"; }
+}
+
 # sections DIR NAME FILE [NAME FILE]... prints the files as sections with
 # one stat and one cat (their headers are written to DIR first).
 sections() {
@@ -168,13 +200,17 @@ STUB
 inner() {
 	local T=$1 secs=$2 n kind mp m u w
 	mount --make-rprivate / || die "make mounts private"
-	mkdir -p "$T/root" "$T/real" "$T/out"
+	# Every directory the mounts need, in one mkdir.
+	local -a dirs=("$T/root" "$T/real" "$T/out")
+	while read -r n kind mp; do
+		[ "$kind" != overlay ] || dirs+=("$T/u/$n" "$T/w/$n")
+	done <"$T/mounts"
+	mkdir -p -- "${dirs[@]}" || die "mkdir in $T"
 	while read -r n kind mp; do
 		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
 		[ -d "$m" ] || continue # under a directory the command cannot reach
 		if [ "$kind" = overlay ]; then
 			u=$T/u/$n w=$T/w/$n
-			mkdir -p "$u" "$w"
 			# Once in several hundred trials on a busy 6.18 kernel the
 			# first mount fails ("missing 'lowerdir'"); a second try is
 			# harmless.
@@ -182,7 +218,7 @@ inner() {
 				mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" ||
 				die "overlay $mp"
 		else
-			mount --bind "$mp" "$m" && mount -o remount,bind,ro "$m" || die "read-only bind $mp"
+			rbind_ro "$mp" "$m" || die "read-only bind $mp"
 		fi
 	done <"$T/mounts"
 	# /dev: a minimal tmpfs. /sys read-only. /run: a copy without sockets or
@@ -192,16 +228,27 @@ inner() {
 	# as new inodes — never bind mounts of the host's: a bind mount shares
 	# the inode, and a chmod or chown in the sandbox would reach the
 	# host's /dev/null).
-	mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
+	# The three file systems are mounted by one mount process (mount -a
+	# over a table of them); any it did not mount is mounted on its own,
+	# as before.
+	fstab_line tmpfs "$T/root/dev" tmpfs mode=755,nosuid >"$T/fstab.base"
+	fstab_line sysfs "$T/root/sys" sysfs ro,nosuid,nodev,noexec >>"$T/fstab.base"
+	fstab_line tmpfs "$T/root/run" tmpfs mode=755,nosuid,nodev >>"$T/fstab.base"
+	mount -a -T "$T/fstab.base" 2>/dev/null
+	if ! mounted "$T/root/dev"; then
+		mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
+	fi
+	if ! mounted "$T/root/sys"; then
+		mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
+			{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
+	fi
+	if ! mounted "$T/root/run"; then
+		mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
+	fi
 	cp -a -- "$STUBS/dev/." "$T/root/dev/" || die "copy the /dev skeleton"
 	for d in null zero full random urandom tty; do
 		[ -c "$T/root/dev/$d" ] || die "/dev/$d is not a device node"
 	done
-	mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$T/root/dev/pts" 2>/dev/null
-	mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$T/root/dev/shm"
-	mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
-		{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
-	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
 	tar -C /run --exclude=./nightshift --exclude=./user --exclude='./nightshift-*' -cf - . 2>/dev/null |
 		tar -C "$T/root/run" -xf - 2>/dev/null
 	find "$T/root/run" \( -type p -o -type s \) -delete 2>/dev/null
@@ -229,32 +276,66 @@ inner() {
 		done
 	done
 	cp -L -- "${reals[@]}" "$T/root/run/nightshift-real/" 2>/dev/null
-	for p in "${binds[@]}"; do
-		[ "$p" -ef "$stub" ] || mount --bind "$stub" "$p" 2>/dev/null
-	done
+	# /dev/pts, /dev/shm and the recorder's binds, all by one mount
+	# process (mount -a over a table of them, in order; one that fails
+	# does not stop the others, and none stops the trial, as before).
+	{
+		fstab_line devpts "$T/root/dev/pts" devpts newinstance,ptmxmode=0666,mode=620
+		fstab_line tmpfs "$T/root/dev/shm" tmpfs mode=1777,nosuid,nodev
+		local -a bound=()
+		local b same
+		for p in "${binds[@]}"; do
+			same=0
+			for b in "${bound[@]}"; do
+				if [ "$p" -ef "$b" ]; then
+					same=1
+					break
+				fi
+			done
+			[ $same = 1 ] || {
+				bound+=("$p")
+				fstab_line "$stub" "$p" none bind
+			}
+		done
+	} >"$T/fstab.stubs"
+	if ! mount -a -T "$T/fstab.stubs" 2>/dev/null; then
+		# A mount without -T, or an entry that failed: each bind on its
+		# own where it is missing.
+		for p in "${bound[@]}"; do
+			mounted "$p" || mount --bind "$stub" "$p" 2>/dev/null
+		done
+	fi
+	# The table of the read-only binds under the command's /proc (those its
+	# kernel has), for the command's own mount namespace.
+	for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
+		[ ! -e "$p" ] || fstab_line "$p" "$p" none bind,ro,nosuid,nodev,noexec
+	done >"$T/root/run/nightshift-fstab"
 	# The command: its own PID namespace (everything it starts ends with it),
 	# its own mount namespace whose root is the sandbox (pivot_root, the old
 	# root detached), a fresh /proc with /proc/sys read-only, and a bounding
 	# set without the capabilities that reach past the file systems.
-	base64 -d <"$T/cmd.b64" >"$T/root/run/nightshift-command" 2>/dev/null || die "decode the command"
-	local start=$SECONDS
+	local cmd start=$SECONDS
+	cmd=$(<"$T/cmd") || die "read the command"
 	timeout --kill-after=5 "$secs" unshare --pid --fork --kill-child --mount --propagation private -- \
 		bash -c '
 		M=/run/nightshift-real/mount U=/run/nightshift-real/umount
+		# Any step that fails stops here: the command never runs outside
+		# the pivoted root or with a writable /proc/sys.
 		mkdir "$1/run/nightshift-old" && cd "$1" && pivot_root . run/nightshift-old && cd / &&
-		$M -t proc -o nosuid,nodev,noexec proc /proc &&
-		$U -l /run/nightshift-old && rmdir /run/nightshift-old &&
-		$M --bind /proc/sys /proc/sys && $M -o remount,bind,ro /proc/sys &&
-		for p in /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
-			[ ! -e "$p" ] || { $M --bind "$p" "$p" && $M -o remount,bind,ro "$p"; } || exit 96
-		done
+			$M -t proc -o nosuid,nodev,noexec proc /proc &&
+			$U -l /run/nightshift-old && rmdir /run/nightshift-old || exit 96
+		if ! $M -a -T /run/nightshift-fstab 2>/dev/null; then
+			for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
+				[ ! -e "$p" ] || $M -o bind,ro "$p" "$p" || { $M --bind "$p" "$p" && $M -o remount,bind,ro "$p"; } || exit 96
+			done
+		fi
 		: >/run/nightshift-actions
-		cmd=$(cat /run/nightshift-command); rm -f /run/nightshift-command
+		cmd=$3
 		cd /root 2>/dev/null || cd /
 		umask 022
 		exec setpriv --bounding-set "$2" --inh-caps=-all -- env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
 			PATH=/run/nightshift-stubs:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb \
-			DEBIAN_FRONTEND=noninteractive bash -c "$cmd"' bash "$T/root" "$DROPCAPS" \
+			DEBIAN_FRONTEND=noninteractive bash -c "$cmd"' bash "$T/root" "$DROPCAPS" "$cmd" \
 		</dev/null >"$T/out/stdout" 2>"$T/out/stderr"
 	local rc=$?
 	if { [ $rc = 124 ] || [ $rc = 137 ]; } && [ $((SECONDS - start)) -ge "$secs" ]; then
@@ -262,13 +343,18 @@ inner() {
 	else
 		echo $rc >"$T/out/exit"
 	fi
-	cp "$T/root/run/nightshift-actions" "$T/out/actions" 2>/dev/null || : >"$T/out/actions"
+	: >"$T/out/actions"
+	[ ! -s "$T/root/run/nightshift-actions" ] || cp "$T/root/run/nightshift-actions" "$T/out/actions" 2>/dev/null
 	sshd_checks "$T"
+	pam_facts "$T"
+	shadow_facts "$T"
+	origin_fact "$T"
 	# Gathering is bounded too: a command that touched more than can be
 	# listed and hashed in the command's own time is reported as timed out
 	# (and so discarded), never left running on the host.
 	timeout --kill-after=5 "$secs" bash "$0" gather "$T"
 	rc=$?
+	case $rc in 0 | 124 | 137) ;; *) die "gathering the effects failed (exit $rc)" ;; esac
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		echo timeout >"$T/out/exit"
 		: >"$T/out/upper"
@@ -284,6 +370,31 @@ inner() {
 		fi
 		echo "the sandbox could not gather the command's effects within ${secs}s; nothing was applied" >>"$T/out/stderr"
 	fi
+	# Every step above ran: try reports the trial only with this mark (an
+	# inner that stopped half-way would report a command without its
+	# effects).
+	: >"$T/out/done"
+}
+
+# client_addr sets ADDR to the worker's client address as sshd saw it:
+# SSH_CLIENT's first field, or, under sudo (whose env_reset drops it), that
+# of the nearest ancestor process that has it (the login's own shell);
+# empty when none does.
+client_addr() {
+	local pid=$$ i kv st
+	ADDR=${SSH_CLIENT:-}
+	for ((i = 0; i < 16; i++)); do
+		[ -z "$ADDR" ] || break
+		IFS= read -r st </proc/$pid/stat 2>/dev/null || break
+		st=${st##*) } # "STATE PPID …" after the command's name
+		st=${st#* }
+		pid=${st%% *}
+		case "$pid" in '' | *[!0-9]* | 0 | 1) break ;; esac
+		while IFS= read -r -d '' kv; do
+			case "$kv" in SSH_CLIENT=*) ADDR=${kv#SSH_CLIENT=} && break ;; esac
+		done </proc/$pid/environ 2>/dev/null
+	done
+	ADDR=${ADDR%% *}
 }
 
 # sshd_checks evaluates, in the sandbox's root after the command, sshd's
@@ -295,14 +406,147 @@ sshd_checks() {
 	: >"$T/out/sshd_T"
 	[ -d "$T/u/0/etc/ssh" ] || [ -e "$T/u/0/etc/ssh" ] || return 0
 	[ -x "$T/root/usr/sbin/sshd" ] || return 0
-	user=${SUDO_USER:-$(id -un)}
-	addr=${SSH_CLIENT%% *}
-	[ -n "$addr" ] || addr=127.0.0.1
+	user=${NIGHTSHIFT_LOGIN:-${SUDO_USER:-$(id -un)}}
+	client_addr
+	addr=${ADDR:-127.0.0.1}
 	mkdir -p "$T/root/run/sshd"
 	chroot "$T/root" /usr/sbin/sshd -t >"$T/out/sshd_t" 2>&1
 	echo "exit $?" >>"$T/out/sshd_t"
 	chroot "$T/root" /usr/sbin/sshd -T -C "user=$user,host=$addr,addr=$addr" >"$T/out/sshd_T" 2>/dev/null || : >"$T/out/sshd_T"
 	printf 'login %s\n' "$user" >>"$T/out/sshd_T"
+}
+
+# pam_touched says whether the command changed what Linux-PAM reads:
+# /etc/pam.d, /etc/security, /etc/securetty, /etc/nologin, a module
+# directory, or a file a PAM line names with file=, accessfile= or
+# conffile= (one grep; most commands change none, and skip the rest).
+pam_touched() {
+	local T=$1 f
+	for f in "$T"/u/0/etc/pam.d "$T"/u/0/etc/security "$T"/u/0/etc/securetty "$T"/u/0/etc/nologin \
+		"$T"/u/0/lib/security "$T"/u/0/lib64/security "$T"/u/0/usr/lib/security "$T"/u/0/usr/lib64/security \
+		"$T"/u/0/lib/*/security "$T"/u/0/usr/lib/*/security; do
+		if [ -e "$f" ] || [ -L "$f" ]; then return 0; fi
+	done
+	while IFS= read -r f; do
+		if [ -e "$T/u/0$f" ] || [ -L "$T/u/0$f" ]; then return 0; fi
+	done < <(grep -hoE '(file|accessfile|conffile)=/[^[:space:]]+' "$T"/root/etc/pam.d/* 2>/dev/null | sed 's/^[a-z]*=//')
+	return 1
+}
+
+# pam_facts writes T/out/pam when the command changed what Linux-PAM
+# reads (pam_touched): what Linux-PAM reads for a login, in the host's view
+# (before) and the trial's (after), for the worker to evaluate the login's
+# PAM stacks on both, and who the login is. Lines:
+#   file VIEW PATH        then the file's lines, each after "|"
+#   module VIEW NAME 0|1  whether a module a PAM line names exists
+#   login USER / groups USER GROUP...
+pam_facts() {
+	local T=$1 user
+	: >"$T/out/pam"
+	pam_touched "$T" || return 0
+	{
+		pam_view "" before
+		pam_view "$T/root" after
+		user=${NIGHTSHIFT_LOGIN:-${SUDO_USER:-$(id -un)}}
+		printf 'login %s\n' "$user"
+		printf 'groups %s %s\n' "$user" "$(id -Gn -- "$user" 2>/dev/null)"
+		printf 'groups root %s\n' "$(id -Gn root 2>/dev/null)"
+	} >"$T/out/pam" 2>/dev/null
+}
+
+# origin_fact writes T/out/origin: the worker's address as sshd sees it,
+# from this session's SSH_CONNECTION or the nearest ancestor's (sudo drops
+# it from the environment); empty when unknown.
+origin_fact() {
+	client_addr
+	printf '%s' "$ADDR" >"$1/out/origin"
+}
+
+# pam_view ROOT VIEW prints the PAM files and modules of the tree at ROOT
+# ("" for the host's own) as pam_facts describes; one awk for everything.
+pam_view() {
+	local root=$1 view=$2 f d dirs= extra=
+	local -a files=()
+	for f in "$root"/etc/pam.d/*; do
+		[ -f "$f" ] && files+=("$f")
+	done
+	for f in "$root"/etc/security/limits.d/*.conf; do
+		[ -f "$f" ] && extra="$extra:${f#"$root"}"
+	done
+	for d in "$root"/lib/security "$root"/lib64/security "$root"/usr/lib/security "$root"/usr/lib64/security "$root"/lib/*/security "$root"/usr/lib/*/security; do
+		[ -d "$d" ] && dirs="$dirs:${d#"$root"}"
+	done
+	[ ${#files[@]} -gt 0 ] || files=(/dev/null)
+	awk -v root="$root" -v view="$view" -v dirs="$dirs" -v extra="$extra" '
+	function emit(p,   f, line, r, n) {
+		if (p == "" || p in seen) return
+		seen[p] = 1
+		f = root p
+		if ((r = (getline line < f)) < 0) return
+		printf "file %s %s\n", view, p
+		n = 0
+		while (r > 0) { if (n++ < 4000) print "|" line; r = (getline line < f) }
+		close(f)
+	}
+	function exists(m,   n, d, i, f, junk) {
+		if (substr(m, 1, 1) == "/") { f = root m; if ((getline junk < f) < 0) return 0; close(f); return 1 }
+		n = split(dirs, d, ":")
+		for (i = 1; i <= n; i++) {
+			if (d[i] == "") continue
+			f = root d[i] "/" m
+			if ((getline junk < f) >= 0) { close(f); return 1 }
+		}
+		return 0
+	}
+	FILENAME == "/dev/null" { next }
+	FNR == 1 { p = substr(FILENAME, length(root) + 1); seen[p] = 1; printf "file %s %s\n", view, p }
+	{
+		print "|" $0
+		line = $0; sub(/#.*/, "", line)
+		n = split(line, w, " ")
+		if (n < 2 || w[1] ~ /^@/) next
+		i = 2
+		if (substr(w[2], 1, 1) == "[") { while (i < n && w[i] !~ /\]$/) i++ }
+		i++
+		if (i > n || w[i - 1] == "include" || w[i - 1] == "substack") next
+		mods[w[i]] = 1
+		for (j = i + 1; j <= n; j++) if (w[j] ~ /^(file|accessfile|conffile)=\//) { sub(/^[a-z]*=/, "", w[j]); refs[w[j]] = 1 }
+	}
+	END {
+		for (k = 1; k < ARGC; k++) {
+			p = substr(ARGV[k], length(root) + 1)
+			if (ARGV[k] != "/dev/null" && !(p in seen)) { seen[p] = 1; printf "file %s %s\n", view, p }
+		}
+		n = split("/etc/security/access.conf /etc/security/time.conf /etc/security/limits.conf /etc/security/group.conf /etc/securetty /etc/nologin", fixed, " ")
+		for (k = 1; k <= n; k++) emit(fixed[k])
+		n = split(extra, fixed, ":")
+		for (k = 1; k <= n; k++) emit(fixed[k])
+		for (p in refs) emit(p)
+		for (m in mods) printf "module %s %s %d\n", view, m, exists(m)
+	}' "${files[@]}"
+}
+
+# shadow_facts writes T/out/shadows: for each program the command created
+# or changed in /usr/local/sbin or /usr/local/bin, "PATH\0SYSTEM\0" when a
+# system program of the same name (in /usr/sbin, /usr/bin, /sbin or /bin)
+# is further down root's PATH.
+shadow_facts() {
+	local T=$1 d f name s
+	: >"$T/out/shadows"
+	for d in usr/local/sbin usr/local/bin; do
+		[ -d "$T/u/0/$d" ] || continue
+		for f in "$T/u/0/$d"/* "$T/u/0/$d"/.[!.]*; do
+			{ [ -e "$f" ] || [ -L "$f" ]; } || continue
+			[ ! -c "$f" ] || continue # a whiteout: deleted
+			name=${f##*/}
+			for s in /usr/sbin /usr/bin /sbin /bin; do
+				if [ -e "$s/$name" ] || [ -L "$s/$name" ]; then
+					printf '/%s/%s\0%s/%s\0' "$d" "$name" "$s" "$name"
+					break
+				fi
+			done
+		done
+	done >>"$T/out/shadows"
 }
 
 # gather lists, for every overlay, its upper layer with metadata and hashes,
@@ -337,13 +581,16 @@ gather() {
 
 # facts reads find's -printf '%y|%m|%U|%G|%s\0%l\0' records on stdin into
 # FACTS (stat -c '%F|%a|%u|%g|%s' forms) and TARGETS (link targets): the
-# same facts as stat and readlink, one process in all. (Plain arrays and
-# read -d, not namerefs or mapfile -d: bash 4.2 has neither.)
+# same facts as stat and readlink, one process in all. With the argument
+# "paths", each record starts with its path ('%p\0'), read into PATHS.
+# (Plain arrays and read -d, not namerefs or mapfile -d: bash 4.2 has
+# neither.)
 facts() {
 	FACTS=()
 	TARGETS=()
-	local y rest t
-	while IFS= read -r -d '' y && IFS= read -r -d '' t; do
+	PATHS=()
+	local y rest t p
+	while { [ "${1-}" != paths ] || { IFS= read -r -d '' p && PATHS+=("$p"); }; } && IFS= read -r -d '' y && IFS= read -r -d '' t; do
 		rest=${y#?|}
 		case "${y:0:1}" in
 		f) if [ "${rest##*|}" = 0 ]; then y="regular empty file|$rest"; else y="regular file|$rest"; fi ;;
@@ -360,6 +607,20 @@ facts() {
 	done
 }
 
+# MANY is how many paths go to one find or sha256sum directly; past it
+# they go through xargs (the argument list's limit).
+MANY=512
+
+# lstat_facts PATH... prints find's facts records of the paths (absolute:
+# never taken for find's options).
+lstat_facts() {
+	if [ $# -le $MANY ]; then
+		find "$@" -maxdepth 0 -printf '%y|%m|%U|%G|%s\0%l\0'
+	else
+		printf '%s\0' "$@" | xargs -0 sh -c 'exec find "$@" -maxdepth 0 -printf "%y|%m|%U|%G|%s\0%l\0"' sh
+	fi
+}
+
 # hashes FILE... sets HASHES to the files' sha256 sums, in order (one
 # sha256sum for a batch; a name with a newline or a backslash gets a
 # leading backslash on its line, dropped here).
@@ -370,7 +631,7 @@ hashes() {
 	while IFS= read -r l; do
 		l=${l#\\}
 		HASHES+=("${l:0:64}")
-	done < <(printf '%s\0' "$@" | xargs -0 sha256sum --)
+	done < <(if [ $# -le $MANY ]; then sha256sum -- "$@"; else printf '%s\0' "$@" | xargs -0 sha256sum --; fi)
 	[ ${#HASHES[@]} -eq $# ] || die "hash $# files: ${#HASHES[@]} sums"
 }
 
@@ -383,9 +644,10 @@ gather_overlay() {
 	local T=$1 n=$2 lower=$3 u=$4 m=$5 i k p q c cnt h
 	cd "$u" || return 0
 	local -a P=() UT=() US=() UH=() UR=() PF=() PFI=() CD=() CDI=()
-	while IFS= read -r -d '' p; do P+=("$p"); done < <(find . -mindepth 1 -printf '%p\0')
-	[ ${#P[@]} -gt 0 ] || return 0
-	facts < <(printf '%s\0' "${P[@]}" | xargs -0 sh -c 'exec find "$@" -maxdepth 0 -printf "%y|%m|%U|%G|%s\0%l\0"' sh)
+	# The upper layer's paths and their facts in one walk.
+	facts paths < <(find . -mindepth 1 -printf '%p\0%y|%m|%U|%G|%s\0%l\0')
+	[ ${#PATHS[@]} -gt 0 ] || return 0
+	P=("${PATHS[@]}")
 	US=("${FACTS[@]}")
 	UT=("${TARGETS[@]}")
 	[ ${#US[@]} -eq ${#P[@]} ] || die "list the upper layer of $lower: ${#US[@]} of ${#P[@]} paths"
@@ -420,7 +682,7 @@ gather_overlay() {
 		fi
 	done
 	if [ ${#LQ[@]} -gt 0 ]; then
-		facts < <(printf '%s\0' "${LQ[@]}" | xargs -0 sh -c 'exec find "$@" -maxdepth 0 -printf "%y|%m|%U|%G|%s\0%l\0"' sh)
+		facts < <(lstat_facts "${LQ[@]}")
 		LS=("${FACTS[@]}")
 		LT=("${TARGETS[@]}")
 		[ ${#LS[@]} -eq ${#LQ[@]} ] || die "list the lower side of $lower: ${#LS[@]} of ${#LQ[@]} paths"
@@ -466,7 +728,7 @@ gather_overlay() {
 		"regular file|"* | "regular empty file|"*) lowerSize[${LI[k]}]=${LS[k]##*|} ;;
 		esac
 	done
-	local old size
+	local old size ctx
 	for k in "${!PFI[@]}"; do
 		i=${PFI[k]} p=${P[i]}
 		q=$lower/${p#./}
@@ -478,7 +740,13 @@ gather_overlay() {
 		old=$q
 		[ -n "${lowerSize[$i]-}" ] || old=/dev/null
 		printf '%s\0%s\0' "$n" "${p#./}"
-		diff -u --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
+		# Small files judged by their whole contents (a line that must
+		# stay, like localhost in /etc/hosts) get a diff with every line.
+		ctx=3
+		case "$lower$p" in
+		/./etc/hosts | /./etc/hosts.allow | /./etc/hosts.deny | /./etc/hostname | /./etc/fstab) ctx=100000 ;;
+		esac
+		diff -U "$ctx" --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
 		printf '\0'
 	done >>"$T/out/diffs"
 }
@@ -489,18 +757,18 @@ try() {
 	gc
 	stubs_cache
 	mkdir -p "$T" || die "mkdir $T"
-	mountpoint -q "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
-	cat >"$T/cmd.b64" || die "read the command"
+	mounted "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
+	base64 -d >"$T/cmd" 2>/dev/null || die "decode the command"
 	plan_mounts "$T"
 	unshare --mount --uts --ipc --propagation private -- bash "$0" inner "$T" "$secs" >"$T/inner.log" 2>&1
 	local rc=$?
-	if [ $rc -ne 0 ] && [ ! -s "$T/out/exit" ]; then
+	[ -d "$T/out" ] || mkdir -p "$T/out"
+	if [ $rc -ne 0 ] || [ ! -e "$T/out/done" ]; then
 		echo "$rc" >"$T/out/failed"
-		cat "$T/inner.log" >&2
+		{ echo "nightshift-sandbox: the sandbox stopped before it had gathered the command's effects (exit $rc)"; cat "$T/inner.log"; } >&2
 	fi
 	local -a secs=()
-	mkdir -p "$T/out"
-	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T; do
+	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T pam shadows origin; do
 		[ -e "$T/out/$s" ] || : >"$T/out/$s"
 		secs+=("$s" "$T/out/$s")
 	done
@@ -544,10 +812,17 @@ stubs_cache() {
 	[ -x "$STUBS/nightshift-stub" ] || die "no recorder in $STUBS"
 }
 
-# gc drops trials left for more than six hours (a worker that died).
+# gc drops trials left for more than six hours (a worker that died). It
+# looks at most every ten minutes (RUNBASE/.gc holds when it last did), not
+# at every try.
 gc() {
-	local d
+	local d now last=0
 	[ -d "$RUNBASE" ] || return 0
+	printf -v now '%(%s)T' -1
+	[ ! -r "$RUNBASE/.gc" ] || read -r last <"$RUNBASE/.gc" || last=0
+	case "$last" in '' | *[!0-9]*) last=0 ;; esac
+	[ $((now - last)) -ge 600 ] || return 0
+	echo "$now" >"$RUNBASE/.gc"
 	find "$RUNBASE" -mindepth 1 -maxdepth 1 -type d -mmin +360 -print0 2>/dev/null |
 		while IFS= read -r -d '' d; do discard_dir "$d"; done
 }
@@ -561,18 +836,24 @@ discard_dir() {
 # a directory, "l:TARGET" for a symlink, the sha256 of a regular file, "o"
 # for anything else.
 hashof() {
+	state_of "$1"
+	printf '%s' "$STATE"
+}
+
+# state_of PATH sets STATE to what hashof prints, without a subshell of
+# its own (commit and undo take one per path).
+state_of() {
 	if [ -L "$1" ]; then
-		printf 'l:%s' "$(readlink -- "$1")"
+		STATE=l:$(readlink -- "$1")
 	elif [ ! -e "$1" ]; then
-		printf -- '-'
+		STATE=-
 	elif [ -d "$1" ]; then
-		printf d
+		STATE=d
 	elif [ -f "$1" ]; then
-		local h
-		h=$(sha256sum <"$1")
-		printf '%s' "${h%% *}"
+		STATE=$(sha256sum <"$1")
+		STATE=${STATE%% *}
 	else
-		printf o
+		STATE=o
 	fi
 }
 
@@ -583,11 +864,12 @@ load_mounts() {
 	while read -r n kind mp; do MP[$n]=$mp; done <"$T/mounts"
 }
 
-# realpath_of N PATH: the path on the host of PATH in overlay N.
+# realpath_of N PATH sets R to the path on the host of PATH in overlay N
+# (no subshell: a commit takes one per op).
 realpath_of() {
 	local mp=${MP[$1]-}
 	[ -n "$mp" ] || die "overlay $1 is not in the trial's mounts"
-	if [ "$mp" = / ]; then printf '/%s' "$2"; else printf '%s/%s' "$mp" "$2"; fi
+	if [ "$mp" = / ]; then R=/$2; else R=$mp/$2; fi
 }
 
 # commit reads ops (NUL-separated fields, 5 per op): OP N PATH EXPECT META
@@ -608,9 +890,11 @@ commit() {
 	load_mounts
 	local bad=0
 	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
-		r=$(realpath_of "$n" "$p")
+		realpath_of "$n" "$p"
+		r=$R
 		[ "$expect" != "*" ] || continue
-		now=$(hashof "$r")
+		state_of "$r"
+		now=$STATE
 		if [ "$now" != "$expect" ]; then
 			printf 'conflict\0%s\0%s\0%s\0' "$r" "$expect" "$now"
 			bad=1
@@ -627,7 +911,8 @@ commit() {
 	local -a flush=("$U" "$U/pre")
 	local alltoo=0
 	while IFS= read -r -d '' op && IFS= read -r -d '' n && IFS= read -r -d '' p && IFS= read -r -d '' expect && IFS= read -r -d '' meta; do
-		r=$(realpath_of "$n" "$p")
+		realpath_of "$n" "$p"
+		r=$R
 		i=$((i + 1))
 		case "$op" in
 		W)
@@ -638,7 +923,8 @@ commit() {
 			cp -a -- "$T/u/$n/$p" "$r.nightshift-new" && mv -Tf -- "$r.nightshift-new" "$r" || die "write $r"
 			[ -L "$r" ] || flush+=("$r")
 			flush+=("${r%/*}/")
-			printf 'W\0%s\0%s\0%s\0%s\0' "$i" "$r" "$expect" "$(hashof "$r")" >>"$U/log"
+			state_of "$r"
+			printf 'W\0%s\0%s\0%s\0%s\0' "$i" "$r" "$expect" "$STATE" >>"$U/log"
 			;;
 		K)
 			set -- $meta
@@ -662,13 +948,14 @@ commit() {
 		*) die "unknown op $op" ;;
 		esac
 	done <"$U/ops"
-	# The pre-images and the log first, then what they undo. sync with
-	# operands (coreutils 8.24 and later) flushes just those; older ones
-	# flush everything, and a failure falls back to that too.
+	# The pre-images and the log first, then what they undo: sync with
+	# operands (coreutils 8.24 and later) flushes just those, in order, in
+	# one process; older ones flush everything, and a failure falls back
+	# to that too.
 	if [ $alltoo = 1 ]; then
 		sync
 	else
-		sync -- "$U/log" "$U/ops" 2>/dev/null && sync -- "${flush[@]}" 2>/dev/null || sync
+		sync -- "$U/log" "$U/ops" "${flush[@]}" 2>/dev/null || sync
 	fi
 	discard_dir "$T"
 	echo committed
@@ -691,7 +978,8 @@ undo() {
 		last[$r]=$after
 	done <"$U/log"
 	for r in "${order[@]}"; do
-		now=$(hashof "$r")
+		state_of "$r"
+		now=$STATE
 		if [ "$now" != "${last[$r]}" ]; then
 			printf 'conflict\0%s\0%s\0%s\0' "$r" "${last[$r]}" "$now"
 			bad=1

@@ -293,6 +293,18 @@ func (r report) effects() (nightshift.Effects, []op, error) {
 	}
 	eff.Actions = acts
 	eff.SSHD = r.sshd()
+	eff.PAM = r.pam()
+	eff.Origin = strings.TrimSpace(string(r.sections["origin"]))
+	srecs, err := fields(r.sections["shadows"], 2, "shadows")
+	if err != nil {
+		return eff, nil, err
+	}
+	for _, s := range srecs {
+		if eff.Shadows == nil {
+			eff.Shadows = map[string]string{}
+		}
+		eff.Shadows[s[0]] = s[1]
+	}
 	slices.SortStableFunc(eff.Changes, func(a, b nightshift.FileChange) int { return strings.Compare(a.Path, b.Path) })
 	return eff, append(dels, rest...), nil
 }
@@ -376,4 +388,60 @@ func (r report) sshd() *nightshift.SSHDCheck {
 		c.Effective[k] = v
 	}
 	return c
+}
+
+// pam reads the pam section (nil when absent or empty): "file VIEW PATH"
+// followed by the file's lines each after "|", "module VIEW NAME 0|1",
+// "login USER", "groups USER GROUP...".
+func (r report) pam() *nightshift.PAMView {
+	b := r.sections["pam"]
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	v := &nightshift.PAMView{Groups: map[string][]string{}}
+	v.Before = nightshift.PAMState{Files: map[string]string{}, Modules: map[string]bool{}}
+	v.After = nightshift.PAMState{Files: map[string]string{}, Modules: map[string]bool{}}
+	state := func(view string) *nightshift.PAMState {
+		switch view {
+		case "before":
+			return &v.Before
+		case "after":
+			return &v.After
+		default:
+			return nil
+		}
+	}
+	var file *nightshift.PAMState
+	var name string
+	var body strings.Builder
+	flush := func() {
+		if file != nil {
+			file.Files[name] = body.String()
+		}
+		file, name = nil, ""
+		body.Reset()
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if rest, ok := strings.CutPrefix(line, "|"); ok {
+			if file != nil {
+				body.WriteString(rest)
+				body.WriteByte('\n')
+			}
+			continue
+		}
+		flush()
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "file" && state(f[1]) != nil:
+			file, name = state(f[1]), strings.TrimPrefix(line, "file "+f[1]+" ")
+		case len(f) == 4 && f[0] == "module" && state(f[1]) != nil:
+			state(f[1]).Modules[f[2]] = f[3] == "1"
+		case len(f) == 2 && f[0] == "login":
+			v.Login = f[1]
+		case len(f) >= 2 && f[0] == "groups":
+			v.Groups[f[1]] = f[2:]
+		}
+	}
+	flush()
+	return v
 }

@@ -119,6 +119,11 @@ type Config struct {
 	// fails there (ENOSPC) instead of filling the host's memory. Zero means
 	// half the host's memory (tmpfs's default), per trial.
 	LayerSize int64
+	// Login is the worker's login user, for whom the helper evaluates
+	// sshd's effective configuration and the PAM stacks a login goes
+	// through. Empty means the user whose sudo runs the helper
+	// (SUDO_USER), or else the user it runs as.
+	Login string
 }
 
 // Sandbox runs commands in a throwaway recording sandbox on the host its
@@ -247,6 +252,9 @@ func (s *Sandbox) Try(ctx context.Context, command string) (*Trial, error) {
 	var b strings.Builder
 	if s.cfg.LayerSize > 0 {
 		fmt.Fprintf(&b, "NIGHTSHIFT_TMPFS_SIZE=%d ", s.cfg.LayerSize)
+	}
+	if s.cfg.Login != "" {
+		fmt.Fprintf(&b, "NIGHTSHIFT_LOGIN=%s ", quote(s.cfg.Login))
 	}
 	fmt.Fprintf(&b, "NIGHTSHIFT_OUTCAP=%d bash %s try %s %d <<'NIGHTSHIFT_COMMAND'\n", s.cfg.OutputCap, quote(s.helper), id, max(secs, 1))
 	for len(enc) > 76 {

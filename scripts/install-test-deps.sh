@@ -41,11 +41,16 @@ command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 # (the oracle the safety package's ban check is tested against).
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
+# The README's `sqlite3 night.db …` runs in cmd/worker's readme_main.txtar.
+command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 # lockout's Debian tests: nft for the firewall lockout (copied into the
 # target), nsenter and ip for the target's own network namespace.
 [ -x /usr/sbin/nft ] || need_apt+=(nftables)
 command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
+# recipes' export: the playbook passes ansible-playbook --syntax-check and is
+# applied to a disposable target (ansible-core from Debian's packages).
+command -v ansible-playbook >/dev/null 2>&1 || need_apt+=(ansible-core)
 apt_install ${need_apt[@]+"${need_apt[@]}"}
 
 gobin="$(go env GOPATH)/bin"

@@ -11,7 +11,7 @@ import (
 type Backend uint8
 
 const (
-	// BackendGo is the pure-Go byte-level BPE of package budget/bpe: always
+	// BackendGo is the pure-Go byte-level BPE of package served/bpe: always
 	// available; the zero value.
 	BackendGo Backend = iota
 	// BackendNative is the HuggingFace tokenizers library itself (Rust,

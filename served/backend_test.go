@@ -12,6 +12,7 @@ import (
 )
 
 func TestParseBackend(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		want Backend
@@ -45,6 +46,7 @@ func TestParseBackend(t *testing.T) {
 // a built-in and for a file; a backend that is no backend is refused before
 // anything is read; the native backend loads only when built in.
 func TestLoadModelWithBackend(t *testing.T) {
+	t.Parallel()
 	m, err := loadFiles("qwen3", BackendGo)
 	require.NoError(t, err)
 	assert.Equal(t, BackendGo, m.Backend)
@@ -64,4 +66,27 @@ func TestLoadModelWithBackend(t *testing.T) {
 	assert.ErrorContains(t, err, "-tags hf_native")
 	assert.False(t, BackendNative.Available())
 	assert.True(t, BackendGo.Available())
+}
+
+// TestBuiltinLoadedOnce: every load of a built-in returns files of
+// its own (changing one changes no other) around the one tokenizer parsed
+// for the process, which counts as a fresh parse of the embedded file does.
+func TestBuiltinLoadedOnce(t *testing.T) {
+	for _, name := range Builtins() {
+		t.Run(name, func(t *testing.T) {
+			a, err := loadFiles(name, BackendGo)
+			require.NoError(t, err)
+			a.Name, a.ChatTemplate = "changed", ""
+			b, err := loadFiles(strings.ToUpper(name), BackendGo)
+			require.NoError(t, err)
+			assert.Equal(t, name, b.Name)
+			assert.NotEmpty(t, b.ChatTemplate)
+			assert.Same(t, a.Tokenizer, b.Tokenizer, "the built-in is parsed once")
+			fresh, err := loadBuiltin(name, *builtins[name], BackendGo)
+			require.NoError(t, err)
+			assert.NotSame(t, fresh.Tokenizer, b.Tokenizer)
+			const text = "PermitRootLogin no\n# 日本語 and emoji 🙂"
+			assert.Equal(t, fresh.Tokenizer.Encode(text), b.Tokenizer.Encode(text))
+		})
+	}
 }

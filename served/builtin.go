@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/served/bpe"
@@ -29,9 +30,21 @@ type builtin struct {
 	dir             string
 	tokenizerSHA256 string
 	configSHA256    string
+	// goFiles loads the built-in with the pure-Go backend the first time it
+	// is called and returns those files (or error) ever after: the files are
+	// embedded and a *bpe.Tokenizer is immutable and safe for concurrent
+	// use, so one decompression, verification and parse (about 150 ms for
+	// qwen3) serves every load of the process. Set by init.
+	goFiles func() (*files, error)
 }
 
-var builtins = map[string]builtin{
+func init() {
+	for name, b := range builtins {
+		b.goFiles = sync.OnceValues(func() (*files, error) { return loadBuiltin(name, *b, BackendGo) })
+	}
+}
+
+var builtins = map[string]*builtin{
 	"qwen3": {
 		dir:             "models/qwen3",
 		tokenizerSHA256: "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4",
@@ -101,15 +114,25 @@ func LoadTokenizer(spec string, backend Backend) (Tokenizer, error) {
 // from a file: a tokenizer.json, or a directory holding tokenizer.json (and,
 // for chat counting, tokenizer_config.json). For a file, a
 // tokenizer_config.json beside it is read when present. Built-in files are
-// verified against their pinned sha256 before use. backend chooses the
-// implementation; one this binary was built without is refused with an
+// verified against their pinned sha256 before use. A built-in with
+// BackendGo is loaded once per process and its tokenizer shared by every
+// caller (it is immutable); each call still returns files of its own.
+// backend chooses the implementation; one this binary was built without is refused with an
 // error wrapping ErrBackendNotBuilt before anything is read.
 func loadFiles(spec string, backend Backend) (*files, error) {
 	if err := backend.check(); err != nil {
 		return nil, err
 	}
 	if b, ok := builtins[strings.ToLower(spec)]; ok {
-		return loadBuiltin(strings.ToLower(spec), b, backend)
+		if backend != BackendGo {
+			return loadBuiltin(strings.ToLower(spec), *b, backend) // each caller owns (and closes) its native tokenizer
+		}
+		f, err := b.goFiles()
+		if err != nil {
+			return nil, err
+		}
+		c := *f // the caller's own files; the immutable tokenizer is shared
+		return &c, nil
 	}
 	st, err := os.Stat(spec)
 	if err != nil {

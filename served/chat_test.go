@@ -107,6 +107,7 @@ func decodeRequest(t *testing.T, c chatCase) ([]openai.ChatCompletionMessage, []
 // options go through ChatCounter (and its cache); the others through the
 // renderer with the case's options.
 func TestChatCountsMatchHF(t *testing.T) {
+	t.Parallel()
 	var cases []chatCase
 	readLines(t, "../testdata/chat/conversations.jsonl", func(b []byte) {
 		var c chatCase
@@ -159,6 +160,7 @@ func TestChatCountsMatchHF(t *testing.T) {
 // TestIncrementalCountEqualsFullCount grows a conversation message by message
 // and checks that the cached count always equals tokenizing the whole render.
 func TestIncrementalCountEqualsFullCount(t *testing.T) {
+	t.Parallel()
 	m := loadBuiltinT(t, "qwen3")
 	c, err := NewChatCounter(m.Tokenizer, m.ChatTemplate)
 	require.NoError(t, err)
@@ -181,6 +183,7 @@ func TestIncrementalCountEqualsFullCount(t *testing.T) {
 }
 
 func TestNewChatCounterRefusesUnknownTemplate(t *testing.T) {
+	t.Parallel()
 	m := loadBuiltinT(t, "qwen3")
 	_, err := NewChatCounter(m.Tokenizer, "{{ messages }}")
 	assert.Error(t, err, "an unknown chat template was accepted")
@@ -189,6 +192,7 @@ func TestNewChatCounterRefusesUnknownTemplate(t *testing.T) {
 }
 
 func TestMalformedRequestNamesTheField(t *testing.T) {
+	t.Parallel()
 	c, err := NewChatCounter(loadBuiltinT(t, "qwen3").Tokenizer, loadBuiltinT(t, "qwen3").ChatTemplate)
 	require.NoError(t, err)
 	_, err = c.CountRequest(openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{

@@ -34,6 +34,7 @@ import (
 // (internal/vllmref: Python Jinja2 renders, the HF tokenizers count), not
 // with this package.
 func TestConnectAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	local, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	require.NoError(t, err)
 	ref, err := vllmref.Start(context.Background(), vllmref.Config{Family: "qwen3"})
@@ -94,6 +95,7 @@ func TestConnectAgainstSimulator(t *testing.T) {
 // try: Wait is zero), a server without max_model_len and an offline model's
 // Verify each get their error.
 func TestConnectErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	if _, err := served.Connect(ctx, served.Config{BaseURL: "localhost:8000"}); err == nil || !strings.Contains(err.Error(), "not an absolute URL") {
 		t.Fatalf("a relative base URL: %v", err)
@@ -167,6 +169,7 @@ func TestConnectRetries(t *testing.T) {
 // not serve is its HTTP error, not a mismatch. CheckFirstCount checks the
 // first call only, and stops at a mismatch.
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	req := openai.ChatCompletionRequest{Model: "Qwen/Qwen3-8B", Messages: []openai.ChatCompletionMessage{
 		{Role: "system", Content: "Rule: accounts_tmout"},
 		{Role: "user", Content: "Set TMOUT=900 in /etc/profile.d/tmout.sh"},

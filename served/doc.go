@@ -36,4 +36,9 @@
 //
 // Concurrency: a Model is immutable and safe for concurrent use, and so are
 // its ChatCounter and tokenizers; a CountCheck serialises its one check.
+// The package's one piece of state is not mutable: each built-in tokenizer
+// is loaded with the pure-Go backend at most once per process
+// (sync.OnceValues) and that immutable tokenizer is shared by every Model
+// (and LoadTokenizer) that names it, which saves the decompression,
+// checksum and parse of every later load.
 package served

@@ -14,6 +14,7 @@ import (
 // TestAssessBreakdown: budget.Assess with a served model's count breaks the
 // prompt down into parts that sum to the full count of the render.
 func TestAssessBreakdown(t *testing.T) {
+	t.Parallel()
 	m, err := served.Offline(served.Config{Budget: budget.Config{ContextWindow: 2048, Reserve: 512, SoftLimit: 1000}})
 	require.NoError(t, err)
 	b := m.Budget()

@@ -16,6 +16,7 @@ import (
 // outputs of testdata/outputs (the Go backend is itself checked against HF
 // tokenizers by the golden tests).
 func TestNativeMatchesGo(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "outputs", "*"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)

@@ -29,7 +29,7 @@
 // run by the same command line that wrote it, …). Analyze never guesses:
 // a caller that must be safe refuses a command with any Problem.
 //
-// Limits: input over MaxLen bytes, nesting deeper than maxDepth and more
+// Limits: input over MaxLen bytes, nesting deeper than MaxDepth and more
 // than maxCommands simple commands are reported as problems, so analysis
 // time is linear in the input. Analyze is a pure function: safe for
 // concurrent use, it reads no file and runs nothing.

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/retry"
 )
 
@@ -144,8 +145,8 @@ func TestKeepAliveDetectsSilentPeer(t *testing.T) {
 		c.CommandTimeout = -1 // only keepalives can end this
 	})
 	_, err := c.Run(context.Background(), "long")
-	if !errors.Is(err, ErrOutcomeUnknown) {
-		t.Fatalf("error %v, want ErrOutcomeUnknown", err)
+	if !errors.Is(err, nightshift.ErrOutcomeUnknown) {
+		t.Fatalf("error %v, want nightshift.ErrOutcomeUnknown", err)
 	}
 	if !strings.Contains(f.logBuf.String(), "keepalive timed out") {
 		t.Error("keepalive failure not logged")

@@ -44,12 +44,14 @@
 // dial, with the next wait and when the dials give up, goes to
 // Config.OnDialFailure. A command whose outcome
 // is unknown because the connection dropped after it was sent is reported
-// with [ErrOutcomeUnknown] and never re-run.
+// with [nightshift.ErrOutcomeUnknown] and never re-run: it may or may not
+// have run, wholly or partly; the caller decides (for example by
+// re-checking state).
 //
 // Every error is an [*OpError] naming the host and the operation that
 // failed ("config", "dial", "handshake", "host key", "auth", "session"),
 // wrapping the cause with %w so errors.Is and errors.As reach
-// [*HostKeyError], [ErrAuthFailed], [ErrOutcomeUnknown], [ErrClosed],
+// [*HostKeyError], [ErrAuthFailed], [nightshift.ErrOutcomeUnknown], [ErrClosed],
 // [ErrPassphraseRequired], context errors and network errors.
 //
 // Keys, passphrases, commands and their output are never logged; Config's
@@ -61,5 +63,5 @@
 // each in its own SSH session (OpenSSH allows 10 per connection by default,
 // MaxSessions); a Run that finds the connection broken waits for a single
 // shared redial. Close may be called concurrently with Runs, which then
-// fail with ErrClosed or ErrOutcomeUnknown.
+// fail with ErrClosed or nightshift.ErrOutcomeUnknown.
 package sshexec

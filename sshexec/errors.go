@@ -17,11 +17,6 @@ const (
 )
 
 var (
-	// ErrOutcomeUnknown means the connection dropped after the command was
-	// sent: it may or may not have run, wholly or partly. Run never re-runs
-	// such a command; the caller decides (for example by re-checking state).
-	ErrOutcomeUnknown = errors.New("command outcome unknown: connection lost after the command was sent")
-
 	// ErrClosed is returned by Run after Close.
 	ErrClosed = errors.New("client closed")
 

@@ -185,8 +185,8 @@ func TestOpenSSHDisconnectMidCommand(t *testing.T) {
 	// this connection: the TCP connection drops mid-command.
 	cmd := fmt.Sprintf("echo ran >> %s; echo partial; kill -9 $PPID; sleep 5", counter)
 	res, err := c.Run(context.Background(), cmd)
-	if !errors.Is(err, ErrOutcomeUnknown) {
-		t.Fatalf("Run = %+v, %v; want ErrOutcomeUnknown", res, err)
+	if !errors.Is(err, nightshift.ErrOutcomeUnknown) {
+		t.Fatalf("Run = %+v, %v; want nightshift.ErrOutcomeUnknown", res, err)
 	}
 	if res.ExitCode != -1 {
 		t.Errorf("ExitCode = %d, want -1 (unknown)", res.ExitCode)

@@ -37,7 +37,7 @@ var errCommandTimeout = errors.New("command timeout")
 // Errors are *OpError. If the connection cannot be used before the command
 // is sent, Run redials once with backoff. If it drops after the command was
 // sent, Run returns the partial Exec with an error wrapping
-// ErrOutcomeUnknown and never re-runs the command; the next Run redials.
+// nightshift.ErrOutcomeUnknown and never re-runs the command; the next Run redials.
 func (c *Client) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	res := nightshift.Exec{ExitCode: -1}
 	if command == "" || strings.ContainsRune(command, 0) {
@@ -103,7 +103,7 @@ func (c *Client) Run(ctx context.Context, command string) (nightshift.Exec, erro
 	waitErr := o.wait
 	if o.start != nil && !interrupted {
 		if c.lost(ctx, cn) {
-			return res, &OpError{Host: c.addr, Op: OpSession, Err: fmt.Errorf("%w: starting command: %w", ErrOutcomeUnknown, c.connErr(cn, o.start))}
+			return res, &OpError{Host: c.addr, Op: OpSession, Err: fmt.Errorf("%w: connection lost after the command was sent: starting command: %w", nightshift.ErrOutcomeUnknown, c.connErr(cn, o.start))}
 		}
 		return res, &OpError{Host: c.addr, Op: OpSession, Err: fmt.Errorf("start command: %w", o.start)}
 	}
@@ -131,7 +131,7 @@ func (c *Client) Run(ctx context.Context, command string) (nightshift.Exec, erro
 	case errors.As(waitErr, &missing):
 		if !interrupted {
 			if c.lost(ctx, cn) {
-				return res, &OpError{Host: c.addr, Op: OpSession, Err: fmt.Errorf("%w: %w", ErrOutcomeUnknown, c.connErr(cn, waitErr))}
+				return res, &OpError{Host: c.addr, Op: OpSession, Err: fmt.Errorf("%w: connection lost after the command was sent: %w", nightshift.ErrOutcomeUnknown, c.connErr(cn, waitErr))}
 			}
 			return res, &OpError{Host: c.addr, Op: OpSession, Err: ErrExitMissing}
 		}

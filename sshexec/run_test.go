@@ -350,8 +350,8 @@ func TestDisconnectMidCommandIsOutcomeUnknown(t *testing.T) {
 	})
 	c := f.client(t)
 	res, err := c.Run(context.Background(), "apply")
-	if !errors.Is(err, ErrOutcomeUnknown) {
-		t.Fatalf("error %v, want ErrOutcomeUnknown", err)
+	if !errors.Is(err, nightshift.ErrOutcomeUnknown) {
+		t.Fatalf("error %v, want nightshift.ErrOutcomeUnknown", err)
 	}
 	var op *OpError
 	if !errors.As(err, &op) || op.Op != OpSession || op.Host != f.srv.addr {

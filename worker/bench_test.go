@@ -53,8 +53,8 @@ type attemptClock struct {
 	times map[int]time.Duration
 }
 
-func (c *attemptClock) Observe(e worker.Event) {
-	if e.Kind != worker.EventAttempt {
+func (c *attemptClock) Observe(e nightshift.Event) {
+	if e.Kind != nightshift.EventAttempt {
 		return
 	}
 	c.mu.Lock()

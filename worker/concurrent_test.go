@@ -17,11 +17,12 @@ import (
 // facts, and the host is probed once for all of them. Run under -race, it
 // also shows that the shared state of the Worker is guarded.
 func TestConcurrentFixOnOneWorker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.GiveUp(1, "cannot fix this in a test") }})
 	w := e.worker(workerOptions{})
 	const n = 4
 	var wg sync.WaitGroup
-	outs := make([]worker.Outcome, n)
+	outs := make([]nightshift.Outcome, n)
 	errs := make([]error, n)
 	for i := range n {
 		id := fmt.Sprintf("concurrent_rule_%d", i)
@@ -49,7 +50,7 @@ func TestConcurrentFixOnOneWorker(t *testing.T) {
 	if probes != 1 {
 		t.Errorf("the host was probed %d times by %d concurrent Fix calls, want once", probes, n)
 	}
-	ends := e.eventsOf(worker.EventRuleEnd)
+	ends := e.eventsOf(nightshift.EventRuleEnd)
 	if len(ends) != n {
 		t.Fatalf("%d rule ends, want %d", len(ends), n)
 	}

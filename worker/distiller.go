@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
 )
@@ -38,7 +39,7 @@ func (f fallbackReporter) Line(ctx context.Context, t distill.Turn) (string, err
 	if r.Fallback != nil {
 		f.w.log().Info("model distiller fell back to the deterministic line", "rule", f.rule, "turn", t.Number,
 			"reason", r.Reason.String(), "err", r.Fallback)
-		f.w.emit(Event{Kind: EventDistillFallback, Rule: f.rule, Attempt: t.Number, Fallback: r.Reason.String(), Error: r.Fallback.Error()})
+		f.w.emit(nightshift.Event{Kind: nightshift.EventDistillFallback, Rule: f.rule, Attempt: t.Number, Fallback: r.Reason.String(), Error: r.Fallback.Error()})
 	}
 	return r.Line, nil
 }

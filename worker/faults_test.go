@@ -132,7 +132,7 @@ func TestModelFaultsAreRetried(t *testing.T) {
 			assert.Equal(t, 1, out.Attempts)
 			assert.Equal(t, 2, out.Retries)
 			assert.Equal(t, faultserver.Stats{Faults: 2, Normal: 1}, e.srv.Stats())
-			retries := e.events.eventsOf(worker.EventRetry)
+			retries := e.events.eventsOf(nightshift.EventRetry)
 			require.Len(t, retries, 2)
 			for _, r := range retries {
 				assert.Contains(t, r.Error, tt.want)
@@ -188,7 +188,7 @@ func TestServerErrorText(t *testing.T) {
 	assert.Equal(t, nightshift.RuleUnreachable, out.Status)
 	want := "HTTP 503 Service Unavailable: The server is overloaded, please retry later."
 	assert.True(t, strings.HasSuffix(err.Error(), want), "%v", err)
-	retries := e.events.eventsOf(worker.EventRetry)
+	retries := e.events.eventsOf(nightshift.EventRetry)
 	require.NotEmpty(t, retries)
 	assert.Equal(t, want, retries[0].Error)
 	for _, s := range []string{err.Error(), out.Reason} {
@@ -199,19 +199,26 @@ func TestServerErrorText(t *testing.T) {
 	assert.Equal(t, 503, se.HTTPStatusCode)
 }
 
-// TestNoRetries: a negative RetryDeadline (the CLI's --retry-deadline 0)
-// means no retries: the first unusable answer ends the rule as unreachable.
-// (Before, a negative deadline was no deadline: the worker retried until
-// its context ended.)
+// TestNoRetries: a zero RetryDeadline (the CLI's --retry-deadline 0, passed
+// unchanged) means no retries: the first unusable answer ends the rule as
+// unreachable. (Before, a negative deadline was no deadline: the worker
+// retried until its context ended; then zero meant 10 minutes here and no
+// retries in the CLI.)
 func TestNoRetries(t *testing.T) {
 	e := newFaultEnv(t, faultServerConfig(faultserver.HTML, 1000))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := e.worker(faultOptions{retryDeadline: -1}).Fix(ctx, e.rule)
+	out, err := e.worker(faultOptions{}).Fix(ctx, e.rule)
 	var ue *worker.UnreachableError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, 1, ue.Tries)
 	assert.Equal(t, nightshift.RuleUnreachable, out.Status)
 	assert.Equal(t, 0, out.Retries)
 	assert.Equal(t, faultserver.Stats{Faults: 1}, e.srv.Stats())
+
+	// A negative deadline is refused, not read as another spelling of none.
+	client, err := worker.NewClient(worker.ClientConfig{BaseURL: e.url + "/v1"})
+	require.NoError(t, err)
+	_, err = worker.New(worker.Config{Chat: client, Model: qwen3(t).With(e.sim.Model(), nil), Target: e.ssh, RetryDeadline: -time.Second})
+	assert.ErrorIs(t, err, worker.ErrConfig)
 }

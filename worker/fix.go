@@ -29,13 +29,18 @@ const maxContextRetries = 3
 // (it then says how far the rule got): an *UnreachableError when the model
 // server or the host stayed unreachable, a *memory.OverflowError when no
 // prompt fits, ctx.Err() when interrupted.
-func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error) {
+func (w *Worker) Fix(ctx context.Context, r rules.Rule) (nightshift.Outcome, error) {
+	t, err := w.fix(ctx, r)
+	return t.Outcome, err
+}
+
+func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	start := time.Now()
-	out = Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}
+	out = tally{Outcome: nightshift.Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}}
 	if w.cfg.Sandboxed {
 		ctx = sandbox.WithScope(ctx, r.Paths)
 	}
-	var facts *HostFacts
+	var facts *nightshift.HostFacts
 	defer func() {
 		out.Duration = time.Since(start)
 		if err != nil && out.Status == nightshift.RuleNone {
@@ -49,20 +54,20 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		if ctx.Err() != nil && err != nil {
 			out.Status = nightshift.RuleInterrupted
 		}
-		end := Event{Kind: EventRuleEnd, Rule: r.ID, Outcome: &out, Error: errString(err)}
+		end := nightshift.Event{Kind: nightshift.EventRuleEnd, Rule: r.ID, Outcome: &out.Outcome, Error: errString(err)}
 		if facts != nil {
 			f := *facts
 			end.Facts = &f
 		}
 		w.emit(end)
 	}()
-	w.emit(Event{Kind: EventRuleStart, Rule: r.ID})
+	w.emit(nightshift.Event{Kind: nightshift.EventRuleStart, Rule: r.ID})
 
 	res, err := w.check(ctx, r)
 	if err != nil {
 		return out, fmt.Errorf("rule %s: check: %w", r.ID, err)
 	}
-	w.emit(Event{Kind: EventCheck, Rule: r.ID, Check: res.Status})
+	w.emit(nightshift.Event{Kind: nightshift.EventCheck, Rule: r.ID, Check: res.Status})
 	switch res.Status {
 	case nightshift.CheckPass:
 		out.Status = nightshift.RuleCompliant
@@ -102,6 +107,10 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 	if w.cfg.MaxAttempts > 0 {
 		maxAttempts = min(maxAttempts, w.cfg.MaxAttempts) // the caller's cap wins
 	}
+	key := recipeKey(r.ID, facts)
+	if fixed, err := w.replay(ctx, r, bans, mem, key, &out); err != nil || fixed {
+		return out, err
+	}
 	maxTokens := w.cfg.Model.Budget().Reserve()
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -116,8 +125,9 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 		if err != nil {
 			return out, err
 		}
+		out.turn, out.turnCheck = nil, ""
 		status, gaveUp, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
-		end := Event{Kind: EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Model.Budget().PromptLimit(),
+		end := nightshift.Event{Kind: nightshift.EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Model.Budget().PromptLimit(),
 			UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)}
 		if gaveUp {
 			end.Action = nightshift.ActionGiveUp
@@ -133,6 +143,9 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (out Outcome, err error)
 			return out, nil
 		case status == nightshift.CheckPass:
 			out.Status = nightshift.RuleFixed
+			if !r.NoRecipes {
+				w.prove(ctx, r, key, &out, false)
+			}
 			return out, nil
 		}
 	}
@@ -152,17 +165,17 @@ func (w *Worker) memoryConfig(rule string, obs memory.Observer) memory.Config {
 
 // ask prepares the prompt and calls the model, handling context-length
 // rejections without spending an attempt.
-func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *Outcome) (msg openai.ChatCompletionMessage, prompt int, usage openai.Usage, err error) {
+func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.Memory, maxTokens *int, out *tally) (msg openai.ChatCompletionMessage, prompt int, usage openai.Usage, err error) {
 	policy := retry.Policy{
 		BaseDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, Deadline: w.cfg.RetryDeadline, Jitter: retry.EqualJitter, Sleep: w.cfg.sleep,
 		OnRetry: func(r retry.Retry) {
 			out.Retries++
 			w.log().Info("model call failed; retrying", "rule", rule, "attempt", attempt, "try", r.Try, "delay", r.Wait, "err", r.Err)
-			w.emit(Event{Kind: EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
+			w.emit(nightshift.Event{Kind: nightshift.EventRetry, Rule: rule, Attempt: attempt, Error: r.Err.Error(), Try: r.Try, RetryIn: r.Wait, GiveUpAt: r.GiveUpAt})
 		},
 	}
-	if w.cfg.RetryDeadline < 0 {
-		policy.Deadline, policy.MaxTries = 0, 1 // no retries
+	if w.cfg.RetryDeadline == 0 {
+		policy.MaxTries = 1 // no retries
 	}
 	for tries := 0; ; tries++ {
 		p, err := mem.Prompt(ctx)
@@ -176,7 +189,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		mt := min(*maxTokens, w.cfg.Model.Budget().ContextWindow()-a.Prompt)
 		w.log().Info("model call", "rule", rule, "attempt", attempt, "system", a.System, "history", a.History,
 			"current", a.Current, "reserve", a.Reserve, "total", a.Total, "limit", a.Limit, "messages", a.Messages, "max_tokens", mt)
-		w.emit(Event{Kind: EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
+		w.emit(nightshift.Event{Kind: nightshift.EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
 		out.ModelCalls++
 		resp, err := complete(ctx, w.cfg.Chat, openai.ChatCompletionRequest{
 			Model: w.cfg.Model.Name(), Messages: p.Messages, Tools: p.Tools,
@@ -190,7 +203,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			w.log().Error("model server rejected the prompt for its length; our count disagrees with the server's",
 				"rule", rule, "attempt", attempt, "kind", cl.Kind.String(), "server_prompt_tokens", cl.PromptTokens,
 				"local_prompt_tokens", a.Prompt, "max_tokens", mt, "max_model_len", cl.MaxModelLen, "message", cl.Message)
-			w.emit(Event{Kind: EventRejected, Rule: rule, Attempt: attempt, ServerTokens: cl.PromptTokens, LocalTokens: a.Prompt, Error: cl.Message})
+			w.emit(nightshift.Event{Kind: nightshift.EventRejected, Rule: rule, Attempt: attempt, ServerTokens: cl.PromptTokens, LocalTokens: a.Prompt, Error: cl.Message})
 			if tries >= maxContextRetries {
 				return openai.ChatCompletionMessage{}, a.Prompt, usage, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, cl)
 			}
@@ -216,7 +229,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		usage = resp.Usage
 		out.PromptTokens += usage.PromptTokens
 		out.CachedTokens += cachedTokens(usage)
-		w.emit(Event{Kind: EventModelUsage, Rule: rule, Attempt: attempt, UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
+		w.emit(nightshift.Event{Kind: nightshift.EventModelUsage, Rule: rule, Attempt: attempt, UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)})
 		msg = resp.Choices[0].Message // complete returns no reply without choices
 		msg.Role = openai.ChatMessageRoleAssistant
 		return msg, a.Prompt, usage, nil
@@ -236,22 +249,22 @@ func cachedTokens(u openai.Usage) int {
 // check. It returns the re-check's status (CheckNotRun when nothing ran or
 // the model gave up) and whether the model gave up.
 func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, attempt int, mem *memory.Memory,
-	msg openai.ChatCompletionMessage, out *Outcome) (nightshift.CheckStatus, bool, error) {
+	msg openai.ChatCompletionMessage, out *tally) (nightshift.CheckStatus, bool, error) {
 	mem.AddAssistant(msg)
 	calls := parseCalls(msg)
 	if len(calls) == 0 {
 		text := fmt.Sprintf("Malformed reply: %v. Reply with exactly one ssh_apply or give_up tool call.", ErrNoToolCall)
-		w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: ErrNoToolCall.Error()})
+		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionMalformed, Detail: ErrNoToolCall.Error()})
 		if err := mem.AddFeedback(memory.FeedbackMalformed, text); err != nil {
 			return nightshift.CheckNotRun, false, err
 		}
-		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck, fmt.Sprintf("Nothing ran in attempt %d; the rule still fails.\n%s", attempt, nextAttempt(attempt)))
+		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck, fmt.Sprintf("Nothing ran in %s; the rule still fails.\n%s", attemptName(attempt), nextAttempt(attempt)))
 	}
 	ran, gaveUp := false, false
 	for _, c := range calls {
 		switch {
 		case c.err != nil:
-			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
 			if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Action: nightshift.ActionMalformed, Note: c.err.Error(),
 				Before: "error: malformed call: " + c.err.Error()}); err != nil {
 				return nightshift.CheckNotRun, false, err
@@ -262,7 +275,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		case c.name == nightshift.ToolGiveUp:
 			gaveUp = true
 			out.Reason = c.reason
-			w.emit(Event{Kind: EventCommand, Rule: r.ID, Attempt: attempt, Action: nightshift.ActionGiveUp, Detail: c.reason})
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionGiveUp, Detail: c.reason})
 			if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Action: nightshift.ActionGiveUp, Reason: c.reason,
 				Before: "Understood: the worker stops working on this rule."}); err != nil {
 				return nightshift.CheckNotRun, false, err
@@ -283,22 +296,23 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 	}
 	if !ran {
 		return nightshift.CheckNotRun, false, mem.AddFeedback(memory.FeedbackCheck,
-			fmt.Sprintf("No command ran in attempt %d, so the check was not re-run: the rule still fails.\n%s", attempt, nextAttempt(attempt)))
+			fmt.Sprintf("No command ran in %s, so the check was not re-run: the rule still fails.\n%s", attemptName(attempt), nextAttempt(attempt)))
 	}
 	res, err := w.check(ctx, r)
 	if err != nil {
 		return nightshift.CheckNotRun, false, fmt.Errorf("rule %s attempt %d: check: %w", r.ID, attempt, err)
 	}
 	status := res.Status
-	w.emit(Event{Kind: EventCheck, Rule: r.ID, Attempt: attempt, Check: status})
+	out.turnCheck = checkLine(status, res.ExitCode, res.Detail)
+	w.emit(nightshift.Event{Kind: nightshift.EventCheck, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Check: status})
 	var text string
 	switch status {
 	case nightshift.CheckPass:
-		text = fmt.Sprintf("Re-check after attempt %d: PASS. The rule is compliant.", attempt)
+		text = fmt.Sprintf("Re-check after %s: PASS. The rule is compliant.", attemptName(attempt))
 	case nightshift.CheckFail:
-		text = fmt.Sprintf("Re-check after attempt %d: FAIL (exit %d). The host is still not compliant.", attempt, res.ExitCode)
+		text = fmt.Sprintf("Re-check after %s: FAIL (exit %d). The host is still not compliant.", attemptName(attempt), res.ExitCode)
 	case nightshift.CheckError, nightshift.CheckNotApplicable, nightshift.CheckNotRun:
-		text = fmt.Sprintf("Re-check after attempt %d: %s: %s", attempt, status, res.Detail)
+		text = fmt.Sprintf("Re-check after %s: %s: %s", attemptName(attempt), status, res.Detail)
 	default:
 		return status, false, fmt.Errorf("rule %s attempt %d: check: unexpected status %s", r.ID, attempt, status)
 	}
@@ -319,7 +333,7 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 
 // apply runs one ssh_apply call unless the ban list or the repeat rule stops
 // it. It reports whether the command ran.
-func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *Outcome) (bool, error) {
+func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *tally) (bool, error) {
 	ban, hit := bans.Match(c.command)
 	if hit && w.cfg.Sandboxed && !certain(ban) {
 		// The text cannot be analysed: the sandbox judges what it does.
@@ -329,7 +343,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	if hit {
 		out.Blocked++
 		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)
-		w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
+		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
 		w.log().Warn("command blocked", "rule", rule, "attempt", attempt, "pattern", ban.Pattern)
 		if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionBlocked, Note: ban.Pattern,
 			Before: "BLOCKED: the command was not run: " + note + "."}); err != nil {
@@ -340,7 +354,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	}
 	if e, ok := mem.Ledger().Lookup(c.command); ok && e.Failed > 0 && !e.Fixed {
 		if w.cfg.RefuseRepeats > 0 && e.Tries >= w.cfg.RefuseRepeats {
-			w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: nightshift.ActionRefused,
+			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: nightshift.ActionRefused,
 				Detail: fmt.Sprintf("failed %d times before", e.Failed)})
 			if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionRefused, Note: "repeat of a failed command",
 				Before: fmt.Sprintf("REFUSED: this exact command was already tried %d times and failed; it was not run again.", e.Tries)}); err != nil {
@@ -364,7 +378,7 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		code = &ex.ExitCode
 	}
 	action := nightshift.ActionOf(ex, err)
-	w.emit(Event{Kind: EventCommand, Rule: rule, Attempt: attempt, Command: c.command, Action: action, ExitCode: code,
+	w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: action, ExitCode: code,
 		Classes: classes(ex, err), Error: errString(err), Evidence: ex.Evidence})
 	if ev := ex.Evidence; ev != nil && action == nightshift.ActionBlocked {
 		out.Blocked++
@@ -385,6 +399,13 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	}
 	if err := mem.AddToolResult(c.id, stepOf(c, ex, err)); err != nil {
 		return false, err
+	}
+	if err == nil && action == nightshift.ActionRan {
+		rc := ranCommand{command: c.command}
+		if ex.Evidence != nil {
+			rc.changes = ex.Evidence.Effects.Changes
+		}
+		out.turn = append(out.turn, rc)
 	}
 	return err == nil, nil
 }

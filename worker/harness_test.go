@@ -72,7 +72,7 @@ type env struct {
 	mu     sync.Mutex
 	bodies []openai.ChatCompletionRequest // every chat request the server received
 	runs   []ran                          // every command the worker ran on the target, in order
-	events []worker.Event
+	events []nightshift.Event
 	dir    string
 	// ref counts every prompt the simulator receives when
 	// envOptions.reference is set (nil otherwise).
@@ -162,7 +162,7 @@ func (e *env) serve() {
 	e.url = hs.URL
 }
 
-func (e *env) Observe(ev worker.Event) {
+func (e *env) Observe(ev nightshift.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.events = append(e.events, ev)
@@ -247,10 +247,10 @@ func (e *env) requests() []openai.ChatCompletionRequest {
 	return append([]openai.ChatCompletionRequest(nil), e.bodies...)
 }
 
-func (e *env) eventsOf(kind worker.EventKind) []worker.Event {
+func (e *env) eventsOf(kind nightshift.EventKind) []nightshift.Event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []worker.Event
+	var out []nightshift.Event
 	for _, ev := range e.events {
 		if ev.Kind == kind {
 			out = append(out, ev)

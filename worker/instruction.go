@@ -4,24 +4,19 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/safety"
 
 	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/rules"
 )
 
-// HostFacts are what one probe learns of the target.
-type HostFacts struct {
-	OS             string `json:"os"`              // PRETTY_NAME from os-release
-	PackageManager string `json:"package_manager"` // apt-get, dnf, yum, zypper, apk
-	Init           string `json:"init"`            // the name of PID 1 (systemd, init, sshd, …)
-}
-
 // ProbeCommand is the command the worker runs once per host before its
 // first attempt to learn the host facts: it prints key=value lines and
 // changes nothing on the host.
-const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; ` +
+const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; echo "id=${ID:-}"; echo "version=${VERSION_ID:-}"; ` +
 	`for p in apt-get dnf yum zypper apk; do if command -v "$p" >/dev/null 2>&1; then echo "pkg=$p"; break; fi; done; ` +
 	`echo "init=$(cat /proc/1/comm 2>/dev/null || echo unknown)"`
 
@@ -29,7 +24,7 @@ const ProbeCommand = `. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unk
 // reports the probe with EventProbe. Concurrent callers wait for the one
 // probe under way; a failed probe is not remembered, the next caller probes
 // again. The facts returned are shared and must not be modified.
-func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
+func (w *Worker) probe(ctx context.Context, rule string) (*nightshift.HostFacts, error) {
 	w.probeMu.Lock()
 	defer w.probeMu.Unlock()
 	if w.facts != nil {
@@ -37,10 +32,10 @@ func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
 	}
 	ex, err := w.cfg.Probe.Run(ctx, ProbeCommand)
 	if err != nil {
-		w.emit(Event{Kind: EventProbe, Rule: rule, Command: ProbeCommand, Error: err.Error()})
+		w.emit(nightshift.Event{Kind: nightshift.EventProbe, Rule: rule, Command: ProbeCommand, Error: err.Error()})
 		return nil, fmt.Errorf("probe host: %w", err)
 	}
-	f := &HostFacts{OS: "unknown", PackageManager: "unknown", Init: "unknown"}
+	f := &nightshift.HostFacts{OS: "unknown", PackageManager: "unknown", Init: "unknown"}
 	sc := bufio.NewScanner(strings.NewReader(ex.Stdout))
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), "=")
@@ -50,6 +45,10 @@ func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
 		switch k {
 		case "os":
 			f.OS = v
+		case "id":
+			f.ID = v
+		case "version":
+			f.Version = v
 		case "pkg":
 			f.PackageManager = v
 		case "init":
@@ -58,7 +57,7 @@ func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
 	}
 	w.facts = f
 	facts := *f
-	w.emit(Event{Kind: EventProbe, Rule: rule, Command: ProbeCommand, Exec: &ex, Facts: &facts})
+	w.emit(nightshift.Event{Kind: nightshift.EventProbe, Rule: rule, Command: ProbeCommand, Exec: &ex, Facts: &facts})
 	return f, nil
 }
 
@@ -75,7 +74,7 @@ func (w *Worker) probe(ctx context.Context, rule string) (*HostFacts, error) {
 //     whole lessons as still fit (see withLessons). Its first line is
 //     "Rule: <id>". The description and hints are shortened if they do not
 //     fit.
-func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *HostFacts, lessons []string, maxTokens int) (system, task string, err error) {
+func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *nightshift.HostFacts, lessons []string, maxTokens int) (system, task string, err error) {
 	system = renderSystem(w.cfg.Bans)
 	sysTokens := w.cfg.Model.CountText(system)
 	desc, hints := r.Description, r.Hints
@@ -115,7 +114,7 @@ func renderSystem(global *safety.BanList) string {
 
 // renderTask renders the task message: the rule, the host and the rule's
 // own bans (those of bans beyond the global list).
-func renderTask(r rules.Rule, global, bans *safety.BanList, f *HostFacts, desc, hints string) string {
+func renderTask(r rules.Rule, global, bans *safety.BanList, f *nightshift.HostFacts, desc, hints string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Rule: %s\n", r.ID)
 	if r.Title != "" {

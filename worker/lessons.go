@@ -15,7 +15,7 @@ import (
 // rule, after the probe; an error is logged and the rule goes on without
 // lessons.
 type LessonSource interface {
-	Lessons(ctx context.Context, rule string, facts HostFacts) ([]string, error)
+	Lessons(ctx context.Context, rule string, facts nightshift.HostFacts) ([]string, error)
 }
 
 // lessonsHeading introduces the lessons in the instruction.
@@ -27,7 +27,7 @@ const lessonsHeading = "\nLessons from earlier attempts at this rule on other ho
 const maxLessonBytes = 600
 
 // lessons asks the configured source for the rule's lessons.
-func (w *Worker) lessons(ctx context.Context, rule string, f *HostFacts) []string {
+func (w *Worker) lessons(ctx context.Context, rule string, f *nightshift.HostFacts) []string {
 	if w.cfg.Lessons == nil || f == nil {
 		return nil
 	}

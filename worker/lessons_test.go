@@ -13,7 +13,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -22,13 +21,13 @@ import (
 )
 
 // lessonWorker is e.worker with lessons and extra observers.
-func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...worker.Observer) *worker.Worker {
+func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...nightshift.Observer) *worker.Worker {
 	e.t.Helper()
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
 		Chat: openai.NewClientWithConfig(oc), Model: qwen3(e.t).With(e.sim.Model(), nil), Target: e.ssh,
-		Observer: fanout(append([]worker.Observer{e}, obs...)),
+		Observer: fanout(append([]nightshift.Observer{e}, obs...)),
 		Lessons:  src, InstructionPercent: pct,
 	})
 	if err != nil {
@@ -37,9 +36,9 @@ func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...worker.Obser
 	return w
 }
 
-type fanout []worker.Observer
+type fanout []nightshift.Observer
 
-func (f fanout) Observe(ev worker.Event) {
+func (f fanout) Observe(ev nightshift.Event) {
 	for _, o := range f {
 		o.Observe(ev)
 	}
@@ -69,6 +68,7 @@ func (p lessonFollower) Next(c vllmsim.Conversation) vllmsim.Generation {
 // are in the instruction of the same rule's next run, and a model that reads
 // them fixes the rule in one attempt instead of three.
 func TestLessonsReachTheNextHost(t *testing.T) {
+	t.Parallel()
 	var fix string
 	e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
 		fix = "touch " + filepath.Join(dir, "fixed")
@@ -114,13 +114,13 @@ func TestLessonsReachTheNextHost(t *testing.T) {
 
 type failingSource struct{}
 
-func (failingSource) Lessons(context.Context, string, worker.HostFacts) ([]string, error) {
+func (failingSource) Lessons(context.Context, string, nightshift.HostFacts) ([]string, error) {
 	return nil, errors.New("lessons store unavailable")
 }
 
 type fixedSource []string
 
-func (s fixedSource) Lessons(context.Context, string, worker.HostFacts) ([]string, error) {
+func (s fixedSource) Lessons(context.Context, string, nightshift.HostFacts) ([]string, error) {
 	return s, nil
 }
 
@@ -129,6 +129,7 @@ func (s fixedSource) Lessons(context.Context, string, worker.HostFacts) ([]strin
 // last that fits in its share counted with the Qwen3 tokenizer, and not one
 // more.
 func TestLessonsWithinTheInstructionShare(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.Script() }})
 	r := e.rule(fmt.Sprintf(`rules:
   - id: sshd_disable_root_login
@@ -214,6 +215,7 @@ func lenOf(s worker.LessonSource) int {
 // found in the command's output, and the rule's end carries the host facts —
 // what package lessons builds its lines from.
 func TestEventsCarryClassesAndFacts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy {
 		return vllmsim.Script(vllmsim.Generation{Calls: []vllmsim.Call{vllmsim.Apply("sed -e 's/PermitRootLogin' /dev/null", "")}})
 	}})
@@ -225,11 +227,11 @@ func TestEventsCarryClassesAndFacts(t *testing.T) {
 	if _, err := e.worker(workerOptions{maxAttempts: 1}).Fix(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	cmds := e.eventsOf(worker.EventCommand)
-	if len(cmds) != 1 || cmds[0].Action != nightshift.ActionRan || !slices.Contains(cmds[0].Classes, string(distill.ClassSedExpression)) {
-		t.Fatalf("command events %+v, want one that ran with class %q", cmds, distill.ClassSedExpression)
+	cmds := e.eventsOf(nightshift.EventCommand)
+	if len(cmds) != 1 || cmds[0].Action != nightshift.ActionRan || !slices.Contains(cmds[0].Classes, "sed expression error") {
+		t.Fatalf("command events %+v, want one that ran with class %q", cmds, "sed expression error")
 	}
-	ends := e.eventsOf(worker.EventRuleEnd)
+	ends := e.eventsOf(nightshift.EventRuleEnd)
 	if len(ends) != 1 || ends[0].Facts == nil || ends[0].Facts.OS == "" || ends[0].Facts.PackageManager == "" {
 		t.Fatalf("rule end without host facts: %+v", ends)
 	}

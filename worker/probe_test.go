@@ -45,17 +45,17 @@ func (r *scriptedRunner) Run(_ context.Context, command string) (nightshift.Exec
 
 type events struct {
 	mu sync.Mutex
-	ev []worker.Event
+	ev []nightshift.Event
 }
 
-func (e *events) Observe(ev worker.Event) {
+func (e *events) Observe(ev nightshift.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ev = append(e.ev, ev)
 }
 
-func (e *events) of(kind worker.EventKind) []worker.Event {
-	var out []worker.Event
+func (e *events) of(kind nightshift.EventKind) []nightshift.Event {
+	var out []nightshift.Event
 	for _, ev := range e.ev {
 		if ev.Kind == kind {
 			out = append(out, ev)
@@ -64,7 +64,7 @@ func (e *events) of(kind worker.EventKind) []worker.Event {
 	return out
 }
 
-func probeWorker(t *testing.T, target, probe nightshift.Runner, obs worker.Observer) (*worker.Worker, rules.Rule) {
+func probeWorker(t *testing.T, target, probe nightshift.Runner, obs nightshift.Observer) (*worker.Worker, rules.Rule) {
 	t.Helper()
 	set, err := rules.Parse("probe.yaml", []byte("rules:\n  - id: x_exists\n    check: \"test -f /etc/x\"\n"))
 	require.NoError(t, err)
@@ -79,6 +79,7 @@ func probeWorker(t *testing.T, target, probe nightshift.Runner, obs worker.Obser
 // Worker, never through the Target, and EventProbe reports its command,
 // result and facts before the first model call.
 func TestProbeIsAnEvent(t *testing.T) {
+	t.Parallel()
 	probeOut := nightshift.Exec{Stdout: "os=Debian GNU/Linux 12 (bookworm)\npkg=apt-get\ninit=systemd\n", Duration: 3}
 	target, probe, ev := &scriptedRunner{}, &scriptedRunner{exec: probeOut}, &events{}
 	w, r := probeWorker(t, target, probe, ev)
@@ -91,29 +92,29 @@ func TestProbeIsAnEvent(t *testing.T) {
 	assert.NotContains(t, target.ran, worker.ProbeCommand)
 	assert.Equal(t, []string{"test -f /etc/x", "test -f /etc/x"}, target.ran, "the target ran the checks only")
 
-	probes := ev.of(worker.EventProbe)
+	probes := ev.of(nightshift.EventProbe)
 	require.Len(t, probes, 1)
 	p := probes[0]
 	assert.Equal(t, "x_exists", p.Rule)
 	assert.Equal(t, worker.ProbeCommand, p.Command)
 	require.NotNil(t, p.Exec)
 	assert.Equal(t, probeOut, *p.Exec)
-	assert.Equal(t, &worker.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get", Init: "systemd"}, p.Facts)
+	assert.Equal(t, &nightshift.HostFacts{OS: "Debian GNU/Linux 12 (bookworm)", PackageManager: "apt-get", Init: "systemd"}, p.Facts)
 	assert.Empty(t, p.Error)
 	for i, e := range ev.ev {
-		if e.Kind == worker.EventModelCall {
-			require.Less(t, indexOfKind(ev.ev, worker.EventProbe), i, "the probe event comes before the first model call")
+		if e.Kind == nightshift.EventModelCall {
+			require.Less(t, indexOfKind(ev.ev, nightshift.EventProbe), i, "the probe event comes before the first model call")
 			break
 		}
 	}
 	// The attempt's end says the model gave up, with no check.
-	ends := ev.of(worker.EventAttempt)
+	ends := ev.of(nightshift.EventAttempt)
 	require.Len(t, ends, 2)
 	assert.Equal(t, nightshift.ActionGiveUp, ends[0].Action)
 	assert.Equal(t, nightshift.CheckNotRun, ends[0].Check)
 }
 
-func indexOfKind(ev []worker.Event, k worker.EventKind) int {
+func indexOfKind(ev []nightshift.Event, k nightshift.EventKind) int {
 	for i, e := range ev {
 		if e.Kind == k {
 			return i
@@ -126,21 +127,23 @@ func indexOfKind(ev []worker.Event, k worker.EventKind) int {
 // with the error, and EventProbe carries it (package batch marks the host
 // unreachable from it).
 func TestProbeFailureIsReported(t *testing.T) {
+	t.Parallel()
 	lost := errors.New("connection lost")
 	target, probe, ev := &scriptedRunner{}, &scriptedRunner{err: lost}, &events{}
 	w, r := probeWorker(t, target, probe, ev)
 	_, err := w.Fix(context.Background(), r)
 	require.ErrorIs(t, err, lost)
-	probes := ev.of(worker.EventProbe)
+	probes := ev.of(nightshift.EventProbe)
 	require.Len(t, probes, 1)
 	assert.Nil(t, probes[0].Exec)
 	assert.Nil(t, probes[0].Facts)
 	assert.Contains(t, probes[0].Error, "connection lost")
-	assert.Empty(t, ev.of(worker.EventModelCall))
+	assert.Empty(t, ev.of(nightshift.EventModelCall))
 }
 
 // TestProbeDefaultsToTarget: without Config.Probe the Target runs it.
 func TestProbeDefaultsToTarget(t *testing.T) {
+	t.Parallel()
 	target := &scriptedRunner{exec: nightshift.Exec{Stdout: "pkg=dnf\n"}}
 	w, r := probeWorker(t, target, nil, nil)
 	_, err := w.Fix(context.Background(), r)

@@ -20,9 +20,10 @@ func (factsTarget) Run(context.Context, string) (nightshift.Exec, error) {
 // one probe — every caller gets the same facts — and, under -race, the
 // Worker's state shows no data race.
 func TestProbeOnceUnderConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	w := &Worker{cfg: Config{Target: factsTarget{}, Probe: factsTarget{}}}
 	const n = 8
-	got := make([]*HostFacts, n)
+	got := make([]*nightshift.HostFacts, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)

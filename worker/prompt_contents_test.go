@@ -13,7 +13,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/vllmsim"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -85,7 +84,7 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 	runs := append([]ran(nil), e.runs...)
 	e.mu.Unlock()
 	next := 0
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Action != nightshift.ActionRan {
 			byAttempt[ev.Attempt] = attemptRun{command: ev.Command}
 			continue

@@ -35,6 +35,7 @@ import (
 // prompt equals the reference's, the ban list is in every prompt, and the
 // prompt plateaus.
 func TestStubbornStaysInsideTheWindow(t *testing.T) {
+	t.Parallel()
 	attempts := []int{25, 50, 100}
 	if testing.Short() {
 		attempts = []int{50}
@@ -73,8 +74,8 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 			// The worker's count of every prompt is the reference's,
 			// token for token (a count a few tokens off fits the window
 			// here, so only this comparison catches it).
-			calls := e.eventsOf(worker.EventModelCall)
-			usages := e.eventsOf(worker.EventModelUsage)
+			calls := e.eventsOf(nightshift.EventModelCall)
+			usages := e.eventsOf(nightshift.EventModelUsage)
 			require.Len(t, calls, n)
 			require.Len(t, usages, n)
 			var off []string
@@ -157,6 +158,7 @@ func (oversizedPolicy) Next(c vllmsim.Conversation) vllmsim.Generation {
 // every prompt holds the ban lists, the ledger, and the last 3 turns'
 // calls and error lines.
 func TestOutputsOverTheWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return oversizedPolicy{} }})
 	r := e.rule(fmt.Sprintf(`rules:
   - id: aide_build_database
@@ -192,6 +194,7 @@ func TestOutputsOverTheWindow(t *testing.T) {
 // destructive commands, each written "touch MARKER; <command>". The marker
 // file proves that none of them ran.
 func TestBannedProposerNeverRuns(t *testing.T) {
+	t.Parallel()
 	var marker string
 	e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
 		marker = filepath.Join(dir, "BANNED-COMMAND-RAN")
@@ -214,7 +217,7 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 		t.Fatalf("no command was blocked: %+v", out)
 	}
 	blocked := 0
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Action == nightshift.ActionBlocked {
 			blocked++
 			if !strings.Contains(ev.Command, marker) {
@@ -231,6 +234,7 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 
 // TestEventualFixes: wrong tries, then the fix; the rule ends fixed.
 func TestEventualFixes(t *testing.T) {
+	t.Parallel()
 	var conf string
 	e2 := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
 		conf = filepath.Join(dir, "sshd_config")
@@ -260,6 +264,7 @@ func TestEventualFixes(t *testing.T) {
 // TestMalformedOutputIsFedBack: broken JSON arguments, unknown tools, no tool
 // call and empty commands are attempts with feedback, never a crash.
 func TestMalformedOutputIsFedBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{policy: func(string) vllmsim.Policy { return vllmsim.Malformed(1) }})
 	r := e.rule(fmt.Sprintf(`rules:
   - id: accounts_tmout
@@ -274,7 +279,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 	malformed := 0
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Action == nightshift.ActionMalformed {
 			malformed++
 			if ev.Detail == "" {
@@ -364,7 +369,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	if len(s.d) != 2 || s.d[0] != 3*time.Second || s.d[1] < 500*time.Millisecond || s.d[1] > time.Second {
 		t.Fatalf("waits %v, want [3s, 0.5s..1s]", s.d)
 	}
-	retries := e.eventsOf(worker.EventRetry)
+	retries := e.eventsOf(nightshift.EventRetry)
 	if len(retries) != 2 || retries[0].Try != 1 || retries[0].RetryIn != 3*time.Second || retries[1].Try != 2 || retries[1].RetryIn != s.d[1] {
 		t.Fatalf("retry events %+v, want tries 1 and 2 announcing the waits %v", retries, s.d)
 	}
@@ -400,6 +405,7 @@ func TestRetryAfterPastDeadline(t *testing.T) {
 // counts, distils harder or lowers max_tokens, and carries on without
 // spending attempts on the rejections.
 func TestContextRejectionsAreRecovered(t *testing.T) {
+	t.Parallel()
 	for _, style := range vllmsim.Styles() {
 		t.Run(style.String(), func(t *testing.T) {
 			e := newEnv(t, envOptions{policy: func(dir string) vllmsim.Policy {
@@ -417,7 +423,7 @@ func TestContextRejectionsAreRecovered(t *testing.T) {
 			if out.Attempts != 12 || out.ContextRejections == 0 {
 				t.Fatalf("outcome %+v: want 12 attempts and some recovered rejections", out)
 			}
-			for _, ev := range e.eventsOf(worker.EventRejected) {
+			for _, ev := range e.eventsOf(nightshift.EventRejected) {
 				if ev.LocalTokens == 0 || ev.Error == "" {
 					t.Errorf("rejection event without both counts: %+v", ev)
 				}
@@ -432,6 +438,7 @@ func TestContextRejectionsAreRecovered(t *testing.T) {
 // banned-proposer policy can propose is refused by the default ban list, as
 // the policy sends it ("touch MARKER; <command>").
 func TestBanListCoversTheSimulatorsBannedCommands(t *testing.T) {
+	t.Parallel()
 	bans := safety.DefaultBanList()
 	for _, c := range vllmsim.BannedCommands() {
 		if _, hit := bans.Match("touch /tmp/marker; " + c); !hit {
@@ -445,12 +452,12 @@ func TestBanListCoversTheSimulatorsBannedCommands(t *testing.T) {
 type stopAfter struct {
 	attempt int
 	stop    chan struct{}
-	inner   worker.Observer
+	inner   nightshift.Observer
 }
 
-func (s *stopAfter) Observe(e worker.Event) {
+func (s *stopAfter) Observe(e nightshift.Event) {
 	s.inner.Observe(e)
-	if e.Kind == worker.EventAttempt && e.Attempt == s.attempt {
+	if e.Kind == nightshift.EventAttempt && e.Attempt == s.attempt {
 		close(s.stop)
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -29,7 +29,7 @@ const scapProfile = "xccdf_org.ssgproject.content_profile_anssi_bp28_high"
 type scapEnv struct {
 	*env
 	debian *debtarget.Target
-	ds     *rules.Datastream
+	ds     *scap.Datastream
 }
 
 // newSCAPEnv starts the Debian target and wires the worker to it over a
@@ -60,7 +60,7 @@ func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.P
 	t.Cleanup(func() { e.ssh.Close() })
 	// The worker reads the datastream the target has: the same file, read
 	// through the root on this machine.
-	ds, err := rules.LoadDatastream(filepath.Join(tg.Root, debtarget.DatastreamPath))
+	ds, err := scap.Load(filepath.Join(tg.Root, debtarget.DatastreamPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.P
 
 func (e *scapEnv) set(ids ...string) *rules.Set {
 	e.t.Helper()
-	set, err := e.ds.Set(rules.SCAPOptions{Profile: scapProfile, Rules: ids, TargetPath: debtarget.DatastreamPath})
+	set, err := e.ds.Set(scap.Options{Profile: scapProfile, Rules: ids, TargetPath: debtarget.DatastreamPath})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -114,12 +114,12 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	// Every attempt whose command ran was judged by OpenSCAP; attempts the
 	// worker refused (exact repeats of failed commands) were not.
 	ran, checked := map[int]bool{}, map[int]bool{}
-	for _, ev := range e.eventsOf(worker.EventCommand) {
+	for _, ev := range e.eventsOf(nightshift.EventCommand) {
 		if ev.Action == nightshift.ActionRan || ev.Action == nightshift.ActionTimedOut {
 			ran[ev.Attempt] = true
 		}
 	}
-	for _, ev := range e.eventsOf(worker.EventCheck) {
+	for _, ev := range e.eventsOf(nightshift.EventCheck) {
 		checked[ev.Attempt] = true
 	}
 	if !checked[0] {
@@ -137,7 +137,7 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	// distil it (a prompt has fewer messages than the one before: turns
 	// became lines), and every prompt stayed inside the window.
 	maxPrompt, distilled, before := 0, 0, 0
-	for _, c := range e.eventsOf(worker.EventModelCall) {
+	for _, c := range e.eventsOf(nightshift.EventModelCall) {
 		a := c.Assessment
 		maxPrompt = max(maxPrompt, a.Prompt)
 		if a.Total > a.Limit {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nightshift-dev/nightshift/safety"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nightshift-dev/nightshift/safety"
 
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -17,12 +18,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 )
-
-// Observer receives the worker's per-attempt events. Observe is called from
-// the goroutine running Fix, so concurrently when Fix is.
-type Observer interface {
-	Observe(Event)
-}
 
 // Defaults applied by New to zero Config fields.
 const (
@@ -68,6 +63,9 @@ type Config struct {
 	// check finds certainly harmful is still refused before it runs.
 	// Target is given each rule's declared paths (sandbox.WithScope).
 	Sandboxed bool
+	// Recipes, when its Store is set, replays the fixes other hosts of the
+	// same key proved before the model is asked, and proves this host's.
+	Recipes Recipes
 	// Fallback, when set, says that no sandbox runs on this host and why
 	// (--sandbox auto): it is reported with every rule's outcome.
 	Fallback string
@@ -99,8 +97,11 @@ type Config struct {
 	// shortened to fit, the ban lists never. Zero means DefaultInstructionPct (25).
 	InstructionPercent int
 	// RetryDeadline is how long the model server may stay unreachable
-	// before Fix gives up with *UnreachableError. Zero means 10 minutes;
-	// a negative value means no retries (Fix gives up at the first failure).
+	// before Fix gives up with *UnreachableError. Zero means no retries:
+	// Fix gives up at the first failed model call, as the CLI's
+	// --retry-deadline 0 does (the CLI passes its flag here unchanged).
+	// DefaultRetryDeadline (10 minutes) is the CLI's default; negative is
+	// refused.
 	RetryDeadline time.Duration
 	// RequestTimeout bounds one model call. Zero means 5 minutes.
 	RequestTimeout time.Duration
@@ -110,7 +111,7 @@ type Config struct {
 	// Logger receives budget events and retries; nil discards them.
 	Logger *slog.Logger
 	// Observer receives per-attempt events; nil discards them.
-	Observer Observer
+	Observer nightshift.Observer
 	// MemoryObserver also receives the memory's events (prompts,
 	// distillations with the messages they replaced); nil discards them.
 	MemoryObserver memory.Observer
@@ -132,8 +133,8 @@ type Config struct {
 type Worker struct {
 	cfg Config
 
-	probeMu sync.Mutex // held while probing: concurrent Fix calls wait for one probe
-	facts   *HostFacts // set once by the first successful probe
+	probeMu sync.Mutex            // held while probing: concurrent Fix calls wait for one probe
+	facts   *nightshift.HostFacts // set once by the first successful probe
 }
 
 // New validates cfg and returns a Worker.
@@ -145,8 +146,8 @@ func New(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("%w: Chat is required", ErrConfig)
 	case cfg.Target == nil:
 		return nil, fmt.Errorf("%w: Target is required", ErrConfig)
-	case cfg.MaxAttempts < 0 || cfg.KeepTurns < 0:
-		return nil, fmt.Errorf("%w: MaxAttempts and KeepTurns must not be negative", ErrConfig)
+	case cfg.MaxAttempts < 0 || cfg.KeepTurns < 0 || cfg.RetryDeadline < 0:
+		return nil, fmt.Errorf("%w: MaxAttempts, KeepTurns and RetryDeadline must not be negative", ErrConfig)
 	case cfg.InstructionPercent < 0 || cfg.InstructionPercent > 90:
 		return nil, fmt.Errorf("%w: InstructionPercent %d is outside 1..90", ErrConfig, cfg.InstructionPercent)
 	}
@@ -165,9 +166,6 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.InstructionPercent == 0 {
 		cfg.InstructionPercent = DefaultInstructionPct
 	}
-	if cfg.RetryDeadline == 0 {
-		cfg.RetryDeadline = DefaultRetryDeadline
-	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
@@ -177,34 +175,18 @@ func New(cfg Config) (*Worker, error) {
 	return &Worker{cfg: cfg}, nil
 }
 
-// Outcome is the result of Fix for one rule.
-type Outcome struct {
-	Rule              string                `json:"rule"`
-	Status            nightshift.RuleStatus `json:"status"`
-	Attempts          int                   `json:"attempts"`
-	ModelCalls        int                   `json:"model_calls"`
-	Retries           int                   `json:"retries"`
-	ContextRejections int                   `json:"context_rejections"`
-	Commands          int                   `json:"commands"`
-	Blocked           int                   `json:"blocked"`
-	Reason            string                `json:"reason,omitempty"`
-	Duration          time.Duration         `json:"duration_ns"`
-	MaxPromptTokens   int                   `json:"max_prompt_tokens"`
-	// PromptTokens and CachedTokens sum the server's usage over the rule's
-	// answered model calls: prompt tokens, and those its prefix cache
-	// served.
-	PromptTokens int `json:"prompt_tokens"`
-	CachedTokens int `json:"cached_tokens"`
-	// Fallback is set when no recording sandbox ran on the host: why
-	// (Config.Fallback).
-	Fallback string `json:"fallback,omitempty"`
-
-	lockout string // the first refusal that would have locked the worker out
+// tally is the Outcome Fix builds, with what only the worker needs.
+type tally struct {
+	nightshift.Outcome
+	lockout   string       // the first refusal that would have locked the worker out
+	turn      []ranCommand // the current attempt's commands that reached the host
+	turnCheck string       // the current attempt's re-check line
+	replaying string       // the recipe being replayed, for its events
 }
 
 // needsAccess turns an unfixed rule whose fixes were refused for locking
 // the worker's own login out into RuleNeedsAccessChange, naming the change.
-func (o *Outcome) needsAccess() {
+func (o *tally) needsAccess() {
 	if o.lockout == "" {
 		return
 	}
@@ -213,21 +195,9 @@ func (o *Outcome) needsAccess() {
 		"; give the worker a login this rule does not lock out (a non-root user with sudo, see the README) or apply the change by hand"
 }
 
-// CacheShare returns the share of prompt tokens the server's prefix cache
-// served, 0 without any.
-func (o Outcome) CacheShare() float64 {
-	if o.PromptTokens == 0 {
-		return 0
-	}
-	return float64(o.CachedTokens) / float64(o.PromptTokens)
-}
-
-// Fixed reports whether the rule is compliant at the end.
-func (o Outcome) Fixed() bool { return o.Status.Passed() }
-
 func (w *Worker) log() *slog.Logger { return w.cfg.Logger }
 
-func (w *Worker) emit(e Event) {
+func (w *Worker) emit(e nightshift.Event) {
 	if w.cfg.Observer != nil {
 		w.cfg.Observer.Observe(e)
 	}

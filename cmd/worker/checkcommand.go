@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -47,20 +45,18 @@ func (q quietExit) Error() string { return fmt.Sprintf("exit %d", int(q)) }
 func (q quietExit) ExitCode() int { return int(q) }
 
 func runCheckCommand(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker check-command", flag.ContinueOnError)
-	fs.SetOutput(helpOutput(args, stdout, stderr))
-	rulesPath := fs.String("rules", "", "rules `FILE` or directory whose rule's banned patterns are added")
-	ruleID := fs.String("rule", "", "the rule `ID` (with --rules)")
-	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	setUsage(fs, checkCommandUsage, checkCommandExamples, nil)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	rulesPath, ruleID, asJSON := new(string), new(string), new(bool)
+	fs := newFlags(cmdCheckCommand, helpOutput(args, stdout, stderr))
+	fs.bind("rules", rulesPath)
+	fs.bind("rule", ruleID)
+	fs.bind("json", asJSON)
+	setUsage(fs.FlagSet, checkCommandUsage, checkCommandExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("check-command: unexpected argument %q (the command is read from standard input)", fs.Arg(0))
+	if len(rest) > 0 {
+		return usagef("check-command: unexpected argument %q (the command is read from standard input)", rest[0])
 	}
 	if (*rulesPath == "") != (*ruleID == "") {
 		return usagef("check-command: --rules and --rule go together")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/hostfile"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -21,19 +22,19 @@ const hostChunk = hostfile.Chunk
 // or invalid datastream, an unknown profile or rule is a usage error; a
 // connection that fails is the host being unreachable.
 func datastreamRules(ctx context.Context, c nightshift.Runner, host, path, profile string, ids []string) ([]rules.Rule, error) {
-	data, err := readHostFile(ctx, c, path, rules.MaxDatastreamSize)
+	data, err := readHostFile(ctx, c, path, scap.MaxSize)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := rules.ParseDatastream(bytes.NewReader(data), host+":"+path)
+	ds, err := scap.Parse(bytes.NewReader(data), host+":"+path)
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	set, err := ds.Set(rules.SCAPOptions{Profile: profile, Rules: ids, TargetPath: path})
-	if errors.Is(err, rules.ErrUnknownProfile) {
+	set, err := ds.Set(scap.Options{Profile: profile, Rules: ids, TargetPath: path})
+	if errors.Is(err, scap.ErrUnknownProfile) {
 		short := make([]string, 0, len(ds.ProfileIDs()))
 		for _, p := range ds.ProfileIDs() {
-			short = append(short, rules.ShortID(p))
+			short = append(short, scap.ShortID(p))
 		}
 		return nil, usagef("%w (it has %s)", err, strings.Join(short, ", "))
 	}

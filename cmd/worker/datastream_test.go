@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
@@ -68,7 +70,7 @@ func (h *localHost) Run(ctx context.Context, command string) (nightshift.Exec, e
 		h.mutate(len(h.commands))
 	}
 	if len(h.commands) == h.fail {
-		return nightshift.Exec{ExitCode: -1}, &sshexec.OpError{Host: "h", Op: sshexec.OpSession, Err: sshexec.ErrOutcomeUnknown}
+		return nightshift.Exec{ExitCode: -1}, &sshexec.OpError{Host: "h", Op: sshexec.OpSession, Err: nightshift.ErrOutcomeUnknown}
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = h.dir
@@ -163,7 +165,7 @@ func TestDatastreamRules(t *testing.T) {
 			var got []string
 			for _, r := range rs {
 				got = append(got, r.ID)
-				c, ok := r.Check.(rules.OscapCheck)
+				c, ok := r.Check.(scap.Check)
 				if !ok || c.Datastream != tt.path || !strings.HasPrefix(c.Profile, "xccdf_org.ssgproject.content_profile_") {
 					t.Errorf("%s: check %#v; want oscap against %s with the full profile id", r.ID, r.Check, tt.path)
 				}
@@ -176,7 +178,7 @@ func TestDatastreamRules(t *testing.T) {
 			}
 		})
 	}
-	if _, err := readHostFile(context.Background(), &localHost{dir: dir}, "ds.xml", 1000); !errors.Is(err, rules.ErrTooLarge) {
+	if _, err := readHostFile(context.Background(), &localHost{dir: dir}, "ds.xml", 1000); !errors.Is(err, scap.ErrTooLarge) {
 		t.Errorf("a file over the limit: %v; want ErrTooLarge", err)
 	}
 }
@@ -199,7 +201,10 @@ const scapProfile = "xccdf_org.ssgproject.content_profile_anssi_bp28_high"
 // reported compliant, not fixed.
 // scapLockout's official fix (PermitRootLogin no) would lock out the
 // worker's own root login at sshd's next restart: the sandbox's judge
-// refuses it every time and the rule ends needs_access_change.
+// refuses it every time and the rule ends needs_access_change. With a
+// non-root login that becomes root with sudo, as a hardened fleet's worker
+// logs in, the same fix is applied and the rule fixed
+// (TestSCAPDatastreamSudoLogin).
 const scapLockout = "sshd_disable_root_login"
 
 var scapFixed = []string{
@@ -221,14 +226,17 @@ var scapBatch = []string{"sshd_set_keepalive", "sshd_set_idle_timeout"}
 
 const scapBatchProfile = "xccdf_org.ssgproject.content_profile_standard"
 
-func startDebian(t *testing.T) (*debtarget.Target, *sshexec.Client) {
+// startDebian starts the target; the client is the test's own root
+// control login (checks, fixes generated, the test's own changes).
+func startDebian(t *testing.T, opts debtarget.Options) (*debtarget.Target, *sshexec.Client) {
 	t.Helper()
 	testenv.NeedRoot(t, "the disposable Debian target (namespaces, chroot)")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	// Sandbox: the target keeps the capabilities a host's root has, so the
 	// CLI's default --sandbox required runs every command there first.
-	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true})
+	opts.Sandbox = true
+	tg, err := debtarget.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("start the Debian 12 target (the root is built once and cached): %v", err)
 	}
@@ -250,11 +258,11 @@ func startDebian(t *testing.T) (*debtarget.Target, *sshexec.Client) {
 // evaluate checks the rules of profile with one oscap run on the target.
 func evaluate(t *testing.T, c *sshexec.Client, profile string, ids []string) map[string]rules.CheckResult {
 	t.Helper()
-	checks := make([]rules.OscapCheck, len(ids))
+	checks := make([]scap.Check, len(ids))
 	for i, id := range ids {
-		checks[i] = rules.OscapCheck{Datastream: debtarget.DatastreamPath, Profile: profile, Rule: "xccdf_org.ssgproject.content_rule_" + id}
+		checks[i] = scap.Check{Datastream: debtarget.DatastreamPath, Profile: profile, Rule: "xccdf_org.ssgproject.content_rule_" + id}
 	}
-	res, err := rules.EvaluateMany(context.Background(), c, checks)
+	res, err := scap.EvaluateMany(context.Background(), c, checks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +312,7 @@ func summary(t *testing.T, out string) map[string]summaryRule {
 // such.
 func TestSCAPDatastreamEndToEnd(t *testing.T) {
 	start := time.Now()
-	tg, c := startDebian(t)
+	tg, c := startDebian(t, debtarget.Options{})
 	all := append(append([]string{}, scapFixed...), "sudo_add_env_reset")
 	for id, res := range evaluate(t, c, scapProfile, append(all, scapLockout)) {
 		if res.Status != nightshift.CheckFail {
@@ -316,11 +324,11 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
 		}
 	}
-	fixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapProfile, append(append([]string{}, scapFixed...), scapLockout))
+	fixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapProfile, append(append([]string{}, scapFixed...), scapLockout))
 	if err != nil {
 		t.Fatal(err)
 	}
-	batchFixes, err := rules.OscapFixes(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
+	batchFixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,10 +510,11 @@ func TestSCAPDatastreamEndToEnd(t *testing.T) {
 		len(scapFixed)+len(scapBatch), attempts, 1, calls, setup.Round(time.Millisecond), singleTime.Round(time.Millisecond), batchTime.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
-// controlAlive opens a new connection to the target's control sshd.
+// controlAlive opens a new connection to the target's control sshd as
+// the worker's login.
 func controlAlive(t *testing.T, tg *debtarget.Target) {
 	t.Helper()
-	c, err := sshexec.New(tg.SSHConfig())
+	c, err := sshexec.New(tg.LoginConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

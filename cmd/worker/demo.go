@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -69,20 +67,18 @@ Examples:
 `
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	keep := fs.Bool("keep", false, "keep the temporary directory")
-	jsonOut := fs.Bool("json", false, "print one JSON object per event")
-	useSSHD := fs.Bool("sshd", false, "use a disposable local OpenSSH server (needs openssh-server) in place of the in-process one")
-	setUsage(fs, demoUsage, demoExamples, nil)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	keep, jsonOut, useSSHD := new(bool), new(bool), new(bool)
+	fs := newFlags(cmdDemo, stderr)
+	fs.bind("keep", keep)
+	fs.bind("json", jsonOut)
+	fs.bind("sshd", useSSHD)
+	setUsage(fs.FlagSet, demoUsage, demoExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("demo: unexpected argument %q", fs.Arg(0))
+	if len(rest) > 0 {
+		return usagef("demo: unexpected argument %q", rest[0])
 	}
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "nightshift-demo-")
@@ -172,7 +168,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// demo's stand-in for the recording sandbox); a real sshd has none.
 	var target nightshift.Runner = ssh
 	var sb *demoSandbox
-	observers := worker.Observers{rep, last}
+	observers := nightshift.Observers{rep, last}
 	fallback := ""
 	if host != nil {
 		sb = &demoSandbox{host: host, pol: safety.EffectsPolicy{Login: "demo", LoginHome: "/home/demo"}}
@@ -183,13 +179,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	w, err := worker.New(worker.Config{
 		Chat: rec, Model: model.With(srv.Model(), b), Target: target, Probe: ssh, Checks: ssh, Sandboxed: sb != nil, Fallback: fallback,
-		Observer: observers, MemoryObserver: rep.memory(),
+		Observer: observers, MemoryObserver: rep.memory(), RetryDeadline: worker.DefaultRetryDeadline,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err
 	}
-	var outs []worker.Outcome
+	var outs []nightshift.Outcome
 	for _, id := range []string{demoQuickRule, demoStubbornRule} {
 		r, _ := set.Get(id)
 		out, err := w.Fix(ctx, r)
@@ -288,8 +284,8 @@ type lastCall struct {
 	a  *budget.Assessment
 }
 
-func (l *lastCall) Observe(e worker.Event) {
-	if e.Kind == worker.EventModelCall && e.Assessment != nil {
+func (l *lastCall) Observe(e nightshift.Event) {
+	if e.Kind == nightshift.EventModelCall && e.Assessment != nil {
 		l.mu.Lock()
 		a := *e.Assessment
 		l.a = &a
@@ -352,7 +348,10 @@ func demoEnd(w io.Writer, jsonOut bool, root string, rec *lastRequest, last *las
 	}
 	fmt.Fprintf(w, "\n%s now says: %s\n", filepath.Join(root, "etc", "ssh", "sshd_config"), fixedLine)
 	if hist != "" {
-		fmt.Fprintf(w, "\nThe last history block the model saw (turns older than the last %d; turns that ran the same command with the same result share a line):\n", memory.DefaultKeepTurns)
+		// Which turns are distilled is the memory's rule: whenever a prompt
+		// would pass the soft limit, the oldest turns until it is under the
+		// low-water mark, never one of the last K.
+		fmt.Fprintf(w, "\nThe last history block the model saw (the oldest turns, distilled whenever a prompt would pass the soft limit until it fell under the low-water mark, the last %d always kept verbatim; turns that ran the same command with the same result share a line):\n", memory.DefaultKeepTurns)
 		for _, l := range strings.Split(hist, "\n") {
 			fmt.Fprintf(w, "  │ %s\n", l)
 		}

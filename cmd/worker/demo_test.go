@@ -16,13 +16,14 @@ import (
 
 // demoTools are the programs the demo's scripted commands use (besides
 // /bin/sh): a bare Debian has them all (coreutils, grep, sed).
-var demoTools = []string{"cat", "cut", "grep", "head", "mkdir", "sed", "sort", "tail", "uniq"}
+var demoTools = []string{"cat", "cut", "grep", "head", "mkdir", "rm", "sed", "sort", "tail", "uniq"}
 
 // TestDemo runs the README's first command as on a machine with no sshd,
 // ssh or bwrap: PATH holds only the tools the scripted commands use. The
 // quick rule is fixed, the stubborn one runs its 25 attempts with its
 // prompts inside the limit while the memory distils old turns, and the end
-// shows the last history block and the prompt breakdown.
+// shows the last history block and the prompt breakdown. The figures
+// docs/benchmarks.md and the README quote are the ones it printed.
 func TestDemo(t *testing.T) {
 	bin := t.TempDir()
 	for _, tool := range demoTools {
@@ -72,6 +73,7 @@ func TestDemo(t *testing.T) {
 	if d, _ := strconv.Atoi(rows[24][5]); d < 15 {
 		t.Errorf("only %d turns distilled by attempt 25", d)
 	}
+	checkDemoFigures(t, out)
 }
 
 // TestDemoHostRefuses: the demo's in-process host runs its allowed commands

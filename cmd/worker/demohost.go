@@ -18,18 +18,25 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/sshexec"
+	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // exitRefused is the exit status of a command the demo host refuses, as a
 // shell's for a command it cannot execute.
 const exitRefused = 126
 
+// demoProbeFacts is what the in-process host answers to the worker's host
+// probe: a Debian 12 host with apt-get and systemd.
+const demoProbeFacts = "os=Debian GNU/Linux 12 (bookworm)\npkg=apt-get\ninit=systemd\n"
+
 // demoHost is the demo's target on a bare machine: an in-process SSH
 // server (internal/simhost, on 127.0.0.1, a fresh host key checked against
 // a known_hosts file like any host) whose sessions run only the commands
-// of an allow-list — the demo policy's scripted commands, the rules'
-// checks and the worker's host probe — with /bin/sh in the demo's
-// directory. Every other command is refused (exit 126) without running.
+// of an allow-list — the demo policy's scripted commands and the rules'
+// checks — with /bin/sh in the demo's directory, and answers the worker's
+// host probe with demoProbeFacts (the host is that directory, not this
+// machine, so the demo's prompts are the same on every machine). Every
+// other command is refused (exit 126) without running.
 type demoHost struct {
 	dir     string
 	allowed map[string]bool
@@ -105,6 +112,10 @@ func (d *demoHost) exec(ctx context.Context, command string, stdout, stderr io.W
 // execIn is exec in another directory (the demo sandbox's copy of the
 // host's).
 func (d *demoHost) execIn(ctx context.Context, dir, command string, stdout, stderr io.Writer) int {
+	if command == worker.ProbeCommand {
+		_, _ = io.WriteString(stdout, demoProbeFacts)
+		return 0
+	}
 	if !d.allowed[command] {
 		d.mu.Lock()
 		d.refused = append(d.refused, command)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/safety"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // demoSandbox stands in for the recording sandbox on the demo's in-process
@@ -44,8 +43,8 @@ type demoJudged struct {
 }
 
 // Observe keeps the evidence of each command for the demo's end.
-func (s *demoSandbox) Observe(e worker.Event) {
-	if e.Kind == worker.EventCommand && e.Evidence != nil {
+func (s *demoSandbox) Observe(e nightshift.Event) {
+	if e.Kind == nightshift.EventCommand && e.Evidence != nil {
 		s.mu.Lock()
 		s.seen = append(s.seen, demoJudged{e.Command, *e.Evidence})
 		s.mu.Unlock()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -95,58 +93,41 @@ type fixFlags struct {
 func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
 	f := &fixFlags{}
 	fs := newFixFlagSet(f, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, &usageError{err}
+	rest, err := fs.parse(args)
+	if err != nil {
+		return nil, err
 	}
-	if err := f.validate(fs); err != nil {
+	if err := f.validate(rest); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
 // newFixFlagSet declares the main mode's flags into f.
-func newFixFlagSet(f *fixFlags, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.StringVar(&f.rulesPath, "rules", "", "rules YAML `FILE` or directory of YAML files (this or --datastream is required)")
-	fs.StringVar(&f.datastream, "datastream", "", "SCAP source datastream `PATH` on the host, in place of --rules (needs --profile and oscap on the host)")
-	fs.StringVar(&f.profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
-	fs.Var(&f.ruleIDs, "rule", "rule `ID` to fix (repeatable; required)")
-	fs.StringVar(&f.host, "host", "", "target `[user@]host[:port]` (required)")
-	fs.StringVar(&f.identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*)")
-	fs.StringVar(&f.knownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
-	fs.BoolVar(&f.acceptNew, "accept-new-host-key", false, "trust an unknown host key on first use and record it in known_hosts (a changed key is still refused)")
-	fs.StringVar(&f.baseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
-	fs.StringVar(&f.model, "model", "", "model `NAME` (default: the only model the server lists)")
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
-	fs.IntVar(&f.maxAttempts, "max-attempts", 0, "`N` attempts at most per rule, a rule's max_attempts above N included (default: the rule's max_attempts, else 20)")
-	fs.IntVar(&f.contextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
-	fs.IntVar(&f.maxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
-	fs.IntVar(&f.keepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
-	fs.StringVar(&f.tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE`")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "check the rules and show the first prompt's budget; run no command and call no model")
-	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per event on stdout")
-	fs.DurationVar(&f.retryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run gives up (0: no retries)")
-	fs.DurationVar(&f.commandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on the host (0: none)")
-	fs.Var(&f.sandbox, "sandbox", sandboxUsage)
-	fs.BoolVar(&f.sudo, "sudo", false, "run every command through sudo -n: the login is a non-root user with sudo")
-	addReplyFlags(fs, &f.requestTimeout, &f.maxReplyBytes)
-	fs.BoolVar(&f.verbose, "v", false, "log budget events and retries to stderr")
-	addModelOptionFlags(fs, &f.backendName, &f.verifyCount, &f.distiller)
-	setUsage(fs, fixUsage, fixExamples, fixGroups)
+func newFixFlagSet(f *fixFlags, out io.Writer) *flags {
+	fs := newFlags(cmdFix, out)
+	for name, p := range map[string]any{
+		"rules": &f.rulesPath, "datastream": &f.datastream, "profile": &f.profile, "rule": &f.ruleIDs, "host": &f.host,
+		"identity": &f.identity, "known-hosts": &f.knownHosts, "accept-new-host-key": &f.acceptNew,
+		"base-url": &f.baseURL, "model": &f.model, "api-key-env": &f.apiKeyEnv, "max-attempts": &f.maxAttempts,
+		"context-window": &f.contextWindow, "max-tokens": &f.maxTokens, "keep-turns": &f.keepTurns, "tokenizer": &f.tokenizer,
+		"dry-run": &f.dryRun, "json": &f.jsonOut, "retry-deadline": &f.retryDeadline, "command-timeout": &f.commandTimeout,
+		"sandbox": &f.sandbox, "sudo": &f.sudo, "request-timeout": &f.requestTimeout, "max-reply-bytes": &f.maxReplyBytes,
+		"v": &f.verbose, "tokenizer-backend": &f.backendName, "verify-count": &f.verifyCount, "distiller": &f.distiller,
+	} {
+		fs.bind(name, p)
+	}
+	setUsage(fs.FlagSet, fixUsage, fixExamples)
 	return fs
 }
 
 // validate checks the flags before anything is read or dialled: what is
 // required and exclusive, numbers and durations, the host's syntax and
 // port, and that the files named exist and are readable regular files.
-func (f *fixFlags) validate(fs *flag.FlagSet) error {
+func (f *fixFlags) validate(rest []string) error {
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case len(rest) > 0:
+		return usagef("unexpected argument %q", rest[0])
 	case f.rulesPath == "" && f.datastream == "":
 		return usagef("--rules is required (or --datastream with --profile)")
 	case f.rulesPath != "" && f.datastream != "":
@@ -294,52 +275,47 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	wcfg := worker.Config{
+		Chat: model, Model: ms.model,
+		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns, RetryDeadline: f.retryDeadline, RequestTimeout: f.requestTimeout,
+		Logger: logger, Observer: nightshift.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Distiller: distiller,
+	}
 	sb, err := hostSandbox(ctx, f.sandbox, f.host, ssh, scfg, loginOf(dest.User), dest.Port, f.commandTimeout)
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(worker.Config{
-		Chat: model, Model: ms.model, Target: sb.Runner, Probe: ssh, Checks: ssh, Sandboxed: sb.Sandboxed, Fallback: sb.Fallback,
-		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns,
-		RetryDeadline: workerDeadline(f.retryDeadline), RequestTimeout: f.requestTimeout, Logger: logger, Observer: worker.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Stop: stop,
-		Distiller: distiller,
-	})
-	if err != nil {
-		return &usageError{err}
-	}
 	if f.dryRun {
+		wcfg.Target = sb.Runner
+		w, err := worker.New(wcfg)
+		if err != nil {
+			return &usageError{err}
+		}
 		return dryRun(hardCtx, w, selected, stdout)
 	}
-	var outcomes []worker.Outcome
-	var runErr error
-	for _, r := range selected {
-		out, err := w.Fix(hardCtx, r)
-		outcomes = append(outcomes, out)
-		if err != nil {
-			var ue *worker.UnreachableError
-			var op *sshexec.OpError
-			switch {
-			case errors.As(err, &ue), errors.As(err, &op):
-				runErr = &unreachable{err}
-			case hardCtx.Err() != nil || out.Status == nightshift.RuleInterrupted:
-				runErr = err
-			default:
-				fmt.Fprintf(stderr, "worker: rule %s: %v\n", r.ID, err)
-				continue
-			}
-			break
-		}
-		if out.Status == nightshift.RuleInterrupted {
-			break
-		}
+	outcomes, err := runOneHost(ctx, hardCtx, stop, wcfg, f.host, ssh, sb, selected)
+	if verr := verifyFailure(verifier); verr != nil {
+		return verr
 	}
-	if err := verifyFailure(verifier); err != nil {
-		return err
+	var runErr error
+	switch {
+	case errors.Is(err, nightshift.ErrModelUnreachable):
+		runErr = &unreachable{err}
+	case err != nil:
+		runErr = err
 	}
 	rep.summary(outcomes)
 	for _, o := range outcomes {
-		if o.Status == nightshift.RuleNotApplicable || o.Status == nightshift.RuleCheckError || o.Status == nightshift.RuleNeedsAccessChange {
+		switch o.Status {
+		case nightshift.RuleNotApplicable, nightshift.RuleCheckError, nightshift.RuleNeedsAccessChange:
 			fmt.Fprintf(stderr, "worker: rule %s: %s, not fixed: %s\n", o.Rule, o.Status, o.Reason)
+		case nightshift.RuleFailed:
+			fmt.Fprintf(stderr, "worker: rule %s: %s\n", o.Rule, o.Reason)
+		case nightshift.RuleUnreachable:
+			if runErr == nil {
+				runErr = &unreachable{errors.New(o.Reason)}
+			}
+		default:
+			// the summary says how the others ended
 		}
 	}
 	if runErr != nil {

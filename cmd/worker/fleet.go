@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -82,14 +81,12 @@ type temporalFlags struct {
 	tls             fleet.TLS
 }
 
-func addTemporalFlags(fs *flag.FlagSet, t *temporalFlags) {
-	fs.StringVar(&t.addr, "temporal", client.DefaultHostPort, "Temporal frontend `ADDR` (host:port)")
-	fs.StringVar(&t.namespace, "namespace", client.DefaultNamespace, "Temporal `NAMESPACE`")
-	fs.BoolVar(&t.verbose, "v", false, "log the Temporal SDK's messages to stderr")
-	fs.StringVar(&t.tls.Cert, "tls-cert", "", "TLS client certificate `FILE` (PEM) for mTLS to Temporal; needs --tls-key")
-	fs.StringVar(&t.tls.Key, "tls-key", "", "TLS client private key `FILE` (PEM)")
-	fs.StringVar(&t.tls.CA, "tls-ca", "", "CA bundle `FILE` (PEM) that signed the frontend's certificate (default: the system's roots)")
-	fs.StringVar(&t.tls.ServerName, "tls-server-name", "", "`NAME` the frontend's certificate must carry (default: the host of --temporal)")
+// bindTemporalFlags declares the flags every fleet subcommand takes.
+func bindTemporalFlags(fs *flags, t *temporalFlags) {
+	for name, p := range map[string]any{"temporal": &t.addr, "namespace": &t.namespace, "v": &t.verbose,
+		"tls-cert": &t.tls.Cert, "tls-key": &t.tls.Key, "tls-ca": &t.tls.CA, "tls-server-name": &t.tls.ServerName} {
+		fs.bind(name, p)
+	}
 }
 
 // options are the client options of the flags; the TLS files are read and
@@ -122,26 +119,32 @@ func (t temporalFlags) dial(ctx context.Context, stderr io.Writer) (client.Clien
 	return c, nil
 }
 
-// parseFleetFlags parses args, mapping -h to errHelp (the help: usage,
-// flags, examples) and bad flags to usage errors, checks --temporal, and
+// parseFleetFlags parses args (flags anywhere among the positional
+// arguments), mapping -h to errHelp (the help: usage, flags, examples) and
+// bad flags to usage errors, checks --temporal and the TLS files, and
 // returns the positional arguments.
-func parseFleetFlags(fs *flag.FlagSet, usage, examples string, args []string) ([]string, error) {
-	setUsage(fs, usage, examples, nil)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
-		return nil, &usageError{err}
-	}
-	if err := checkHostPort("--temporal", fs.Lookup("temporal").Value.String(), false); err != nil {
+func parseFleetFlags(fs *flags, usage, examples string, args []string) ([]string, error) {
+	setUsage(fs.FlagSet, usage, examples)
+	rest, err := fs.parse(args)
+	if err != nil {
 		return nil, err
 	}
-	// The TLS files are checked now, before the model server or Temporal
-	// is dialled.
+	if err := checkTemporalFlags(fs.FlagSet); err != nil {
+		return nil, err
+	}
+	return rest, nil
+}
+
+// checkTemporalFlags checks --temporal and the TLS files, before the
+// model server or Temporal is dialled.
+func checkTemporalFlags(fs *flag.FlagSet) error {
+	if err := checkHostPort("--temporal", fs.Lookup("temporal").Value.String(), false); err != nil {
+		return err
+	}
 	t := fleet.TLS{Cert: fs.Lookup("tls-cert").Value.String(), Key: fs.Lookup("tls-key").Value.String(),
 		CA: fs.Lookup("tls-ca").Value.String(), ServerName: fs.Lookup("tls-server-name").Value.String()}
 	if _, err := t.Config(); err != nil {
-		return nil, &usageError{err}
+		return &usageError{err}
 	}
-	return fs.Args(), nil
+	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -60,7 +59,7 @@ Examples:
   worker fleet cancel --schedule nightly
 `
 
-func oneRun(fs *flag.FlagSet, usage, examples string, args []string) (string, error) {
+func oneRun(fs *flags, usage, examples string, args []string) (string, error) {
 	rest, err := parseFleetFlags(fs, usage, examples, args)
 	if err != nil {
 		return "", err
@@ -73,9 +72,8 @@ func oneRun(fs *flag.FlagSet, usage, examples string, args []string) (string, er
 
 func runFleetStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var tf temporalFlags
-	fs := flag.NewFlagSet("worker fleet status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addTemporalFlags(fs, &tf)
+	fs := newFlags(cmdFleetStatus, stderr)
+	bindTemporalFlags(fs, &tf)
 	id, err := oneRun(fs, fleetStatusUsage, fleetStatusExamples, args)
 	if err != nil {
 		return err
@@ -136,12 +134,11 @@ func sortedKeys[V any](m map[string]V) []string {
 func runFleetReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var tf temporalFlags
 	m := &runMeta{}
-	fs := flag.NewFlagSet("worker fleet report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addTemporalFlags(fs, &tf)
-	fs.StringVar(&m.JSONReport, "json-report", "", "write the JSON summary to `FILE`")
-	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
-	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
+	fs := newFlags(cmdFleetReport, stderr)
+	bindTemporalFlags(fs, &tf)
+	fs.bind("json-report", &m.JSONReport)
+	fs.bind("junit", &m.JUnit)
+	fs.bind("html", &m.HTML)
 	id, err := oneRun(fs, fleetReportUsage, fleetReportExamples, args)
 	if err != nil {
 		return err
@@ -193,10 +190,9 @@ func finishFleetReport(id string, m *runMeta, res fleet.NightResult, stdout io.W
 func runFleetCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var tf temporalFlags
 	var schedule string
-	fs := flag.NewFlagSet("worker fleet cancel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addTemporalFlags(fs, &tf)
-	fs.StringVar(&schedule, "schedule", "", "delete the schedule `ID` instead")
+	fs := newFlags(cmdFleetCancel, stderr)
+	bindTemporalFlags(fs, &tf)
+	fs.bind("schedule", &schedule)
 	rest, err := parseFleetFlags(fs, fleetCancelUsage, fleetCancelExamples, args)
 	if err != nil {
 		return err

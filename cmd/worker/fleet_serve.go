@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,13 +9,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/fleet"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
 const fleetServeUsage = `Usage:
   worker fleet serve --temporal ADDR [--namespace NS] --zone ZONE [flags]
+  worker fleet serve --config FILE [flags]
 
 A worker process of a fleet: works on the hosts of ZONE (their SSH keys and
 known_hosts are this machine's), runs night workflows, and with
@@ -24,6 +24,14 @@ known_hosts are this machine's), runs night workflows, and with
 fleet-wide cap is the sum of the slots of the processes serving them;
 --model-rate caps the calls started per second across the fleet, enforced by
 the Temporal server). Runs until SIGINT or SIGTERM.
+
+Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
+whose keys are flag names (a list for a repeatable flag), and from the
+environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
+(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
+environment, which wins over the file, which wins over the default. The
+file is read strictly: a key that is not a flag is an error naming it and
+its line.
 `
 
 const fleetServeExamples = `
@@ -31,6 +39,7 @@ Examples:
   worker fleet serve --zone default --base-url http://gpu1:8000/v1
   worker fleet serve --temporal temporal.internal:7233 --zone dc2 --model-slots 0 \
                      --identity ~/.ssh/nightshift --known-hosts ~/.ssh/known_hosts
+  worker fleet serve --config /etc/nightshift/serve.yaml
 `
 
 func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,26 +51,28 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var modelRate float64
 	var maxReplyBytes int64
 	var tokenizers stringList
-	fs := flag.NewFlagSet("worker fleet serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addTemporalFlags(fs, &tf)
-	fs.StringVar(&zone, "zone", fleet.DefaultZone, "the `ZONE` whose hosts this process works on")
-	fs.IntVar(&modelSlots, "model-slots", 2, "model calls this process makes at once (0: none)")
-	fs.Float64Var(&modelRate, "model-rate", 0, "fleet-wide cap on model calls started per `SECOND` (0: none)")
-	fs.IntVar(&hostSlots, "host-slots", 64, "host activities (probe, check, command) at once")
-	fs.IntVar(&hostConns, "host-conns", fleet.DefaultMaxIdleConns, "SSH connections kept open between a host's activities, least recently used closed first (0: none)")
-	fs.DurationVar(&hostIdle, "host-idle", fleet.DefaultIdleConnTimeout, "close a kept SSH connection unused this long")
-	fs.Var(&tokenizers, "tokenizer", "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)")
-	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
-	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
-	fs.Int64Var(&maxReplyBytes, "max-reply-bytes", worker.DefaultMaxReplyBytes,
-		"cap on a model reply's body in `BYTES`; a longer reply is not read past the cap and is retried as a server fault")
-	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
-	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
-	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
-	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
-	rest, err := parseFleetFlags(fs, fleetServeUsage, fleetServeExamples, args)
+	var config string
+	fs := newFlags(cmdServe, stderr)
+	bindTemporalFlags(fs, &tf)
+	for name, p := range map[string]any{
+		"zone": &zone, "model-slots": &modelSlots, "model-rate": &modelRate, "host-slots": &hostSlots, "host-conns": &hostConns,
+		"host-idle": &hostIdle, "tokenizer": &tokenizers, "base-url": &m.BaseURL, "api-key-env": &m.APIKeyEnv,
+		"max-reply-bytes": &maxReplyBytes, "identity": &m.Identity, "known-hosts": &m.KnownHosts, "accept-new-host-key": &m.AcceptNew,
+		"command-timeout": &m.CommandTimeout, "config": &config,
+	} {
+		fs.bind(name, p)
+	}
+	setUsage(fs.FlagSet, fleetServeUsage, fleetServeExamples)
+	rest, err := fs.parse(args)
 	if err != nil {
+		return err
+	}
+	// The file and the environment fill what the command line left, before
+	// anything is checked.
+	if err := fs.applyConfig(); err != nil {
+		return err
+	}
+	if err := checkTemporalFlags(fs.FlagSet); err != nil {
 		return err
 	}
 	switch {
@@ -86,7 +97,7 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer c.Close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr)
-	acts := &fleet.Activities{Connector: batch.SSHConnector{Base: base}, MaxIdleConns: hostConns, IdleConnTimeout: hostIdle}
+	acts := &fleet.Activities{Connector: orchestrate.SSHConnector{Base: base}, MaxIdleConns: hostConns, IdleConnTimeout: hostIdle}
 	if hostConns == 0 {
 		acts.MaxIdleConns = -1 // the flag's 0 is none; the field's zero is the default
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/served"
-	"github.com/nightshift-dev/nightshift/worker"
 )
 
 const fleetStartUsage = `Usage:
@@ -60,39 +60,30 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var wait, noLessons bool
 	var heartbeat time.Duration
 	var hostsPerRun int
-	fs := flag.NewFlagSet("worker fleet start", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addTemporalFlags(fs, &tf)
-	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; required)")
-	fs.StringVar(&m.Datastream, "datastream", "", "SCAP source datastream `PATH` on the hosts, in place of --rules (needs --profile and oscap on the hosts)")
-	fs.StringVar(&m.Profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
-	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files, or of the profile)")
-	fs.StringVar(&m.Inventory, "inventory", "", "inventory `FILE`: YAML list or Ansible INI (required)")
-	fs.Var(&limit, "limit", "host or group `PATTERN` to select, !PATTERN to exclude (repeatable; default: all)")
-	fs.StringVar(&name, "name", "", "night `NAME` for people (default: the rules files)")
-	fs.StringVar(&id, "id", "", "workflow `ID` of the night, or of the schedule (default nightshift-NAME-TIME)")
-	fs.StringVar(&schedule, "schedule", "", "create a schedule starting the night on `CRON` (5 fields, UTC) instead of starting it now")
-	fs.BoolVar(&wait, "wait", false, "wait for the night to end, print its summary and write the reports")
-	fs.BoolVar(&noLessons, "no-lessons", false, "do not carry lessons from host to host")
-	fs.StringVar(&m.Tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE` present on every worker")
-	fs.IntVar(&m.ContextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
-	fs.IntVar(&m.MaxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
-	fs.IntVar(&m.MaxAttempts, "max-attempts", 0, "`N` attempts at most per rule, a rule's max_attempts above N included (default: the rule's max_attempts, else 20)")
-	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
-	fs.DurationVar(&m.CommandTimeout, "command-timeout", fleet.DefaultCommandTimeout, "timeout of each command or check activity")
-	fs.DurationVar(&heartbeat, "heartbeat", fleet.DefaultHeartbeat, "how soon an activity whose worker died is found out (its command then reported unknown)")
-	fs.IntVar(&hostsPerRun, "hosts-per-run", fleet.DefaultHostsPerRun, "host workflows one run of the night workflow starts before it continues as new (bounds its history)")
-	fs.Var(&m.Sandbox, "sandbox", sandboxUsage)
-	addRunFlags(fs, m)
-	fs.DurationVar(&m.RequestTimeout, "request-timeout", worker.DefaultRequestTimeout,
-		"how long one model call activity may take, answer included; one that takes longer is retried (the retry deadline bounds it too)")
-	// A night always retries the model and bounds its activities: 0 is
-	// not "none" here.
-	fs.Lookup("retry-deadline").Usage = "how long the model server may stay unreachable before a host's night stops"
+	fs := newFlags(cmdStart, stderr)
+	bindTemporalFlags(fs, &tf)
+	for name, p := range map[string]any{
+		"rules": &rulesPaths, "datastream": &m.Datastream, "profile": &m.Profile, "rule": &ruleIDs, "inventory": &m.Inventory,
+		"limit": &limit, "name": &name, "id": &id, "schedule": &schedule, "wait": &wait, "no-lessons": &noLessons,
+		"tokenizer": &m.Tokenizer, "context-window": &m.ContextWindow, "max-tokens": &m.MaxTokens, "max-attempts": &m.MaxAttempts,
+		"keep-turns": &m.KeepTurns, "command-timeout": &m.CommandTimeout, "heartbeat": &heartbeat, "hosts-per-run": &hostsPerRun,
+		"sandbox": &m.Sandbox, "base-url": &m.BaseURL, "model": &m.Model, "api-key-env": &m.APIKeyEnv, "parallel-hosts": &m.ParallelHosts,
+		"json-report": &m.JSONReport, "junit": &m.JUnit, "html": &m.HTML, "retry-deadline": &m.RetryDeadline, "request-timeout": &m.RequestTimeout,
+	} {
+		fs.bind(name, p)
+	}
+	// The flags of 'worker run' that a night does not take are parsed to
+	// be refused by name.
+	fs.addRefusedRunFlags(newRunFlags(&runMeta{}, &runFlags{}, io.Discard).FlagSet)
 	rest, err := parseFleetFlags(fs, fleetStartUsage, fleetStartExamples, args)
 	if err != nil {
 		return err
 	}
+	if err := fs.refuseRunFlags(); err != nil {
+		return err
+	}
+	baseURLGiven := false
+	fs.Visit(func(f *flag.Flag) { baseURLGiven = baseURLGiven || f.Name == "base-url" })
 	switch {
 	case len(rest) > 0:
 		return usagef("fleet start: unexpected argument %q", rest[0])
@@ -138,14 +129,14 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return &usageError{err}
 	}
-	model, err := fleetModel(ctx, m, stderr)
+	model, err := fleetModel(ctx, m, baseURLGiven, stderr)
 	if err != nil {
 		return err
 	}
 	if name == "" {
 		name = strings.Join(rulesPaths, " ")
 		if ds != nil {
-			name = rules.ShortID(m.Profile) + " of " + m.Datastream
+			name = scap.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
 	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Datastream: ds, Hosts: hosts, Model: model,
@@ -195,32 +186,55 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 func ruleCount(n fleet.Night) string {
 	if d := n.Datastream; d != nil {
 		if len(d.RuleIDs) > 0 {
-			return fmt.Sprintf("%d rules of profile %s (read from %s on a host)", len(d.RuleIDs), rules.ShortID(d.Profile), d.Path)
+			return fmt.Sprintf("%d rules of profile %s (read from %s on a host)", len(d.RuleIDs), scap.ShortID(d.Profile), d.Path)
 		}
-		return fmt.Sprintf("the rules of profile %s (read from %s on a host)", rules.ShortID(d.Profile), d.Path)
+		return fmt.Sprintf("the rules of profile %s (read from %s on a host)", scap.ShortID(d.Profile), d.Path)
 	}
 	rs, _ := n.Rules()
 	return fmt.Sprintf("%d rules", len(rs))
 }
 
+// defaultServerTimeout bounds the one try at the default --base-url.
+const defaultServerTimeout = 5 * time.Second
+
 // fleetModel fixes the served model and its window for the night: from the
-// flags, else from the server (a line on notices per failed try).
-func fleetModel(ctx context.Context, m *runMeta, notices io.Writer) (fleet.ModelSpec, error) {
+// flags, else from the server (a line on notices per failed try). The
+// tokenizer (and, with --context-window, the budget) is checked first. The
+// server at the default --base-url, which nobody named, is tried once:
+// when it does not answer, the error says what the night needs.
+func fleetModel(ctx context.Context, m *runMeta, baseURLGiven bool, notices io.Writer) (fleet.ModelSpec, error) {
 	fm := fleet.ModelSpec{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
 	cfg := served.Config{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), Name: m.Model, Tokenizer: m.Tokenizer,
 		Budget: budget.Config{ContextWindow: m.ContextWindow, Reserve: m.MaxTokens}, Wait: min(m.RetryDeadline, 30*time.Second)}
-	if fm.Name != "" && fm.ContextWindow > 0 {
-		// The tokenizer and budget are checked here, the server by the
-		// night's workers.
-		if _, err := served.Offline(cfg); err != nil {
-			return fm, &usageError{err}
-		}
-		return fm, nil
+	check := cfg
+	if check.Budget.ContextWindow == 0 {
+		check.Budget = budget.Config{} // the server's window sizes it: Connect checks the budget
 	}
-	sm, err := connect(ctx, cfg, notices)
+	om, err := served.Offline(check)
+	if err != nil {
+		return fm, &usageError{err}
+	}
+	om.Close()
+	if fm.Name != "" && fm.ContextWindow > 0 {
+		return fm, nil // the server is checked by the night's workers
+	}
+	var sm *served.Model
+	if baseURLGiven {
+		sm, err = connect(ctx, cfg, notices)
+	} else {
+		cfg.Wait = 0
+		tctx, cancel := context.WithTimeout(ctx, defaultServerTimeout)
+		sm, err = connect(tctx, cfg, nil)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			return fm, usagef("fleet start: a night needs the served model's name and context window: give --model and --context-window, "+
+				"or --base-url of the model server to ask (none answered at the default %s: %s)", m.BaseURL, shortCause(err.Error()))
+		}
+	}
 	if err != nil {
 		return fm, err
 	}
+	defer sm.Close()
 	fm.Name, fm.ContextWindow = sm.Name(), sm.Budget().ContextWindow()
 	return fm, nil
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"flag"
 	"io"
 	"math/big"
 	"os"
@@ -86,8 +85,8 @@ func TestFleetTLSOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tls temporalFlags
-	fs := flag.NewFlagSet("fleet status", flag.ContinueOnError)
-	addTemporalFlags(fs, &tls)
+	fs := newFlags(cmdFleetStatus, io.Discard)
+	bindTemporalFlags(fs, &tls)
 	if err := fs.Parse([]string{"--tls-cert", cert, "--tls-key", keyFile, "--tls-ca", cert, "--tls-server-name", "temporal.internal"}); err != nil {
 		t.Fatal(err)
 	}

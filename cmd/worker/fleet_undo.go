@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -32,13 +31,12 @@ func runFleetUndo(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var invPath string
 	var hosts, ruleIDs stringList
 	var dryRun bool
-	fs := flag.NewFlagSet("worker fleet undo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addTemporalFlags(fs, &tf)
-	fs.StringVar(&invPath, "inventory", "", "the night's inventory `FILE` (required)")
-	fs.Var(&hosts, "host", "only this host `NAME` (repeatable)")
-	fs.Var(&ruleIDs, "rule", "only this rule `ID` (repeatable)")
-	fs.BoolVar(&dryRun, "dry-run", false, "list what would be restored; change nothing")
+	fs := newFlags(cmdFleetUndo, stderr)
+	bindTemporalFlags(fs, &tf)
+	fs.bind("inventory", &invPath)
+	fs.bind("host", &hosts)
+	fs.bind("rule", &ruleIDs)
+	fs.bind("dry-run", &dryRun)
 	id, err := oneRun(fs, fleetUndoUsage, fleetUndoExamples, args)
 	if err != nil {
 		return err

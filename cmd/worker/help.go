@@ -2,83 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 )
-
-// flagGroup is a titled group of flags in a help text.
-type flagGroup struct {
-	title string
-	names []string
-}
-
-// fixGroups groups the main mode's flags; every flag of the main mode is
-// in one group (TestFixHelpGroupsEveryFlag).
-var fixGroups = []flagGroup{
-	{"Target (the rules and the host)", []string{"rules", "datastream", "profile", "rule", "host", "identity", "known-hosts",
-		"accept-new-host-key", "command-timeout", "max-attempts", "sandbox", "sudo"}},
-	{"Model (the server)", []string{"base-url", "model", "api-key-env", "retry-deadline", "request-timeout", "max-reply-bytes", "verify-count"}},
-	{"Memory (the prompt's budget)", []string{"tokenizer", "tokenizer-backend", "context-window", "max-tokens", "keep-turns", "distiller"}},
-	{"Output", []string{"json", "v", "dry-run"}},
-}
-
-// setUsage makes fs's usage print usage, the flags (in groups when groups
-// is not nil, else all in name order) and then examples.
-func setUsage(fs *flag.FlagSet, usage, examples string, groups []flagGroup) {
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprint(w, usage)
-		printFlags(w, fs, groups)
-		fmt.Fprint(w, examples)
-	}
-}
-
-// printFlags prints the flags as "--name VALUE" with their usage and
-// non-zero default, under each group's title, or all in name order.
-func printFlags(w io.Writer, fs *flag.FlagSet, groups []flagGroup) {
-	if groups == nil {
-		fmt.Fprintln(w, "\nFlags:")
-		fs.VisitAll(func(f *flag.Flag) { printFlag(w, f) })
-		return
-	}
-	for _, g := range groups {
-		fmt.Fprintf(w, "\n%s:\n", g.title)
-		for _, name := range g.names {
-			if f := fs.Lookup(name); f != nil {
-				printFlag(w, f)
-			}
-		}
-	}
-}
-
-func printFlag(w io.Writer, f *flag.Flag) {
-	name, usage := flag.UnquoteUsage(f)
-	if name == "bool" { // flag's name for a bool's value: none is needed
-		name = ""
-	}
-	head := "  --" + f.Name
-	if len(f.Name) == 1 {
-		head = "  -" + f.Name
-	}
-	if name != "" {
-		head += " " + name
-	}
-	fmt.Fprintln(w, head)
-	if !zeroDefault(f.DefValue) {
-		usage += fmt.Sprintf(" (default %s)", f.DefValue)
-	}
-	fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(usage, "\n", "\n        "))
-}
-
-func zeroDefault(v string) bool {
-	switch v {
-	case "", "0", "false", "0s", "[]":
-		return true
-	}
-	return false
-}
 
 // helpTopics are the subcommands 'worker help' knows, with the arguments
 // that make each print its help.
@@ -88,6 +15,8 @@ var helpTopics = map[string][]string{
 	"resume":          {"resume", "--help"},
 	"history":         {"history", "--help"},
 	"undo":            {"undo", "--help"},
+	"recipes":         {"recipes", "--help"},
+	"export":          {"export", "--help"},
 	"demo":            {"demo", "--help"},
 	"simulate-server": {"simulate-server", "--help"},
 	"tokens":          {"tokens", "--help"},
@@ -102,7 +31,7 @@ func runHelp(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, mainUsage)
 		fs := newFixFlagSet(&fixFlags{}, stdout)
 		fmt.Fprint(stdout, "\nFlags of the main mode (worker --rules … --rule … --host …):\n")
-		printFlags(stdout, fs, fixGroups)
+		printFlags(stdout, fs.FlagSet)
 		fmt.Fprint(stdout, fixExamples)
 		return errHelp
 	}

@@ -2,33 +2,11 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"io"
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/worker"
+	"github.com/nightshift-dev/nightshift"
 )
-
-// TestFixHelpGroupsEveryFlag: each flag of the main mode is in exactly one
-// group of 'worker --help', and each grouped name is a flag.
-func TestFixHelpGroupsEveryFlag(t *testing.T) {
-	fs := newFixFlagSet(&fixFlags{}, io.Discard)
-	seen := map[string]int{}
-	for _, g := range fixGroups {
-		for _, n := range g.names {
-			if fs.Lookup(n) == nil {
-				t.Errorf("group %q names %q, which is not a flag", g.title, n)
-			}
-			seen[n]++
-		}
-	}
-	fs.VisitAll(func(f *flag.Flag) {
-		if seen[f.Name] != 1 {
-			t.Errorf("flag --%s is in %d groups, want 1", f.Name, seen[f.Name])
-		}
-	})
-}
 
 // TestRetryNotices: a retried model call is one line with the rule, the
 // attempt, the server, the cause, the wait and the deadline.
@@ -36,12 +14,12 @@ func TestRetryNotices(t *testing.T) {
 	var b bytes.Buffer
 	giveUp := time.Date(2026, 11, 24, 2, 14, 7, 0, time.Local)
 	n := retryNotices{w: &b, baseURL: "http://gpu1:8000/v1"}
-	n.Observe(worker.Event{Kind: worker.EventAttempt, Rule: "r"}) // not a retry: nothing
-	n.Observe(worker.Event{Kind: worker.EventRetry, Rule: "sshd_disable_root_login", Attempt: 4, Try: 2,
+	n.Observe(nightshift.Event{Kind: nightshift.EventAttempt, Rule: "r"}) // not a retry: nothing
+	n.Observe(nightshift.Event{Kind: nightshift.EventRetry, Rule: "sshd_disable_root_login", Attempt: 4, Try: 2,
 		RetryIn: 8 * time.Second, GiveUpAt: giveUp,
 		Error: `Post "http://gpu1:8000/v1/chat/completions": dial tcp 10.0.0.9:8000: connect: connection refused`})
 	n.host = "web1"
-	n.Observe(worker.Event{Kind: worker.EventRetry, Rule: "a", Attempt: 1, RetryIn: 1500 * time.Millisecond, GiveUpAt: giveUp,
+	n.Observe(nightshift.Event{Kind: nightshift.EventRetry, Rule: "a", Attempt: 1, RetryIn: 1500 * time.Millisecond, GiveUpAt: giveUp,
 		Error: "error, status code: 503, status: 503 Service Unavailable, message: busy"})
 	want := "worker: rule sshd_disable_root_login attempt 4: model server http://gpu1:8000/v1: connection refused; retrying in 8s, giving up at 02:14:07\n" +
 		"worker: host web1: rule a attempt 1: model server http://gpu1:8000/v1: error, status code: 503, status: 503 Service Unavailable, message: busy; retrying in 1.5s, giving up at 02:14:07\n"

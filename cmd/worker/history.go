@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -42,23 +40,18 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var runID int64
 	var jsonOut bool
 	var prune time.Duration
-	fs := flag.NewFlagSet("worker history", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Int64Var(&runID, "run", 0, "list the tasks of run `ID`")
-	fs.BoolVar(&jsonOut, "json", false, "print JSON")
-	fs.DurationVar(&prune, "prune", 0, "delete runs that ended more than `AGE` ago")
-	setUsage(fs, historyUsage, historyExamples, nil)
-	path, rest := splitPath(args)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	fs := newFlags(cmdHistory, stderr)
+	fs.bind("run", &runID)
+	fs.bind("json", &jsonOut)
+	fs.bind("prune", &prune)
+	setUsage(fs.FlagSet, historyUsage, historyExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if path == "" && fs.NArg() == 1 {
-		path = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+	path, err := journalArg(rest)
+	if err != nil {
+		return err
 	}
 	switch {
 	case path == "":

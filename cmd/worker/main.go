@@ -75,6 +75,8 @@ Usage:
   worker resume JOURNAL
   worker history JOURNAL [--run ID] [--prune AGE]
   worker undo JOURNAL --run ID [--host NAME] [--rule ID]
+  worker recipes list|show|pin|retire|activate JOURNAL [RECIPE]
+  worker export JOURNAL --run ID (--ansible DIR | --shell FILE)
   worker fleet serve|start|status|report|cancel [flags]
   worker demo [--sshd]
   worker simulate-server [--policy NAME] [--fix RULE=COMMAND …]
@@ -87,6 +89,8 @@ Subcommands:
   resume           continue a run after a crash, a kill or a stop
   history          list the runs and tasks of a journal; prune old runs
   undo             restore the files a run's committed commands changed, byte for byte
+  recipes          list, show, pin and retire the fixes nights proved (replayed before the model)
+  export           write a run's proven fixes as an Ansible playbook or a shell script
   fleet            run nights on Temporal: zone workers, schedules, one model cap across machines
   demo             two sample rules end to end on this machine, nothing to install (simulated vLLM and host)
   simulate-server  serve a vLLM-faithful OpenAI-compatible API with scripted answers (no GPU)
@@ -122,6 +126,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHistory(ctx, args[1:], stdout, stderr)
 	case "undo":
 		return runUndo(ctx, args[1:], stdout, stderr)
+	case "recipes":
+		return runRecipes(ctx, args[1:], stdout, stderr)
+	case "export":
+		return runExport(ctx, args[1:], stdout, stderr)
 	case "check-command":
 		return runCheckCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "fleet":

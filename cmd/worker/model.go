@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/served"
@@ -79,15 +79,6 @@ func connect(ctx context.Context, cfg served.Config, notices io.Writer) (*served
 	return nil, &usageError{err}
 }
 
-// addReplyFlags declares the flags that bound one model call:
-// --request-timeout and --max-reply-bytes.
-func addReplyFlags(fs *flag.FlagSet, requestTimeout *time.Duration, maxReplyBytes *int64) {
-	fs.DurationVar(requestTimeout, "request-timeout", worker.DefaultRequestTimeout,
-		"how long one model call may take, answer included; a call that takes longer is retried (the retry deadline bounds it too)")
-	fs.Int64Var(maxReplyBytes, "max-reply-bytes", worker.DefaultMaxReplyBytes,
-		"cap on a model reply's body in `BYTES`; a longer reply is not read past the cap and is retried as a server fault")
-}
-
 // checkReplyFlags refuses a request timeout or reply cap that is not
 // positive.
 func checkReplyFlags(requestTimeout time.Duration, maxReplyBytes int64) error {
@@ -141,8 +132,8 @@ type retryNotices struct {
 	host    string // "" for the single-host mode
 }
 
-func (r retryNotices) Observe(e worker.Event) {
-	if e.Kind != worker.EventRetry {
+func (r retryNotices) Observe(e nightshift.Event) {
+	if e.Kind != nightshift.EventRetry {
 		return
 	}
 	what := fmt.Sprintf("rule %s attempt %d: model server %s", e.Rule, e.Attempt, r.baseURL)

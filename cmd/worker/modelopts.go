@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/nightshift-dev/nightshift/distill"
@@ -15,18 +14,6 @@ const (
 	distillerDeterministic = "deterministic"
 	distillerModel         = "model"
 )
-
-// addModelOptionFlags declares the flags of the main mode and run that
-// choose how the model is used beyond its server: the tokenizer's backend,
-// the /tokenize cross-check and who writes the summary lines.
-func addModelOptionFlags(fs *flag.FlagSet, backend *string, verify *bool, distiller *string) {
-	fs.StringVar(backend, "tokenizer-backend", served.BackendGo.String(),
-		"tokenizer `IMPLEMENTATION`: go (pure Go, always built in) or native (the HuggingFace tokenizers library; only in builds with -tags hf_native)")
-	fs.BoolVar(verify, "verify-count", false,
-		"before the first model call, count its prompt with the server's /tokenize too; if the counts differ, stop (exit 2): the tokenizer or chat template is not the served model's")
-	fs.StringVar(distiller, "distiller", distillerDeterministic,
-		"who writes the one-line summaries of old turns: deterministic, or model (the served model, 30 s and one line's tokens each; the deterministic line whenever it fails, or claims what the re-check did not confirm)")
-}
 
 // checkModelOptions validates --tokenizer-backend and --distiller.
 func checkModelOptions(backend, distiller string) (served.Backend, error) {

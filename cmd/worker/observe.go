@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/progress"
+	"github.com/nightshift-dev/nightshift/recipes"
 	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -28,12 +28,7 @@ type observeFlags struct {
 	metricsAddr string
 	noProgress  bool
 	noLessons   bool
-}
-
-func addObserveFlags(fs *flag.FlagSet, o *observeFlags) {
-	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`ADDR`/metrics while the run lasts (e.g. :9464)")
-	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress on stderr (default: a live status on a terminal, plain lines otherwise)")
-	fs.BoolVar(&o.noLessons, "no-lessons", false, "neither record lessons in the journal file nor give them to later rules and hosts")
+	noRecipes   bool
 }
 
 // validate checks --metrics-addr before anything is dialled.
@@ -50,6 +45,7 @@ type observers struct {
 	metrics  *metrics.Metrics
 	store    *lessons.SQLite
 	source   *lessons.Source
+	recipes  worker.Recipes
 	counter  served.Tokenizer
 	logger   *slog.Logger
 	jctx     context.Context // for lessons' writes: they outlive a hard stop
@@ -74,6 +70,13 @@ func startObservers(ctx context.Context, j *journal.Journal, o observeFlags, tok
 		obs.stops = append(obs.stops, obs.store.Close)
 		obs.source = lessons.NewSource(obs.store, lessons.SourceConfig{})
 	}
+	// Recipes are always proved into the journal's file; --no-recipes only
+	// stops their replay.
+	rs, err := recipes.NewSQLite(ctx, j, nil)
+	if err != nil {
+		return nil, err
+	}
+	obs.recipes = worker.Recipes{Store: rs, NoReplay: o.noRecipes}
 	if o.metricsAddr != "" {
 		if obs.metrics, err = metrics.New(metrics.Config{}); err != nil {
 			return nil, err
@@ -113,6 +116,7 @@ func (obs *observers) configure(cfg *batch.Config) {
 	if obs.source != nil {
 		cfg.Worker.Lessons = obs.source
 	}
+	cfg.Worker.Recipes = obs.recipes
 	if obs.progress != nil {
 		cfg.Progress = obs.progress
 	}
@@ -121,8 +125,8 @@ func (obs *observers) configure(cfg *batch.Config) {
 
 // hostObserver returns the observer of one host's worker: its progress
 // line and its lessons recorder.
-func (obs *observers) hostObserver(host string) worker.Observer {
-	var out worker.Observers
+func (obs *observers) hostObserver(host string) nightshift.Observer {
+	var out nightshift.Observers
 	if obs.notices.w != nil {
 		n := obs.notices
 		n.host = host
@@ -165,9 +169,9 @@ type lessonWriter struct {
 	host string
 }
 
-func (l lessonWriter) Observe(e worker.Event) {
+func (l lessonWriter) Observe(e nightshift.Event) {
 	l.rec.Observe(e)
-	if e.Kind == worker.EventRuleEnd {
+	if e.Kind == nightshift.EventRuleEnd {
 		if err := l.rec.Flush(l.obs.jctx); err != nil {
 			l.obs.logger.Warn("lessons not stored; kept for the next rule's end", "host", l.host, "rule", e.Rule, "err", err)
 		}
@@ -177,11 +181,11 @@ func (l lessonWriter) Observe(e worker.Event) {
 // timedConnector wraps each host's target so that metrics time its
 // commands.
 type timedConnector struct {
-	inner batch.Connector
+	inner nightshift.Connector
 	m     *metrics.Metrics
 }
 
-func (c timedConnector) Connect(ctx context.Context, h inventory.Host) (batch.Target, error) {
+func (c timedConnector) Connect(ctx context.Context, h inventory.Host) (nightshift.Target, error) {
 	t, err := c.inner.Connect(ctx, h)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/nightshift-dev/nightshift/memory"
-	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -48,7 +47,7 @@ func newReporter(w io.Writer, jsonOut bool, limit int) *reporter {
 	return &reporter{w: w, json: jsonOut, limit: limit}
 }
 
-func (r *reporter) Observe(e worker.Event) {
+func (r *reporter) Observe(e nightshift.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.json {
@@ -63,11 +62,11 @@ func (r *reporter) Observe(e worker.Event) {
 		r.started = true
 	}
 	switch e.Kind {
-	case worker.EventCheck:
+	case nightshift.EventCheck:
 		if e.Attempt == 0 {
 			fmt.Fprintf(r.w, "%-34s %4s  %-44s %5s  %-6s\n", e.Rule, "-", "(initial check)", "", e.Check)
 		}
-	case worker.EventCommand:
+	case nightshift.EventCommand:
 		c := e.Command
 		if c == "" {
 			c = "(" + e.Action.String() + ")"
@@ -83,7 +82,7 @@ func (r *reporter) Observe(e worker.Event) {
 		default:
 			r.exit = "-"
 		}
-	case worker.EventAttempt:
+	case nightshift.EventAttempt:
 		cmd := strings.Join(r.cmds, " ; ")
 		cmd = strings.Join(strings.Fields(cmd), " ")
 		if len([]rune(cmd)) > 44 {
@@ -108,9 +107,9 @@ func (r *reporter) Observe(e worker.Event) {
 		}
 		fmt.Fprintf(r.w, "%-34s %4d  %-44s %5s  %-6s %-13s %s\n", e.Rule, e.Attempt, cmd, r.exit, check, fmt.Sprintf("%d/%d", e.PromptTokens, e.Limit), mem)
 		r.cmds, r.exit, r.mem = nil, "", nil
-	case worker.EventRejected:
+	case nightshift.EventRejected:
 		fmt.Fprintf(r.w, "%-34s %4d  context-length rejection: server counted %d, we counted %d\n", e.Rule, e.Attempt, e.ServerTokens, e.LocalTokens)
-	case worker.EventDistillFallback:
+	case nightshift.EventDistillFallback:
 		fmt.Fprintf(r.w, "%-34s %4s  turn %d's summary is the deterministic line (model distiller: %s)\n", e.Rule, "-", e.Attempt, e.Fallback)
 	default:
 		// other events have no line in the table (--json prints them all)
@@ -118,7 +117,7 @@ func (r *reporter) Observe(e worker.Event) {
 }
 
 // summary prints the per-rule table (terminal mode) or a summary object.
-func (r *reporter) summary(outs []worker.Outcome) {
+func (r *reporter) summary(outs []nightshift.Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.json {

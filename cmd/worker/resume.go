@@ -12,6 +12,7 @@ import (
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -55,27 +56,19 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var runID int64
 	var verbose, acceptRules bool
 	var of observeFlags
-	fs := flag.NewFlagSet("worker resume", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Int64Var(&runID, "run", 0, "run `ID` to resume (default: the last unfinished run)")
-	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
-	fs.BoolVar(&acceptRules, "accept-changed-rules", false, "resume even though the rules changed since the run started (each rule in progress goes on with its new version)")
-	addRunFlags(fs, o)
-	addReplyFlags(fs, &o.RequestTimeout, &o.MaxReplyBytes)
-	addReconnectFlag(fs, o)
-	addObserveFlags(fs, &of)
-	setUsage(fs, resumeUsage, resumeExamples, nil)
-	path, rest := splitPath(args)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	fs := newFlags(cmdResume, stderr)
+	fs.bind("run", &runID)
+	fs.bind("v", &verbose)
+	fs.bind("accept-changed-rules", &acceptRules)
+	bindRunFlags(fs, o, &of)
+	setUsage(fs.FlagSet, resumeUsage, resumeExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
-	if path == "" && fs.NArg() == 1 {
-		path = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+	path, err := journalArg(rest)
+	if err != nil {
+		return err
 	}
 	if path == "" {
 		return usagef("the journal file is required: worker resume JOURNAL")
@@ -151,7 +144,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, orchestrate.SSHConnector{Base: base})
 	if err != nil {
 		return sg.startErr(err, "reading the datastream from the hosts")
 	}
@@ -167,13 +160,16 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return runBatch(ctx, sg, j, m, spec, id, verbose, of, stdout, stderr)
 }
 
-// splitPath takes a leading non-flag argument as the journal path, so that
-// flags may follow it.
-func splitPath(args []string) (string, []string) {
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		return args[0], args[1:]
+// journalArg is the one positional argument of resume, history and
+// undo: the journal's path ("" when none is given).
+func journalArg(rest []string) (string, error) {
+	switch len(rest) {
+	case 0:
+		return "", nil
+	case 1:
+		return rest[0], nil
 	}
-	return "", args
+	return "", usagef("unexpected argument %q", rest[1])
 }
 
 // openExisting opens a journal that must exist and hold something: a

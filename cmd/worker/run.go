@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,11 +15,11 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/batch"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/report"
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -33,6 +32,7 @@ const runUsage = `Usage:
              --journal FILE [flags]
   worker run --datastream PATH-ON-HOSTS --profile ID [--rule ID …] --inventory FILE
              --journal FILE [flags]
+  worker run --config FILE [flags]
 
 Works on many rules on many hosts overnight: every rule of the rules files, or
 every rule an SCAP profile selects (or only the --rule ones), in file order, on
@@ -78,6 +78,14 @@ notchecked) are reported as such, never as fixed.
 
 Inventories: a YAML list of hosts, or Ansible's INI format.
 
+Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
+whose keys are flag names (a list for a repeatable flag), and from the
+environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
+(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
+environment, which wins over the file, which wins over the default. The
+file is read strictly: a key that is not a flag is an error naming it and
+its line.
+
 Exit status: 0 every rule compliant; 1 some rule not fixed, or the run was
 stopped before its end; 2 usage or configuration error; 3 the model server
 unreachable, or (--datastream) no host answered to read the datastream.
@@ -89,6 +97,7 @@ Examples:
              --html night.html --junit night.xml --base-url http://gpu1:8000/v1
   worker run --datastream /usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml \
              --profile anssi_bp28_high --inventory hosts.yaml --journal night.db
+  worker run --config night.yaml --limit dbservers
   worker resume night.db
 `
 
@@ -133,70 +142,61 @@ type runMeta struct {
 	HTML        string            `json:"html,omitempty"`
 }
 
-// addRunFlags declares the flags run and resume share; resume ignores
-// unset ones and keeps the recorded values.
-func addRunFlags(fs *flag.FlagSet, m *runMeta) {
-	fs.StringVar(&m.BaseURL, "base-url", "http://localhost:8000/v1", "OpenAI-compatible `URL` of the model server")
-	fs.StringVar(&m.Model, "model", "", "model `NAME` (default: the only model the server lists)")
-	fs.StringVar(&m.APIKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment `VARIABLE` holding the API key")
-	fs.IntVar(&m.ParallelHosts, "parallel-hosts", batch.DefaultParallelHosts, "hosts worked on at once (one rule at a time each)")
-	fs.IntVar(&m.ModelConcurrency, "model-concurrency", batch.DefaultModelConcurrency, "model calls in flight at most, across hosts")
-	fs.StringVar(&m.JSONReport, "json-report", "", "write the JSON summary to `FILE`")
-	fs.StringVar(&m.JUnit, "junit", "", "write JUnit XML (one test case per rule × host) to `FILE`")
-	fs.StringVar(&m.HTML, "html", "", "write the self-contained HTML report to `FILE`")
-	fs.DurationVar(&m.RetryDeadline, "retry-deadline", worker.DefaultRetryDeadline, "how long the model server may stay unreachable before the run stops (0: no retries)")
+// runFlags are run's flags that are not recorded as such in runMeta.
+type runFlags struct {
+	rulesPaths, ruleIDs, limit stringList
+	journalPath, name, config  string
+	verbose                    bool
+	observe                    observeFlags
 }
 
-// addReconnectFlag declares --host-reconnect-deadline (run, and resume
-// as an override; the fleet's serve processes keep their own dial rule).
-func addReconnectFlag(fs *flag.FlagSet, m *runMeta) {
-	fs.DurationVar(&m.ReconnectDeadline, "host-reconnect-deadline", sshexec.DefaultReconnectDeadline,
-		"how long a host that answered may stay unreachable (its connection redialled with backoff) before it is marked unreachable (0: 4 redials, as for a first connection)")
+// newRunFlags declares run's flags into m and r.
+func newRunFlags(m *runMeta, r *runFlags, out io.Writer) *flags {
+	fs := newFlags(cmdRun, out)
+	for name, p := range map[string]any{
+		"rules": &r.rulesPaths, "datastream": &m.Datastream, "profile": &m.Profile, "rule": &r.ruleIDs, "inventory": &m.Inventory,
+		"limit": &r.limit, "journal": &r.journalPath, "name": &r.name, "tokenizer": &m.Tokenizer, "context-window": &m.ContextWindow,
+		"max-tokens": &m.MaxTokens, "max-attempts": &m.MaxAttempts, "keep-turns": &m.KeepTurns, "identity": &m.Identity,
+		"known-hosts": &m.KnownHosts, "accept-new-host-key": &m.AcceptNew, "command-timeout": &m.CommandTimeout, "sandbox": &m.Sandbox,
+		"sudo": &m.Sudo, "v": &r.verbose, "tokenizer-backend": &m.TokenizerBackend, "verify-count": &m.VerifyCount, "distiller": &m.Distiller,
+		"config": &r.config,
+	} {
+		fs.bind(name, p)
+	}
+	bindRunFlags(fs, m, &r.observe)
+	setUsage(fs.FlagSet, runUsage, runExamples)
+	return fs
+}
+
+// bindRunFlags declares the flags run and resume share; resume ignores
+// unset ones and keeps the recorded values.
+func bindRunFlags(fs *flags, m *runMeta, of *observeFlags) {
+	for name, p := range map[string]any{
+		"base-url": &m.BaseURL, "model": &m.Model, "api-key-env": &m.APIKeyEnv, "parallel-hosts": &m.ParallelHosts,
+		"model-concurrency": &m.ModelConcurrency, "json-report": &m.JSONReport, "junit": &m.JUnit, "html": &m.HTML,
+		"retry-deadline": &m.RetryDeadline, "request-timeout": &m.RequestTimeout, "max-reply-bytes": &m.MaxReplyBytes,
+		"host-reconnect-deadline": &m.ReconnectDeadline,
+		"metrics-addr":            &of.metricsAddr, "no-progress": &of.noProgress, "no-lessons": &of.noLessons, "no-recipes": &of.noRecipes,
+	} {
+		fs.bind(name, p)
+	}
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	m := &runMeta{}
-	var rulesPaths, ruleIDs, limit stringList
-	var journalPath, name string
-	var verbose bool
-	var of observeFlags
-	fs := flag.NewFlagSet("worker run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Var(&rulesPaths, "rules", "rules YAML `FILE` or directory (repeatable; this or --datastream is required)")
-	fs.StringVar(&m.Datastream, "datastream", "", "SCAP source datastream `PATH` on the hosts, in place of --rules (needs --profile and oscap on the hosts)")
-	fs.StringVar(&m.Profile, "profile", "", "XCCDF profile `ID` of --datastream, short (anssi_bp28_high) or full")
-	fs.Var(&ruleIDs, "rule", "rule `ID` to work on (repeatable; default: every rule of the files, or of the profile)")
-	fs.StringVar(&m.Inventory, "inventory", "", "inventory `FILE`: YAML list or Ansible INI (required)")
-	fs.Var(&limit, "limit", "host or group `PATTERN` to select, !PATTERN to exclude (repeatable; default: all)")
-	fs.StringVar(&journalPath, "journal", "", "journal `FILE` (SQLite; created if absent; required)")
-	fs.StringVar(&name, "name", "", "run `NAME` for people (default: the rules files)")
-	fs.StringVar(&m.Tokenizer, "tokenizer", "qwen3", "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE`")
-	fs.IntVar(&m.ContextWindow, "context-window", 0, "context window in tokens (default: the server's max_model_len)")
-	fs.IntVar(&m.MaxTokens, "max-tokens", budget.DefaultReserve, "completion reserve sent as max_tokens")
-	fs.IntVar(&m.MaxAttempts, "max-attempts", 0, "`N` attempts at most per rule, a rule's max_attempts above N included (default: the rule's max_attempts, else 20)")
-	fs.IntVar(&m.KeepTurns, "keep-turns", 3, "turns kept verbatim once the prompt passes the soft limit (K)")
-	fs.StringVar(&m.Identity, "identity", "", "private key `FILE` (default: ssh-agent and ~/.ssh/id_*; an inventory's own wins)")
-	fs.StringVar(&m.KnownHosts, "known-hosts", "", "known_hosts `FILE` (default ~/.ssh/known_hosts)")
-	fs.BoolVar(&m.AcceptNew, "accept-new-host-key", false, "trust unknown host keys on first use (a changed key is still refused)")
-	fs.DurationVar(&m.CommandTimeout, "command-timeout", 5*time.Minute, "timeout of each command on a host (0: none)")
-	fs.Var(&m.Sandbox, "sandbox", sandboxUsage)
-	fs.BoolVar(&m.Sudo, "sudo", false, "run every command through sudo -n on every host (a non-root login; per host: ansible_become=true)")
-	fs.BoolVar(&verbose, "v", false, "log budget events and retries to stderr")
-	addModelOptionFlags(fs, &m.TokenizerBackend, &m.VerifyCount, &m.Distiller)
-	addRunFlags(fs, m)
-	addReplyFlags(fs, &m.RequestTimeout, &m.MaxReplyBytes)
-	addReconnectFlag(fs, m)
-	addObserveFlags(fs, &of)
-	setUsage(fs, runUsage, runExamples, nil)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	var r runFlags
+	fs := newRunFlags(m, &r, stderr)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
+	if err := fs.applyConfig(); err != nil {
+		return err
+	}
+	rulesPaths, ruleIDs, limit, journalPath, name, verbose, of := r.rulesPaths, r.ruleIDs, r.limit, r.journalPath, r.name, r.verbose, r.observe
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case len(rest) > 0:
+		return usagef("unexpected argument %q", rest[0])
 	case len(rulesPaths) == 0 && m.Datastream == "":
 		return usagef("--rules is required (or --datastream with --profile)")
 	case len(rulesPaths) > 0 && m.Datastream != "":
@@ -222,14 +222,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if name == "" {
 		name = strings.Join(rulesPaths, " ")
 		if m.Datastream != "" {
-			name = rules.ShortID(m.Profile) + " of " + m.Datastream
+			name = scap.ShortID(m.Profile) + " of " + m.Datastream
 		}
 	}
 	sg := catchSignals(ctx, stderr)
 	defer sg.close()
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr) // --datastream is read from the first host that answers
-	spec, err := loadSpec(sg.start, m, batch.SSHConnector{Base: base})
+	spec, err := loadSpec(sg.start, m, orchestrate.SSHConnector{Base: base})
 	if err != nil {
 		return sg.startErr(err, "reading the datastream from the hosts")
 	}
@@ -315,12 +315,12 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 		model = verifier
 	}
 	bcfg := batch.Config{
-		Journal: j, Connector: batch.SSHConnector{Base: scfg},
+		Journal: j, Connector: orchestrate.SSHConnector{Base: scfg},
 		Worker: worker.Config{Chat: model, Model: ms.model, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
-			RetryDeadline: workerDeadline(m.RetryDeadline), RequestTimeout: m.RequestTimeout, Logger: logger, Distiller: distiller},
+			RetryDeadline: m.RetryDeadline, RequestTimeout: m.RequestTimeout, Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 		Sandbox: func(ctx context.Context, h inventory.Host, conn nightshift.Runner) (batch.SandboxSetup, error) {
-			fresh := batch.SSHConnector{Base: scfg}.Config(h)
+			fresh := orchestrate.SSHConnector{Base: scfg}.Config(h)
 			return hostSandbox(ctx, m.Sandbox, h.Name, conn, fresh, loginOf(fresh.User), fresh.Port, m.CommandTimeout)
 		},
 	}
@@ -361,7 +361,7 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 	}
 	printSummary(stdout, j.Path(), res, rep)
 	switch {
-	case errors.Is(err, batch.ErrModelUnreachable):
+	case errors.Is(err, nightshift.ErrModelUnreachable):
 		return &unreachable{err}
 	case err != nil:
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -41,7 +42,7 @@ func reconnectDeadline(d time.Duration) time.Duration {
 // loadSpec reads the inventory and the rules m names: from rules files, or
 // from the SCAP datastream on the hosts, read through conn from the first
 // selected host that answers.
-func loadSpec(ctx context.Context, m *runMeta, conn batch.Connector) (batch.Spec, error) {
+func loadSpec(ctx context.Context, m *runMeta, conn nightshift.Connector) (batch.Spec, error) {
 	var spec batch.Spec
 	inv, err := inventory.Load(m.Inventory)
 	if err != nil {
@@ -104,7 +105,7 @@ func fileRules(paths, ids []string) ([]rules.Rule, error) {
 // the first host that answers: a host that does not is passed over (the
 // run marks it unreachable), an invalid datastream, profile or rule id is
 // a usage error at once. When no host answers the error names each one.
-func hostDatastreamRules(ctx context.Context, conn batch.Connector, hosts []inventory.Host, path, profile string, ids []string) ([]rules.Rule, error) {
+func hostDatastreamRules(ctx context.Context, conn nightshift.Connector, hosts []inventory.Host, path, profile string, ids []string) ([]rules.Rule, error) {
 	var errs []error
 	for _, h := range hosts {
 		t, err := conn.Connect(ctx, h)

@@ -10,9 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 	"github.com/nightshift-dev/nightshift/sshexec"
 
 	"github.com/nightshift-dev/nightshift"
@@ -27,7 +26,7 @@ type localConnector struct {
 	connects []string
 }
 
-func (c *localConnector) Connect(_ context.Context, h inventory.Host) (batch.Target, error) {
+func (c *localConnector) Connect(_ context.Context, h inventory.Host) (nightshift.Target, error) {
 	c.connects = append(c.connects, h.Name)
 	return localTarget{&localHost{dir: c.dir}, h.Name, c.down[h.Name]}, nil
 }
@@ -65,7 +64,7 @@ func TestLoadSpecDatastream(t *testing.T) {
 	if err := os.WriteFile(inv, []byte("hosts:\n  - host: db1\n  - host: web1\n  - host: web2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := rules.LoadDatastream(excerptPath)
+	ds, err := scap.Load(excerptPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +74,7 @@ func TestLoadSpecDatastream(t *testing.T) {
 	}
 	var whole []string
 	for _, id := range profile.Rules {
-		whole = append(whole, rules.ShortID(id))
+		whole = append(whole, scap.ShortID(id))
 	}
 	if len(whole) < 5 {
 		t.Fatalf("the excerpt's anssi_bp28_high selects %d rules; the test needs a real profile", len(whole))
@@ -131,7 +130,7 @@ func TestLoadSpecDatastream(t *testing.T) {
 			var got []string
 			for _, r := range spec.Rules {
 				got = append(got, r.ID)
-				if c, ok := r.Check.(rules.OscapCheck); !ok || c.Datastream != "ds.xml" || c.Profile != profile.ID {
+				if c, ok := r.Check.(scap.Check); !ok || c.Datastream != "ds.xml" || c.Profile != profile.ID {
 					t.Errorf("%s: check %#v; want oscap on the hosts' ds.xml with %s", r.ID, r.Check, profile.ID)
 				}
 			}

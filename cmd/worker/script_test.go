@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/nightshift-dev/nightshift/internal/temporaltest"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/served"
 )
 
@@ -40,13 +43,29 @@ func TestMain(m *testing.M) {
 //	                        not need (sshd, ssh, bwrap)
 //	freeport VAR            set VAR to a free 127.0.0.1:PORT
 //	waitport ADDR           wait (up to a minute) until ADDR accepts TCP
-//	simhosts NAME…          start simulated SSH hosts (internal/simhost)
-//	                        and write hosts.yaml, known_hosts, id_ed25519
+//	simhosts [-group G] [-zone Z] NAME…
+//	                        start simulated SSH hosts (internal/simhost),
+//	                        write hosts.yaml, hosts.ini, known_hosts and
+//	                        id_ed25519, and set $NAME (upper-cased) to each
+//	                        host's 127.0.0.1:PORT
+//	eventually DURATION PROG [ARGS…]
+//	                        run PROG every half second until it exits 0
+//	                        (fails after DURATION; the last run's stdout
+//	                        and stderr are kept)
+//	waitfaults VAR N        wait until the fault server VAR has answered N
+//	                        chat completions with its fault
+//	temporal VAR            start a Temporal dev server
+//	                        (internal/temporaltest) and set VAR to its
+//	                        address
 //	faultserver VAR FAULT TIMES [RULE=COMMAND…]
 //	                        start the model fault server in front of the
 //	                        vLLM simulator; VAR is its OpenAI base URL
 //
-// and the condition [hf_native]: the native tokenizer backend is built in.
+// and the conditions [hf_native] (the native tokenizer backend is built in),
+// [temporal] (the Temporal CLI is installed), [sqlite3] (the sqlite3 shell
+// is) and [llama31] (scripts/fetch-tokenizers.sh fetched the Llama 3.1
+// tokenizer; $LLAMA31_TOKENIZER is its tokenizer.json); the last three are
+// an error under CI when false.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
@@ -59,15 +78,113 @@ func TestScripts(t *testing.T) {
 			"waitport":    cmdWaitPort,
 			"simhosts":    cmdSimHosts,
 			"faultserver": cmdFaultServer,
+			"temporal":    cmdTemporal,
+			"waitfaults":  cmdWaitFaults,
+			"eventually":  cmdEventually,
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "hf_native" {
+			switch cond {
+			case "hf_native":
 				return served.BackendNative.Available(), nil
+			case "temporal":
+				_, err := temporaltest.Find()
+				return available(err == nil, "the Temporal CLI")
+			case "sqlite3":
+				_, err := exec.LookPath("sqlite3")
+				return available(err == nil, "sqlite3")
+			case "llama31":
+				_, err := os.Stat(llama31Tokenizer())
+				return available(err == nil, "the Llama 3.1 tokenizer (scripts/fetch-tokenizers.sh)")
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
+		Setup: func(env *testscript.Env) error {
+			env.Values[faultServersKey{}] = new(sync.Map)
+			env.Setenv("LLAMA31_TOKENIZER", llama31Tokenizer())
+			// The module root, and the go command's directories, for
+			// scripts that run the repository's scripts (which build the
+			// worker with go build).
+			repo, err := filepath.Abs(filepath.Join("..", ".."))
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO", repo)
+			goEnvOnce.Do(func() {
+				out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+				if err == nil {
+					goEnv = strings.Fields(string(out))
+				}
+			})
+			if len(goEnv) == 3 {
+				env.Setenv("GOCACHE", goEnv[0])
+				env.Setenv("GOMODCACHE", goEnv[1])
+				env.Setenv("GOPATH", goEnv[2])
+			}
+			return nil
+		},
 		RequireExplicitExec: true,
 	})
+}
+
+// goEnv is `go env GOCACHE GOMODCACHE GOPATH`, read once.
+var (
+	goEnvOnce sync.Once
+	goEnv     []string
+)
+
+// available is a condition on something the test command installs: false
+// on a developer's machine without it (the script skips what needs it), an
+// error under CI.
+func available(present bool, what string) (bool, error) {
+	if !present && testenv.CI() {
+		return false, fmt.Errorf("%s is missing (CI is set; scripts/install-test-deps.sh installs it)", what)
+	}
+	return present, nil
+}
+
+// llama31Tokenizer is where scripts/fetch-tokenizers.sh puts the Llama 3.1
+// tokenizer.json.
+func llama31Tokenizer() string {
+	root := os.Getenv("NIGHTSHIFT_TOKENIZERS_DIR")
+	if root == "" {
+		root = filepath.Join("..", "..", ".cache", "tokenizers")
+	}
+	p, err := filepath.Abs(filepath.Join(root, "llama3.1", "tokenizer.json"))
+	if err != nil {
+		return filepath.Join(root, "llama3.1", "tokenizer.json")
+	}
+	return p
+}
+
+func cmdEventually(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: eventually DURATION PROG [ARGS…]")
+	}
+	d, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(d)
+	for {
+		err := ts.Exec(args[1], args[2:]...)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("eventually: %s did not succeed in %s: %v", args[1], d, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func cmdTemporal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: temporal VAR")
+	}
+	bin, err := temporaltest.Find()
+	ts.Check(err)
+	addr, stop, err := temporaltest.Run(bin)
+	ts.Check(err)
+	ts.Defer(stop)
+	ts.Setenv(args[0], addr)
 }
 
 func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -35,30 +33,23 @@ Examples:
 `
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker simulate-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8000", "listen `ADDRESS`")
-	policy := fs.String("policy", "eventual", "answer `POLICY`: stubborn, eventual, repeater, banned-proposer, malformed, give-up")
+	addr, policy, model, tokenizer, style, apiKeyEnv := new(string), new(string), new(string), new(string), new(string), new(string)
+	fixAt, maxLen, blocks := new(int), new(int), new(int)
+	details, seed := new(bool), new(uint64)
 	var fixes stringList
-	fs.Var(&fixes, "fix", "eventual policy: the fix for a rule, `RULE=COMMAND` (repeatable)")
-	fixAt := fs.Int("fix-at", 3, "eventual policy: the attempt that proposes the fix")
-	maxLen := fs.Int("max-model-len", 16384, "the context window (max_model_len)")
-	model := fs.String("model", "Qwen/Qwen3-8B", "served model `NAME`")
-	tokenizer := fs.String("tokenizer", "qwen3", "tokenizer and chat template: qwen3, qwen2.5 or a `FILE`")
-	style := fs.String("error-style", "", "vLLM release whose length errors are reproduced (default: the newest)")
-	apiKeyEnv := fs.String("api-key-env", "", "require the API key in this environment `VARIABLE` (like vllm --api-key)")
-	details := fs.Bool("enable-prompt-tokens-details", true, "report usage.prompt_tokens_details.cached_tokens (like vllm --enable-prompt-tokens-details)")
-	blocks := fs.Int("num-gpu-blocks", 0, "prefix cache capacity in 16-token `BLOCKS` (0: the simulator's default; -1: no prefix caching)")
-	seed := fs.Uint64("seed", 0, "policy seed")
-	setUsage(fs, simulateUsage, simulateExamples, nil)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	fs := newFlags(cmdSimulate, stderr)
+	for name, p := range map[string]any{"addr": addr, "policy": policy, "fix": &fixes, "fix-at": fixAt, "max-model-len": maxLen,
+		"model": model, "tokenizer": tokenizer, "error-style": style, "api-key-env": apiKeyEnv,
+		"enable-prompt-tokens-details": details, "num-gpu-blocks": blocks, "seed": seed} {
+		fs.bind(name, p)
 	}
-	if fs.NArg() > 0 {
-		return usagef("simulate-server: unexpected argument %q", fs.Arg(0))
+	setUsage(fs.FlagSet, simulateUsage, simulateExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("simulate-server: unexpected argument %q", rest[0])
 	}
 	fixMap := map[string]string{}
 	for _, f := range fixes {

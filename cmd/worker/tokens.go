@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -37,21 +36,19 @@ Examples:
 `
 
 func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker tokens", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	tokenizer := fs.String("tokenizer", "qwen3", "built-in tokenizer (qwen3, qwen2.5) or a tokenizer.json FILE or directory")
-	ids := fs.Bool("ids", false, "print the token IDs as a JSON array instead of the count")
-	chat := fs.Bool("chat", false, "read an OpenAI chat request and print its prompt token count as vLLM computes it")
-	backendName := fs.String("tokenizer-backend", served.BackendGo.String(), "tokenizer `IMPLEMENTATION`: go (pure Go) or native (HuggingFace tokenizers; only in builds with -tags hf_native)")
-	setUsage(fs, tokensUsage, tokensExamples, nil)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	tokenizer, backendName := new(string), new(string)
+	ids, chat := new(bool), new(bool)
+	fs := newFlags(cmdTokens, stderr)
+	for name, p := range map[string]any{"tokenizer": tokenizer, "ids": ids, "chat": chat, "tokenizer-backend": backendName} {
+		fs.bind(name, p)
 	}
-	if fs.NArg() > 0 {
-		return usagef("tokens: unexpected argument %q (input is read from standard input)", fs.Arg(0))
+	setUsage(fs.FlagSet, tokensUsage, tokensExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("tokens: unexpected argument %q (input is read from standard input)", rest[0])
 	}
 	if *chat && *ids {
 		return usagef("tokens: --ids and --chat cannot be combined")

@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/sandbox"
 )
 
@@ -44,23 +45,20 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var runID int64
 	var hosts, ruleIDs stringList
 	var dryRun bool
-	fs := flag.NewFlagSet("worker undo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Int64Var(&runID, "run", 0, "run `ID` whose changes to restore (required)")
-	fs.Var(&hosts, "host", "only this inventory host `NAME` (repeatable)")
-	fs.Var(&ruleIDs, "rule", "only this rule `ID` (repeatable)")
-	fs.BoolVar(&dryRun, "dry-run", false, "list what would be restored; change nothing")
-	setUsage(fs, undoUsage, undoExamples, nil)
-	path, rest := splitPath(args)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err}
+	fs := newFlags(cmdUndo, stderr)
+	fs.bind("run", &runID)
+	fs.bind("host", &hosts)
+	fs.bind("rule", &ruleIDs)
+	fs.bind("dry-run", &dryRun)
+	setUsage(fs.FlagSet, undoUsage, undoExamples)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return err
 	}
+	path, err := journalArg(rest)
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
+	case err != nil:
+		return err
 	case path == "":
 		return usagef("the journal file is required: worker undo JOURNAL --run ID")
 	case runID <= 0:
@@ -115,7 +113,7 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		perHost[t.Host] = append(perHost[t.Host], t)
 	}
-	conn := batch.SSHConnector{Base: sshBase(m, nil)}
+	conn := orchestrate.SSHConnector{Base: sshBase(m, nil)}
 	refused := false
 	for _, name := range order {
 		h, ok := byName[name]
@@ -143,7 +141,7 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // undoHost undoes one host's trials in order (the last first); at the
 // first refusal it stops, so that no earlier change is restored under a
 // later one.
-func undoHost(ctx context.Context, j *journal.Journal, run journal.RunID, conn batch.Connector, h inventory.Host, trials []journal.Trial, out io.Writer) bool {
+func undoHost(ctx context.Context, j *journal.Journal, run journal.RunID, conn nightshift.Connector, h inventory.Host, trials []journal.Trial, out io.Writer) bool {
 	t, err := conn.Connect(ctx, h)
 	if err != nil {
 		fmt.Fprintf(out, "refused  %s: %v\n", h.Name, err)

@@ -81,15 +81,6 @@ func checkTokenizerArg(t string) error {
 	return checkInput("--tokenizer", t, true)
 }
 
-// workerDeadline maps --retry-deadline to worker.Config.RetryDeadline,
-// where zero is the default and a negative value means no retries.
-func workerDeadline(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
 // sshCommandTimeout maps --command-timeout to sshexec.Config.CommandTimeout,
 // where zero is the default (10 minutes) and a negative value means none.
 func sshCommandTimeout(d time.Duration) time.Duration {

@@ -221,3 +221,18 @@ func TestRunClosed(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// TestNewNeedsRoot: without root the oracle is unavailable, saying it needs
+// root. As root the test runs as nobody.
+func TestNewNeedsRoot(t *testing.T) {
+	if !testenv.Unprivileged(t) {
+		return // it ran as nobody
+	}
+	o, err := New(context.Background(), Config{})
+	if err == nil {
+		o.Close()
+	}
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "needs root") {
+		t.Fatalf("New without root: %v; want ErrUnavailable saying it needs root", err)
+	}
+}

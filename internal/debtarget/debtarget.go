@@ -61,6 +61,15 @@ type Options struct {
 	// detached, not merely chrooted away), so mounts made inside reach
 	// nothing outside. False drops both, as before.
 	Sandbox bool
+	// SudoLogin gives Start's target LoginUser, an unprivileged login with
+	// passwordless sudo that the control sshd accepts for the control key
+	// (in ~LoginUser/.ssh/authorized_keys, as the target's own sshd would
+	// read it), with sudo installed from the root's apt cache: the worker
+	// then logs in as a hardened fleet's worker does and becomes root with
+	// sudo (Target.LoginConfig). Root's control login is unchanged. False:
+	// no such login and no sudo, as before. StartSystem's targets always
+	// have LoginUser.
+	SudoLogin bool
 }
 
 // Target is a running disposable Debian 12 host reachable over SSH as root
@@ -82,6 +91,8 @@ type Target struct {
 	HostKey        ssh.PublicKey
 	// ControlConfig is the control sshd's configuration inside the root.
 	ControlConfig string
+	// Login is LoginUser when Options.SudoLogin made it, else "".
+	Login string
 
 	cmd     *exec.Cmd
 	log     *lockedBuffer
@@ -128,6 +139,11 @@ func Start(ctx context.Context, opts Options) (_ *Target, err error) {
 	hostname := opts.Hostname
 	if hostname == "" {
 		hostname = "nightshift-target"
+	}
+	if opts.SudoLogin {
+		if err := t.addSudoLogin(ctx, hostname); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.start(ctx, hostname, opts.Sandbox); err != nil {
 		return nil, err
@@ -233,19 +249,111 @@ func (t *Target) prepare(ctx context.Context) error {
 		return fmt.Errorf("debtarget: %w", err)
 	}
 	t.ControlConfig = "/etc/nightshift/sshd_config"
-	return os.WriteFile(filepath.Join(t.Root, t.ControlConfig), []byte(controlConfig(t.Port)), 0o600)
+	return os.WriteFile(filepath.Join(t.Root, t.ControlConfig), []byte(controlConfig(t.Port, false)), 0o600)
+}
+
+// addSudoLogin makes LoginUser (Options.SudoLogin): sudo installed from
+// the root's apt cache, the account with a home, a password field of "*"
+// (no password, but not locked: the control sshd, without PAM, refuses
+// accounts whose password is locked with "!", which useradd leaves), the
+// control key in its ~/.ssh/authorized_keys, a sudoers.d entry, and the
+// hostname in /etc/hosts, as a Debian installer leaves it, so sudo
+// resolves it (else it warns on every command's stderr).
+func (t *Target) addSudoLogin(ctx context.Context, hostname string) error {
+	if err := installSudo(ctx, t.Root); err != nil {
+		return err
+	}
+	if err := addHost(t.Root, hostname); err != nil {
+		return err
+	}
+	if err := chroot(ctx, t.Root, "useradd", "-m", "-s", "/bin/bash", "-p", "*", LoginUser); err != nil {
+		return err
+	}
+	pub, err := os.ReadFile(t.IdentityFile + ".pub")
+	if err != nil {
+		return fmt.Errorf("debtarget: %w", err)
+	}
+	dir := filepath.Join(t.Root, "home", LoginUser, ".ssh")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("debtarget: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
+		return fmt.Errorf("debtarget: %w", err)
+	}
+	if err := chroot(ctx, t.Root, "chown", "-R", LoginUser+":"+LoginUser, "/home/"+LoginUser+"/.ssh"); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(t.Root, "etc/sudoers.d", LoginUser), []byte(LoginUser+" ALL=(ALL) NOPASSWD:ALL\n"), 0o440); err != nil {
+		return fmt.Errorf("debtarget: %w", err)
+	}
+	t.Login = LoginUser
+	return os.WriteFile(filepath.Join(t.Root, t.ControlConfig), []byte(controlConfig(t.Port, true)), 0o600)
+}
+
+// addHost appends "127.0.1.1 HOSTNAME" to root's /etc/hosts.
+func addHost(root, hostname string) error {
+	f, err := os.OpenFile(filepath.Join(root, "etc/hosts"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("debtarget: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "127.0.1.1\t%s\n", hostname)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("debtarget: /etc/hosts: %w", err)
+	}
+	return nil
+}
+
+// installSudo installs sudo in root from the .deb in its apt cache.
+func installSudo(ctx context.Context, root string) error {
+	debs, _ := filepath.Glob(filepath.Join(root, "var/cache/apt/archives/sudo_*.deb"))
+	if len(debs) == 0 {
+		return fmt.Errorf("debtarget: no sudo .deb in the root's apt cache: %w", ErrBuild)
+	}
+	return chroot(ctx, root, "dpkg", "-i", "/var/cache/apt/archives/"+filepath.Base(debs[0]))
+}
+
+// chroot runs a command in root (chroot ROOT NAME ARGS…).
+func chroot(ctx context.Context, root string, args ...string) error {
+	if out, err := exec.CommandContext(ctx, "chroot", append([]string{root}, args...)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("debtarget: chroot %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// LoginConfig is the sshexec configuration of the worker's login on a
+// target started with Options.SudoLogin: LoginUser through the control
+// sshd, every command through sudo. Without that option it is
+// SSHConfig's root login.
+func (t *Target) LoginConfig() sshexec.Config {
+	cfg := t.SSHConfig()
+	if t.Login != "" {
+		cfg.User, cfg.Sudo = t.Login, true
+	}
+	return cfg
 }
 
 // controlConfig is the control sshd's configuration: its own port, host
 // key and authorized_keys, key-only root login, nothing read from
 // /etc/ssh, so remediations of /etc/ssh/sshd_config cannot lock the worker
-// out.
-func controlConfig(port int) string {
+// out. A login other than root (Options.SudoLogin) has its key in its own
+// ~/.ssh/authorized_keys (/etc/nightshift is root's alone). It is not
+// independent of everything: Debian's sshd is linked with libwrap, which
+// reads /etc/hosts.allow and /etc/hosts.deny whatever the configuration
+// says ("ALL: ALL" in hosts.deny refuses it too), and it needs root's
+// passwd entry and shell.
+func controlConfig(port int, userKeys bool) string {
+	keys := "AuthorizedKeysFile /etc/nightshift/authorized_keys"
+	if userKeys {
+		keys += " .ssh/authorized_keys"
+	}
 	return strings.Join([]string{
 		"# Nightshift control sshd: independent of the target's own sshd configuration.",
 		"ListenAddress 127.0.0.1:" + strconv.Itoa(port),
 		"HostKey /etc/nightshift/ssh_host_ed25519_key",
-		"AuthorizedKeysFile /etc/nightshift/authorized_keys",
+		keys,
 		"PermitRootLogin prohibit-password",
 		"PubkeyAuthentication yes",
 		"PasswordAuthentication no",

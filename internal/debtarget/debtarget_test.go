@@ -91,6 +91,8 @@ func TestTargetIsolation(t *testing.T) {
 		{"no host disks", "ls /dev", 0, "null"},
 		{"datastream", "test -s " + DatastreamPath + " && dpkg-query -W -f '${Version}' ssg-debian openscap-scanner linux-base", 0, "0.1.76-1"},
 		{"debian 12", "cat /etc/debian_version", 0, "12."},
+		// Without Options.SudoLogin: no second login, no sudo.
+		{"no sudo login", "id " + LoginUser + "; command -v sudo", 1, "no such user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,12 +180,69 @@ func TestStartFailureTearsDown(t *testing.T) {
 	}
 }
 
+// TestSudoLogin: with Options.SudoLogin the control sshd lets LoginUser in
+// with the control key, as itself (uid not 0, its own home), LoginConfig's
+// sudo makes its commands root's, the target's own sshd would find the key
+// where it looks for it (sshd -T for the login), and root's control login
+// still works.
+func TestSudoLogin(t *testing.T) {
+	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	tg, err := Start(ctx, Options{SudoLogin: true, Log: testLog{t}})
+	if err != nil {
+		t.Fatalf("start the Debian 12 target: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := tg.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	if tg.Login != LoginUser || tg.User != "root" {
+		t.Fatalf("Login %q, User %q; want %q and root", tg.Login, tg.User, LoginUser)
+	}
+	client := func(cfg sshexec.Config) *sshexec.Client {
+		cfg.CommandTimeout = time.Minute
+		c, err := sshexec.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	plain := tg.LoginConfig()
+	plain.Sudo = false
+	tests := []struct {
+		name string
+		cfg  sshexec.Config
+		cmd  string
+		want string
+	}{
+		{"the login itself", plain, "echo $(id -un) $(id -u) $HOME", LoginUser + " 1000 /home/" + LoginUser},
+		{"through sudo", tg.LoginConfig(), "echo $(id -un) $SUDO_USER", "root " + LoginUser},
+		{"the root control login", tg.SSHConfig(), "id -un", "root"},
+		{"the target's sshd finds the key", tg.SSHConfig(), "sshd -T -C user=" + LoginUser + ",host=127.0.0.1,addr=127.0.0.1 | grep -i '^authorizedkeysfile'", "authorizedkeysfile .ssh/authorized_keys"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, client(tt.cfg), tt.cmd)
+			// Nothing on stderr: sudo resolves the target's hostname.
+			if r.ExitCode != 0 || !strings.Contains(r.Stdout, tt.want) || r.Stderr != "" {
+				t.Errorf("%s: exit %d, %q %q; want %q and no stderr", tt.cmd, r.ExitCode, r.Stdout, r.Stderr, tt.want)
+			}
+		})
+	}
+}
+
 func TestStartNeedsRoot(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("running as root; the non-root path is covered on developers' machines")
+	if !testenv.Unprivileged(t) {
+		return // it ran as nobody
 	}
 	if _, err := Start(context.Background(), Options{}); !errors.Is(err, ErrNotRoot) {
-		t.Fatalf("Start as non-root: %v; want ErrNotRoot", err)
+		t.Errorf("Start as non-root: %v; want ErrNotRoot", err)
+	}
+	if _, err := StartSystem(context.Background(), Options{}); !errors.Is(err, ErrNotRoot) {
+		t.Errorf("StartSystem as non-root: %v; want ErrNotRoot", err)
 	}
 }
 

@@ -9,11 +9,11 @@
 // ([DatastreamPath]), with apt's lists and the .debs of sudo, auditd and
 // libpam-pwquality in its apt cache so SSG's package_* fixes work without
 // the network. scripts/debian-target.sh builds it from the machine's Debian
-// mirror (90 s to a little over 2 minutes on a 2-core machine) and caches it
-// as a zstd tarball (about 90 MB) in /var/cache/nightshift, or
+// mirror and caches it as a zstd tarball in /var/cache/nightshift, or
 // $NIGHTSHIFT_CACHE, under a lock so parallel test packages build it once.
 // [Start] builds it when the tarball is absent and otherwise only unpacks it
-// (2-3 seconds). The tarball is never committed.
+// (docs/benchmarks.md has the times and the size). The tarball is never
+// committed.
 //
 // [Start] unpacks the root into a fresh directory and runs the root's own
 // sshd as PID 1 of new mount, PID, UTS and IPC namespaces (unshare --fork
@@ -33,7 +33,11 @@
 // free 127.0.0.1 port, accepts only the generated key for root, and never
 // reads /etc/ssh/sshd_config, so remediations of /etc/ssh/sshd_config (the
 // file SSG checks) cannot lock the worker out. The root's own host keys are
-// generated at each start.
+// generated at each start. With Options.SudoLogin the target also has
+// [LoginUser], an unprivileged login with passwordless sudo (installed from
+// the root's apt cache) that the control sshd accepts for the same key,
+// from the login's own ~/.ssh/authorized_keys: [Target.LoginConfig] is the
+// worker's login as a hardened fleet has it (root's control login stays).
 //
 // [Target.Close] kills the namespaces' PID 1 (which ends every process in
 // them and with them every mount), checks /proc/self/mountinfo for mounts

@@ -51,7 +51,7 @@ func TestUnescapeMountinfo(t *testing.T) {
 }
 
 func TestControlConfig(t *testing.T) {
-	c := controlConfig(2222)
+	c := controlConfig(2222, false)
 	for _, want := range []string{"ListenAddress 127.0.0.1:2222\n", "AuthorizedKeysFile /etc/nightshift/authorized_keys\n", "PasswordAuthentication no\n", "PermitRootLogin prohibit-password\n"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("control config lacks %q:\n%s", want, c)
@@ -59,5 +59,9 @@ func TestControlConfig(t *testing.T) {
 	}
 	if strings.Contains(c, "/etc/ssh/") {
 		t.Errorf("control config refers to /etc/ssh:\n%s", c)
+	}
+	// With Options.SudoLogin, a login's own ~/.ssh/authorized_keys too.
+	if c := controlConfig(2222, true); !strings.Contains(c, "AuthorizedKeysFile /etc/nightshift/authorized_keys .ssh/authorized_keys\n") {
+		t.Errorf("control config with a sudo login lacks the login's own authorized_keys:\n%s", c)
 	}
 }

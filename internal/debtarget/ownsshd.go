@@ -194,16 +194,8 @@ func StartSystem(ctx context.Context, opts Options) (_ *SystemTarget, err error)
 		hostname = "nightshift-target"
 	}
 	// As a Debian installer leaves it, so sudo resolves the host's name.
-	f, err := os.OpenFile(filepath.Join(t.Root, "etc/hosts"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("debtarget: %w", err)
-	}
-	_, err = fmt.Fprintf(f, "127.0.1.1\t%s\n", hostname)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("debtarget: /etc/hosts: %w", err)
+	if err := addHost(t.Root, hostname); err != nil {
+		return nil, err
 	}
 	if err := t.start(ctx, hostname, opts.Sandbox); err != nil {
 		return nil, err
@@ -225,11 +217,7 @@ func (t *SystemTarget) prepare(ctx context.Context) error {
 	if err := run("chroot", t.Root, "ssh-keygen", "-A"); err != nil {
 		return err
 	}
-	debs, _ := filepath.Glob(filepath.Join(t.Root, "var/cache/apt/archives/sudo_*.deb"))
-	if len(debs) == 0 {
-		return fmt.Errorf("debtarget: no sudo .deb in the root's apt cache: %w", ErrBuild)
-	}
-	if err := run("chroot", t.Root, "dpkg", "-i", "/var/cache/apt/archives/"+filepath.Base(debs[0])); err != nil {
+	if err := installSudo(ctx, t.Root); err != nil {
 		return err
 	}
 	if err := run("chroot", t.Root, "useradd", "-m", "-s", "/bin/bash", LoginUser); err != nil {

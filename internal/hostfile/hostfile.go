@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/scap"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -39,7 +39,7 @@ var (
 
 // Error is Read's error: "read PATH on the host: why". It matches ErrHost
 // when the host did not answer, else ErrFile, and unwraps to its cause (a
-// file over the limit: rules.ErrTooLarge).
+// file over the limit: scap.ErrTooLarge).
 type Error struct {
 	Path string
 	// Transport is set when the host did not answer.
@@ -75,7 +75,7 @@ func Read(ctx context.Context, t nightshift.Runner, path string, limit int) ([]b
 		return nil, fail("wc -c printed %q", strings.TrimSpace(r.Stdout))
 	}
 	if size > int64(limit) {
-		return nil, fail("%d bytes, more than %d: %w", size, limit, rules.ErrTooLarge)
+		return nil, fail("%d bytes, more than %d: %w", size, limit, scap.ErrTooLarge)
 	}
 	buf := make([]byte, 0, size)
 	for off := int64(0); off < size; off += Chunk {

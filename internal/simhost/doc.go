@@ -4,11 +4,13 @@
 // by a tiny language against the host's own key/value state:
 //
 //	set KEY VALUE      state[KEY] = VALUE; prints "KEY=VALUE", exit 0
+//	                   (a Config.Locked KEY: "read-only", exit 1)
+//	set --force K V    the same, Locked or not
 //	test KEY = VALUE   exit 0 when state[KEY] is VALUE, else exit 1
 //	echo WORDS         prints WORDS
 //	true / false       exit 0 / exit 1
 //	kill …             exit 0 (sshexec's process-group kills)
-//	the worker's probe prints os=, pkg= and init= lines
+//	the worker's probe prints os=, id=, version=, pkg= and init= lines
 //
 // anything else exits 127 ("not found"). sshexec's preamble announcing the
 // process group is understood and answered with a fake group.

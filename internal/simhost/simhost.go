@@ -2,6 +2,7 @@ package simhost
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +41,14 @@ type Config struct {
 	Dir string
 	// State is the initial state when there is none in Dir.
 	State map[string]string
+	// OS and Version are what the worker's probe reads as os-release's ID
+	// and VERSION_ID (a recipe key's OS family and version). Default
+	// "simlinux" and "1".
+	OS, Version string
+	// Locked are the keys plain `set` refuses ("KEY: read-only", exit 1):
+	// only `set --force KEY VALUE` changes them, as a drifted host of an
+	// OS family may need another fix than its siblings.
+	Locked []string
 	// DieAfter makes the host stop answering (as Close) when the command
 	// after DieAfter commands arrives; that command does not run. Zero
 	// means never.
@@ -384,7 +394,8 @@ func (h *Host) exec(command string, stdout, stderr io.Writer) (code int, ok bool
 func (h *Host) interpret(command string, stdout, stderr io.Writer) int {
 	f := strings.Fields(command)
 	if strings.HasPrefix(command, ". /etc/os-release") {
-		fmt.Fprintf(stdout, "os=Simulated Linux (%s)\npkg=apt-get\ninit=systemd\n", h.cfg.Name)
+		fmt.Fprintf(stdout, "os=Simulated Linux (%s)\nid=%s\nversion=%s\npkg=apt-get\ninit=systemd\n",
+			h.cfg.Name, cmp.Or(h.cfg.OS, "simlinux"), cmp.Or(h.cfg.Version, "1"))
 		return 0
 	}
 	if len(f) == 0 {
@@ -392,9 +403,17 @@ func (h *Host) interpret(command string, stdout, stderr io.Writer) int {
 	}
 	switch f[0] {
 	case "set":
+		force := len(f) > 1 && f[1] == "--force"
+		if force {
+			f = append(f[:1], f[2:]...)
+		}
 		if len(f) < 3 {
-			fmt.Fprintln(stderr, "set: usage: set KEY VALUE")
+			fmt.Fprintln(stderr, "set: usage: set [--force] KEY VALUE")
 			return 2
+		}
+		if !force && slices.Contains(h.cfg.Locked, f[1]) {
+			fmt.Fprintf(stderr, "set: %s: read-only (use set --force)\n", f[1])
+			return 1
 		}
 		v := strings.Join(f[2:], " ")
 		h.state[f[1]] = v

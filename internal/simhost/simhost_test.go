@@ -17,7 +17,7 @@ import (
 )
 
 func TestInterpret(t *testing.T) {
-	h := &Host{state: map[string]string{"a": "1"}, cfg: Config{Name: "t"}}
+	h := &Host{state: map[string]string{"a": "1"}, cfg: Config{Name: "t", Locked: []string{"l"}}}
 	tests := []struct {
 		cmd      string
 		code     int
@@ -27,14 +27,18 @@ func TestInterpret(t *testing.T) {
 		{"test a = 2", 1, "a is \"1\", want \"2\"\n", ""},
 		{"set a 2", 0, "a=2\n", ""},
 		{"test a = 2", 0, "", ""},
-		{"set a", 2, "", "set: usage: set KEY VALUE\n"},
+		{"set a", 2, "", "set: usage: set [--force] KEY VALUE\n"},
+		{"set l 1", 1, "", "set: l: read-only (use set --force)\n"},
+		{"test l = 1", 1, "l is \"\", want \"1\"\n", ""},
+		{"set --force l 1", 0, "l=1\n", ""},
+		{"test l = 1", 0, "", ""},
 		{"test a 2", 2, "", "test: usage: test KEY = VALUE\n"},
 		{"echo hi  there", 0, "hi there\n", ""},
 		{"false", 1, "", ""},
 		{"kill -TERM -- -4242", 0, "", ""},
 		{"", 0, "", ""},
 		{"rm -rf /", 127, "", "sh: 1: rm: not found\n"},
-		{`. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"`, 0, "os=Simulated Linux (t)\npkg=apt-get\ninit=systemd\n", ""},
+		{`. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"`, 0, "os=Simulated Linux (t)\nid=simlinux\nversion=1\npkg=apt-get\ninit=systemd\n", ""},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

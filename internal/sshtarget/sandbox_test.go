@@ -97,3 +97,18 @@ func TestSandboxKeepsTheHostSafe(t *testing.T) {
 		t.Fatalf("/etc/ssh on the host changed: %v %v", st.Mode(), err)
 	}
 }
+
+// TestSandboxNeedsRoot: without root a sandboxed target is refused, saying
+// it needs root, and no sshd is started. As root the test runs as nobody.
+func TestSandboxNeedsRoot(t *testing.T) {
+	if !testenv.Unprivileged(t) {
+		return // it ran as nobody
+	}
+	tg, err := Start(context.Background(), Options{Sandbox: true})
+	if err == nil {
+		tg.Close()
+	}
+	if !errors.Is(err, ErrSandbox) || !strings.Contains(err.Error(), "needs root") {
+		t.Fatalf("a sandboxed Start without root: %v; want ErrSandbox saying it needs root", err)
+	}
+}

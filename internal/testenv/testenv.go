@@ -6,6 +6,9 @@
 //     fails where the environment variable CI is set, because the test
 //     command (make test, which runs scripts/install-test-deps.sh as root)
 //     provides everything the tests need there.
+//   - A test of what happens without root (a "needs root" refusal) starts
+//     with Unprivileged, which runs it again as an unprivileged user
+//     through setpriv when the tests run as root, so that it runs in CI.
 //   - A test that makes random choices takes its seed from Seed, which
 //     logs it with the command line that repeats the run: -seed=N, else
 //     $NIGHTSHIFT_SEED, else the test's own default.

@@ -38,6 +38,7 @@ func withAdded(tokens string) string {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		json        string
@@ -96,6 +97,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestLoadFileMissing(t *testing.T) {
+	t.Parallel()
 	_, err := bpe.LoadFile("testdata/no-such-tokenizer.json")
 	if err == nil || !strings.Contains(err.Error(), "no-such-tokenizer.json") {
 		t.Fatalf("LoadFile of a missing file: %v", err)
@@ -103,6 +105,7 @@ func TestLoadFileMissing(t *testing.T) {
 }
 
 func TestTinyModel(t *testing.T) {
+	t.Parallel()
 	tok, err := bpe.Load(strings.NewReader(tiny("", "", "", "", "")))
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +134,7 @@ func TestTinyModel(t *testing.T) {
 }
 
 func TestQwen3Facts(t *testing.T) {
+	t.Parallel()
 	tok := load(t, "qwen3")
 	if got := tok.VocabSize(); got != 151669 {
 		t.Errorf("VocabSize = %d, want 151669", got)
@@ -154,6 +158,7 @@ func TestQwen3Facts(t *testing.T) {
 
 // TestConcurrent shares one tokenizer among 8 goroutines (run under -race).
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	tok := load(t, "qwen3")
 	items := corpus(t)
 	want := make([][]int, len(items))

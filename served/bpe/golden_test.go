@@ -222,6 +222,7 @@ func readGolden(t *testing.T, name string) golden {
 // (Rust) produced, for the four real tokenizers and the synthetic variants,
 // and checks Count and Decode against the same data.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	if *update {
 		cmd := exec.Command("node", "scripts/golden-tokenizer.js")
 		cmd.Dir = moduleRoot

@@ -57,6 +57,7 @@ func regexPieces(tb testing.TB, re *regexp2.Regexp, s string) []string {
 }
 
 func TestScannerCases(t *testing.T) {
+	t.Parallel()
 	qwen, llama, gpt2 := splitterFor(patternQwen), splitterFor(patternLlama3), splitterFor(patternGPT2)
 	tests := []struct {
 		name string
@@ -124,6 +125,7 @@ func compileAll(t testing.TB) []*regexp2.Regexp {
 // TestScannerMatchesRegexp2 runs the scanners and regexp2 over the golden
 // corpus (its valid UTF-8 items without ſ).
 func TestScannerMatchesRegexp2(t *testing.T) {
+	t.Parallel()
 	res := compileAll(t)
 	f, err := os.Open("../../testdata/tokenizer/corpus/corpus.jsonl")
 	if err != nil {
@@ -167,6 +169,7 @@ func FuzzScanner(f *testing.F) {
 }
 
 func TestLossy(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"ok", "ok"},
 		{"a\xffb", "a\ufffdb"},
@@ -190,6 +193,7 @@ func TestLossy(t *testing.T) {
 // TestMergeNaiveEqualsHeap checks the two merge strategies agree, on every
 // piece of the corpus long enough for both to matter.
 func TestMergeNaiveEqualsHeap(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../models/qwen3/tokenizer.json.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +219,7 @@ func TestMergeNaiveEqualsHeap(t *testing.T) {
 // TestScannerRandom compares the scanners with regexp2 on random strings
 // over an alphabet of the characters the regexes distinguish.
 func TestScannerRandom(t *testing.T) {
+	t.Parallel()
 	res := compileAll(t)
 	alphabet := []string{"a", "Z", "é", "中", "1", "٣", "½", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000", "\u2028", "\u0085",
 		"'", "'s", "'S", "'ll", "'LL", "'re", "'Ve", "'d", "'t", "'m", ".", "-", "<", "|", "😀", "\u200d", "\u0301", "\x00", "\v"}

@@ -147,6 +147,7 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 // TestGoldenWire checks that the Go values the golden test renders are the
 // requests the Python script rendered: go-openai marshals them to the same JSON.
 func TestGoldenWire(t *testing.T) {
+	t.Parallel()
 	for _, c := range loadGoldenCases(t) {
 		got, err := json.Marshal(c.messages)
 		if err != nil {
@@ -171,6 +172,7 @@ func TestGoldenWire(t *testing.T) {
 // TestGoldenRenders renders every golden conversation with both families and
 // compares with Jinja2's render byte for byte.
 func TestGoldenRenders(t *testing.T) {
+	t.Parallel()
 	cases := loadGoldenCases(t)
 	for _, f := range []Family{Qwen25, Qwen3} {
 		t.Run(f.String(), func(t *testing.T) {

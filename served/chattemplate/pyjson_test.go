@@ -13,6 +13,7 @@ import (
 )
 
 func TestPythonJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 	}{
@@ -66,6 +67,7 @@ func TestPythonJSON(t *testing.T) {
 }
 
 func TestPythonJSONErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     error
@@ -119,6 +121,7 @@ func TestPythonJSONErrors(t *testing.T) {
 // json.dumps(json.loads(s), ensure_ascii=False) over the corpus
 // scripts/render-chat.py writes.
 func TestPythonJSONGolden(t *testing.T) {
+	t.Parallel()
 	n := 0
 	readJSONLines(t, "pyjson.golden.jsonl", func(line []byte) {
 		var c struct {
@@ -164,6 +167,7 @@ func TestPythonJSONGolden(t *testing.T) {
 // TestPyFloatGolden checks float formatting against Python's repr for random
 // bit patterns and human-scale values.
 func TestPyFloatGolden(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open(filepath.Join(chatDir, "floats.golden.txt"))
 	if err != nil {
 		t.Fatalf("golden file missing (regenerate with %q): %v", regenerate, err)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestParsePythonJSON(t *testing.T) {
+	t.Parallel()
 	v, err := ParsePythonJSON(` {"name": "ssh_apply", "arguments": {"b": 1.50, "a": NaN}, "name": "give_up", "n": 7} `)
 	if err != nil {
 		t.Fatal(err)

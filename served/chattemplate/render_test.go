@@ -27,6 +27,7 @@ func readTemplate(t *testing.T, family string) string {
 }
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	q25, q3 := readTemplate(t, "qwen2.5"), readTemplate(t, "qwen3")
 	tests := []struct {
 		name     string
@@ -72,6 +73,7 @@ func assistantCalls(calls ...openai.ToolCall) openai.ChatCompletionMessage {
 }
 
 func TestRenderRejects(t *testing.T) {
+	t.Parallel()
 	fn := &openai.FunctionDefinition{Name: "f"}
 	tests := []struct {
 		name   string
@@ -159,6 +161,7 @@ func TestRenderRejects(t *testing.T) {
 }
 
 func TestRenderCases(t *testing.T) {
+	t.Parallel()
 	boolp := func(b bool) *bool { return &b }
 	tool := openai.Tool{Type: "function", Function: &openai.FunctionDefinition{Name: "run", Description: "Run it.",
 		Parameters: map[string]any{"type": "object", "b": 1.0, "a": []any{"é", 0.5}}}}
@@ -246,6 +249,7 @@ func equalInts(a, b []int) bool {
 
 // TestRenderDoesNotModifyInput checks Render leaves its arguments alone.
 func TestRenderDoesNotModifyInput(t *testing.T) {
+	t.Parallel()
 	msgs := []openai.ChatCompletionMessage{user("u"), assistantCalls(call("a", "f", `{"x": 1.0}`))}
 	before, _ := json.Marshal(msgs)
 	if _, err := Render(Qwen3, msgs, nil, DefaultOptions()); err != nil {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Captures real `oscap xccdf eval --progress` runs for the rules tests:
+# Captures real `oscap xccdf eval --progress` runs for the scap and ssgfix tests:
 # NAME.stdout, NAME.stderr and NAME.exit for each case, and the bash fixes
 # `oscap xccdf generate fix` makes from an evaluation's results (the command
-# rules.OscapFixCommand builds).
+# internal/ssgfix.Command builds).
 #
 #   capture.sh 'ssh -i KEY -p PORT root@127.0.0.1' [host]
 #

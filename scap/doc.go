@@ -1,0 +1,34 @@
+// Package scap reads SCAP source datastreams (XCCDF 1.2, as the SCAP
+// Security Guide ships them) into Nightshift's rules, and checks those rules
+// with OpenSCAP on the target.
+//
+// # Datastreams
+//
+// Load and Parse read a source datastream (or a bare XCCDF 1.2 file) of at
+// most MaxSize bytes: its rules by short id (sshd_disable_root_login) or
+// full id (xccdf_org.ssgproject.content_rule_…), their title, description
+// and rationale as plain text, and its profiles with their selections and
+// values resolved through the profiles they extend (Datastream.Profile).
+// Datastream.Set builds a rules.Set from a profile: each rule has its short
+// id, its text with the profile's values substituted, the values its check
+// uses as hints, and a Check. Input that is not a datastream is an error
+// matching ErrInvalid; unknown profiles and rules match ErrUnknownProfile and
+// ErrUnknownRule; every error names the file.
+//
+// # Checks
+//
+// Check (a rules.Check) runs `oscap xccdf eval --profile P --rule R DS` on
+// the target and maps the rule's XCCDF result: pass and fixed are
+// nightshift.CheckPass, fail nightshift.CheckFail, notapplicable
+// nightshift.CheckNotApplicable, and error, unknown, notchecked,
+// notselected and informational nightshift.CheckError — never read as
+// fixed. EvaluateMany checks several rules with one oscap run per
+// datastream and profile.
+//
+// # Concurrency
+//
+// A *Datastream is immutable and safe for concurrent use; the values it
+// returns are copies. Check.Evaluate and EvaluateMany are safe for
+// concurrent use when the Runner is. The package has no mutable global
+// state.
+package scap
