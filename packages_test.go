@@ -20,6 +20,7 @@ var noRunnableExample = map[string]string{
 	"internal/memv1":         "only its doc.go, which names the frozen copies below",
 	"internal/memv1/distill": "a frozen copy of main's distiller before issue 22, kept only as a benchmark baseline",
 	"internal/memv1/memory":  "a frozen copy of main's memory before issue 22, kept only as a benchmark baseline",
+	"internal/nighttest":     "a test harness: every function takes a testing.TB and starts simulated hosts and a model server; batch's and fleet's tests show its use",
 	"internal/sshtarget":     "starts a real sshd, which an Example cannot assume; its tests show its use",
 	"internal/vllmref":       "runs python3 with jinja2 and node with the HF tokenizers addon, which an Example cannot assume; its Example compiles but does not run",
 	"worker":                 "its Config changes with the served-model package (issue 23, branch model23); the Example is written once that lands",

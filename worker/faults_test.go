@@ -177,6 +177,26 @@ func TestModelFaultsPastDeadline(t *testing.T) {
 	}
 }
 
+// TestFaultThenDeadline: a try that got an unusable answer, then a try
+// cut short by the retry deadline (a huge body still arriving, a hang),
+// ends the rule as unreachable naming the unusable answer, with the last
+// try's timeout beside it: the operator learns what the server did, not
+// only that time ran out.
+func TestFaultThenDeadline(t *testing.T) {
+	e := newFaultEnv(t, faultserver.Config{Faults: []faultserver.Fault{{Kind: faultserver.HTML, Times: 1}, {Kind: faultserver.Hang, Times: 1000}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := e.worker(faultOptions{retryDeadline: 1500 * time.Millisecond, requestTimeout: 10 * time.Minute, maxReplyBytes: 1 << 20}).Fix(ctx, e.rule)
+	var ue *worker.UnreachableError
+	require.ErrorAs(t, err, &ue)
+	var re *worker.ReplyError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, worker.ReplyNotJSON, re.Fault)
+	assert.Contains(t, err.Error(), "model server gave no usable reply after ")
+	assert.Contains(t, err.Error(), "reply is not JSON: text/html")
+	assert.Contains(t, err.Error(), "(last try: no complete answer in ")
+}
+
 // TestServerErrorText: vLLM's flat error body on a 503 reads as the
 // status and the server's message, not go-openai's "message: %!s(<nil>)".
 func TestServerErrorText(t *testing.T) {

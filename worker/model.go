@@ -26,18 +26,32 @@ type UnreachableError struct {
 	Tries int
 	Since time.Duration
 	Err   error // the last error
+	// Fault is the last unusable answer of an earlier try when the last
+	// try itself ended otherwise (typically cut short by the retry
+	// deadline while a huge or dripping answer was still arriving); nil
+	// when Err says it all.
+	Fault *ReplyError
 }
 
 func (e *UnreachableError) Error() string {
-	what := "model server unreachable"
 	var re *ReplyError
-	if errors.As(e.Err, &re) {
-		what = "model server gave no usable reply"
+	switch {
+	case errors.As(e.Err, &re):
+		return fmt.Sprintf("model server gave no usable reply after %d tries over %s: %v", e.Tries, e.Since.Round(time.Millisecond), e.Err)
+	case e.Fault != nil:
+		return fmt.Sprintf("model server gave no usable reply after %d tries over %s: %v (last try: %v)", e.Tries, e.Since.Round(time.Millisecond), e.Fault, e.Err)
 	}
-	return fmt.Sprintf("%s after %d tries over %s: %v", what, e.Tries, e.Since.Round(time.Millisecond), e.Err)
+	return fmt.Sprintf("model server unreachable after %d tries over %s: %v", e.Tries, e.Since.Round(time.Millisecond), e.Err)
 }
 
-func (e *UnreachableError) Unwrap() error { return e.Err }
+// Unwrap returns the last error and, when set, the earlier unusable answer,
+// so that errors.As finds a *ReplyError either way.
+func (e *UnreachableError) Unwrap() []error {
+	if e.Fault != nil {
+		return []error{e.Err, e.Fault}
+	}
+	return []error{e.Err}
+}
 
 // complete calls the model under the worker's retry policy: 5xx, 429,
 // timeouts, refused or dropped connections and answers that cannot be used
@@ -56,6 +70,7 @@ func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionReq
 		return errors.As(err, &to) || retryable(err)
 	}
 	var resp openai.ChatCompletionResponse
+	var fault *ReplyError // the last unusable answer of any try
 	err := p.Do(ctx, func(ctx context.Context) error {
 		timeout, bound := requestTimeout, "the request timeout"
 		if p.Deadline > 0 {
@@ -80,6 +95,10 @@ func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionReq
 		if cl := served.ParseContextLength(err); cl != nil {
 			return cl
 		}
+		var re *ReplyError
+		if errors.As(err, &re) {
+			fault = re
+		}
 		if rctx.Err() != nil {
 			return &tryTimeout{err: err, after: timeout, bound: bound}
 		}
@@ -87,7 +106,11 @@ func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionReq
 	})
 	var gu *retry.GiveUpError
 	if errors.As(err, &gu) {
-		return resp, &UnreachableError{Tries: gu.Tries, Since: time.Since(start), Err: gu.Err}
+		ue := &UnreachableError{Tries: gu.Tries, Since: time.Since(start), Err: gu.Err}
+		if re := (*ReplyError)(nil); !errors.As(gu.Err, &re) {
+			ue.Fault = fault
+		}
+		return resp, ue
 	}
 	return resp, err // nil, ctx.Err(), or an error not worth retrying
 }

@@ -272,13 +272,16 @@ func TestFleetIntegration(t *testing.T) {
 	}
 
 	// The same night with `worker run` on fresh hosts (fresh ports: their
-	// keys are learned on first use into a new known_hosts).
+	// keys are learned on first use into a new known_hosts). Recipes are
+	// off (--no-recipes), as they are in the fleet night above, so that every
+	// task asks the model and the two reports compare task by task: which
+	// host would replay whose fix depends on the order hosts finish.
 	inv2, _ := fleetHosts(t, filepath.Join(dir, "run"), nHosts, nRules, []string{"a", "b"}, true)
 	kh2 := filepath.Join(dir, "known_hosts2")
 	want := filepath.Join(dir, "run.json")
 	code, out, errOut := cli(t, "", "run", "--sandbox", "off", "--rules", rulesFile, "--inventory", inv2, "--journal", filepath.Join(dir, "run.db"),
 		"--identity", key, "--known-hosts", kh2, "--accept-new-host-key", "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(nHosts),
-		"--no-lessons", "--no-progress", "--json-report", want)
+		"--no-lessons", "--no-recipes", "--no-progress", "--json-report", want)
 	if code != exitNotFixed && code != exitOK {
 		t.Fatalf("worker run: exit %d\n%s\n%s", code, out, errOut)
 	}

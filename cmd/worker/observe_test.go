@@ -235,7 +235,9 @@ func scrape(url string) (map[string]float64, error) {
 
 // TestRunLessonsReachTheNextHost: when sshd_root_login ends on web1, its
 // lessons are stored in the journal's file, and web2's prompt for the same
-// rule carries what worked on web1; with --no-lessons neither.
+// rule carries what worked on web1; with --no-lessons neither. Recipes are
+// off (--no-recipes): with them web2 would replay web1's fix and never ask
+// the model (recipes.txtar shows that).
 func TestRunLessonsReachTheNextHost(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -249,7 +251,7 @@ func TestRunLessonsReachTheNextHost(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newBatchFixture(t, 2, 2)
 			j := filepath.Join(f.dir, "lessons.db")
-			code, out, errOut := cli(t, "", f.runArgs(j, append([]string{"--parallel-hosts", "1", "--no-progress"}, tt.extra...)...)...)
+			code, out, errOut := cli(t, "", f.runArgs(j, append([]string{"--parallel-hosts", "1", "--no-progress", "--no-recipes"}, tt.extra...)...)...)
 			if code != exitNotFixed || !strings.Contains(out, "6 of 6 rules × hosts finished") {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}

@@ -131,6 +131,9 @@ type Options struct {
 	Policy    vllmsim.Policy // the model's answers; nil means Policy
 	// PromptTokensDetails makes the simulator report prefix-cached tokens.
 	PromptTokensDetails bool
+	// Host, when set, adjusts host i's configuration before it starts (its
+	// OS family and version, Locked keys).
+	Host func(i int, c *simhost.Config)
 }
 
 // Night is a simulated night's fixtures.
@@ -164,6 +167,9 @@ func Start(t testing.TB, o Options) *Night {
 		cfg := simhost.Config{Name: name, AuthorizedKey: client.PublicKey(), State: st, DieAfter: o.DieAfter[name], Exec: o.Exec}
 		if o.Dir != "" {
 			cfg.Dir = filepath.Join(o.Dir, "hosts", name)
+		}
+		if o.Host != nil {
+			o.Host(i, &cfg)
 		}
 		h, err := simhost.Start(ctx, cfg)
 		if err != nil {
