@@ -42,10 +42,10 @@ func TestParseBackend(t *testing.T) {
 	assert.Equal(t, "Backend(7)", Backend(7).String())
 }
 
-// TestLoadModelWithBackend: the Go backend yields the pure-Go tokenizer for
+// TestLoadFilesWithBackend: the Go backend yields the pure-Go tokenizer for
 // a built-in and for a file; a backend that is no backend is refused before
 // anything is read; the native backend loads only when built in.
-func TestLoadModelWithBackend(t *testing.T) {
+func TestLoadFilesWithBackend(t *testing.T) {
 	t.Parallel()
 	m, err := loadFiles("qwen3", BackendGo)
 	require.NoError(t, err)

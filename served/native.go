@@ -14,7 +14,7 @@ const nativeBuilt = true
 // Native wraps the HuggingFace tokenizers library (Rust, through cgo and
 // github.com/daulet/tokenizers) behind the Tokenizer interface. It is built
 // only with the hf_native build tag and needs libtokenizers.a on the linker
-// path (see the README); LoadModelWith(spec, BackendNative) loads a model
+// path (see the README); Config.Backend = BackendNative loads a model
 // with it. Safe for concurrent use, as the Rust tokenizer is; Close releases
 // it. Text is passed to the library as a C string, so a NUL byte ends it:
 // the pure-Go backend counts such text exactly, this one does not.

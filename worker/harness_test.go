@@ -88,7 +88,7 @@ type envOptions struct {
 	errorStyle   vllmsim.ErrorStyle
 	// reference makes the simulator count prompts (and reject them) with
 	// the independent reference, Python Jinja2 and HF tokenizers
-	// (internal/vllmref), instead of package budget, which the worker
+	// (internal/vllmref), instead of package served, which the worker
 	// counts with.
 	reference bool
 }

@@ -30,7 +30,7 @@ import (
 // compresses, against a real sshd and the vLLM simulator with a 16,384-token
 // window. The simulator counts every prompt, and rejects it as vLLM would,
 // with the independent reference (internal/vllmref: Python Jinja2 renders,
-// the HF tokenizers count), not with package budget, which the worker
+// the HF tokenizers count), not with package served, which the worker
 // counts with. vLLM never rejects a prompt, the worker's count of every
 // prompt equals the reference's, the ban list is in every prompt, and the
 // prompt plateaus.

@@ -76,7 +76,7 @@ func checkTokenizerArg(t string) error {
 		}
 	}
 	if _, err := os.Stat(t); err != nil {
-		return nil // LoadModel names the built-ins
+		return nil // served.Offline names the built-ins
 	}
 	return checkInput("--tokenizer", t, true)
 }
