@@ -215,11 +215,11 @@ func modeOwner(s nightshift.FileState) string {
 	return "0" + strconv.FormatUint(uint64(s.Mode), 8) + " " + strconv.Itoa(s.UID) + ":" + strconv.Itoa(s.GID)
 }
 
-// isKeysFile says whether sshd may read p as a list of authorized keys, or
-// useradd copies it into new accounts.
+// isKeysFile says whether sshd may read p as a list of authorized keys
+// (/etc/skel's copy goes to every new account).
 func isKeysFile(p string) bool {
 	b := path.Base(p)
-	return b == "authorized_keys" || b == "authorized_keys2" || under(p, "/etc/ssh/authorized_keys") || under(p, "/etc/skel/.ssh")
+	return b == "authorized_keys" || b == "authorized_keys2" || under(p, "/etc/ssh/authorized_keys")
 }
 
 // keyBlob is the base64 key of an authorized_keys line (options, type and

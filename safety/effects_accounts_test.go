@@ -134,6 +134,9 @@ func TestJudgeEffectsAccounts(t *testing.T) {
 		// setuid and setgid anywhere, world-writable system directories.
 		{"a setuid copy of dash in /var/tmp", effectsOf(nightshift.FileChange{Path: "/var/tmp/.d", Change: nightshift.ChangeCreated,
 			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o4755, Size: 125560, SHA256: "cc"}}), root, "perms-system", "setuid/setgid program (4755"},
+		{"a setuid copy of bash in root's home", effectsOf(nightshift.FileChange{Path: "/root/.cache/b", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o6755, Size: 1265648, SHA256: "cc"}}), root, "perms-system", "/root/.cache/b a setuid/setgid"},
+		{"an ssh client config in /etc/skel", effectsOf(newFile("/etc/skel/.ssh/config", "Host *\n\tHashKnownHosts yes\n")), root, "", ""},
 		{"chmod g+s on a file in /home", effectsOf(metaFile("/home/alice/tool", nightshift.FileRegular, 0o755, 1001, 0, 0o2755, 1001, 0)), root, "perms-system", "/home/alice/tool a setuid/setgid"},
 		{"chmod u+s /usr/bin/find", effectsOf(metaFile("/usr/bin/find", nightshift.FileRegular, 0o755, 0, 0, 0o4755, 0, 0)), root, "perms-system", "add setuid/setgid"},
 		{"chmod u-s on a 6755 program", effectsOf(metaFile("/usr/bin/wall2", nightshift.FileRegular, 0o6755, 0, 5, 0o2755, 0, 5)), root, "", ""},

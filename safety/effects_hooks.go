@@ -288,5 +288,5 @@ func libDirRepointed(c nightshift.FileChange) string {
 	if c.After.Kind == nightshift.FileSymlink {
 		to = "link to " + c.After.Target
 	}
-	return "would replace " + c.Path + " (" + from + ") with a " + to + ": every program's loader and libraries come from it"
+	return "would replace " + c.Path + " (" + from + ") with a " + to + ": every program's loader, libraries or configuration come from it"
 }

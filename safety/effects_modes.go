@@ -26,9 +26,10 @@ func modesHarm(c nightshift.FileChange, owned map[string]bool, system bool, pol 
 		if c.Change != nightshift.ChangeCreated && b.Kind == nightshift.FileRegular {
 			added &^= b.Mode
 		}
-		// Under the system trees and the login's home permsHarm and the
-		// creation rule already refuse it.
-		if added != 0 && !system && !under(c.Path, pol.LoginHome) {
+		// Under the system trees the creation rule refuses a new one, and
+		// permsHarm a change there and in the login's home.
+		done := system || c.Change != nightshift.ChangeCreated && under(c.Path, pol.LoginHome)
+		if added != 0 && !done {
 			bad("would make %s a setuid/setgid program (%04o, owner %d:%d): whoever runs it gets its owner's or group's powers", c.Path, a.Mode, a.UID, a.GID)
 		}
 	}

@@ -287,7 +287,12 @@ func sourcesHarm(c nightshift.FileChange) []string {
 		t := strings.TrimSpace(l)
 		return strings.HasPrefix(t, "deb ") || strings.HasPrefix(t, "deb-src ") || strings.HasPrefix(t, "deb[") || strings.HasPrefix(strings.ToLower(t), "uris:")
 	}
-	removedActive, addedActive := 0, 0
+	removedActive, addedActive, keptActive := 0, 0, 0
+	for _, l := range strings.Split(c.Diff, "\n") {
+		if strings.HasPrefix(l, " ") && active(l[1:]) {
+			keptActive++
+		}
+	}
 	for _, l := range removedLines(c.Diff) {
 		if active(l) {
 			removedActive++
@@ -309,8 +314,8 @@ func sourcesHarm(c nightshift.FileChange) []string {
 			out = append(out, "would disable the sources of "+c.Path+": the packages it lists, security updates among them, could no longer be installed or upgraded")
 		}
 	}
-	if c.Change == nightshift.ChangeModified && removedActive > 0 && addedActive == 0 && c.After.Size < c.Before.Size {
-		out = append(out, "would remove every source the command touched from "+c.Path+": the packages it listed, security updates among them, could no longer be installed or upgraded")
+	if c.Change == nightshift.ChangeModified && removedActive > 0 && addedActive == 0 && keptActive == 0 {
+		out = append(out, "would remove the sources of "+c.Path+" (no active line left in what the diff shows): the packages it listed, security updates among them, could no longer be installed or upgraded")
 	}
 	return out
 }
