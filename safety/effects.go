@@ -213,7 +213,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, sudoHarm(e, c, pol)...)
 		// Account takeover, modes and what runs later (judge19c).
 		out = append(out, accountsHarm(c, pol, changed)...)
-		out = append(out, sudoersHarm(e, c)...)
+		out = append(out, sudoersHarm(e, c, owned)...)
 		out = append(out, modesHarm(c, owned, system, pol)...)
 		out = append(out, packagesHarm(e, c, owned)...)
 		out = append(out, hooksHarm(e, c, owned, pol)...)

@@ -175,6 +175,9 @@ func TestJudgeEffectsSudoers(t *testing.T) {
 		{"!authenticate in Defaults", effectsOf(modFile("/etc/sudoers", "+Defaults:alice !authenticate\n")), root, "privilege", "without a password"},
 		{"an existing grant narrowed", effectsOf(modFile("/etc/sudoers", "-alice ALL=(ALL:ALL) ALL\n+alice ALL=(root) /usr/bin/systemctl\n")), root, "", ""},
 		{"a grant moved to sudoers.d", effectsOf(modFile("/etc/sudoers", "-%admins ALL=(ALL:ALL) ALL\n"), newFile("/etc/sudoers.d/admins", "%admins ALL=(ALL:ALL) ALL\n")), root, "", ""},
+		{"sudo installed: the package's /etc/sudoers", effectsOf(newFile("/etc/sudoers", "Defaults\tenv_reset\nroot\tALL=(ALL:ALL) ALL\n%sudo\tALL=(ALL:ALL) ALL\n@includedir /etc/sudoers.d\n"),
+			newFile("/var/lib/dpkg/info/sudo.list", "/etc/sudoers\n/usr/bin/sudo\n"), modFile("/var/lib/dpkg/status", "+Package: sudo\n+Status: install ok installed\n")), ops, "", ""},
+		{"/etc/sudoers created by hand", effectsOf(newFile("/etc/sudoers", "root\tALL=(ALL:ALL) ALL\n%sudo\tALL=(ALL:ALL) ALL\n")), root, "privilege", "grant sudo to %sudo"},
 		{"a grant in a file sudo skips", effectsOf(newFile("/etc/sudoers.d/daemon.disabled", "daemon ALL=(ALL) ALL\n")), root, "", ""},
 	})
 }

@@ -102,7 +102,14 @@ func hooksHarm(e nightshift.Effects, c nightshift.FileChange, owned map[string]b
 		if !under(c.Path, w.dir) || c.Path == w.dir && c.After.Kind == nightshift.FileDir {
 			continue
 		}
+		t := c.After.Target
+		if !path.IsAbs(t) {
+			t = path.Join(path.Dir(c.Path), t)
+		}
 		switch {
+		case c.After.Kind == nightshift.FileSymlink && w.dir == "/etc/systemd/user" && (under(t, "/usr/lib/systemd/user") || under(t, "/lib/systemd/user") || t == "/dev/null"):
+			// deb-systemd-helper enabling (or masking) a package's user
+			// unit: the unit is the package's.
 		case c.After.Kind == nightshift.FileSymlink:
 			bad("deferred", "would link "+c.Path+" to "+c.After.Target+" ("+w.what+", outside the sandbox): a hardening rule writes nothing there")
 		case len(contentLines(c.Diff)) > 0 || c.Diff == "" && c.After.Size > 0:

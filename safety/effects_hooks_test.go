@@ -78,6 +78,8 @@ func TestJudgeEffectsHooks(t *testing.T) {
 		{"an initramfs hook", effectsOf(newFile("/etc/initramfs-tools/hooks/zz", "#!/bin/sh\ncopy_exec /usr/bin/curl\n")), root, "deferred", "update-initramfs runs it"},
 		{"a user environment generator", effectsOf(newFile("/usr/lib/systemd/user-environment-generators/90-zz", "#!/bin/sh\necho LD_PRELOAD=/var/tmp/x.so\n")), root, "deferred", "every user session"},
 		{"a user unit", effectsOf(newFile("/etc/systemd/user/zz.service", "[Service]\nExecStart=/usr/bin/true\n")), root, "deferred", "every user's session"},
+		{"a user unit of the command's own enabled", effectsOf(linkFile("/etc/systemd/user/default.target.wants/zz.service", "", "../zz.service")), root, "deferred", "link /etc/systemd/user/default.target.wants/zz.service"},
+		{"a package's user unit enabled (deb-systemd-helper)", effectsOf(linkFile("/etc/systemd/user/sockets.target.wants/pipewire.socket", "", "/usr/lib/systemd/user/pipewire.socket")), root, "", ""},
 		{"a comment-only completion file", effectsOf(newFile("/etc/bash_completion.d/README", "# nothing\n")), root, "", ""},
 		{"a completion installed by dpkg", effectsOf(newFile("/usr/share/bash-completion/completions/aide", "complete -F _aide aide\n"), newFile("/var/lib/dpkg/info/aide.list", "/usr/share/bash-completion/completions/aide\n"),
 			modFile("/var/lib/dpkg/status", "+Package: aide\n")), root, "", ""},

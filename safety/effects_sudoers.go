@@ -71,8 +71,9 @@ func sudoersUsers(s string) []string {
 }
 
 // sudoersHarm judges a command's changes of the files sudo reads.
-func sudoersHarm(e nightshift.Effects, c nightshift.FileChange) []Refusal {
-	if !isSudoersFile(c.Path) || c.Change != nightshift.ChangeCreated && c.Change != nightshift.ChangeModified {
+func sudoersHarm(e nightshift.Effects, c nightshift.FileChange, owned map[string]bool) []Refusal {
+	// The package's own /etc/sudoers (installing sudo) is the package's.
+	if !isSudoersFile(c.Path) || owned[c.Path] || c.Change != nightshift.ChangeCreated && c.Change != nightshift.ChangeModified {
 		return nil
 	}
 	var out []Refusal
