@@ -75,7 +75,7 @@
 //     without their package's file list changing;
 //   - code and settings read later where hardening writes nothing (refused
 //     whatever they hold): shell completions, DHCP client hooks, the
-//     initramfs's scripts and hooks, environment and user generators, user
+//     initramfs's scripts and hooks, generators of every kind, user
 //     units, Python's sitecustomize and import lines of .pth files, git's
 //     program settings (pager, editor, fsmonitor, hooksPath, aliases with
 //     "!", includes); by meaning: anacrontab and /etc/skel's dotfiles

@@ -11,8 +11,8 @@ import (
 // Places the system reads code or settings from later, outside the
 // sandbox, that effects_deferred.go does not cover. Where a hardening rule
 // never writes (shell completions, DHCP client hooks, the initramfs's
-// scripts, ifupdown's interface commands, environment and user
-// generators, user units, Python's start-up hooks, git's program
+// scripts, ifupdown's interface commands, generators of every kind, user
+// units, Python's start-up hooks, git's program
 // settings), any content is refused: the sandbox cannot see what it will
 // run. Where it may (anacrontab, /etc/skel's dotfiles), the commands go
 // through the static ban check as cron's do. Settings are judged by
@@ -36,6 +36,8 @@ var neverWritten = []struct{ dir, what string }{
 	{"/etc/initramfs-tools/hooks", "update-initramfs runs it at the next kernel or package update"},
 	{"/usr/share/initramfs-tools/scripts", "the initramfs runs it at every boot"},
 	{"/usr/share/initramfs-tools/hooks", "update-initramfs runs it at the next kernel or package update"},
+	{"/etc/systemd/system-generators", "systemd runs it at every boot and daemon-reload"},
+	{"/usr/local/lib/systemd/system-generators", "systemd runs it at every boot and daemon-reload"},
 	{"/etc/systemd/system-environment-generators", "systemd runs it at every boot and daemon-reload"},
 	{"/usr/lib/systemd/system-environment-generators", "systemd runs it at every boot and daemon-reload"},
 	{"/lib/systemd/system-environment-generators", "systemd runs it at every boot and daemon-reload"},

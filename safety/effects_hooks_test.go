@@ -77,6 +77,7 @@ func TestJudgeEffectsHooks(t *testing.T) {
 		{"an initramfs init-top script", effectsOf(newFile("/etc/initramfs-tools/scripts/init-top/zz", "#!/bin/sh\necho x > /dev/kmsg\n")), root, "deferred", "initramfs runs it at every boot"},
 		{"an initramfs hook", effectsOf(newFile("/etc/initramfs-tools/hooks/zz", "#!/bin/sh\ncopy_exec /usr/bin/curl\n")), root, "deferred", "update-initramfs runs it"},
 		{"a user environment generator", effectsOf(newFile("/usr/lib/systemd/user-environment-generators/90-zz", "#!/bin/sh\necho LD_PRELOAD=/var/tmp/x.so\n")), root, "deferred", "every user session"},
+		{"a system generator", effectsOf(newFile("/etc/systemd/system-generators/zz", "#!/bin/sh\nmkdir -p \"$1\"\n")), root, "deferred", "every boot and daemon-reload"},
 		{"a user unit", effectsOf(newFile("/etc/systemd/user/zz.service", "[Service]\nExecStart=/usr/bin/true\n")), root, "deferred", "every user's session"},
 		{"a user unit of the command's own enabled", effectsOf(linkFile("/etc/systemd/user/default.target.wants/zz.service", "", "../zz.service")), root, "deferred", "link /etc/systemd/user/default.target.wants/zz.service"},
 		{"a package's user unit enabled (deb-systemd-helper)", effectsOf(linkFile("/etc/systemd/user/sockets.target.wants/pipewire.socket", "", "/usr/lib/systemd/user/pipewire.socket")), root, "", ""},
