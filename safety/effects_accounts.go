@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -95,13 +96,7 @@ func accountsHarm(c nightshift.FileChange, pol EffectsPolicy, changed map[string
 		return out
 	}
 	removed, added := accountLines(c.Diff)
-	takeover := func(format string, a ...string) {
-		r := format
-		for _, x := range a {
-			r = strings.Replace(r, "%s", x, 1)
-		}
-		bad("takeover", r)
-	}
+	takeover := func(format string, a ...any) { bad("takeover", fmt.Sprintf(format, a...)) }
 	for name, f := range added {
 		old, existed := removed[name]
 		switch file {
