@@ -153,7 +153,7 @@ func (w *scopeWalk) refsIn(n ovalNode) {
 	}
 	for _, c := range n.Children {
 		switch c.XMLName.Local {
-		case "object_reference", "filter":
+		case "object_reference", "filter", "var_ref":
 			w.ref(strings.TrimSpace(c.Text))
 		default:
 			w.refsIn(c)

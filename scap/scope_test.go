@@ -115,6 +115,10 @@ func TestScopeSSGDebian12(t *testing.T) {
 		{"chronyd_specify_remote_server", []string{"/etc/chrony/chrony.conf", "/etc/chrony/chrony.d"}, true},
 		// /etc/apt/apt.conf(\.d/.*)?$
 		{"apt_conf_disallow_unauthenticated", []string{"/etc/apt/apt.conf", "/etc/apt/apt.conf.d"}, true},
+		// variable_object → local_variable → object_component → the
+		// textfilecontent54_object reading /etc/login.defs.
+		{"accounts_minimum_age_login_defs", []string{"/etc/login.defs"}, true},
+		{"accounts_umask_etc_bashrc", []string{"/etc/bash.bashrc"}, true},
 		// dpkginfo_object, systemdunit objects: no file.
 		{"package_audit_installed", nil, true},
 		{"service_auditd_enabled", nil, true},
