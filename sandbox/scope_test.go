@@ -1,11 +1,15 @@
 package sandbox_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/scap"
 )
@@ -54,4 +58,63 @@ func scopeString(p safety.EffectsPolicy) string {
 		return "(no strict scope)"
 	}
 	return "[" + strings.Join(p.Scope, " ") + "]"
+}
+
+var (
+	rejudgeFile = flag.String("falserefusals.rejudge", "", "TestRejudgeFalseRefusals: re-judge the effects a -falserefusals.effects run recorded, under the scopes derived now")
+	rejudgeDS   = flag.String("falserefusals.ds", "", "TestRejudgeFalseRefusals: the ssg-debian12-ds.xml to derive the scopes from")
+)
+
+// TestRejudgeFalseRefusals re-judges, without a target, the effects a
+// TestFalseRefusals run recorded (-falserefusals.effects), each SSG fix
+// under its rule's scope as scap derives it now: the judge is a pure
+// function of the effects and the policy, so a change of the derivation
+// is measured in seconds instead of a run of the corpora. It runs only
+// with -falserefusals.rejudge and -falserefusals.ds.
+func TestRejudgeFalseRefusals(t *testing.T) {
+	if *rejudgeFile == "" || *rejudgeDS == "" {
+		t.Skip("a measuring tool: go test ./sandbox -run TestRejudgeFalseRefusals -falserefusals.rejudge=FILE -falserefusals.ds=DS")
+	}
+	d, err := scap.Load(*rejudgeDS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(*rejudgeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<28)
+	total, refused, scoped, byScope := map[string]int{}, map[string]int{}, 0, 0
+	for sc.Scan() {
+		var r struct {
+			Source, Name string
+			Effects      nightshift.Effects
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		total[r.Source]++
+		pol := policy
+		if fs, ok := d.Scope(r.Name); ok && fs.Complete && r.Source == "ssg" {
+			pol.Scope, pol.StrictScope = fs.Paths, true
+			scoped++
+		}
+		refs := safety.JudgeEffects(r.Effects, pol)
+		if len(refs) > 0 {
+			refused[r.Source]++
+			if len(safety.JudgeEffects(r.Effects, policy)) == 0 {
+				byScope++
+				t.Logf("REFUSED-BY-SCOPE %s %s %s: %v", r.Source, r.Name, scopeString(pol), refs)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{"ssg", "remediation", "fresh"} {
+		t.Logf("%s: %d commands, %d refused", src, total[src], refused[src])
+	}
+	t.Logf("%d SSG fixes judged under their rule's derived scope, %d refused only because of it", scoped, byScope)
 }
