@@ -67,7 +67,23 @@ var pkgScriptPaths = strings.Fields(`/var/lib/dpkg /var/lib/apt /etc/alternative
 	/etc/passwd /etc/passwd- /etc/group /etc/group- /etc/shadow /etc/shadow- /etc/gshadow /etc/gshadow- /etc/subuid /etc/subuid- /etc/subgid /etc/subgid-
 	/etc/systemd/system/multi-user.target.wants /etc/systemd/system/sockets.target.wants /etc/systemd/system/timers.target.wants
 	/etc/systemd/system/sysinit.target.wants /etc/rc0.d /etc/rc1.d /etc/rc2.d /etc/rc3.d /etc/rc4.d /etc/rc5.d /etc/rc6.d /etc/rcS.d
-	/usr/share/info/dir /etc/ssl/certs /etc/ca-certificates.conf /etc/shells /etc/init.d /etc/default /usr/lib/python3/dist-packages`)
+	/usr/share/info/dir /etc/ssl/certs /etc/ca-certificates.conf /etc/shells /etc/init.d /etc/default /usr/lib/python3/dist-packages
+	/etc/pam.d/common-auth /etc/pam.d/common-account /etc/pam.d/common-password /etc/pam.d/common-session /etc/pam.d/common-session-noninteractive`)
+
+// usrAlias is p's other name on a merged-/usr system, where the package
+// lists may name /lib/x for the /usr/lib/x the sandbox sees (and the
+// other way round); "" when p has none.
+func usrAlias(p string) string {
+	for _, d := range []string{"/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/", "/libx32/"} {
+		if rest, ok := strings.CutPrefix(p, "/usr"+d); ok {
+			return d + rest
+		}
+		if rest, ok := strings.CutPrefix(p, d); ok {
+			return "/usr" + d + rest
+		}
+	}
+	return ""
+}
 
 // scopeHarm refuses, under StrictScope, the changes to control surfaces
 // outside the rule's Scope. Exempt: paths the package manager's lists say
@@ -80,7 +96,7 @@ func scopeHarm(changes []nightshift.FileChange, owned map[string]bool, pkgOp boo
 	}
 	var outside []string
 	for _, c := range changes {
-		if c.Change == nightshift.ChangeNone || ControlSurface(c.Path) == "" || inScope(c.Path, pol.Scope) || owned[c.Path] {
+		if c.Change == nightshift.ChangeNone || ControlSurface(c.Path) == "" || inScope(c.Path, pol.Scope) || owned[c.Path] || owned[usrAlias(c.Path)] {
 			continue
 		}
 		if _, ok := underAny(c.Path, pkgScriptPaths); ok && pkgOp {

@@ -164,6 +164,11 @@ func (w *scopeWalk) refsIn(n ovalNode) {
 // object adds the paths a file-reading object reads; other objects only
 // have their references followed.
 func (w *scopeWalk) object(n ovalNode) {
+	if fixed, ok := implicitFiles[n.XMLName.Local]; ok {
+		for _, p := range fixed {
+			w.add(p, "")
+		}
+	}
 	fp, dir, file := n.child("filepath"), n.child("path"), n.child("filename")
 	if fp == nil && dir == nil {
 		w.refsIn(n) // a set, or an object that reads no files
@@ -245,8 +250,30 @@ func (w *scopeWalk) add(p, operation string) {
 			w.miss("the path %q is not an absolute path below /", p)
 			continue
 		}
-		w.paths[path.Clean(p)] = true
+		p = path.Clean(p)
+		w.paths[p] = true
+		for _, src := range generatedFrom[p] {
+			w.paths[src] = true
+		}
 	}
+}
+
+// implicitFiles are the files objects without a path element read.
+var implicitFiles = map[string][]string{
+	"shadow_object":   {"/etc/shadow"},
+	"password_object": {"/etc/passwd"},
+}
+
+// generatedFrom maps a file a check reads to what a fix changes to change
+// it: a generated file's sources (update-grub writes grub.cfg from
+// /etc/default/grub), an account file's backup, which the shadow tools
+// write with it.
+var generatedFrom = map[string][]string{
+	"/boot/grub/grub.cfg": {"/etc/default/grub", "/etc/default/grub.d"},
+	"/etc/shadow":         {"/etc/shadow-"},
+	"/etc/passwd":         {"/etc/passwd-"},
+	"/etc/group":          {"/etc/group-"},
+	"/etc/gshadow":        {"/etc/gshadow-"},
 }
 
 // maxExpansions bounds the literal strings a path pattern is expanded to.

@@ -105,9 +105,15 @@ func TestScopeSSGDebian12(t *testing.T) {
 		// ^/etc/audit/rules\.d/.*\.rules$, /etc/audit/audit.rules, and
 		// auditd.service's ExecStartPost (augenrules or auditctl).
 		{"audit_rules_session_events", auditRules, true},
-		// file_object filepath /etc/shadow.
-		{"file_permissions_etc_shadow", []string{"/etc/shadow"}, true},
-		{"file_owner_etc_passwd", []string{"/etc/passwd"}, true},
+		// file_object filepath /etc/shadow, and the backup the shadow
+		// tools write with it (generatedFrom).
+		{"file_permissions_etc_shadow", []string{"/etc/shadow", "/etc/shadow-"}, true},
+		{"file_owner_etc_passwd", []string{"/etc/passwd", "/etc/passwd-"}, true},
+		// shadow_object: no path element, it reads /etc/shadow.
+		{"accounts_password_set_max_life_root", []string{"/etc/shadow", "/etc/shadow-"}, true},
+		// filepath /boot/grub/grub.cfg, which update-grub writes from
+		// /etc/default/grub (generatedFrom).
+		{"grub2_enable_apparmor", []string{"/boot/grub/grub.cfg", "/etc/default/grub", "/etc/default/grub.d"}, true},
 		// filepath /etc/profile, path /etc/profile.d (+ pattern).
 		{"accounts_tmout", []string{"/etc/profile", "/etc/profile.d"}, true},
 		{"accounts_password_pam_minlen", []string{"/etc/pam.d/common-password", "/etc/security/pwquality.conf"}, true},
@@ -123,7 +129,7 @@ func TestScopeSSGDebian12(t *testing.T) {
 		{"package_audit_installed", nil, true},
 		{"service_auditd_enabled", nil, true},
 		// Home directories listed from /etc/passwd at check time.
-		{"file_permissions_home_dirs", nil, false},
+		{"file_permissions_home_dirs", []string{"/etc/passwd", "/etc/passwd-"}, false},
 	}
 	for _, tt := range tests {
 		fs, ok := d.Scope(tt.rule)
