@@ -125,8 +125,10 @@ func addSudoLogin(t testing.TB, h *target) {
 }
 
 // policy is the worker's: the sudo login over SSH on port 22 (the port
-// SSG's and CIS's firewall content is about), no declared scope (SSG rules
-// declare none).
+// SSG's and CIS's firewall content is about), no declared scope. SSG's
+// fixes are judged with their rule's scope as scap derives it from the
+// OVAL check (scopedPolicy: StrictScope where the derivation is complete),
+// the hand-written and fresh remediations, which name no rule, without.
 var policy = safety.EffectsPolicy{Login: sudoLogin, SSHPort: 22}
 
 // rightRefusal is a command of the corpora whose refusal is right: its
@@ -159,7 +161,9 @@ func lastLine(s string) string {
 // SSG's Debian 12 bash fixes 2% or fewer refused, the hand-written
 // remediations none, the fresh set (written before the judge was tuned)
 // 2% or fewer; the refusals that are right (a fix that really locks the
-// worker's sudo login out) refused for that reason; and every refusal, with
+// worker's sudo login out) refused for that reason; each SSG fix judged
+// as the worker judges it, under its rule's derived scope (the refusals
+// that scope alone brings are logged as REFUSED-BY-SCOPE); and every refusal, with
 // its reason, as testdata/sandbox/refused-effects.golden lists it (-update
 // rewrites it). The static pre-filter is not involved.
 func TestFalseRefusals(t *testing.T) {
