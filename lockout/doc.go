@@ -84,7 +84,8 @@
 //     latent check does not model, such as MaxSessions 0 or
 //     KexAlgorithms), and a later restart (an undo, a reload) makes it
 //     live; the net must then not blame the next commit. When the
-//     pre-commit login already fails, nothing is committed and Protect
+//     pre-commit login already fails (twice, a second apart), nothing is
+//     committed and Protect
 //     returns a [*LockedOutError] with Before set ("already failed before
 //     this command"); when the login still fails after an undo, the
 //     Outcome is rolled back and the error is a [*LockedOutError] without

@@ -44,11 +44,12 @@ type Outcome struct {
 // The error is for what Protect could not do (take the snapshot, arm the
 // switch, reach the host after an undo); a rolled-back change is an
 // Outcome with RolledBack and Reason, not an error. When the fresh login
-// already fails before the commit, commit is not run and the error is a
+// already fails before the commit (and again a second later), commit is
+// not run and the error is a
 // *LockedOutError with Before set (the host was locked out by something
 // else: the change cannot be judged); when the login still fails after the
-// undo, the Outcome says RolledBack and the error is a *LockedOutError
-// without Before. Both match ErrLockedOut: the caller must stop running
+// undo (and at the canary's second try), the Outcome says RolledBack and
+// the error is a *LockedOutError without Before. Both match ErrLockedOut: the caller must stop running
 // commands on the host and report it. A switch that did not restore access
 // by its deadline is an error matching ErrLost.
 func (g *Guard) Protect(ctx context.Context, r nightshift.Runner, opts ArmOptions, wait time.Duration, commit func(context.Context) error) (Outcome, error) {
@@ -60,6 +61,11 @@ func (g *Guard) Protect(ctx context.Context, r nightshift.Runner, opts ArmOption
 	// is not its doing either: an earlier change made live since (an undo
 	// restarts sshd), or something outside the worker.
 	before, loginErr := g.precheck(ctx, r)
+	if loginErr != nil && pause(ctx, time.Second) {
+		// Once more before giving the host up: a login that failed for a
+		// moment (a loaded host, sshd restarting) must not end it.
+		loginErr = g.login(ctx)
+	}
 	if loginErr != nil {
 		return out, &LockedOutError{User: g.cfg.User, Before: true, Reason: g.loginReason(loginErr)}
 	}
@@ -106,16 +112,33 @@ func (g *Guard) Protect(ctx context.Context, r nightshift.Runner, opts ArmOption
 			return out, err
 		}
 	}
-	after, err := g.Check(ctx, r)
-	after.Lockouts, after.Warnings = newLockouts(after.Lockouts, before, after.Warnings)
-	out.After = &after
-	if err != nil {
-		return out, fmt.Errorf("lockout: the canary after the undo: %w", err)
+	for try := 0; ; try++ {
+		after, err := g.Check(ctx, r)
+		after.Lockouts, after.Warnings = newLockouts(after.Lockouts, before, after.Warnings)
+		out.After = &after
+		if err != nil {
+			return out, fmt.Errorf("lockout: the canary after the undo: %w", err)
+		}
+		if after.OK() {
+			return out, nil
+		}
+		// Once more, as before the commit, before giving the host up.
+		if try == 1 || !pause(ctx, time.Second) {
+			return out, &LockedOutError{User: g.cfg.User, Reason: after.Reason()}
+		}
 	}
-	if !after.OK() {
-		return out, &LockedOutError{User: g.cfg.User, Reason: after.Reason()}
+}
+
+// pause waits d; false when ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
-	return out, nil
 }
 
 // precheck runs the latent check alone (its lockouts, as a set; none when

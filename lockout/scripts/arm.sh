@@ -40,7 +40,9 @@ plain() { case $1 in /*) case $1 in *[!A-Za-z0-9/._+-]*) return 1 ;; esac ;; *) 
 ld=$(sed -n 's,^.* \(/[^ ]*/ld-[^ /]*\.so[.0-9]*\)$,\1,p' /proc/$$/maps 2>/dev/null | head -n 1)
 libs=$(sed -n 's,^.* \(/[^ ]*\)/libc\.so[.0-9]*$,\1,p' /proc/$$/maps 2>/dev/null | head -n 1)
 interp=$(grep -a -o -m 1 '/[[:alnum:]_./-]*/ld-[[:alnum:]_.-]*\.so[.0-9]*' /bin/sh 2>/dev/null | head -n 1)
-shr=$(readlink -f /bin/sh 2>/dev/null) lnr=$(readlink -f "$(command -v ln)" 2>/dev/null) mkr=$(readlink -f "$(command -v mkdir)" 2>/dev/null)
+shr=$(readlink -f /bin/sh 2>/dev/null) || shr=
+lnr=$(readlink -f "$(command -v ln)" 2>/dev/null) || lnr=
+mkr=$(readlink -f "$(command -v mkdir)" 2>/dev/null) || mkr=
 run="/bin/sh"
 if plain "$ld" && plain "$libs" && plain "$interp" && plain "$shr" && plain "$lnr" && plain "$mkr" && [ -x "$ld" ] &&
 	"$ld" --library-path "$libs" "$shr" -c : 2>/dev/null; then
