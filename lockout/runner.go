@@ -26,7 +26,7 @@ type Runner struct {
 	wait time.Duration
 
 	mu        sync.Mutex
-	lockedOut error // the *LockedOutError that stopped the host
+	lockedOut error // the *LockedOutError or ErrLost that stopped the host
 }
 
 // NewRunner returns a Runner running commands through r under g; wait is
@@ -40,8 +40,9 @@ func NewRunner(g *Guard, r nightshift.Runner, wait time.Duration) *Runner {
 
 // Run implements nightshift.Runner. An error matching ErrLockedOut means
 // the login fails whatever the command did (see Guard.Protect): the
-// command did not run, or was undone, and every later Run returns that
-// error at once without running anything.
+// command did not run, or was undone; after it, or after one matching
+// ErrLost, every later Run returns that error at once without running
+// anything.
 func (x *Runner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	x.mu.Lock()
 	locked := x.lockedOut
@@ -57,7 +58,7 @@ func (x *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		ex, runErr = x.r.Run(ctx, command)
 		return runErr
 	})
-	if errors.Is(err, ErrLockedOut) {
+	if errors.Is(err, ErrLockedOut) || errors.Is(err, ErrLost) {
 		x.mu.Lock()
 		x.lockedOut = err
 		x.mu.Unlock()

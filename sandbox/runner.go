@@ -45,8 +45,9 @@ type Runner struct {
 
 	mu sync.Mutex
 	// lockedOut is the lockout net's *lockout.LockedOutError once the
-	// host's login failed whatever a command did: every later Run
-	// returns it without running anything.
+	// host's login failed whatever a command did, or its ErrLost once the
+	// switch did not bring the host back: every later Run returns it
+	// without running anything.
 	lockedOut error
 }
 
@@ -91,7 +92,9 @@ func (r *Runner) Sandbox() *Sandbox { return r.sb }
 // was committed and the trial is discarded, or still after its undo): the
 // host is locked out by an earlier change or from outside. The Runner then
 // runs nothing more on the host: every later Run returns that error at
-// once. The caller treats it as a failure of the host.
+// once. So it does after an error matching lockout.ErrLost (the dead-man
+// switch did not bring the host back). The caller treats either as a
+// failure of the host.
 func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
 	r.mu.Lock()
 	locked := r.lockedOut
@@ -179,7 +182,7 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 			ev.Verdict, ev.Lockout = nightshift.VerdictRolledBack, true
 			ev.Reasons = append(ev.Reasons, "rolled back: "+out.Reason)
 		}
-		if errors.Is(err, lockout.ErrLockedOut) {
+		if errors.Is(err, lockout.ErrLockedOut) || errors.Is(err, lockout.ErrLost) {
 			r.mu.Lock()
 			r.lockedOut = err
 			r.mu.Unlock()
