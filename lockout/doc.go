@@ -90,7 +90,8 @@
 //     this command"); when the login still fails after an undo, the
 //     Outcome is rolled back and the error is a [*LockedOutError] without
 //     Before. Both match [ErrLockedOut]: the host needs a person, and the
-//     runners ([Runner], and sandbox's) then run nothing more on it. An
+//     runners ([Runner], and sandbox's) then run nothing more on it (nor
+//     after [ErrLost]). An
 //     undo through the kept connection restarts sshd only when it must:
 //     always, unless [ArmOptions].FilesOnly says the commit ran no program
 //     (which could have reloaded sshd), and then only when the commit
