@@ -586,6 +586,17 @@ func TestHostileCorpora(t *testing.T) {
 				}
 				cnt := counts[j.corpus]
 				switch {
+				case errors.Is(err, lockout.ErrLockedOut):
+					// The host's login fails whatever this command did
+					// (before its commit: not run; or still after its
+					// undo): the host is checked and replaced below.
+					if ex.Evidence != nil && ex.Evidence.Verdict == nightshift.VerdictRolledBack {
+						cnt.rolledBack++
+					} else {
+						cnt.notRun++
+					}
+					t.Logf("host %d is locked out (at %s/%s): %v", h.n, j.corpus, j.c.Name, err)
+					h.since = append(h.since, fmt.Sprintf("%s/%s: %v\n    command: %s", j.corpus, j.c.Name, err, j.c.Command))
 				case err != nil:
 					cnt.unknown++
 					t.Errorf("%s/%s: the runner failed (outcome unknown): %v", j.corpus, j.c.Name, err)
