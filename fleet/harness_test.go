@@ -55,7 +55,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 		// between child workflows that run at once (seen with -race in
 		// testWorkflowEnvironmentImpl.ExecuteActivity). Hosts in parallel
 		// are covered on a real server by cmd/worker's TestFleetIntegration.
-		ParallelHosts: 1, RetryDeadline: 5 * time.Second, CommandTimeout: 30 * time.Second, NoLessons: true,
+		ParallelHosts: 1, RetryDeadline: 5 * time.Second, CommandTimeout: 30 * time.Second, NoLessons: true, NoRecipes: true,
 		Model: fleet.ModelSpec{Name: nt.Sim.Model(), Tokenizer: "qwen3", ContextWindow: nt.Sim.MaxModelLen(), MaxTokens: budget.DefaultReserve}}
 	return n
 }
