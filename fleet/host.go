@@ -209,8 +209,8 @@ type hostRun struct {
 	n         Night
 	in        hostInput
 	rec       *lessons.Recorder
-	recipes   *hostRecipes // nil in hosts started before recipes
-	replaying bool         // the worker replays a recipe (attempt 0)
+	recipes   *hostRecipes      // nil in hosts started before recipes
+	replaying bool              // the worker replays a recipe (attempt 0)
 	res       *HostResult       // the workflow's result, its tasks in the night's rule order
 	task      *orchestrate.Task // the task being worked on
 	start     time.Time         // when it began, on the workflow's clock
