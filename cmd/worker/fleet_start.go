@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
@@ -130,6 +131,12 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	} else if files, err = readRuleFiles(rulesPaths); err != nil {
 		return err
 	}
+	var seeded []nightshift.Recipe
+	if seed != "" {
+		if seeded, err = seedRecipes(ctx, seed); err != nil {
+			return err
+		}
+	}
 	inv, err := inventory.Load(m.Inventory)
 	if err != nil {
 		return &usageError{err}
@@ -152,11 +159,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
 		RetryDeadline: m.RetryDeadline, RequestTimeout: m.RequestTimeout, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
 		HostsPerRun: hostsPerRun, Sandbox: string(m.Sandbox.orDefault()), NoRecipes: noRecipes}
-	if seed != "" {
-		if n.Recipes, err = seedRecipes(ctx, seed); err != nil {
-			return err
-		}
-	}
+	n.Recipes = seeded
 	if err := n.Validate(); err != nil {
 		return &usageError{err}
 	}
