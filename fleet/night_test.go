@@ -261,6 +261,9 @@ func TestNightValidate(t *testing.T) {
 		{"unknown rule", func(n *fleet.Night) { n.RuleIDs = []string{"nope"} }, `rule "nope"`},
 		{"duplicate host", func(n *fleet.Night) { n.Hosts = append(n.Hosts, n.Hosts[0]) }, "listed twice"},
 		{"no model", func(n *fleet.Night) { n.Model = fleet.ModelSpec{} }, "model"},
+		{"foreign recipe", func(n *fleet.Night) {
+			n.Recipes = []nightshift.Recipe{{ID: "r-000000000000", Key: nightshift.RecipeKey{Rule: "r000"}, Commands: []string{"set r000 ok"}}}
+		}, "recipe r-000000000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := good

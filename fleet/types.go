@@ -8,6 +8,7 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/orchestrate"
+	"github.com/nightshift-dev/nightshift/recipes"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -228,7 +229,7 @@ func (n Night) Rules() ([]rules.Rule, error) {
 
 // Validate checks the night's input: rules that parse, at least one rule
 // (or a datastream to read them from) and one host, no duplicate host, a
-// model.
+// model, recipes (Recipes) that recipes.Memory.Load takes.
 func (n Night) Validate() error {
 	rs, err := n.Rules()
 	if err != nil {
@@ -244,6 +245,9 @@ func (n Night) Validate() error {
 		return fmt.Errorf("%w: no rules or no hosts", ErrSpec)
 	case n.Model.Name == "" || n.Model.Tokenizer == "" || n.Model.ContextWindow <= 0 || n.Model.MaxTokens <= 0:
 		return fmt.Errorf("%w: the model's name, tokenizer, context window and max tokens are required", ErrSpec)
+	}
+	if err := recipes.NewMemory(nil).Load(n.Recipes...); err != nil {
+		return fmt.Errorf("%w: the night's recipes: %w", ErrSpec, err)
 	}
 	seen := map[string]bool{}
 	for _, h := range n.Hosts {
