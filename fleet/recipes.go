@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/recipes"
 
 	"github.com/nightshift-dev/nightshift"
@@ -85,7 +86,8 @@ func (s *hostRecipes) Prove(ctx context.Context, fix nightshift.Recipe, proof ni
 func (s *hostRecipes) Fail(ctx context.Context, id string, key nightshift.RecipeKey, reason string) error {
 	err := s.mem.Fail(ctx, id, key, reason)
 	if err == nil {
-		s.changes = append(s.changes, RecipeChange{Key: key, Failed: id, Reason: reason})
+		// The night keeps at most recipes.MaxErrorBytes of it.
+		s.changes = append(s.changes, RecipeChange{Key: key, Failed: id, Reason: textcut.Head(reason, recipes.MaxErrorBytes)})
 	}
 	return err
 }
