@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/ssgfix"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 
 	"github.com/nightshift-dev/nightshift"
@@ -84,14 +84,11 @@ func TestSCAPDatastreamSudoLogin(t *testing.T) {
 	}
 	setup := time.Since(start)
 
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	counter := vllmsim.NewModelCounter(m)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 3, Fixes: fixes})})
 	if err != nil {
 		t.Fatal(err)

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -35,14 +35,11 @@ func TestSCAPExportAppliedByAnsible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	counter := vllmsim.NewModelCounter(m)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 1, Fixes: fixes})})
 	if err != nil {
 		t.Fatal(err)
