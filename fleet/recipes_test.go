@@ -19,12 +19,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/nighttest"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 
 	"github.com/nightshift-dev/nightshift"
@@ -207,7 +207,7 @@ func TestNightReplaysRecipesOnServer(t *testing.T) {
 			}
 
 			for _, h := range hist {
-				if err := fleet.Replay(&fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, h.id, h.h, temporaltest.Quiet{}); err != nil {
+				if err := fleet.Replay(&fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}, h.id, h.h, temporaltest.Quiet{}); err != nil {
 					t.Errorf("replay of %s: %v", h.file, err)
 				}
 				record(t, h.file, h.h)
@@ -227,7 +227,7 @@ func runOnServer(t *testing.T, c client.Client, n *night, id string) (fleet.Nigh
 	done := make(chan error, 1)
 	go func() {
 		done <- fleet.Serve(sctx, fleet.ServeConfig{Client: c, Activities: n.activities(), ModelSlots: 2,
-			Workflows: &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}})
+			Workflows: &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}})
 	}()
 	defer func() { stop(); <-done }()
 	run, err := fleet.Start(ctx, c, id, n.Night)
