@@ -384,7 +384,8 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 	var res commandResult
 	in := commandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
 	if h.sandboxed {
-		in.Sandbox, in.Scope = true, sandbox.ScopeOf(cctx)
+		in.Sandbox = true
+		in.Scope, in.StrictScope = sandbox.ScopeOf(cctx)
 	}
 	err := workflow.ExecuteActivity(ctx, commandActivity, in).Get(ctx, &res)
 	if err != nil {

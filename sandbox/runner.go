@@ -13,16 +13,30 @@ import (
 
 type scopeKey struct{}
 
+// scopeValue is what WithScope and WithStrictScope put in a context.
+type scopeValue struct {
+	paths  []string
+	strict bool
+}
+
 // WithScope returns a context whose commands are judged against the paths
 // a rule declares it touches (safety.EffectsPolicy.Scope).
 func WithScope(ctx context.Context, paths []string) context.Context {
-	return context.WithValue(ctx, scopeKey{}, slices.Clone(paths))
+	return context.WithValue(ctx, scopeKey{}, scopeValue{paths: slices.Clone(paths)})
 }
 
-// ScopeOf returns the paths WithScope put in ctx (nil without).
-func ScopeOf(ctx context.Context) []string {
-	s, _ := ctx.Value(scopeKey{}).([]string)
-	return slices.Clone(s)
+// WithStrictScope is WithScope with the scope default-deny on the host's
+// control surfaces (safety.EffectsPolicy.StrictScope): paths is the
+// rule's whole scope, and may be empty.
+func WithStrictScope(ctx context.Context, paths []string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scopeValue{paths: slices.Clone(paths), strict: true})
+}
+
+// ScopeOf returns the paths WithScope or WithStrictScope put in ctx (nil
+// without), and whether the scope is strict.
+func ScopeOf(ctx context.Context) ([]string, bool) {
+	s, _ := ctx.Value(scopeKey{}).(scopeValue)
+	return slices.Clone(s.paths), s.strict
 }
 
 // Runner is a nightshift.Runner that runs every command first in the
@@ -100,8 +114,8 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		return discard(nightshift.VerdictDiscarded, "the command timed out in the sandbox; nothing was applied")
 	}
 	pol := r.policy
-	if s, ok := ctx.Value(scopeKey{}).([]string); ok {
-		pol.Scope = s
+	if s, ok := ctx.Value(scopeKey{}).(scopeValue); ok {
+		pol.Scope, pol.StrictScope = s.paths, s.strict
 	}
 	if refs := r.cfg.Judge(tr.Effects, pol); len(refs) > 0 {
 		reasons := make([]string, len(refs))
