@@ -371,7 +371,7 @@ func unitVerb(verb string, units []string) string {
 				return why
 			}
 			for _, a := range accessUnits {
-				if ok, _ := path.Match(u, a); ok || u == a {
+				if u == a || unitGlobMatch(u, a) {
 					return verb + " would cut the worker's access (" + a + ")"
 				}
 			}

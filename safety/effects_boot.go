@@ -370,14 +370,30 @@ var protectedUnits = strings.Fields(`auditd auditd.service systemd-journald syst
 	local-fs.target network.target network-online.target getty.target getty@*.service serial-getty@*.service
 	systemd-user-sessions systemd-user-sessions.service systemd-udevd systemd-udevd.service session-*.scope user-0.slice user@0.service`)
 
+// unitGlobMatch says whether systemctl's pattern pat names unit: systemctl
+// matches a glob with fnmatch, POSIX classes included (s[[:alpha:]]h), and
+// a pattern without a unit suffix is matched as a service.
+func unitGlobMatch(pat, unit string) bool {
+	if globMatch(pat, unit) {
+		return true
+	}
+	if !strings.Contains(pat, ".") && !strings.Contains(unit, ".") {
+		return globMatch(pat+".service", unit+".service")
+	}
+	if !strings.Contains(pat, ".") {
+		return globMatch(pat+".service", unit)
+	}
+	return false
+}
+
 // protectedUnitStop says why verb may not be run on u, or "".
 func protectedUnitStop(verb, u string) string {
 	for _, p := range protectedUnits {
 		hit := u == p
 		if !hit {
-			ok1, _ := path.Match(p, u) // the unit is one of a family
-			ok2, _ := path.Match(u, p) // the argument is a pattern naming it
-			hit = ok1 || ok2
+			// The unit is one of a family, or the argument is a pattern
+			// naming it.
+			hit = unitGlobMatch(p, u) || unitGlobMatch(u, p)
 		}
 		if hit {
 			return verb + " " + u + " would take away " + protectedWhat(p)

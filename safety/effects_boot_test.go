@@ -90,6 +90,11 @@ func TestJudgeBootEffects(t *testing.T) {
 		{"systemctl stop user.slice", acts("systemctl", "stop", "user.slice"), root, "action", "user.slice"},
 		{"systemctl stop multi-user.target", acts("systemctl", "stop", "multi-user.target"), root, "action", "services"},
 		{"systemctl stop 'getty@*'", acts("systemctl", "stop", "getty@*"), root, "action", "logins"},
+		// systemctl matches unit globs with fnmatch: POSIX classes and
+		// bracket expressions Go's path.Match reads otherwise.
+		{"systemctl stop 's[[:alpha:]]h'", acts("systemctl", "stop", "s[[:alpha:]]h"), root, "action", "ssh"},
+		{"systemctl stop 's[!x]h.service'", acts("systemctl", "stop", "s[!x]h.service"), root, "action", "ssh"},
+		{"systemctl mask 'a[[:lower:]]ditd'", acts("systemctl", "mask", "a[[:lower:]]ditd"), root, "action", "record"},
 		{"systemctl enable --now auditd (SSG)", acts("systemctl", "enable", "--now", "auditd.service"), root, "", ""},
 		{"systemctl mask ctrl-alt-del.target (SSG)", acts("systemctl", "mask", "ctrl-alt-del.target"), root, "", ""},
 		{"systemctl disable --now avahi-daemon (SSG)", acts("systemctl", "disable", "--now", "avahi-daemon.service"), root, "", ""},
