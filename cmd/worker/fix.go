@@ -232,7 +232,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// The host.
 	dest := f.dest
 	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew, Sudo: f.sudo,
-		CommandTimeout: sshCommandTimeout(f.commandTimeout), Logger: logger, Passphrase: sshexec.TerminalPassphrase(), OnDialFailure: dialNotices(stderr)}
+		CommandTimeout: f.commandTimeout, Logger: logger, Passphrase: sshexec.TerminalPassphrase(), OnDialFailure: dialNotices(stderr)}
 	if f.identity != "" {
 		scfg.IdentityFiles = []string{f.identity}
 	}

@@ -98,9 +98,6 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr)
 	acts := &fleet.Activities{Connector: orchestrate.SSHConnector{Base: base}, MaxIdleConns: hostConns, IdleConnTimeout: hostIdle}
-	if hostConns == 0 {
-		acts.MaxIdleConns = -1 // the flag's 0 is none; the field's zero is the default
-	}
 	if modelSlots > 0 {
 		acts.Model, err = worker.NewClient(worker.ClientConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), MaxReplyBytes: maxReplyBytes})
 		if err != nil {
