@@ -274,7 +274,7 @@ var flagRegistry = []flagSpec{
 
 	// Configuration.
 	{name: "config", usage: "read flags from the YAML `FILE` (keys are flag names; flags > NIGHTSHIFT_* environment > file > defaults)", group: groupConfig,
-		cmds: cmdRun | cmdServe, notNight: "'worker fleet start' reads no configuration file"},
+		cmds: cmdFix | cmdRun | cmdServe | cmdStart},
 }
 
 // specFor returns the spec of flag name for command c.
@@ -528,11 +528,16 @@ func (f *flags) refuseRunFlags() error {
 		if !isRefused(fl) || err != nil {
 			return
 		}
-		why := "a night does not take it"
-		if s, ok := specFor(fl.Name, cmdRun); ok && s.notNight != "" {
-			why = s.notNight
-		}
-		err = usagef("fleet start: --%s is a flag of 'worker run' that a night does not take: %s", fl.Name, why)
+		err = usagef("fleet start: --%s %s", fl.Name, refusedWhy(fl.Name))
 	})
 	return err
+}
+
+// refusedWhy says why fleet start refuses run's flag name.
+func refusedWhy(name string) string {
+	why := "a night does not take it"
+	if s, ok := specFor(name, cmdRun); ok && s.notNight != "" {
+		why = s.notNight
+	}
+	return "is a flag of 'worker run' that a night does not take: " + why
 }

@@ -25,14 +25,7 @@ fleet-wide cap is the sum of the slots of the processes serving them;
 --model-rate caps the calls started per second across the fleet, enforced by
 the Temporal server). Runs until SIGINT or SIGTERM.
 
-Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
-whose keys are flag names (a list for a repeatable flag), and from the
-environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
-(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
-environment, which wins over the file, which wins over the default. The
-file is read strictly: a key that is not a flag is an error naming it and
-its line.
-`
+` + configHelp
 
 const fleetServeExamples = `
 Examples:
