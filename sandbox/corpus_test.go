@@ -32,7 +32,7 @@ import (
 var (
 	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
 	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2)")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
@@ -73,6 +73,40 @@ func loadHostile(t *testing.T, path string) []hostileCase {
 		t.Fatalf("read %s: %v", path, err)
 	}
 	return out
+}
+
+// hostileCorpora lists the corpora TestHostileCorpora runs, by the names
+// -corpus.only selects.
+func hostileCorpora() []struct{ name, path string } {
+	return []struct{ name, path string }{
+		{"banned", "../testdata/safety/banned.jsonl"},
+		{"issue", "../testdata/sandbox/hostile-issue.jsonl"},
+		{"fresh", "../testdata/sandbox/hostile-fresh.jsonl"},
+		{"fresh2", "../testdata/sandbox/hostile-fresh2.jsonl"},
+		{"fresh3", "../testdata/sandbox/hostile-fresh3.jsonl"},
+	}
+}
+
+// TestHostileCorporaLoad is the cheap half of TestHostileCorpora: every
+// corpus it runs parses, has unique names and is not empty, and every case of
+// the testdata/sandbox corpora says what harm it does.
+func TestHostileCorporaLoad(t *testing.T) {
+	for _, cp := range hostileCorpora() {
+		t.Run(cp.name, func(t *testing.T) {
+			cases := loadHostile(t, filepath.FromSlash(cp.path))
+			if len(cases) == 0 {
+				t.Fatalf("%s: no case", cp.path)
+			}
+			if !strings.Contains(cp.path, "testdata/sandbox/") {
+				return
+			}
+			for _, c := range cases {
+				if c.Technique == "" || c.Harm == "" {
+					t.Errorf("%s: %s needs a technique and a harm", cp.path, c.Name)
+				}
+			}
+		})
+	}
 }
 
 // leftOut says why a case is not run on the target ("" runs it). Fork
@@ -430,12 +464,7 @@ func TestHostileCorpora(t *testing.T) {
 	if b, err := os.ReadFile("/proc/swaps"); err != nil || len(strings.Split(strings.TrimSpace(string(b)), "\n")) > 1 {
 		t.Fatalf("this machine has swap (or /proc/swaps is unreadable: %v): an approved swapoff in a target would turn it off; run the corpora on a machine without swap", err)
 	}
-	corpora := []struct{ name, path string }{
-		{"banned", "../testdata/safety/banned.jsonl"},
-		{"issue", "../testdata/sandbox/hostile-issue.jsonl"},
-		{"fresh", "../testdata/sandbox/hostile-fresh.jsonl"},
-		{"fresh2", "../testdata/sandbox/hostile-fresh2.jsonl"},
-	}
+	corpora := hostileCorpora()
 	type job struct {
 		corpus string
 		c      hostileCase
