@@ -23,7 +23,6 @@ var noRunnableExample = map[string]string{
 	"internal/nighttest":     "a test harness: every function takes a testing.TB and starts simulated hosts and a model server; batch's and fleet's tests show its use",
 	"internal/sshtarget":     "starts a real sshd, which an Example cannot assume; its tests show its use",
 	"internal/vllmref":       "runs python3 with jinja2 and node with the HF tokenizers addon, which an Example cannot assume; its Example compiles but does not run",
-	"worker":                 "its Config changes with the served-model package (issue 23, branch model23); the Example is written once that lands",
 }
 
 // TestPackageContracts: what docs/DEVELOPING.md says every package has —

@@ -41,10 +41,10 @@ type Config struct {
 	// Connector reaches the hosts (required).
 	Connector nightshift.Connector
 	// Worker holds the settings of each host's worker that the Runner does
-	// not own. Model, ModelName, Counter, Tokenizer and Budget are
-	// required, as for worker.New. The Runner owns Target and Probe (each
-	// host's connection) and Stop (Config.Stop): New refuses a Worker that
-	// sets them. What the Runner adds to the rest: Model is wrapped (the
+	// not own. Model and Chat are required, as for worker.New. The Runner
+	// owns Target and Probe (each host's connection) and Stop
+	// (Config.Stop): New refuses a Worker that sets them. What the Runner
+	// adds to the rest: Chat is wrapped (the
 	// ModelConcurrency cap, the journal); Observer and MemoryObserver, if
 	// set, receive every event after the journal has recorded it (called
 	// from the host's goroutine). Every other field is passed on as is.
@@ -122,10 +122,8 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("%w: Journal is required", ErrConfig)
 	case cfg.Connector == nil:
 		return nil, fmt.Errorf("%w: Connector is required", ErrConfig)
-	case cfg.Worker.Model == nil || cfg.Worker.ModelName == "":
-		return nil, fmt.Errorf("%w: Worker.Model and Worker.ModelName are required", ErrConfig)
-	case cfg.Worker.Counter == nil || cfg.Worker.Tokenizer == nil || cfg.Worker.Budget == nil:
-		return nil, fmt.Errorf("%w: Worker.Counter, Worker.Tokenizer and Worker.Budget are required", ErrConfig)
+	case cfg.Worker.Model == nil || cfg.Worker.Chat == nil:
+		return nil, fmt.Errorf("%w: Worker.Model and Worker.Chat are required", ErrConfig)
 	case cfg.Worker.Target != nil || cfg.Worker.Probe != nil || cfg.Worker.Checks != nil || cfg.Worker.Sandboxed || cfg.Worker.Fallback != "":
 		return nil, fmt.Errorf("%w: Worker.Target, Probe, Checks, Sandboxed and Fallback are set by the Runner for each host (Connector, Sandbox)", ErrConfig)
 	case cfg.Worker.Stop != nil:
@@ -142,7 +140,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.ReportOutputCap == 0 {
 		cfg.ReportOutputCap = orchestrate.DefaultOutputCap
 	}
-	return &Runner{cfg: cfg, limit: newLimiter(cfg.Worker.Model, cfg.ModelConcurrency)}, nil
+	return &Runner{cfg: cfg, limit: newLimiter(cfg.Worker.Chat, cfg.ModelConcurrency)}, nil
 }
 
 // Spec is what a run works on.
@@ -245,7 +243,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	rec.Model = r.cfg.Worker.ModelName
+	rec.Model = r.cfg.Worker.Model.Name()
 	id, err := r.cfg.Journal.StartRun(ctx, journal.RunSpec{Name: spec.Name, Config: rec})
 	if err != nil {
 		return RunResult{}, fmt.Errorf("batch: start run: %w", err)

@@ -54,7 +54,7 @@ func BenchmarkNight(b *testing.B) {
 func runNight(b *testing.B, old bool) {
 	n := startNight(b, nightOptions{rules: *benchRules, hosts: *benchHosts})
 	if old {
-		n.Worker.Model = oldLayout{n.calls}
+		n.Worker.Chat = oldLayout{n.calls}
 	}
 	j, err := journal.Open(context.Background(), filepath.Join(b.TempDir(), "night.db"), journal.Config{NoSync: *benchNoSync})
 	if err != nil {

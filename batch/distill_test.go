@@ -23,7 +23,7 @@ func TestDistillationsAreRecordedAndReplayed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.Worker.Budget, n.Worker.KeepTurns = b, 1
+		n.Worker.Model, n.Worker.KeepTurns = n.Worker.Model.With("", b), 1
 		n.Rules = n.Rules[4:] // r004: wrong tries until max_attempts
 		return n
 	}
@@ -68,7 +68,7 @@ func TestDistillationsAreRecordedAndReplayed(t *testing.T) {
 	n2 := night()
 	j2 := openJournal(t, filepath.Join(t.TempDir(), "j.db"))
 	stop := make(chan struct{})
-	n2.Worker.Model = &stopAfter{inner: n2.Worker.Model, n: 4, stop: stop}
+	n2.Worker.Chat = &stopAfter{inner: n2.Worker.Chat, n: 4, stop: stop}
 	res2, err := n2.runner(t, j2, 1, 1, stop).Run(ctx, n2.spec())
 	if err != nil || !res2.Stopped {
 		t.Fatalf("first part: %+v, %v", res2, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -46,8 +47,8 @@ func Example() {
   - {id: sshd_root_login, title: Disable root login, check: "test root_login = no"}
   - {id: aide_db, title: Build the AIDE database, check: "test aide = built"}
 `))
-	model, _ := budget.LoadModel("qwen3")
-	simCounter, _ := vllmsim.NewBudgetCounter(model)
+	model, _ := served.Offline(served.Config{Tokenizer: "qwen3"})
+	simCounter := vllmsim.NewModelCounter(model)
 	srv, _ := vllmsim.New(vllmsim.Config{Counter: simCounter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{
 		FixAt: 2, WrongFixes: []string{"echo looking"},
 		Fixes: map[string]string{"sshd_root_login": "set root_login no", "aide_db": "set aide built"},
@@ -57,7 +58,6 @@ func Example() {
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = url + "/v1"
 	oc.HTTPClient = &http.Client{}
-	counter, _ := budget.NewModelChatCounter(model)
 	b, _ := budget.New(budget.Config{ContextWindow: srv.MaxModelLen(), Reserve: budget.DefaultReserve})
 
 	j, err := journal.Open(ctx, filepath.Join(dir, "night.db"), journal.Config{})
@@ -70,8 +70,7 @@ func Example() {
 		Journal: j,
 		Connector: orchestrate.SSHConnector{Base: sshexec.Config{Signers: []ssh.Signer{client}, NoAgent: true,
 			KnownHostsFiles: []string{filepath.Join(dir, "known_hosts")}}},
-		Worker: worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: srv.Model(),
-			Counter: counter, Tokenizer: model.Tokenizer, Budget: b},
+		Worker:        worker.Config{Chat: openai.NewClientWithConfig(oc), Model: model.With(srv.Model(), b)},
 		ParallelHosts: 2, ModelConcurrency: 1,
 	})
 	if err != nil {

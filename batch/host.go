@@ -127,7 +127,7 @@ func (h *hostRun) work(ctx context.Context, todo []rules.Rule) (bool, error) {
 	if cfg.Recipes.Store != nil {
 		cfg.Recipes.Host, cfg.Recipes.Run = h.host.Name, strconv.FormatInt(int64(h.run), 10)
 	}
-	cfg.Model = hostModel{h}
+	cfg.Chat = hostModel{h}
 	cfg.Target = hostTarget{h}
 	cfg.Probe = t // read-only, not a step; EventProbe reports it
 	next := cfg.Observer

@@ -101,7 +101,7 @@ func TestStopThenResumeMatchesUninterrupted(t *testing.T) {
 			n := startNight(t, nightOptions{rules: rules, hosts: hosts})
 			j := openJournal(t, filepath.Join(t.TempDir(), "j.db"))
 			stop := make(chan struct{})
-			n.Worker.Model = &stopAfter{inner: n.Worker.Model, n: after, stop: stop}
+			n.Worker.Chat = &stopAfter{inner: n.Worker.Chat, n: after, stop: stop}
 			res, err := n.runner(t, j, 3, 2, stop).Run(ctx, n.spec())
 			if err != nil {
 				t.Fatal(err)

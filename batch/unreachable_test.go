@@ -23,11 +23,11 @@ func TestModelServerDownStopsTheRunForResume(t *testing.T) {
 	ctx := context.Background()
 	n := startNight(t, nightOptions{rules: 3, hosts: 2})
 	j := openJournal(t, filepath.Join(t.TempDir(), "j.db"))
-	good := n.Worker.Model
+	good := n.Worker.Chat
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = "http://127.0.0.1:1/v1" // nothing listens there
 	oc.HTTPClient = &http.Client{}
-	n.Worker.Model = openai.NewClientWithConfig(oc)
+	n.Worker.Chat = openai.NewClientWithConfig(oc)
 	n.Worker.RetryDeadline = 800 * time.Millisecond
 	res, err := n.runner(t, j, 2, 2, nil).Run(ctx, n.spec())
 	if !errors.Is(err, nightshift.ErrModelUnreachable) {
@@ -45,7 +45,7 @@ func TestModelServerDownStopsTheRunForResume(t *testing.T) {
 	if run, err := j.Run(ctx, res.Run); err != nil || run.Status != nightshift.RunInterrupted {
 		t.Errorf("run status %q (err %v), want interrupted", run.Status, err)
 	}
-	n.Worker.Model = good
+	n.Worker.Chat = good
 	res2, err := n.runner(t, j, 2, 2, nil).Resume(ctx, res.Run, n.spec())
 	if err != nil || res2.Finished != res2.Total {
 		t.Fatalf("resume: %+v, %v", res2, err)

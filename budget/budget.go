@@ -124,8 +124,26 @@ func (a Assessment) String() string {
 		a.System, a.History, a.Current, a.Reserve, a.Total, a.Limit, a.Soft, a.Window, a.Messages)
 }
 
+// PromptCount is the token count of one rendered prompt.
+type PromptCount struct {
+	// Total is the number of prompt tokens vLLM computes.
+	Total int
+	// PerMessage[i] is the number of tokens attributed to message i. The
+	// tools preamble is attributed to message 0 and the generation prompt to
+	// the last message. Where the template joins several messages into one
+	// block (consecutive tool results), the block is attributed to the first
+	// of them. The entries sum to Total.
+	PerMessage []int
+}
+
+// Counter counts a chat prompt as the model server does; *served.Model and
+// *served.ChatCounter satisfy it.
+type Counter interface {
+	Count(messages []openai.ChatCompletionMessage, tools []openai.Tool) (PromptCount, error)
+}
+
 // Assess counts messages and tools with c and breaks the count down by split.
-func (b *Budget) Assess(c *ChatCounter, messages []openai.ChatCompletionMessage, tools []openai.Tool, split Split) (Assessment, error) {
+func (b *Budget) Assess(c Counter, messages []openai.ChatCompletionMessage, tools []openai.Tool, split Split) (Assessment, error) {
 	if split.SystemEnd < 0 || split.SystemEnd > split.CurrentStart || split.CurrentStart > len(messages) {
 		return Assessment{}, fmt.Errorf("assess: split %+v does not fit %d messages", split, len(messages))
 	}

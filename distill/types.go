@@ -103,7 +103,7 @@ type Turn struct {
 	Text string
 }
 
-// Counter counts the tokens of a text; every budget.Tokenizer satisfies it.
+// Counter counts the tokens of a text; every served.Tokenizer satisfies it.
 // Implementations must be safe for concurrent use if the Distiller is used
 // concurrently.
 type Counter interface {

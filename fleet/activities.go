@@ -19,6 +19,7 @@ import (
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/scap"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -307,18 +308,18 @@ func (a *Activities) modelCall(ctx context.Context, in modelRequest) (openai.Cha
 	if worker.Retryable(err) {
 		return resp, fmt.Errorf("model call: %w", err)
 	}
-	if se, ok := worker.ServerError(err); ok {
+	if se, ok := served.ServerError(err); ok {
 		// The server's answer travels typed, for the worker to classify.
 		return resp, temporal.NewNonRetryableApplicationError(se.Message, errTypeModelRejected, nil,
 			modelRejection{Server: true, Status: se.HTTPStatusCode, StatusText: se.HTTPStatus, Type: se.Type, Param: se.Param})
 	}
-	return resp, temporal.NewNonRetryableApplicationError(worker.ServerMessage(err), errTypeModelRejected, nil, modelRejection{})
+	return resp, temporal.NewNonRetryableApplicationError(served.ServerMessage(err), errTypeModelRejected, nil, modelRejection{})
 }
 
 // modelRejection is what a model-call failure carries of the server's typed
 // error answer besides its message (the failure's details).
 type modelRejection struct {
-	Server     bool    `json:"server"` // the answer was the server's JSON error (worker.ServerError)
+	Server     bool    `json:"server"` // the answer was the server's JSON error (served.ServerError)
 	Status     int     `json:"status"`
 	StatusText string  `json:"status_text,omitempty"`
 	Type       string  `json:"type,omitempty"`

@@ -79,7 +79,7 @@ func BenchmarkAttempt(b *testing.B) {
 		done := make(chan error, 1)
 		go func() {
 			done <- fleet.Serve(ctx, fleet.ServeConfig{Client: c, Activities: n.activities(), ModelSlots: 4,
-				Workflows: &fleet.Workflows{LoadModel: func(string) (*budgetModel, error) { return n.Model, nil }}})
+				Workflows: &fleet.Workflows{LoadModel: func(string) (*servedModel, error) { return n.Model, nil }}})
 		}()
 		defer func() { cancel(); <-done }()
 		i := 0

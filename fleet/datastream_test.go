@@ -17,9 +17,9 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
+	"github.com/nightshift-dev/nightshift/served"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -160,7 +160,7 @@ func TestNightDatastreamUnknownProfile(t *testing.T) {
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Minute)
-	fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, n.activities())
+	fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}, n.activities())
 	env.ExecuteWorkflow(fleet.NightWorkflowName, n.Night)
 	err = env.GetWorkflowError()
 	if err == nil || !strings.Contains(err.Error(), "(it has anssi_bp28_high, standard)") {
@@ -209,7 +209,7 @@ func TestNightDatastreamOnServer(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- fleet.Serve(sctx, fleet.ServeConfig{Client: c, Activities: n.activities(), ModelSlots: 1,
-			Workflows: &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}})
+			Workflows: &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}})
 	}()
 	defer func() { stop(); <-done }()
 	run, err := fleet.Start(ctx, c, "ds", n.Night)

@@ -21,6 +21,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/report"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -32,7 +33,7 @@ type night struct {
 	Conn   orchestrate.SSHConnector
 	Sim    *vllmsim.Server
 	Client *nighttest.Model
-	Model  *budget.Model
+	Model  *served.Model
 	sim    *nighttest.Night
 }
 
@@ -83,7 +84,7 @@ func runNight(t *testing.T, n *night, a *fleet.Activities, prepare func(env *tes
 	for run := 1; ; run++ {
 		env := s.NewTestWorkflowEnvironment()
 		env.SetTestTimeout(3 * time.Minute)
-		fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}, a)
+		fleet.Register(env, &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}, a)
 		env.SetOnChildWorkflowCompletedListener(func(_ *workflow.Info, v converter.EncodedValue, err error) {
 			var hr fleet.HostResult
 			if err == nil && v.Get(&hr) == nil {

@@ -48,29 +48,24 @@ func (f *Workflows) host(ctx workflow.Context, in hostInput) (HostResult, error)
 		res.Stopped = fmt.Sprintf("tokenizer %s: %v", n.Model.Tokenizer, err)
 		return res, nil
 	}
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		res.Stopped = err.Error()
-		return res, nil
-	}
 	bud, err := budget.New(budget.Config{ContextWindow: n.Model.ContextWindow, Reserve: n.Model.MaxTokens})
 	if err != nil {
 		res.Stopped = err.Error()
 		return res, nil
 	}
+	model = model.With(n.Model.Name, bud)
 	h := &hostRun{wctx: ctx, n: n, in: in, res: &res}
 	store := lessons.NewMemoryStore(lessons.MemoryStoreConfig{Now: func() time.Time { return workflow.Now(ctx) }})
 	wctx := wfContext{ctx}
 	if err := store.Add(wctx, in.Lessons...); err != nil {
 		workflow.GetLogger(ctx).Warn("lessons of earlier hosts refused", "err", err)
 	}
-	rec, err := lessons.NewRecorder(lessons.RecorderConfig{Store: store, Host: in.Host.Name, Counter: model.Tokenizer,
+	rec, err := lessons.NewRecorder(lessons.RecorderConfig{Store: store, Host: in.Host.Name, Counter: model.Tokenizer(),
 		Now: func() time.Time { return workflow.Now(ctx) }})
 	if err != nil {
 		return res, err
 	}
-	cfg := worker.Config{Model: hostModel{h}, ModelName: n.Model.Name, Target: hostTarget{h}, Probe: hostProbe{h}, Counter: counter,
-		Tokenizer: model.Tokenizer, Budget: bud, MaxAttempts: n.MaxAttempts, KeepTurns: n.KeepTurns,
+	cfg := worker.Config{Chat: hostModel{h}, Model: model, Target: hostTarget{h}, Probe: hostProbe{h}, MaxAttempts: n.MaxAttempts, KeepTurns: n.KeepTurns,
 		RetryDeadline: never, RequestTimeout: never, Observer: h}
 	if !n.NoLessons {
 		cfg.Lessons = lessons.NewSource(store, lessons.SourceConfig{})

@@ -9,10 +9,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/orchestrate"
+	"github.com/nightshift-dev/nightshift/served"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -24,11 +24,13 @@ const maxLessonsPerRule = 24
 // Workflows are the night and host workflows. The tokenizer a night names
 // is loaded once per process and shared.
 type Workflows struct {
-	// LoadModel loads a tokenizer by name or path; nil means budget.LoadModel.
-	LoadModel func(spec string) (*budget.Model, error)
+	// LoadModel loads a tokenizer by name or path, as the model of no
+	// server (each night names its model and window); nil means
+	// served.Offline with the tokenizer.
+	LoadModel func(spec string) (*served.Model, error)
 
 	mu     sync.Mutex
-	models map[string]*budget.Model
+	models map[string]*served.Model
 }
 
 // Preload loads the tokenizers named, so that no workflow task waits for
@@ -43,7 +45,7 @@ func (f *Workflows) Preload(specs ...string) error {
 	return nil
 }
 
-func (f *Workflows) model(spec string) (*budget.Model, error) {
+func (f *Workflows) model(spec string) (*served.Model, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if m, ok := f.models[spec]; ok {
@@ -51,14 +53,14 @@ func (f *Workflows) model(spec string) (*budget.Model, error) {
 	}
 	load := f.LoadModel
 	if load == nil {
-		load = budget.LoadModel
+		load = func(spec string) (*served.Model, error) { return served.Offline(served.Config{Tokenizer: spec}) }
 	}
 	m, err := load(spec)
 	if err != nil {
 		return nil, err
 	}
 	if f.models == nil {
-		f.models = map[string]*budget.Model{}
+		f.models = map[string]*served.Model{}
 	}
 	f.models[spec] = m
 	return m, nil

@@ -272,7 +272,7 @@ func TestContextLengthRejection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc.Budget = b
+	wc.Model = wc.Model.With("", b)
 	j, err := journal.Open(context.Background(), filepath.Join(t.TempDir(), "j.db"), journal.Config{NoSync: true})
 	if err != nil {
 		t.Fatal(err)

@@ -52,10 +52,7 @@ func TestNightThroughSandbox(t *testing.T) {
 	}
 	t.Cleanup(func() { tg.Close() })
 	model := nighttest.LoadModel(t)
-	counter, err := vllmsim.NewBudgetCounter(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	counter := vllmsim.NewModelCounter(model)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: sandboxPolicy{}, Seed: 1, Created: time.Unix(1, 0)})
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
+	"github.com/nightshift-dev/nightshift/served"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -46,7 +46,7 @@ func TestNightContinuesAsNewOnServer(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- fleet.Serve(sctx, fleet.ServeConfig{Client: c, Activities: n.activities(), ModelSlots: 2,
-			Workflows: &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}})
+			Workflows: &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}})
 	}()
 	defer func() { stop(); <-done }()
 
@@ -91,7 +91,7 @@ func TestNightContinuesAsNewOnServer(t *testing.T) {
 	}
 	for _, r := range runs {
 		h := history(t, c, r.id, r.run)
-		wf := &fleet.Workflows{LoadModel: func(string) (*budget.Model, error) { return n.Model, nil }}
+		wf := &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}
 		if err := fleet.Replay(wf, r.id, h, temporaltest.Quiet{}); err != nil {
 			t.Errorf("replay of %s run %s: %v", r.id, r.run, err)
 		}

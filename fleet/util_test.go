@@ -3,12 +3,12 @@ package fleet_test
 import (
 	"github.com/stretchr/testify/mock"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 type inventoryHost = inventory.Host
 
 var mockAny = mock.Anything
 
-type budgetModel = budget.Model
+type servedModel = served.Model

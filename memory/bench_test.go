@@ -10,7 +10,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/distill"
 )
 
 // BenchmarkPromptTurn100 measures preparing the prompt for turn 100 of a
@@ -67,8 +66,8 @@ func addDistinctTurn(tb testing.TB, m *Memory, n int) {
 		Function: openai.FunctionCall{Name: "ssh_apply", Arguments: fmt.Sprintf(`{"command": %q}`, cmd)}}}})
 	out := outs[n%len(outs)]
 	errLine := fmt.Sprintf("sysctl: cannot stat /proc/sys/kernel/attempt_%d: No such file or directory", n)
-	if err := m.AddToolResult(fmt.Sprintf("call_%d", n), "exit status: 255\nstdout:\n"+out+"\nstderr:\n"+errLine+"\n",
-		distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 255, Stdout: out, Stderr: errLine}); err != nil {
+	if err := m.AddToolResult(fmt.Sprintf("call_%d", n),
+		Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 255, Before: "exit status: 255\n", Stdout: out, Stderr: errLine}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := m.SetCheckResult(nightshift.CheckFail, "kernel.attempt = 0\n"); err != nil {

@@ -9,8 +9,6 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/distill"
-
 	"github.com/nightshift-dev/nightshift"
 )
 
@@ -44,11 +42,11 @@ func TestAppendOnlyBetweenCompactions(t *testing.T) {
 			if len(p.Messages) <= len(prev.Messages) || !reflect.DeepEqual(prev.Messages, p.Messages[:len(prev.Messages)]) {
 				t.Fatalf("turn %d: no compaction, yet the prompt does not start with the previous one", turn)
 			}
-			old, err := h.counter.Render(prev.Messages, testTools)
+			old, err := h.model.Chat().Render(prev.Messages, testTools)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cur, err := h.counter.Render(p.Messages, testTools)
+			cur, err := h.model.Chat().Render(p.Messages, testTools)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,8 +106,7 @@ func bigTurn(t *testing.T, m *Memory, turn, lines int) []string {
 	cmd := fmt.Sprintf("ls -laR /usr/share/doc # %d", turn)
 	m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: id, Type: "function",
 		Function: openai.FunctionCall{Name: "ssh_apply", Arguments: fmt.Sprintf(`{"command": %q}`, cmd)}}}})
-	out := "exit status: 1\nstdout:\n" + b.String()
-	if err := m.AddToolResult(id, out, distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1, Stdout: b.String()}); err != nil {
+	if err := m.AddToolResult(id, Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1, Before: "exit status: 1\n", Stdout: b.String()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.SetCheck(nightshift.CheckFail); err != nil {

@@ -11,15 +11,18 @@ import (
 	"github.com/nightshift-dev/nightshift/distill"
 )
 
-// PromptCounter counts a chat prompt exactly as the model server does.
-// *budget.ChatCounter satisfies it.
-type PromptCounter interface {
+// Model is what the memory needs of the served model: the budget of its
+// context window, and counts of prompts and texts exactly as the model
+// server makes them. *served.Model satisfies it. Its methods must be safe
+// for use from the goroutine that uses the Memory.
+type Model interface {
+	// Budget sizes the prompt: window, reserve, soft limit, margin.
+	Budget() *budget.Budget
+	// Count renders messages and tools with the chat template and counts
+	// the render as the server does.
 	Count(messages []openai.ChatCompletionMessage, tools []openai.Tool) (budget.PromptCount, error)
-}
-
-// TextCounter counts the tokens of a text. Every budget.Tokenizer satisfies it.
-type TextCounter interface {
-	Count(text string) int
+	// CountText counts the tokens of a text, for abbreviation and elision.
+	CountText(text string) int
 }
 
 // LineDistiller writes the one-line summary of a turn. When Config.Distiller
@@ -56,14 +59,9 @@ var ErrConfig = errors.New("invalid memory configuration")
 // Config configures a Memory. The zero value of every optional field selects
 // its default.
 type Config struct {
-	// Budget sizes the prompt (window, reserve, soft limit, margin). Required.
-	Budget *budget.Budget
-	// Prompt counts rendered prompts as the server does (e.g. a
-	// *budget.ChatCounter). Required.
-	Prompt PromptCounter
-	// Text counts plain text, for abbreviation and elision (the tokenizer
-	// the ChatCounter uses). Required.
-	Text TextCounter
+	// Model is the served model (a *served.Model): its budget sizes the
+	// prompt, its tokenizer and chat template count it. Required.
+	Model Model
 	// Tools are the tool definitions sent with every request; they are part
 	// of the prompt and counted with the system part.
 	Tools []openai.Tool
@@ -95,20 +93,27 @@ type Config struct {
 	// not be below OutputTokens.
 	CurrentTokens int
 	// Distiller writes the one-line summaries. Nil means the deterministic
-	// distiller of package distill, configured with Text.
+	// distiller of package distill, counting with Model.
 	Distiller LineDistiller
+	// HistoryHeader begins the history block, the message that holds the
+	// distilled turns' lines; it should end with a newline. Empty means
+	// DefaultHistoryHeader.
+	HistoryHeader string
+	// ErrorLine reports whether a line of a tool's output names an error:
+	// when an output is cut, such lines are kept from its middle. Nil
+	// means the built-in classifier (IsErrorLine: the error words and
+	// message prefixes of the usual remediation tools).
+	ErrorLine func(line string) bool
 	// Observer receives events. Nil discards them.
 	Observer Observer
 }
 
 func (c *Config) setDefaults() error {
 	switch {
-	case c.Budget == nil:
-		return fmt.Errorf("%w: Budget is required", ErrConfig)
-	case c.Prompt == nil:
-		return fmt.Errorf("%w: Prompt counter is required", ErrConfig)
-	case c.Text == nil:
-		return fmt.Errorf("%w: Text counter is required", ErrConfig)
+	case c.Model == nil:
+		return fmt.Errorf("%w: Model is required", ErrConfig)
+	case c.Model.Budget() == nil:
+		return fmt.Errorf("%w: Model has no budget", ErrConfig)
 	case c.KeepTurns < 0:
 		return fmt.Errorf("%w: KeepTurns (K) is %d; it must be at least 1", ErrConfig, c.KeepTurns)
 	case c.HistoryTokens < 0:
@@ -133,17 +138,29 @@ func (c *Config) setDefaults() error {
 	if c.KeepTurns == 0 {
 		c.KeepTurns = DefaultKeepTurns
 	}
+	b := c.Model.Budget()
 	if c.HistoryTokens == 0 {
-		c.HistoryTokens = c.Budget.PromptLimit() * DefaultHistoryPercent / 100
+		c.HistoryTokens = b.PromptLimit() * DefaultHistoryPercent / 100
 	}
-	if c.HistoryTokens >= c.Budget.PromptLimit() {
-		return fmt.Errorf("%w: HistoryTokens %d leaves no room in a prompt limit of %d", ErrConfig, c.HistoryTokens, c.Budget.PromptLimit())
+	if c.HistoryTokens >= b.PromptLimit() {
+		return fmt.Errorf("%w: HistoryTokens %d leaves no room in a prompt limit of %d", ErrConfig, c.HistoryTokens, b.PromptLimit())
 	}
 	if c.Distiller == nil {
-		c.Distiller = deterministic{distill.New(distill.Config{Counter: c.Text})}
+		c.Distiller = deterministic{distill.New(distill.Config{Counter: textCounter{c.Model}})}
+	}
+	if c.HistoryHeader == "" {
+		c.HistoryHeader = DefaultHistoryHeader
+	}
+	if c.ErrorLine == nil {
+		c.ErrorLine = IsErrorLine
 	}
 	return nil
 }
+
+// textCounter makes a Model's CountText a distill.Counter.
+type textCounter struct{ m Model }
+
+func (t textCounter) Count(text string) int { return t.m.CountText(text) }
 
 // deterministic adapts the deterministic distiller to LineDistiller.
 type deterministic struct{ d *distill.Distiller }

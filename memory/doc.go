@@ -40,11 +40,22 @@
 // further; if even that fails Prompt returns an *OverflowError with the
 // breakdown, before any model is called.
 //
+// Embedding: New takes the served model (Config.Model, a *served.Model:
+// the budget of its window and counts exactly as the server makes them),
+// the instruction and the task. Each turn is AddAssistant with the model's
+// message, then one AddToolResult per tool call with a Step — the call's
+// facts and, once, its output, which the model is shown and the summary
+// line is written from — then any AddFeedback. The history block's header
+// (Config.HistoryHeader) and the classifier of error lines kept when an
+// output is cut (Config.ErrorLine) are the caller's to choose;
+// _examples/agent is an agent loop built this way.
+//
 // Rendered prompts never contain a tool result without its tool call or a
 // tool call without its result. Every command tried is kept in a Ledger that
 // distillation never evicts, and each prompt and each distillation is
 // reported to the caller's Observer.
 //
 // A Memory belongs to one conversation and is not safe for concurrent use;
-// the counters it is given must be safe for use from the calling goroutine.
+// the Model it is given must be safe for use from the calling goroutine (a
+// *served.Model is safe for concurrent use).
 package memory

@@ -12,8 +12,11 @@ var errorFragments = []string{"error", "fail", "fatal", "denied", "refused", "ca
 	"invalid", "not found", "no such", "missing", "timed out", "timeout", "killed", "abort", "panic", "bad", "unknown",
 	"unrecognized", "permission", "lock", "e: ", "w: ", "dpkg: ", "sed: ", "aide: ", "sshd: "}
 
-// isErrorLine reports whether l names an error (errorLine).
-func isErrorLine(l string) bool {
+// IsErrorLine is the built-in classifier of Config.ErrorLine: it reports
+// whether an output line names an error — an error word (error, failed,
+// denied, not found, timed out, permission, lock…) or the message prefix
+// of apt, dpkg, sed, aide or sshd.
+func IsErrorLine(l string) bool {
 	lower := strings.ToLower(l)
 	for _, f := range errorFragments {
 		if strings.Contains(lower, f) {
@@ -23,7 +26,7 @@ func isErrorLine(l string) bool {
 	return false
 }
 
-// errorLine matches output lines that name an error; elision keeps them.
+// errorLine matches output lines that name an error (IsErrorLine).
 var errorLine = regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|fatal|denied|refused|cannot|can't|could not|couldn't|unable|invalid|not found|no such|missing|timed out|timeout|killed|abort|aborted|panic|bad|unknown|unrecognized|permission|locked|lock)\b|^E: |^W: |^dpkg: |^sed: |^aide: |^sshd: `)
 
 // elide cuts text to about maxTokens tokens: it keeps the head and the tail
@@ -31,9 +34,9 @@ var errorLine = regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|fata
 // 240 bytes; a line equal to one already kept is elided), and marks each cut
 // with "[… N lines, M tokens elided …]". Only when the middle's error lines
 // alone would take more than maxTokens are the later ones elided too. count
-// counts tokens; total is count(text). The result depends only on its
-// arguments.
-func elide(text string, maxTokens, total int, count func(string) int) string {
+// counts tokens; total is count(text); isErr tells error lines. The result
+// depends only on its arguments.
+func elide(text string, maxTokens, total int, count func(string) int, isErr func(string) bool) string {
 	if total <= maxTokens {
 		return text
 	}
@@ -65,7 +68,7 @@ func elide(text string, maxTokens, total int, count func(string) int) string {
 	seen := map[string]bool{}
 	n, size := 0, 0
 	for _, l := range lines[h:t] {
-		if size < errBytes && !seen[l] && isErrorLine(l) {
+		if size < errBytes && !seen[l] && isErr(l) {
 			seen[l] = true
 			if len(l) > 240 {
 				l = validPrefix(l[:240]) + "…\n"

@@ -14,34 +14,46 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/distill"
+	"github.com/nightshift-dev/nightshift/served"
 
 	"github.com/nightshift-dev/nightshift"
 )
 
-// The real Qwen3 tokenizer and chat template, loaded once for all tests.
+// The real Qwen3 tokenizer and chat template, loaded once for all tests,
+// with the 16,384-token window and a reserve of 1,024.
 var (
 	qwenOnce  sync.Once
-	qwenModel *budget.Model
+	qwenModel *served.Model
 	qwenErr   error
 )
 
-func qwen3(tb testing.TB) *budget.Model {
+func qwen3(tb testing.TB) *served.Model {
 	tb.Helper()
-	qwenOnce.Do(func() { qwenModel, qwenErr = budget.LoadModel("qwen3") })
+	qwenOnce.Do(func() {
+		qwenModel, qwenErr = served.Offline(served.Config{Tokenizer: "qwen3", Budget: budget.Config{ContextWindow: 16384, Reserve: 1024}})
+	})
 	if qwenErr != nil {
 		tb.Fatalf("load qwen3: %v", qwenErr)
 	}
 	return qwenModel
 }
 
+// sized is qwen3 with the budget of cfg.
+func sized(tb testing.TB, cfg budget.Config) *served.Model {
+	tb.Helper()
+	b, err := budget.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return qwen3(tb).With("", b)
+}
+
 // harness is a Memory wired to the real Qwen3 tokenizer and template with the
 // 16,384 window and max_tokens 1,024 the issue asks for.
 type harness struct {
-	m       *Memory
-	counter *budget.ChatCounter
-	model   *budget.Model
-	events  *recorder
+	m      *Memory
+	model  *served.Model
+	events *recorder
 }
 
 type recorder struct{ events []Event }
@@ -60,16 +72,8 @@ func (r *recorder) last(kind EventKind) (Event, bool) {
 func newHarness(tb testing.TB, mod func(*Config)) *harness {
 	tb.Helper()
 	model := qwen3(tb)
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	b, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	rec := &recorder{}
-	cfg := Config{Budget: b, Prompt: counter, Text: model.Tokenizer, Tools: testTools, Observer: rec}
+	cfg := Config{Model: model, Tools: testTools, Observer: rec}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -77,7 +81,7 @@ func newHarness(tb testing.TB, mod func(*Config)) *harness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &harness{m: m, counter: counter, model: model, events: rec}
+	return &harness{m: m, model: model, events: rec}
 }
 
 const testInstruction = `Rule: aide_build_database
@@ -155,9 +159,8 @@ func addScriptedTurn(tb testing.TB, m *Memory, n int) {
 	for c, call := range msg.ToolCalls {
 		out := outs[(n%20+c)%len(outs)]
 		cmd := scriptedCommands[(n*3+c)%len(scriptedCommands)]
-		content := fmt.Sprintf("exit status: 1\nstdout:\n%s\nstderr:\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n", out)
-		if err := m.AddToolResult(call.ID, content, distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1,
-			Stdout: out, Stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)"}); err != nil {
+		if err := m.AddToolResult(call.ID, Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1,
+			Before: "exit status: 1\n", Stdout: out, Stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)"}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -216,15 +219,15 @@ func keys(m map[string]bool) []string {
 // independent check of the incremental count.
 func exactCount(tb testing.TB, h *harness, msgs []openai.ChatCompletionMessage) int {
 	tb.Helper()
-	text, err := h.counter.Render(msgs, testTools)
+	text, err := h.model.Chat().Render(msgs, testTools)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return len(h.model.Tokenizer.Encode(text))
+	return len(h.model.Tokenizer().Encode(text))
 }
 
 func historyBlockOf(msgs []openai.ChatCompletionMessage) string {
-	if len(msgs) > 2 && strings.HasPrefix(msgs[2].Content, HistoryHeader) {
+	if len(msgs) > 2 && strings.HasPrefix(msgs[2].Content, DefaultHistoryHeader) {
 		return msgs[2].Content
 	}
 	return ""

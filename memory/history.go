@@ -45,7 +45,7 @@ func (m *Memory) det() *distill.Distiller {
 	if d, ok := m.cfg.Distiller.(deterministic); ok {
 		return d.d
 	}
-	return distill.New(distill.Config{Counter: m.cfg.Text})
+	return distill.New(distill.Config{Counter: textCounter{m.cfg.Model}})
 }
 
 // entry is one line of the history block: the distilled turns whose lines
@@ -136,7 +136,7 @@ func (m *Memory) historyBlock() string {
 		return ""
 	}
 	shown := make([]bool, len(m.entries))
-	total := m.blockTokens(HistoryHeader)
+	total := m.blockTokens(m.cfg.HistoryHeader)
 	for i, e := range m.entries {
 		shown[i] = true
 		total += m.entryTokens(e)
@@ -184,7 +184,7 @@ func (m *Memory) historyBlock() string {
 // once per change of the line.
 func (m *Memory) entryTokens(e *entry) int {
 	if e.tokTurns != len(e.turns) {
-		e.tokens, e.tokTurns = m.cfg.Text.Count(e.rendered()+"\n"), len(e.turns)
+		e.tokens, e.tokTurns = m.cfg.Model.CountText(e.rendered()+"\n"), len(e.turns)
 	}
 	return e.tokens
 }
@@ -235,7 +235,7 @@ func (e *entry) rendered() string {
 // of those that gave way and the ledger's line.
 func (m *Memory) renderHistory(shown []bool) string {
 	var b strings.Builder
-	b.WriteString(HistoryHeader)
+	b.WriteString(m.cfg.HistoryHeader)
 	var plainTurns, failTurns []int
 	plainCmds, failCmds := 0, 0
 	for i, e := range m.entries {
@@ -412,10 +412,11 @@ func sortInts(xs []int) []int {
 	return xs
 }
 
-// HistoryHeader begins the history block (the message holding the distilled
-// turns' one-line summaries); the lines below it are facts
-// from the worker's records, written in the past tense.
-const HistoryHeader = "Summary of earlier attempts, from the worker's records (oldest first; a line lists every turn that ran the same command with the same result):\n"
+// DefaultHistoryHeader begins the history block (the message holding the
+// distilled turns' one-line summaries) unless Config.HistoryHeader says
+// otherwise; the lines below it are facts from the worker's records,
+// written in the past tense.
+const DefaultHistoryHeader = "Summary of earlier attempts, from the worker's records (oldest first; a line lists every turn that ran the same command with the same result):\n"
 
 // abbreviate shortens a command for the ledger's line.
 func (m *Memory) abbreviate(cmd string) string {
@@ -440,7 +441,7 @@ func (m *Memory) blockTokens(block string) int {
 	for _, l := range strings.SplitAfter(block, "\n") {
 		c, ok := m.lineTokens[l]
 		if !ok {
-			c = m.cfg.Text.Count(l)
+			c = m.cfg.Model.CountText(l)
 			m.lineTokens[l] = c
 		}
 		n += c

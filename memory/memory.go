@@ -98,11 +98,11 @@ func New(cfg Config, instruction, task string) (*Memory, error) {
 		ledger: newLedger(),
 	}
 	pinned := []openai.ChatCompletionMessage{m.system, m.task}
-	pc, err := cfg.Prompt.Count(pinned, cfg.Tools)
+	pc, err := cfg.Model.Count(pinned, cfg.Tools)
 	if err != nil {
 		return nil, fmt.Errorf("%w: count instruction: %v", ErrConfig, err)
 	}
-	a := cfg.Budget.AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: 2})
+	a := cfg.Model.Budget().AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: 2})
 	if a.Over() {
 		return nil, fmt.Errorf("%w: %w: instruction, tools and task take %d tokens; with the reserve that is %d of a limit of %d",
 			ErrConfig, ErrInstructionTooLarge, a.Prompt, a.Total, a.Limit)
@@ -158,10 +158,11 @@ func sanitizeArguments(args string) string {
 }
 
 // AddToolResult records the result of one tool call of the current turn:
-// content is what the model is shown, step the facts the distiller and the
-// ledger use. A result for an unknown tool_call_id is refused (it would be
-// an orphan); a second result for the same call replaces the first.
-func (m *Memory) AddToolResult(callID, content string, step distill.Step) error {
+// what the model is shown of it (see Step) and the facts the summary line
+// and the ledger use. A result for an unknown tool_call_id is refused (it
+// would be an orphan); a second result for the same call replaces the
+// first.
+func (m *Memory) AddToolResult(callID string, step Step) error {
 	t, err := m.current()
 	if err != nil {
 		return err
@@ -176,12 +177,16 @@ func (m *Memory) AddToolResult(callID, content string, step distill.Step) error 
 	if !known {
 		return fmt.Errorf("turn %d: %w: %q", t.number, ErrUnknownToolCall, callID)
 	}
+	if step.Action == nightshift.ActionNone && step.Command != "" {
+		step.Action = nightshift.ActionRan
+	}
 	t.results[callID] = &result{
-		msg:    openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: content, ToolCallID: callID},
+		msg:    openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: step.Shown(), ToolCallID: callID},
 		tokens: -1,
 	}
-	t.facts.Steps = append(t.facts.Steps, step)
-	m.ledger.record(t.number, step)
+	facts := step.facts()
+	t.facts.Steps = append(t.facts.Steps, facts)
+	m.ledger.record(t.number, facts)
 	return nil
 }
 

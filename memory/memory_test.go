@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 
 	"github.com/nightshift-dev/nightshift"
@@ -21,12 +20,7 @@ import (
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	t.Parallel()
-	model := qwen3(t)
-	counter, err := budget.NewModelChatCounter(model)
-	require.NoError(t, err)
-	b, err := budget.New(budget.Config{})
-	require.NoError(t, err)
-	ok := Config{Budget: b, Prompt: counter, Text: model.Tokenizer}
+	ok := Config{Model: qwen3(t)}
 	tests := []struct {
 		name        string
 		mod         func(*Config)
@@ -35,8 +29,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		wantText    string
 	}{
 		{"K below 1", func(c *Config) { c.KeepTurns = -1 }, "x", ErrConfig, "KeepTurns (K) is -1"},
-		{"no budget", func(c *Config) { c.Budget = nil }, "x", ErrConfig, "Budget is required"},
-		{"no prompt counter", func(c *Config) { c.Prompt = nil }, "x", ErrConfig, "Prompt counter is required"},
+		{"no model", func(c *Config) { c.Model = nil }, "x", ErrConfig, "Model is required"},
 		{"history share fills the prompt", func(c *Config) { c.HistoryTokens = 1 << 20 }, "x", ErrConfig, "leaves no room"},
 		{"instruction bigger than the window", nil, strings.Repeat("PermitRootLogin no\n", 6000), ErrInstructionTooLarge, "instruction, tools and task take"},
 	}
@@ -52,7 +45,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		})
 	}
 	// A reserve as large as the window is refused by the budget itself.
-	_, err = budget.New(budget.Config{ContextWindow: 4096, Reserve: 4096})
+	_, err := budget.New(budget.Config{ContextWindow: 4096, Reserve: 4096})
 	assert.ErrorIs(t, err, budget.ErrConfig, "budget.New with reserve = window")
 }
 
@@ -61,7 +54,7 @@ func TestUnderSoftLimitSendsAsIs(t *testing.T) {
 	h := newHarness(t, nil)
 	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
 		ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"sshd -t"}`}}}})
-	require.NoError(t, h.m.AddToolResult("c1", "exit status: 0", distill.Step{Tool: "ssh_apply", Command: "sshd -t", Action: nightshift.ActionRan}))
+	require.NoError(t, h.m.AddToolResult("c1", Step{Tool: "ssh_apply", Command: "sshd -t", Action: nightshift.ActionRan, Before: "exit status: 0\n"}))
 	p, err := h.m.Prompt(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, p.Messages, 4, "system, task, assistant, tool")
@@ -105,7 +98,7 @@ func TestLongHistories(t *testing.T) {
 						t.Fatalf("turn %d: assessed %d prompt tokens, uncached count %d", turn, a.Prompt, want)
 					}
 				}
-				history[turn] = h.model.Tokenizer.Count(historyBlockOf(p.Messages))
+				history[turn] = h.model.CountText(historyBlockOf(p.Messages))
 				messages[turn] = len(p.Messages)
 			}
 			t.Logf("history block tokens: turn 20 %d, turn %d %d; messages %d → %d", history[20], n, history[n], messages[20], messages[n])
@@ -184,11 +177,11 @@ func TestPairingProperty(t *testing.T) {
 					continue // missing result
 				}
 				out := outs[rng.IntN(len(outs))]
-				if err := h.m.AddToolResult(c.ID, out, distill.Step{Tool: "ssh_apply", Command: "echo x", Action: nightshift.ActionRan, ExitCode: rng.IntN(3)}); err != nil {
+				if err := h.m.AddToolResult(c.ID, Step{Tool: "ssh_apply", Command: "echo x", Action: nightshift.ActionRan, ExitCode: rng.IntN(3), Stdout: out}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := h.m.AddToolResult("nope", "orphan", distill.Step{}); !errors.Is(err, ErrUnknownToolCall) {
+			if err := h.m.AddToolResult("nope", Step{Before: "orphan"}); !errors.Is(err, ErrUnknownToolCall) {
 				t.Fatalf("orphan result accepted: %v", err)
 			}
 			for f := rng.IntN(3); f > 0; f-- {
@@ -230,7 +223,7 @@ func TestHugeOutput(t *testing.T) {
 	out := b.String()
 	h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{
 		ID: "big", Type: "function", Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"aide --init"}`}}}})
-	if err := h.m.AddToolResult("big", out, distill.Step{Tool: "ssh_apply", Command: "aide --init", Action: nightshift.ActionRan, ExitCode: 17, Stdout: out}); err != nil {
+	if err := h.m.AddToolResult("big", Step{Tool: "ssh_apply", Command: "aide --init", Action: nightshift.ActionRan, ExitCode: 17, Stdout: out}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := h.m.Prompt(context.Background())
@@ -264,11 +257,7 @@ func TestHugeOutput(t *testing.T) {
 func TestOverflowError(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *Config) {
-		b, err := budget.New(budget.Config{ContextWindow: 2048, Reserve: 1024, SoftLimit: 1500})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Budget = b
+		c.Model = sized(t, budget.Config{ContextWindow: 2048, Reserve: 1024, SoftLimit: 1500})
 		c.HistoryTokens = 100
 	})
 	long := strings.Repeat("x", 200)
@@ -296,7 +285,7 @@ func TestLedgerCountsRepeats(t *testing.T) {
 		}
 		h.m.AddAssistant(openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: fmt.Sprint(turn), Type: "function",
 			Function: openai.FunctionCall{Name: "ssh_apply", Arguments: `{"command":"x"}`}}}})
-		if err := h.m.AddToolResult(fmt.Sprint(turn), "", distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 0}); err != nil {
+		if err := h.m.AddToolResult(fmt.Sprint(turn), Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 0}); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.m.SetCheck(nightshift.CheckFail); err != nil {

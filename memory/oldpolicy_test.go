@@ -153,7 +153,7 @@ func (o *oldPolicy) build(ctx context.Context, pl oldPlan) (Prompt, error) {
 		block := m.historyBlock()
 		if fb := oldFeedbackCounts(hidden); fb != "" {
 			if block == "" {
-				block = HistoryHeader + fb
+				block = DefaultHistoryHeader + fb
 			} else {
 				block += "\n" + fb
 			}
@@ -173,11 +173,11 @@ func (o *oldPolicy) build(ctx context.Context, pl oldPlan) (Prompt, error) {
 		}
 		msgs = o.appendTurn(msgs, m.turns[i], capTokens, latest)
 	}
-	pc, err := m.cfg.Prompt.Count(msgs, m.cfg.Tools)
+	pc, err := m.cfg.Model.Count(msgs, m.cfg.Tools)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("count prompt at turn %d: %w", len(m.turns), err)
 	}
-	a := m.cfg.Budget.AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: currentStart})
+	a := m.cfg.Model.Budget().AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: currentStart})
 	a.Soft = min(a.Soft, a.Limit)
 	return Prompt{Messages: msgs, Tools: m.cfg.Tools, Assessment: a}, nil
 }
@@ -219,7 +219,7 @@ func (o *oldPolicy) appendTurn(msgs []openai.ChatCompletionMessage, t *turn, cap
 // elide returns r's content cut to capTokens, cached per cap.
 func (o *oldPolicy) elide(r *result, capTokens int) string {
 	if r.tokens < 0 {
-		r.tokens = o.m.cfg.Text.Count(r.msg.Content)
+		r.tokens = o.m.cfg.Model.CountText(r.msg.Content)
 	}
 	if r.tokens <= capTokens {
 		return r.msg.Content
@@ -230,7 +230,7 @@ func (o *oldPolicy) elide(r *result, capTokens int) string {
 	if o.elided[r] == nil {
 		o.elided[r] = map[int]string{}
 	}
-	s := elide(r.msg.Content, capTokens, r.tokens, o.m.cfg.Text.Count)
+	s := elide(r.msg.Content, capTokens, r.tokens, o.m.cfg.Model.CountText, IsErrorLine)
 	o.elided[r][capTokens] = s
 	return s
 }

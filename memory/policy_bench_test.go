@@ -14,8 +14,6 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 
 	"github.com/nightshift-dev/nightshift"
@@ -31,7 +29,7 @@ type policyShape struct {
 	// task message (0: a one-line task).
 	description int
 	// turn returns attempt n's command and the output the target printed.
-	turn func(tb testing.TB, tok TextCounter, n int) (command, stdout string)
+	turn func(tb testing.TB, tok Model, n int) (command, stdout string)
 }
 
 var variedCommands = []string{"grep -n 'database' /etc/aide/aide.conf", "aide --config /etc/aide/aide.conf --init", "ls -la /var/lib/aide",
@@ -41,8 +39,8 @@ var variedCommands = []string{"grep -n 'database' /etc/aide/aide.conf", "aide --
 // variedTurn is worker.BenchmarkCacheShareProduction's run: a different
 // command at every attempt, answered with one of testdata/outputs chosen
 // by a hash of the command, whole or its first 50–200 tokens.
-func variedTurn(whole bool) func(testing.TB, TextCounter, int) (string, string) {
-	return func(tb testing.TB, tok TextCounter, n int) (string, string) {
+func variedTurn(whole bool) func(testing.TB, Model, int) (string, string) {
+	return func(tb testing.TB, tok Model, n int) (string, string) {
 		outs := loadOutputs(tb)
 		cmd := fmt.Sprintf("%s # try %d", variedCommands[n%len(variedCommands)], n)
 		h := fnv.New32a()
@@ -55,7 +53,7 @@ func variedTurn(whole bool) func(testing.TB, TextCounter, int) (string, string) 
 		want := 50 + int(v%151)
 		var b strings.Builder
 		for _, l := range strings.SplitAfter(out, "\n") {
-			if tok.Count(b.String()+l) > want {
+			if tok.CountText(b.String()+l) > want {
 				break
 			}
 			b.WriteString(l)
@@ -70,7 +68,7 @@ func variedTurn(whole bool) func(testing.TB, TextCounter, int) (string, string) 
 // than the whole window — a 30 KB `ls -laR` (about 16,000 tokens) and
 // 3,000 lines of `yes` — one is a 400-line heredoc call, and three print
 // whole realistic outputs.
-func oversizedTurn(tb testing.TB, _ TextCounter, n int) (string, string) {
+func oversizedTurn(tb testing.TB, _ Model, n int) (string, string) {
 	switch n % 6 {
 	case 1:
 		return "ls -laR /usr/share/doc", lsLaR(30 << 10)
@@ -186,25 +184,17 @@ func replayPolicy(b *testing.B, s policyShape, old bool) policyRun {
 	b.Helper()
 	ctx := context.Background()
 	model := qwen3(b)
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bud, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
-	if err != nil {
-		b.Fatal(err)
-	}
 	task := "Rule: aide_build_database\nTitle: Build and Test AIDE Database\n"
 	if s.description > 0 {
 		var desc strings.Builder
-		for i := 0; model.Tokenizer.Count(desc.String()) < s.description; i++ {
+		for i := 0; model.CountText(desc.String()) < s.description; i++ {
 			fmt.Fprintf(&desc, "AIDE must be configured to check file %d of the protected set (/etc/aide/aide.conf.d/%02d_rules), and its database must be rebuilt after any change to it. ", i, i%70)
 		}
 		task += "Description: " + desc.String() + "\n"
 	}
 	task += "Check (exit status 0 means compliant): test -f /var/lib/aide/aide.db\n\nMake the host compliant. Its check currently fails. Propose the next command with ssh_apply."
 	rec := &recorder{}
-	m, err := New(Config{Budget: bud, Prompt: counter, Text: model.Tokenizer, Tools: testTools, Observer: rec}, testInstruction, task)
+	m, err := New(Config{Model: model, Tools: testTools, Observer: rec}, testInstruction, task)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -212,7 +202,7 @@ func replayPolicy(b *testing.B, s policyShape, old bool) policyRun {
 	if old {
 		op = newOldPolicy(m)
 	}
-	sc, err := vllmsim.NewBudgetCounter(model)
+	sc := vllmsim.NewModelCounter(model)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -269,18 +259,12 @@ func replayPolicy(b *testing.B, s policyShape, old bool) policyRun {
 			}
 		}
 
-		cmd, stdout := s.turn(b, model.Tokenizer, n)
+		cmd, stdout := s.turn(b, model, n)
 		args, _ := json.Marshal(map[string]string{"command": cmd, "reason": "look again"})
 		id := fmt.Sprintf("call_%d", n)
 		m.AddAssistant(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
 			ID: id, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "ssh_apply", Arguments: string(args)}}}})
-		content := "exit status: 1\n"
-		if stdout != "" {
-			content += "stdout:\n" + stdout
-		} else {
-			content += "(no output)\n"
-		}
-		if err := m.AddToolResult(id, content, distill.Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1, Stdout: stdout}); err != nil {
+		if err := m.AddToolResult(id, Step{Tool: "ssh_apply", Command: cmd, Action: nightshift.ActionRan, ExitCode: 1, Before: "exit status: 1\n", Stdout: stdout}); err != nil {
 			b.Fatal(err)
 		}
 		if err := m.SetCheck(nightshift.CheckFail); err != nil {

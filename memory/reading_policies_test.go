@@ -110,7 +110,7 @@ func TestReadingPolicies(t *testing.T) {
 // the fix rate and attempts to fix of the prompt-reading policies with the
 // new memory, the memory before issue 22, the full history (until it
 // overflows the window) and the last K turns only, in one run. The
-// simulator counts prompts with package budget here, for speed (50 seeds
+// simulator counts prompts with package served here, for speed (50 seeds
 // take a minute); TestReadingPolicies runs fewer seeds with every prompt
 // counted by the independent reference:
 //

@@ -14,10 +14,10 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/distill"
 	v1distill "github.com/nightshift-dev/nightshift/internal/memv1/distill"
 	v1memory "github.com/nightshift-dev/nightshift/internal/memv1/memory"
 	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -30,7 +30,7 @@ import (
 
 // conv is one conversation's memory as the loop below drives it.
 type conv interface {
-	add(msg openai.ChatCompletionMessage, id, content string, step distill.Step, check nightshift.CheckStatus, checkOut, feedback string) error
+	add(msg openai.ChatCompletionMessage, id, content string, step memory.Step, check nightshift.CheckStatus, checkOut, feedback string) error
 	prompt(ctx context.Context) ([]openai.ChatCompletionMessage, error)
 }
 
@@ -46,8 +46,7 @@ const (
 
 // readingEnv holds what every conversation shares.
 type readingEnv struct {
-	model   *budget.Model
-	counter *budget.ChatCounter
+	model   *served.Model
 	budget  *budget.Budget
 	simCnt  vllmsim.Counter
 	prompts vllmsim.PromptCounter // nil: simCnt
@@ -63,16 +62,11 @@ func newReadingEnv(tb testing.TB) *readingEnv {
 	tb.Helper()
 	envOnce.Do(func() {
 		e := &readingEnv{}
-		if e.model, envErr = budget.LoadModel("qwen3"); envErr != nil {
+		if e.model, envErr = served.Offline(served.Config{Tokenizer: "qwen3", Budget: budget.Config{ContextWindow: window, Reserve: reserve}}); envErr != nil {
 			return
 		}
-		if e.counter, envErr = budget.NewModelChatCounter(e.model); envErr != nil {
-			return
-		}
-		if e.budget, envErr = budget.New(budget.Config{ContextWindow: window, Reserve: reserve}); envErr != nil {
-			return
-		}
-		e.simCnt, envErr = vllmsim.NewBudgetCounter(e.model)
+		e.budget = e.model.Budget()
+		e.simCnt = vllmsim.NewModelCounter(e.model)
 		envVal = e
 	})
 	if envErr != nil {
@@ -86,13 +80,13 @@ func (e *readingEnv) newConv(tb testing.TB, kind string, obs memory.Observer) co
 	tools := readingTools()
 	switch kind {
 	case "new":
-		m, err := memory.New(memory.Config{Budget: e.budget, Prompt: e.counter, Text: e.model.Tokenizer, Tools: tools, Observer: obs}, readingInstruction, readingTask)
+		m, err := memory.New(memory.Config{Model: e.model, Tools: tools, Observer: obs}, readingInstruction, readingTask)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		return newConv{m}
 	case "old":
-		m, err := v1memory.New(v1memory.Config{Budget: e.budget, Prompt: e.counter, Text: e.model.Tokenizer, Tools: tools}, readingInstruction, readingTask)
+		m, err := v1memory.New(v1memory.Config{Budget: e.budget, Prompt: e.model.Chat(), Text: e.model.Tokenizer(), Tools: tools}, readingInstruction, readingTask)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -115,9 +109,9 @@ func readingTools() []openai.Tool {
 
 type newConv struct{ m *memory.Memory }
 
-func (c newConv) add(msg openai.ChatCompletionMessage, id, content string, step distill.Step, check nightshift.CheckStatus, checkOut, feedback string) error {
+func (c newConv) add(msg openai.ChatCompletionMessage, id, content string, step memory.Step, check nightshift.CheckStatus, checkOut, feedback string) error {
 	c.m.AddAssistant(msg)
-	if err := c.m.AddToolResult(id, content, step); err != nil {
+	if err := c.m.AddToolResult(id, step); err != nil {
 		return err
 	}
 	if err := c.m.SetCheckResult(check, checkOut); err != nil {
@@ -133,7 +127,7 @@ func (c newConv) prompt(ctx context.Context) ([]openai.ChatCompletionMessage, er
 
 type oldConv struct{ m *v1memory.Memory }
 
-func (c oldConv) add(msg openai.ChatCompletionMessage, id, content string, step distill.Step, check nightshift.CheckStatus, checkOut, feedback string) error {
+func (c oldConv) add(msg openai.ChatCompletionMessage, id, content string, step memory.Step, check nightshift.CheckStatus, checkOut, feedback string) error {
 	c.m.AddAssistant(msg)
 	if err := c.m.AddToolResult(id, content, v1distill.Step{Tool: step.Tool, Command: step.Command, Reason: step.Reason, Action: step.Action,
 		ExitCode: step.ExitCode, Signal: step.Signal, Stdout: step.Stdout, Stderr: step.Stderr, Note: step.Note}); err != nil {
@@ -159,7 +153,7 @@ type plainConv struct {
 	turns [][]openai.ChatCompletionMessage
 }
 
-func (c *plainConv) add(msg openai.ChatCompletionMessage, id, content string, _ distill.Step, _ nightshift.CheckStatus, _, feedback string) error {
+func (c *plainConv) add(msg openai.ChatCompletionMessage, id, content string, _ memory.Step, _ nightshift.CheckStatus, _, feedback string) error {
 	c.turns = append(c.turns, []openai.ChatCompletionMessage{msg,
 		{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: content},
 		{Role: openai.ChatMessageRoleUser, Content: feedback}})
@@ -175,7 +169,7 @@ func (c *plainConv) prompt(context.Context) ([]openai.ChatCompletionMessage, err
 	for _, t := range turns {
 		msgs = append(msgs, t...)
 	}
-	pc, err := c.env.counter.Count(msgs, c.tools)
+	pc, err := c.env.model.Count(msgs, c.tools)
 	if err != nil {
 		return nil, err
 	}
@@ -250,8 +244,8 @@ func (e *readingEnv) runConversation(tb testing.TB, c conv, policy vllmsim.Polic
 		}
 		msg.ToolCalls = msg.ToolCalls[:1]
 		ex, changes, check, checkOut := h.run(args.Command, attempt)
-		step := distill.Step{Tool: nightshift.ToolApply, Command: args.Command, Action: nightshift.ActionRan, ExitCode: ex.ExitCode,
-			Stdout: ex.Stdout, Stderr: ex.Stderr, Changes: changes}
+		step := memory.Step{Tool: nightshift.ToolApply, Command: args.Command, Action: nightshift.ActionRan, ExitCode: ex.ExitCode,
+			Before: fmt.Sprintf("exit status: %d\n", ex.ExitCode), Stdout: ex.Stdout, Stderr: ex.Stderr, Changes: changes}
 		feedback := fmt.Sprintf("Re-check after attempt %d: PASS. The rule is compliant.", attempt)
 		if check != nightshift.CheckPass {
 			feedback = fmt.Sprintf("Re-check after attempt %d: FAIL (exit 1). The host is still not compliant.", attempt)

@@ -170,7 +170,7 @@ func (m *Memory) lowWater() int {
 	if m.cfg.LowWaterTokens > 0 {
 		return m.cfg.LowWaterTokens
 	}
-	soft := m.cfg.Budget.SoftLimit() - m.cfg.Budget.Reserve()
+	soft := m.cfg.Model.Budget().SoftLimit() - m.cfg.Model.Budget().Reserve()
 	if m.maxPrompt > 0 {
 		soft = min(soft, m.maxPrompt)
 	}
@@ -187,7 +187,7 @@ func (m *Memory) admit(i int) {
 	total := 0
 	for _, r := range m.turns[i].results {
 		if r.tokens < 0 {
-			r.tokens = m.cfg.Text.Count(r.msg.Content)
+			r.tokens = m.cfg.Model.CountText(r.msg.Content)
 		}
 		total += r.tokens
 	}
@@ -225,7 +225,7 @@ func (m *Memory) turnTokens(i int) int {
 			n += r.shownCap
 		default:
 			if r.tokens < 0 {
-				r.tokens = m.cfg.Text.Count(r.msg.Content)
+				r.tokens = m.cfg.Model.CountText(r.msg.Content)
 			}
 			n += r.tokens
 		}
@@ -245,12 +245,12 @@ func (m *Memory) cutTurn(i, capTokens int) bool {
 			continue
 		}
 		if r.tokens < 0 {
-			r.tokens = m.cfg.Text.Count(r.msg.Content)
+			r.tokens = m.cfg.Model.CountText(r.msg.Content)
 		}
 		if r.tokens <= capTokens {
 			continue
 		}
-		r.shown = elide(r.msg.Content, capTokens, r.tokens, m.cfg.Text.Count)
+		r.shown = elide(r.msg.Content, capTokens, r.tokens, m.cfg.Model.CountText, m.cfg.ErrorLine)
 		r.shownCap = capTokens
 		changed = true
 	}
@@ -324,11 +324,11 @@ func (m *Memory) build(ctx context.Context) (Prompt, error) {
 		}
 		msgs = appendTurn(msgs, m.turns[i])
 	}
-	pc, err := m.cfg.Prompt.Count(msgs, m.cfg.Tools)
+	pc, err := m.cfg.Model.Count(msgs, m.cfg.Tools)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("count prompt at turn %d: %w", len(m.turns), err)
 	}
-	a := m.cfg.Budget.AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: currentStart})
+	a := m.cfg.Model.Budget().AssessCount(pc, budget.Split{SystemEnd: 2, CurrentStart: currentStart})
 	if m.maxPrompt > 0 {
 		a.Limit = min(a.Limit, m.maxPrompt+a.Reserve)
 	}

@@ -45,6 +45,46 @@
 //     login that is not root, sudoers changes that take its root away
 //     (its NOPASSWD grant removed, requiretty or noexec: the worker runs
 //     sudo -n without a terminal);
+//   - account takeover, whatever command made it: an account other than
+//     root given UID or GID 0 (or, by Debian's fixed IDs, a privileged
+//     primary group), a system account or one whose shell refused logins
+//     given a login shell, an account unlocked or created with a usable
+//     password hash (a group given a password), a member or administrator
+//     added to a privileged group (root, sudo, wheel, adm, shadow, disk,
+//     docker, lxd, kmem, sys, staff, …) in /etc/group or /etc/gshadow, the
+//     root group renamed or removed, a key line added to any
+//     authorized_keys (or /etc/skel's), sudoers granting an account that
+//     had no grant (a user specification or a User_Alias member), including
+//     rules from outside /etc/sudoers.d, letting LD_*, PYTHON*, PATH and
+//     the like through env_keep or env_check, !env_reset, setenv,
+//     !authenticate or a secure_path outside the system's directories, and
+//     polkit rules that return YES;
+//   - modes: the account files made writable by others, the hash files
+//     readable by every user or a group other than root's and shadow's,
+//     /etc/passwd or /etc/group unreadable to others; a setuid or setgid
+//     program created or made so anywhere unless dpkg's lists name it; a
+//     system directory made world-writable even with the sticky bit;
+//   - the package manager: apt settings that replace its programs or
+//     directories (Dir::*), add hooks (*-Invoke), proxy to loopback or
+//     unroutable addresses, run a proxy detector, accept unsigned or
+//     outdated repositories, or force dpkg; negative pins of vital packages;
+//     source lists deleted, emptied, disabled or marked trusted; dpkg.cfg
+//     force options (but the conffile choices), path-exclude outside the
+//     documentation, other directories or a status logger; dpkg's status
+//     edited outside a package operation; maintainer scripts written
+//     without their package's file list changing;
+//   - code and settings read later where hardening writes nothing (refused
+//     whatever they hold): shell completions, DHCP client hooks, the
+//     initramfs's scripts and hooks, generators of every kind, user
+//     units, Python's sitecustomize and import lines of .pth files, git's
+//     program settings (pager, editor, fsmonitor, hooksPath, aliases with
+//     "!", includes); by meaning: anacrontab and /etc/skel's dotfiles
+//     through BanList.Match, ifupdown's up/down commands, the initramfs's
+//     BOOT, ROOT and shell in its configuration, an alternative pointed at
+//     false or true or a program not registered for it, the CA bundle
+//     emptied, PATH or LD_* in pam_env.conf and ~/.pam_environment, a PAM
+//     file replaced by a FIFO, socket or directory, /lib64, /lib, /usr/lib,
+//     /bin and the like replaced or repointed;
 //   - recorded actions against an allow-list, kernel parameters by key
 //     (crash on an error, cut the network, run out of ports, processes,
 //     files or memory; disabling IPv6 only when the worker's address is
@@ -56,10 +96,15 @@
 //
 // Not judged: the login's own account changes through means other than
 // the password files (NSS modules, LDAP), PAM modules beyond those named
-// (pam_succeed_if's conditions, pam_exec's programs), a login's group
-// memberships changed in /etc/group, configuration of other network
-// services, and anything a recorded action does that its argv does not
-// show.
+// (pam_succeed_if's conditions, pam_exec's programs), the loss of a
+// login's own group membership in /etc/group, a privileged primary group
+// on a distribution whose group IDs are not Debian's, configuration of
+// other network services, package-manager records a command forges
+// (dpkg's lists, the alternatives database: a command that writes them
+// passes its files off as a package's), and anything a recorded action
+// does that its argv does not show. The kinds of file refused whatever
+// they hold are listed by path: a place the list does not name is judged
+// only by the rules above.
 //
 // # Text (the pre-filter)
 //

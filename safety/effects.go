@@ -211,6 +211,12 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, limitsHarm(c, pol)...)
 		out = append(out, systemHarm(e, c, pkgOp)...)
 		out = append(out, sudoHarm(e, c, pol)...)
+		// Account takeover, modes and what runs later (judge19c).
+		out = append(out, accountsHarm(c, pol, changed)...)
+		out = append(out, sudoersHarm(e, c, owned)...)
+		out = append(out, modesHarm(c, owned, system, pol)...)
+		out = append(out, packagesHarm(e, c, owned)...)
+		out = append(out, hooksHarm(e, c, owned, pol)...)
 	}
 	for _, tree := range sortedKeys(deletedUnder) {
 		if n := deletedUnder[tree]; n > pol.MaxDeleted {
@@ -350,7 +356,7 @@ func permsHarm(c nightshift.FileChange) string {
 	switch {
 	case a.Mode&0o002 != 0 && b.Mode&0o002 == 0 && !(a.Kind == nightshift.FileDir && a.Mode&0o1000 != 0):
 		return "make " + ch + " world-writable"
-	case a.Mode&0o6000 != 0 && a.Mode&0o6000 != b.Mode&0o6000 && a.Kind == nightshift.FileRegular:
+	case a.Mode&0o6000&^b.Mode != 0 && a.Kind == nightshift.FileRegular:
 		return "add setuid/setgid to " + ch
 	case b.UID == 0 && a.UID != 0:
 		return "take " + ch + " from root"
@@ -358,7 +364,9 @@ func permsHarm(c nightshift.FileChange) string {
 		return "make " + ch + " unreadable"
 	case a.Kind == nightshift.FileDir && b.Mode&0o100 != 0 && a.Mode&0o100 == 0:
 		return "make the directory " + ch + " unusable"
-	case a.Kind == nightshift.FileRegular && b.Mode&0o111 != 0 && a.Mode&0o111 == 0:
+	case a.Kind == nightshift.FileRegular && b.Mode&0o111 != 0 && a.Mode&0o111 == 0 && !under(c.Path, "/etc/update-motd.d"):
+		// run-parts runs only the executable fragments of update-motd.d:
+		// taking the bit away disables one, which nothing vital needs.
 		return "make the program " + ch + " not executable"
 	}
 	return ""

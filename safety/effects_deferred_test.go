@@ -66,7 +66,8 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"ssh drop-in ExecStartPre=/bin/false", changes(created("/etc/systemd/system/ssh.service.d/override.conf", "[Service]\nExecStartPre=/bin/false\n")), "lockout", "what starts ssh.service"},
 		{"chage -d 0 root", changes(reg("/etc/shadow", nightshift.ChangeModified, "-root:*:20782:0:99999:7:::\n+root:*:0:0:99999:7:::\n")), "password", "change its password"},
 		{"authorized_keys restricted", changes(reg("/root/.ssh/authorized_keys", nightshift.ChangeModified, "-ssh-ed25519 AAAA k\n+from=\"192.0.2.9\" ssh-ed25519 AAAA k\n")), "lockout", "rewrite a key"},
-		{"authorized_keys key added", changes(reg("/root/.ssh/authorized_keys", nightshift.ChangeModified, "+ssh-ed25519 BBBB k2\n")), "", ""},
+		// A hardening rule never adds login keys (effects_accounts.go).
+		{"authorized_keys key added", changes(reg("/root/.ssh/authorized_keys", nightshift.ChangeModified, "+ssh-ed25519 BBBB k2\n")), "takeover", "logs in as root"},
 		{"profile.d TMOUT", changes(created("/etc/profile.d/tmout.sh", "TMOUT=900\nreadonly TMOUT\nexport TMOUT\n")), "", ""},
 		{"profile.d deleting /etc", changes(created("/etc/profile.d/zz.sh", "rm -rf /etc\n")), "deferred", "rm -rf /etc"},
 		{"root's .bashrc rebooting", changes(reg("/root/.bashrc", nightshift.ChangeModified, "@@ -1 +1,2 @@\n x\n+reboot\n")), "deferred", "reboot"},
@@ -94,7 +95,8 @@ func TestJudgeEffectsLaterAndElsewhere(t *testing.T) {
 		{"libc unlinked", changes(nightshift.FileChange{Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}}), "delete-system", "libc.so.6"},
 		{"a library unlinked", changes(nightshift.FileChange{Path: "/usr/lib/x86_64-linux-gnu/libz.so.1", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}}), "delete-system", "outside the package manager"},
 		{"a program removed with its package", changes(nightshift.FileChange{Path: "/usr/bin/telnet.netkit", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}},
-			reg("/var/lib/dpkg/status", nightshift.ChangeModified, "-Status: install ok installed\n+Status: deinstall ok config-files\n")), "", ""},
+			reg("/var/lib/dpkg/status", nightshift.ChangeModified, "-Status: install ok installed\n+Status: deinstall ok config-files\n"),
+			nightshift.FileChange{Path: "/var/lib/dpkg/info/telnet.md5sums", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}}), "", ""},
 		{"sshd replaced", changes(func() nightshift.FileChange {
 			c := reg("/usr/sbin/sshd", nightshift.ChangeModified, "")
 			c.After.Size = c.Before.Size

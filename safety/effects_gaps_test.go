@@ -288,7 +288,10 @@ func TestJudgeEffectsGaps(t *testing.T) {
 		{"the login's hash set (usermod -p)", changes(reg("/etc/shadow", nightshift.ChangeModified, "-ops:!:20000:0:99999:7:::\n+ops:$6$x$y:20000:0:99999:7:::\n")), ops, "password", "ops's password"},
 		{"root locked (passwd -l)", changes(reg("/etc/shadow", nightshift.ChangeModified, "-root:$y$j9T$old:20000:0:99999:7:::\n+root:!$y$j9T$old:20000:0:99999:7:::\n")), root, "", ""},
 		{"root's password disabled (*)", changes(reg("/etc/shadow", nightshift.ChangeModified, "-root:$y$j9T$old:20000:0:99999:7:::\n+root:*:20000:0:99999:7:::\n")), root, "", ""},
-		{"another account's hash set", changes(reg("/etc/shadow", nightshift.ChangeModified, "-bob:!:20000:0:99999:7:::\n+bob:$6$x$y:20000:0:99999:7:::\n")), root, "", ""},
+		// Unlocking any account with a hash is a login nobody asked for
+		// (effects_accounts.go); a hash changed for another is not judged.
+		{"another account unlocked with a hash", changes(reg("/etc/shadow", nightshift.ChangeModified, "-bob:!:20000:0:99999:7:::\n+bob:$6$x$y:20000:0:99999:7:::\n")), root, "takeover", "unlock bob"},
+		{"another account's hash changed", changes(reg("/etc/shadow", nightshift.ChangeModified, "-bob:$6$a$b:20000:0:99999:7:::\n+bob:$6$x$y:20000:0:99999:7:::\n")), root, "", ""},
 		{"root's hash in /etc/passwd", changes(reg("/etc/passwd", nightshift.ChangeModified, "-root:x:0:0:root:/root:/bin/bash\n+root:$6$x$y:0:0:root:/root:/bin/bash\n")), root, "password", "/etc/passwd"},
 		{"shadow- blanks root", changes(reg("/etc/shadow-", nightshift.ChangeModified, "-root:*:20000:0:99999:7:::\n+root::20000:0:99999:7:::\n")), root, "password", "blank root's password in /etc/shadow-"},
 		{"shadow- with a new root hash, alone", changes(reg("/etc/shadow-", nightshift.ChangeModified, "-root:*:20000:0:99999:7:::\n+root:$6$x$y:20000:0:99999:7:::\n")), root, "password", "new hash"},
@@ -308,7 +311,8 @@ func TestJudgeEffectsGaps(t *testing.T) {
 		{"a file in /boot", changes(created("/boot/.x", "")), root, "inert", "/boot/.x"},
 		{"grub.cfg written by grub-mkconfig", changes(created("/boot/grub/grub.cfg", "set timeout=5\n")), root, "", ""},
 		{"a kernel installed by dpkg", changes(created("/boot/config-6.1.0-99-amd64", "CONFIG_X=y\n"),
-			reg("/var/lib/dpkg/status", nightshift.ChangeModified, "+Package: linux-image-6.1.0-99-amd64\n")), root, "", ""},
+			reg("/var/lib/dpkg/status", nightshift.ChangeModified, "+Package: linux-image-6.1.0-99-amd64\n"),
+			created("/var/lib/dpkg/info/linux-image-6.1.0-99-amd64.list", "/boot/config-6.1.0-99-amd64\n")), root, "", ""},
 		// Programs that hide the system's.
 		{"ls in /usr/local/bin", nightshift.Effects{Changes: []nightshift.FileChange{created("/usr/local/bin/ls", "#!/bin/sh\nkill -9 $PPID\n")},
 			Shadows: map[string]string{"/usr/local/bin/ls": "/usr/bin/ls"}}, root, "program", "before /usr/bin/ls"},

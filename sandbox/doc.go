@@ -54,7 +54,8 @@
 // programs created in /usr/local/sbin or /usr/local/bin that hide a
 // system program of the same name in root's PATH; the worker's address
 // (SSH_CONNECTION of the helper's session or its nearest ancestor); and
-// /etc/hosts, hosts.allow, hosts.deny, hostname and fstab diffed whole.
+// /etc/hosts, hosts.allow, hosts.deny, hostname, fstab and the
+// alternatives database (/var/lib/dpkg/alternatives/*) diffed whole.
 // LOGIN is [Config.Login], else SUDO_USER, else the helper's user. The
 // command's exit status and output are kept too.
 // A helper

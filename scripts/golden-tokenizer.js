@@ -9,7 +9,7 @@
 //
 // Usage (from anywhere): cd scripts && npm ci && cd .. &&
 //   scripts/fetch-tokenizers.sh && node scripts/golden-tokenizer.js
-// Tokenizers: qwen3 and qwen2.5 from budget/models, llama3 and llama3.1 from
+// Tokenizers: qwen3 and qwen2.5 from served/models, llama3 and llama3.1 from
 // $NIGHTSHIFT_TOKENIZERS_DIR or .cache/tokenizers, and the synthetic variants
 // of testdata/tokenizer/variants.json.
 'use strict';
@@ -27,7 +27,7 @@ const reference = 'HF tokenizers 0.22.2 (Rust) via npm @anush008/tokenizers@0.6.
 
 function readTokenizerJSON(name) {
   if (name === 'qwen3' || name === 'qwen2.5') {
-    return zlib.gunzipSync(fs.readFileSync(path.join(root, 'budget/models', name, 'tokenizer.json.gz'))).toString('utf8');
+    return zlib.gunzipSync(fs.readFileSync(path.join(root, 'served/models', name, 'tokenizer.json.gz'))).toString('utf8');
   }
   const p = path.join(tokDir, name, 'tokenizer.json');
   if (!fs.existsSync(p)) {

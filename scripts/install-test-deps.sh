@@ -99,7 +99,7 @@ if ! temporal_ok "$temporal_cache" && mkdir -p "$(dirname "$temporal_cache")" 2>
 	install -m 0755 "$gobin/temporal" "$temporal_cache.tmp" 2>/dev/null && mv "$temporal_cache.tmp" "$temporal_cache" || true
 fi
 
-# The independent reference the prompt-count tests check package budget
+# The independent reference the prompt-count tests check package served
 # against (internal/vllmref): scripts/render-chat.py needs python3 with
 # jinja2, scripts/count-chat.js needs node and the HF tokenizers addon from
 # npm (scripts/package.json, locked by scripts/package-lock.json).

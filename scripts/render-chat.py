@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the golden chat-template renders for budget/chattemplate.
+"""Generate the golden chat-template renders for served/chattemplate.
 
 Usage (from the repository root; needs Python 3.11 and jinja2 3.x, nothing else):
 
@@ -41,8 +41,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "testdata", "chat")
-FAMILIES = {"qwen2.5": "budget/models/qwen2.5/tokenizer_config.json",
-            "qwen3": "budget/models/qwen3/tokenizer_config.json"}
+FAMILIES = {"qwen2.5": "served/models/qwen2.5/tokenizer_config.json",
+            "qwen3": "served/models/qwen3/tokenizer_config.json"}
 SEED = 20250611
 N_RANDOM = 440
 

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -15,17 +15,17 @@ var (
 )
 
 // newCounter returns the Counter the tests run with: the real Qwen3
-// tokenizer and chat template (budget.LoadModel("qwen3")), loaded once. The
+// tokenizer and chat template (served.Offline, "qwen3"), loaded once. The
 // golden error bodies hold its counts.
 func newCounter(t testing.TB) vllmsim.Counter {
 	t.Helper()
 	qwen3Once.Do(func() {
-		m, err := budget.LoadModel("qwen3")
+		m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 		if err != nil {
 			qwen3Err = err
 			return
 		}
-		qwen3Counter, qwen3Err = vllmsim.NewBudgetCounter(m)
+		qwen3Counter = vllmsim.NewModelCounter(m)
 	})
 	if qwen3Err != nil {
 		t.Fatal(qwen3Err)

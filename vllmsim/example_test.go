@@ -8,21 +8,17 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
 func Example() {
-	model, err := budget.LoadModel("qwen3") // embedded, sha256-pinned
+	model, err := served.Offline(served.Config{Tokenizer: "qwen3"}) // embedded, sha256-pinned
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	counter, err := vllmsim.NewBudgetCounter(model)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	counter := vllmsim.NewModelCounter(model)
 	sim, err := vllmsim.New(vllmsim.Config{
 		Counter:     counter,
 		MaxModelLen: 1024,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nightshift-dev/nightshift/budget/chattemplate"
+	"github.com/nightshift-dev/nightshift/served/chattemplate"
 )
 
 // The Hermes tool-call format, as Qwen3 emits it and as vLLM's "hermes" tool

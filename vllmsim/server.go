@@ -20,7 +20,7 @@ var ErrConfig = errors.New("vllmsim: invalid config")
 
 // Counter measures prompts exactly as the simulated vLLM does: it renders a
 // chat request with the model's chat template and tokenizes the render
-// without adding special tokens. The budget package provides the real
+// without adding special tokens. Package served provides the real
 // implementation (the Qwen3 tokenizer and chat template); implementations
 // must be safe for concurrent use.
 type Counter interface {

@@ -69,18 +69,7 @@ func (c *attemptClock) Observe(e nightshift.Event) {
 // parsing, formatting, events — with a model and a target that answer at
 // once, over 100 attempts; it reports the mean of attempts 91–100.
 func BenchmarkOverheadPerAttempt(b *testing.B) {
-	m, err := budget.LoadModel("qwen3")
-	if err != nil {
-		b.Fatal(err)
-	}
-	counter, err := budget.NewModelChatCounter(m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bud, err := budget.New(budget.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := servedAs(b, "bench", budget.Config{})
 	paths, _ := filepath.Glob("../testdata/outputs/*.txt")
 	sort.Strings(paths)
 	var outs []string
@@ -99,8 +88,8 @@ func BenchmarkOverheadPerAttempt(b *testing.B) {
 	var late time.Duration
 	for b.Loop() {
 		clock := &attemptClock{last: time.Now(), times: map[int]time.Duration{}}
-		w, err := worker.New(worker.Config{Model: &instantModel{}, ModelName: "bench", Target: &instantTarget{outs: outs},
-			Counter: counter, Tokenizer: m.Tokenizer, Budget: bud, Observer: clock, RefuseRepeats: -1})
+		w, err := worker.New(worker.Config{Chat: &instantModel{}, Model: m, Target: &instantTarget{outs: outs},
+			Observer: clock, RefuseRepeats: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

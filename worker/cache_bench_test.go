@@ -15,9 +15,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -36,7 +36,7 @@ var (
 // hash of the command), exit status 1; the rule's check fails.
 type shortOutputs struct {
 	outs  []string
-	tok   budget.Tokenizer
+	tok   served.Tokenizer
 	large bool
 }
 
@@ -98,18 +98,7 @@ func (c *compactionStart) Observe(e memory.Event) {
 //
 //	go test ./worker -run '^$' -bench CacheShareProduction -benchtime 1x
 func BenchmarkCacheShareProduction(b *testing.B) {
-	m, err := budget.LoadModel("qwen3")
-	if err != nil {
-		b.Fatal(err)
-	}
-	counter, err := budget.NewModelChatCounter(m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bud, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := qwen3(b)
 	paths, _ := filepath.Glob("../testdata/outputs/*.txt")
 	sort.Strings(paths)
 	var outs []string
@@ -123,7 +112,7 @@ func BenchmarkCacheShareProduction(b *testing.B) {
 	// A description of about 3,000 tokens: with the ban list and the rest
 	// the instruction is near its 25% share (3,840 of 15,360).
 	var desc strings.Builder
-	for i := 0; m.Tokenizer.Count(desc.String()) < 3000; i++ {
+	for i := 0; m.CountText(desc.String()) < 3000; i++ {
 		fmt.Fprintf(&desc, "AIDE must be configured to check file %d of the protected set (/etc/aide/aide.conf.d/%02d_rules), and its database must be rebuilt after any change to it. ", i, i%70)
 	}
 	yaml := fmt.Sprintf("rules:\n  - id: aide_build_database\n    title: Build and Test AIDE Database\n    description: %q\n    check: \"test -f /var/lib/aide/aide.db\"\n    max_attempts: %d\n",
@@ -133,10 +122,7 @@ func BenchmarkCacheShareProduction(b *testing.B) {
 		b.Fatal(err)
 	}
 	r, _ := set.Get("aide_build_database")
-	sc, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		b.Fatal(err)
-	}
+	sc := vllmsim.NewModelCounter(m)
 	for b.Loop() {
 		sim, err := vllmsim.New(vllmsim.Config{Counter: sc, Policy: variedPolicy{}, PromptTokensDetails: true})
 		if err != nil {
@@ -146,8 +132,8 @@ func BenchmarkCacheShareProduction(b *testing.B) {
 		oc := openai.DefaultConfig("")
 		oc.BaseURL = hs.URL + "/v1"
 		start := &compactionStart{}
-		w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: sim.Model(),
-			Target: shortOutputs{outs: outs, tok: m.Tokenizer, large: *benchLarge}, Counter: counter, Tokenizer: m.Tokenizer, Budget: bud,
+		w, err := worker.New(worker.Config{Chat: openai.NewClientWithConfig(oc), Model: m.With(sim.Model(), nil),
+			Target:         shortOutputs{outs: outs, tok: m.Tokenizer(), large: *benchLarge},
 			MemoryObserver: start, RefuseRepeats: -1, LowWaterPercent: *benchLowWater, OutputTokens: *benchOutput})
 		if err != nil {
 			b.Fatal(err)

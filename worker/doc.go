@@ -34,14 +34,15 @@
 // that is not a chat completion, an empty choices list) and tries that run
 // out of their time (the request timeout, or what is left of the retry
 // deadline when that is less). If the server stays down, or unusable, past
-// the retry deadline Fix returns an *UnreachableError. Client is the
-// model client to give the worker: go-openai over HTTP with every reply's
-// body read through a cap (ClientConfig.MaxReplyBytes, 4 MiB by default)
-// and the failures above typed. vLLM's
-// context-length rejections (both JSON shapes, every message form) are
-// recognised in the server's answer as go-openai types it (ServerError: the
-// HTTP status and the body's message and param), never in the text of
-// other errors: an input overflow makes the memory distil harder and the call is
+// the retry deadline Fix returns an *UnreachableError. Config.Model is the
+// served model (package served: its name, tokenizer, chat template and the
+// budget of its window); Client is the model client to give the worker as
+// Config.Chat: go-openai over HTTP with every reply's body read through a
+// cap (ClientConfig.MaxReplyBytes, 4 MiB by default) and the failures above
+// typed. vLLM's context-length rejections (both JSON shapes, every message
+// form) are recognised in the server's answer as go-openai types it
+// (served.ParseContextLength, served.ServerError: the HTTP status and the
+// body's message and param), never in the text of other errors: an input overflow makes the memory distil harder and the call is
 // retried, an output-budget rejection lowers max_tokens. Malformed model
 // output — arguments that are not JSON, an unknown tool, no tool call, an
 // empty command — is fed back to the model and counts as an attempt.

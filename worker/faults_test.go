@@ -14,10 +14,10 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/faultserver"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -41,8 +41,8 @@ func newFaultEnv(t *testing.T, cfg faultserver.Config) *faultEnv {
 	ctx := context.Background()
 	e := &faultEnv{t: t}
 	e.events.t = t
-	counter, err := vllmsim.NewBudgetCounter(qwen3(t))
-	require.NoError(t, err)
+	counter := vllmsim.NewModelCounter(qwen3(t))
+	var err error
 	e.sim, err = vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.GiveUp(1, "cannot fix this in a test"), ErrorShape: vllmsim.ShapeFlat})
 	require.NoError(t, err)
 	cfg.Next = e.sim.Handler()
@@ -81,14 +81,10 @@ type faultOptions struct {
 
 func (e *faultEnv) worker(o faultOptions) *worker.Worker {
 	e.t.Helper()
-	b, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
-	require.NoError(e.t, err)
-	counter, err := budget.NewModelChatCounter(qwen3(e.t))
-	require.NoError(e.t, err)
 	client, err := worker.NewClient(worker.ClientConfig{BaseURL: e.url + "/v1", MaxReplyBytes: o.maxReplyBytes})
 	require.NoError(e.t, err)
-	cfg := worker.Config{Model: client, ModelName: e.sim.Model(), Target: e.ssh, Counter: counter, Tokenizer: qwen3(e.t).Tokenizer,
-		Budget: b, RetryDeadline: o.retryDeadline, RequestTimeout: o.requestTimeout, Observer: &e.events}
+	cfg := worker.Config{Chat: client, Model: qwen3(e.t).With(e.sim.Model(), nil), Target: e.ssh,
+		RetryDeadline: o.retryDeadline, RequestTimeout: o.requestTimeout, Observer: &e.events}
 	if o.sleep != nil {
 		cfg = worker.WithSleep(cfg, o.sleep)
 	}
@@ -218,7 +214,7 @@ func TestServerErrorText(t *testing.T) {
 	for _, s := range []string{err.Error(), out.Reason} {
 		assert.NotContains(t, s, "%!")
 	}
-	se, ok := worker.ServerError(err)
+	se, ok := served.ServerError(err)
 	require.True(t, ok, "still the server's typed answer")
 	assert.Equal(t, 503, se.HTTPStatusCode)
 }
@@ -241,13 +237,8 @@ func TestNoRetries(t *testing.T) {
 	assert.Equal(t, faultserver.Stats{Faults: 1}, e.srv.Stats())
 
 	// A negative deadline is refused, not read as another spelling of none.
-	b, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
-	require.NoError(t, err)
-	counter, err := budget.NewModelChatCounter(qwen3(t))
-	require.NoError(t, err)
 	client, err := worker.NewClient(worker.ClientConfig{BaseURL: e.url + "/v1"})
 	require.NoError(t, err)
-	_, err = worker.New(worker.Config{Model: client, ModelName: e.sim.Model(), Target: e.ssh, Counter: counter,
-		Tokenizer: qwen3(t).Tokenizer, Budget: b, RetryDeadline: -time.Second})
+	_, err = worker.New(worker.Config{Chat: client, Model: qwen3(t).With(e.sim.Model(), nil), Target: e.ssh, RetryDeadline: -time.Second})
 	assert.ErrorIs(t, err, worker.ErrConfig)
 }

@@ -11,13 +11,13 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/internal/textcut"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 // maxContextRetries bounds how often one attempt's model call is retried
@@ -94,7 +94,7 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 			return out, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 	}
-	system, taskMsg, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	system, taskMsg, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Model.Budget().PromptLimit()*w.cfg.InstructionPercent/100)
 	if err != nil {
 		return out, err
 	}
@@ -111,7 +111,7 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	if fixed, err := w.replay(ctx, r, bans, mem, key, &out); err != nil || fixed {
 		return out, err
 	}
-	maxTokens := w.cfg.Budget.Reserve()
+	maxTokens := w.cfg.Model.Budget().Reserve()
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return out, err
@@ -127,7 +127,7 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 		}
 		out.turn, out.turnCheck = nil, ""
 		status, gaveUp, err := w.act(ctx, r, bans, attempt, mem, msg, &out)
-		end := nightshift.Event{Kind: nightshift.EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Budget.PromptLimit(),
+		end := nightshift.Event{Kind: nightshift.EventAttempt, Rule: r.ID, Attempt: attempt, Check: status, PromptTokens: prompt, Limit: w.cfg.Model.Budget().PromptLimit(),
 			UsagePrompt: usage.PromptTokens, CachedTokens: cachedTokens(usage)}
 		if gaveUp {
 			end.Action = nightshift.ActionGiveUp
@@ -158,7 +158,7 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 // memoryConfig is the memory configuration of one rule.
 func (w *Worker) memoryConfig(rule string, obs memory.Observer) memory.Config {
 	return memory.Config{
-		Budget: w.cfg.Budget, Prompt: w.cfg.Counter, Text: w.cfg.Tokenizer, Tools: Tools(),
+		Model: w.cfg.Model, Tools: Tools(),
 		KeepTurns: w.cfg.KeepTurns, LowWaterPercent: w.cfg.LowWaterPercent, OutputTokens: w.cfg.OutputTokens, Distiller: w.ruleDistiller(rule), Observer: obs,
 	}
 }
@@ -186,18 +186,18 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 		if a.Prompt > out.MaxPromptTokens {
 			out.MaxPromptTokens = a.Prompt
 		}
-		mt := min(*maxTokens, w.cfg.Budget.ContextWindow()-a.Prompt)
+		mt := min(*maxTokens, w.cfg.Model.Budget().ContextWindow()-a.Prompt)
 		w.log().Info("model call", "rule", rule, "attempt", attempt, "system", a.System, "history", a.History,
 			"current", a.Current, "reserve", a.Reserve, "total", a.Total, "limit", a.Limit, "messages", a.Messages, "max_tokens", mt)
 		w.emit(nightshift.Event{Kind: nightshift.EventModelCall, Rule: rule, Attempt: attempt, Assessment: &a, MaxTokens: mt})
 		out.ModelCalls++
-		resp, err := complete(ctx, w.cfg.Model, openai.ChatCompletionRequest{
-			Model: w.cfg.ModelName, Messages: p.Messages, Tools: p.Tools,
+		resp, err := complete(ctx, w.cfg.Chat, openai.ChatCompletionRequest{
+			Model: w.cfg.Model.Name(), Messages: p.Messages, Tools: p.Tools,
 			//lint:ignore SA1019 vLLM has read max_tokens in every release; max_completion_tokens came later.
 			MaxTokens:   mt,
 			Temperature: 0.2,
 		}, w.cfg.RequestTimeout, policy)
-		var cl *ContextLengthError
+		var cl *served.ContextLengthError
 		if errors.As(err, &cl) {
 			out.ContextRejections++
 			w.log().Error("model server rejected the prompt for its length; our count disagrees with the server's",
@@ -207,7 +207,7 @@ func (w *Worker) ask(ctx context.Context, rule string, attempt int, mem *memory.
 			if tries >= maxContextRetries {
 				return openai.ChatCompletionMessage{}, a.Prompt, usage, fmt.Errorf("rule %s attempt %d: %w", rule, attempt, cl)
 			}
-			if cl.Kind == ContextOutput {
+			if cl.Kind == served.ContextOutput {
 				prompt := max(cl.PromptTokens, a.Prompt) // the server may not say
 				if cl.MaxModelLen > prompt+16 {
 					*maxTokens = cl.MaxModelLen - prompt - 16
@@ -265,8 +265,8 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 		switch {
 		case c.err != nil:
 			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionMalformed, Detail: c.err.Error()})
-			if err := mem.AddToolResult(c.id, "error: malformed call: "+c.err.Error(),
-				distill.Step{Tool: c.name, Action: nightshift.ActionMalformed, Note: c.err.Error()}); err != nil {
+			if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Action: nightshift.ActionMalformed, Note: c.err.Error(),
+				Before: "error: malformed call: " + c.err.Error()}); err != nil {
 				return nightshift.CheckNotRun, false, err
 			}
 			if err := mem.AddFeedback(memory.FeedbackMalformed, "Malformed tool call: "+c.err.Error()+". Nothing was run."); err != nil {
@@ -276,7 +276,8 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 			gaveUp = true
 			out.Reason = c.reason
 			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: r.ID, Attempt: attempt, Recipe: out.replaying, Action: nightshift.ActionGiveUp, Detail: c.reason})
-			if err := mem.AddToolResult(c.id, "Understood: the worker stops working on this rule.", distill.Step{Tool: c.name, Action: nightshift.ActionGiveUp, Reason: c.reason}); err != nil {
+			if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Action: nightshift.ActionGiveUp, Reason: c.reason,
+				Before: "Understood: the worker stops working on this rule."}); err != nil {
 				return nightshift.CheckNotRun, false, err
 			}
 			if err := mem.SetGaveUp(); err != nil {
@@ -344,8 +345,8 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		note := fmt.Sprintf("blocked by the ban list (%s)", ban.Reason)
 		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: nightshift.ActionBlocked, Detail: ban.Pattern})
 		w.log().Warn("command blocked", "rule", rule, "attempt", attempt, "pattern", ban.Pattern)
-		if err := mem.AddToolResult(c.id, "BLOCKED: the command was not run: "+note+".",
-			distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionBlocked, Note: ban.Pattern}); err != nil {
+		if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionBlocked, Note: ban.Pattern,
+			Before: "BLOCKED: the command was not run: " + note + "."}); err != nil {
 			return false, err
 		}
 		return false, mem.AddFeedback(memory.FeedbackBlocked,
@@ -355,8 +356,8 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		if w.cfg.RefuseRepeats > 0 && e.Tries >= w.cfg.RefuseRepeats {
 			w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: nightshift.ActionRefused,
 				Detail: fmt.Sprintf("failed %d times before", e.Failed)})
-			if err := mem.AddToolResult(c.id, fmt.Sprintf("REFUSED: this exact command was already tried %d times and failed; it was not run again.", e.Tries),
-				distill.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionRefused, Note: "repeat of a failed command"}); err != nil {
+			if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionRefused, Note: "repeat of a failed command",
+				Before: fmt.Sprintf("REFUSED: this exact command was already tried %d times and failed; it was not run again.", e.Tries)}); err != nil {
 				return false, err
 			}
 			return false, mem.AddFeedback(memory.FeedbackRepeat,
@@ -387,13 +388,16 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		w.log().Info("command's effects refused", "rule", rule, "attempt", attempt, "verdict", ev.Verdict.String(), "reasons", strings.Join(ev.Reasons, "; "))
 		step := stepOf(c, ex, nil)
 		step.Note = strings.Join(ev.Reasons, "; ") // the one-line summary carries why
-		if err := mem.AddToolResult(c.id, formatRefused(ex), step); err != nil {
+		// The output shown is the sandbox's, within the refusal; a step
+		// that did not run on the host has none of its own.
+		step.Before, step.Stdout, step.Stderr, step.After = formatRefused(ex), "", "", ""
+		if err := mem.AddToolResult(c.id, step); err != nil {
 			return false, err
 		}
 		return false, mem.AddFeedback(memory.FeedbackBlocked,
 			"Nothing was applied: "+strings.Join(ev.Reasons, "; ")+". Reach the rule's goal with a change that does not do that.")
 	}
-	if err := mem.AddToolResult(c.id, formatExec(ex, err), stepOf(c, ex, err)); err != nil {
+	if err := mem.AddToolResult(c.id, stepOf(c, ex, err)); err != nil {
 		return false, err
 	}
 	if err == nil && action == nightshift.ActionRan {
@@ -429,7 +433,8 @@ func formatRefused(ex nightshift.Exec) string {
 	}
 	if ex.ExitCode >= 0 {
 		b.WriteString("What it printed there:\n")
-		b.WriteString(formatExec(ex, nil))
+		b.WriteString(execStatus(ex, nil))
+		b.WriteString(memory.Step{Stdout: ex.Stdout, Stderr: ex.Stderr, Action: nightshift.ActionRan}.Shown())
 	}
 	return b.String()
 }
@@ -478,7 +483,7 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 			return Plan{}, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 	}
-	system, taskMsg, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Budget.PromptLimit()*w.cfg.InstructionPercent/100)
+	system, taskMsg, err := w.instruction(r, bans, facts, w.lessons(ctx, r.ID, facts), w.cfg.Model.Budget().PromptLimit()*w.cfg.InstructionPercent/100)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -490,7 +495,7 @@ func (w *Worker) Plan(ctx context.Context, r rules.Rule) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	return Plan{Check: res.Status, PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Budget.PromptLimit(), Instruction: system + taskMsg}, nil
+	return Plan{Check: res.Status, PromptTokens: p.Assessment.Prompt, Limit: w.cfg.Model.Budget().PromptLimit(), Instruction: system + taskMsg}, nil
 }
 
 // nextAttempt is the line that tells the model (and the simulator) which

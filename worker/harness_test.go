@@ -21,9 +21,9 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/internal/vllmref"
-	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -33,34 +33,47 @@ import (
 
 var (
 	modelOnce sync.Once
-	model     *budget.Model
+	model     *served.Model
 	modelErr  error
 )
 
-func qwen3(t testing.TB) *budget.Model {
+// qwen3 is the Qwen3 tokenizer and chat template with a 16,384-token
+// window and a reserve of 1,024, loaded once for all tests.
+func qwen3(t testing.TB) *served.Model {
 	t.Helper()
-	modelOnce.Do(func() { model, modelErr = budget.LoadModel("qwen3") })
+	modelOnce.Do(func() {
+		model, modelErr = served.Offline(served.Config{Tokenizer: "qwen3", Budget: budget.Config{ContextWindow: 16384, Reserve: 1024}})
+	})
 	if modelErr != nil {
 		t.Fatal(modelErr)
 	}
 	return model
 }
 
+// served is qwen3 named name (the simulator's model) with the budget of cfg.
+func servedAs(t testing.TB, name string, cfg budget.Config) *served.Model {
+	t.Helper()
+	b, err := budget.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qwen3(t).With(name, b)
+}
+
 // env is one worker wired to a real sshd on loopback and the vLLM simulator
 // over real HTTP, with the Qwen3 tokenizer, a 16,384 window and max_tokens
 // 1,024 unless the test changes them.
 type env struct {
-	t       *testing.T
-	target  *sshtarget.Target
-	ssh     *sshexec.Client
-	sim     *vllmsim.Server
-	url     string
-	mu      sync.Mutex
-	bodies  []openai.ChatCompletionRequest // every chat request the server received
-	runs    []ran                          // every command the worker ran on the target, in order
-	events  []nightshift.Event
-	dir     string
-	counter *budget.ChatCounter
+	t      *testing.T
+	target *sshtarget.Target
+	ssh    *sshexec.Client
+	sim    *vllmsim.Server
+	url    string
+	mu     sync.Mutex
+	bodies []openai.ChatCompletionRequest // every chat request the server received
+	runs   []ran                          // every command the worker ran on the target, in order
+	events []nightshift.Event
+	dir    string
 	// ref counts every prompt the simulator receives when
 	// envOptions.reference is set (nil otherwise).
 	ref *vllmref.Reference
@@ -75,7 +88,7 @@ type envOptions struct {
 	errorStyle   vllmsim.ErrorStyle
 	// reference makes the simulator count prompts (and reject them) with
 	// the independent reference, Python Jinja2 and HF tokenizers
-	// (internal/vllmref), instead of package budget, which the worker
+	// (internal/vllmref), instead of package served, which the worker
 	// counts with.
 	reference bool
 }
@@ -102,10 +115,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(func() { e.ssh.Close() })
 
-	sc, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := vllmsim.NewModelCounter(m)
 	window := o.serverWindow
 	if window == 0 {
 		window = 16384
@@ -128,10 +138,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.serve()
-	e.counter, err = budget.NewModelChatCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return e
 }
 
@@ -166,33 +172,24 @@ type workerOptions struct {
 	window, reserve int
 	maxAttempts     int
 	retryDeadline   time.Duration
-	counter         memory.PromptCounter // nil means the env's *budget.ChatCounter
 	// sleep, when set, replaces the retry waits (and records them).
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (e *env) worker(o workerOptions) *worker.Worker {
 	e.t.Helper()
-	m := qwen3(e.t)
 	if o.window == 0 {
 		o.window = 16384
 	}
 	if o.reserve == 0 {
 		o.reserve = 1024
 	}
-	b, err := budget.New(budget.Config{ContextWindow: o.window, Reserve: o.reserve})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if o.counter == nil {
-		o.counter = e.counter
-	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	oc.HTTPClient = &http.Client{Transport: &retry.Transport{}} // as cmd/worker does
 	cfg := worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
-		Counter: o.counter, Tokenizer: m.Tokenizer, Budget: b, MaxAttempts: o.maxAttempts,
+		Chat: openai.NewClientWithConfig(oc), Model: servedAs(e.t, e.sim.Model(), budget.Config{ContextWindow: o.window, Reserve: o.reserve}),
+		Target: recordingTarget{e, e.ssh}, MaxAttempts: o.maxAttempts,
 		RetryDeadline: o.retryDeadline, Observer: e,
 	}
 	if o.sleep != nil {

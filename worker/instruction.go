@@ -76,11 +76,11 @@ func (w *Worker) probe(ctx context.Context, rule string) (*nightshift.HostFacts,
 //     fit.
 func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *nightshift.HostFacts, lessons []string, maxTokens int) (system, task string, err error) {
 	system = renderSystem(w.cfg.Bans)
-	sysTokens := w.cfg.Tokenizer.Count(system)
+	sysTokens := w.cfg.Model.CountText(system)
 	desc, hints := r.Description, r.Hints
 	for cut := 0; ; cut++ {
 		s := renderTask(r, w.cfg.Bans, bans, f, desc, hints)
-		if sysTokens+w.cfg.Tokenizer.Count(s) <= maxTokens {
+		if sysTokens+w.cfg.Model.CountText(s) <= maxTokens {
 			return system, w.withLessons(s, lessons, maxTokens-sysTokens), nil
 		}
 		switch {
@@ -92,7 +92,7 @@ func (w *Worker) instruction(r rules.Rule, bans *safety.BanList, f *nightshift.H
 			desc, hints = "", ""
 		default:
 			return "", "", fmt.Errorf("%w: the instruction for rule %s takes %d tokens with the ban lists alone, over its share of %d",
-				ErrConfig, r.ID, sysTokens+w.cfg.Tokenizer.Count(s), maxTokens)
+				ErrConfig, r.ID, sysTokens+w.cfg.Model.CountText(s), maxTokens)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func (w *Worker) withLessons(s string, lessons []string, maxTokens int) string {
 	render := func(n int) string {
 		return s + lessonsHeading + strings.Join(lines[:n], "")
 	}
-	fits := func(n int) bool { return w.cfg.Tokenizer.Count(render(n)) <= maxTokens }
+	fits := func(n int) bool { return w.cfg.Model.CountText(render(n)) <= maxTokens }
 	// The largest n that fits, by binary search: the count grows with n.
 	lo, hi := 0, len(lines)
 	for lo < hi {

@@ -23,17 +23,12 @@ import (
 // lessonWorker is e.worker with lessons and extra observers.
 func (e *env) lessonWorker(src worker.LessonSource, pct int, obs ...nightshift.Observer) *worker.Worker {
 	e.t.Helper()
-	m := qwen3(e.t)
-	b, err := budget.New(budget.Config{ContextWindow: 16384, Reserve: 1024})
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: e.ssh,
-		Counter: e.counter, Tokenizer: m.Tokenizer, Budget: b, Observer: fanout(append([]nightshift.Observer{e}, obs...)),
-		Lessons: src, InstructionPercent: pct,
+		Chat: openai.NewClientWithConfig(oc), Model: qwen3(e.t).With(e.sim.Model(), nil), Target: e.ssh,
+		Observer: fanout(append([]nightshift.Observer{e}, obs...)),
+		Lessons:  src, InstructionPercent: pct,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -85,7 +80,7 @@ func TestLessonsReachTheNextHost(t *testing.T) {
     check: "test -f %s/fixed"
 `, e.dir), "aide_build_database")
 	store := lessons.NewMemoryStore(lessons.MemoryStoreConfig{})
-	rec, err := lessons.NewRecorder(lessons.RecorderConfig{Store: store, Host: "host-1", Counter: qwen3(t).Tokenizer})
+	rec, err := lessons.NewRecorder(lessons.RecorderConfig{Store: store, Host: "host-1", Counter: qwen3(t).Tokenizer()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +141,7 @@ func TestLessonsWithinTheInstructionShare(t *testing.T) {
 	for i := 0; i < 400; i++ {
 		many = append(many, fmt.Sprintf("failed on Debian GNU/Linux 12 (bookworm), apt-get: ran `sed -i s/^#*PermitRootLogin.*/PermitRootLogin no/ /etc/ssh/sshd_config.d/%03d.conf` — exit 4: sed expression error; re-check failed", i))
 	}
-	tok := qwen3(t).Tokenizer
+	tok := qwen3(t).Tokenizer()
 	limit := 16384 - 1024 - budget.DefaultMargin
 	cases := []struct {
 		name    string

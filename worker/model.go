@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/retry"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 // ChatModel is the one call the worker makes to the model server.
@@ -61,7 +62,7 @@ func (e *UnreachableError) Unwrap() []error {
 // or what is left of the retry deadline when that is less, so that a server
 // that accepts and never answers, or drips its answer, is bounded by both.
 // Retries are not attempts. A context-length rejection is returned at once
-// as a *ContextLengthError.
+// as a *served.ContextLengthError.
 func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionRequest, requestTimeout time.Duration, p retry.Policy) (openai.ChatCompletionResponse, error) {
 	start := time.Now()
 	p.CheckRetry = func(err error) bool {
@@ -91,7 +92,7 @@ func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionReq
 			return err
 		}
 		err = classify(err, nil)
-		if cl := parseContextLength(err); cl != nil {
+		if cl := served.ParseContextLength(err); cl != nil {
 			return cl
 		}
 		var re *ReplyError

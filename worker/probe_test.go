@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -67,17 +66,11 @@ func (e *events) of(kind nightshift.EventKind) []nightshift.Event {
 
 func probeWorker(t *testing.T, target, probe nightshift.Runner, obs nightshift.Observer) (*worker.Worker, rules.Rule) {
 	t.Helper()
-	m, err := budget.LoadModel("qwen3")
-	require.NoError(t, err)
-	counter, err := budget.NewModelChatCounter(m)
-	require.NoError(t, err)
-	bud, err := budget.New(budget.Config{})
-	require.NoError(t, err)
 	set, err := rules.Parse("probe.yaml", []byte("rules:\n  - id: x_exists\n    check: \"test -f /etc/x\"\n"))
 	require.NoError(t, err)
 	r, _ := set.Get("x_exists")
-	w, err := worker.New(worker.Config{Model: giveUpModel{}, ModelName: "m", Target: target, Probe: probe,
-		Counter: counter, Tokenizer: m.Tokenizer, Budget: bud, Observer: obs})
+	w, err := worker.New(worker.Config{Chat: giveUpModel{}, Model: qwen3(t).With("m", nil), Target: target, Probe: probe,
+		Observer: obs})
 	require.NoError(t, err)
 	return w, r
 }

@@ -159,7 +159,7 @@ func assertPromptContents(t *testing.T, e *env, ruleBan string, tok interface{ C
 		// to 1,024 tokens (the newest) and 512, in the limit of this
 		// prompt (the server's window less max_tokens, less a margin for
 		// the worker's lowered limit after a rejection).
-		pc, err := e.counter.Count(req.Messages, req.Tools)
+		pc, err := qwen3(t).Count(req.Messages, req.Tools)
 		require.NoError(t, err)
 		//lint:ignore SA1019 the worker sends max_tokens (vLLM has read it in every release).
 		maxTokens := req.MaxTokens

@@ -31,8 +31,8 @@ func (e *env) recipeWorker(rc worker.Recipes) *worker.Worker {
 	oc.BaseURL = e.url + "/v1"
 	oc.HTTPClient = &http.Client{Transport: &retry.Transport{}}
 	w, err := worker.New(worker.Config{
-		Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
-		Counter: e.counter, Tokenizer: qwen3(e.t).Tokenizer, Budget: b, Observer: e, Recipes: rc,
+		Chat: openai.NewClientWithConfig(oc), Model: qwen3(e.t).With(e.sim.Model(), b), Target: recordingTarget{e, e.ssh},
+		Observer: e, Recipes: rc,
 	})
 	require.NoError(e.t, err)
 	return w

@@ -30,7 +30,7 @@ import (
 // compresses, against a real sshd and the vLLM simulator with a 16,384-token
 // window. The simulator counts every prompt, and rejects it as vLLM would,
 // with the independent reference (internal/vllmref: Python Jinja2 renders,
-// the HF tokenizers count), not with package budget, which the worker
+// the HF tokenizers count), not with package served, which the worker
 // counts with. vLLM never rejects a prompt, the worker's count of every
 // prompt equals the reference's, the ban list is in every prompt, and the
 // prompt plateaus.
@@ -99,7 +99,7 @@ func TestStubbornStaysInsideTheWindow(t *testing.T) {
 				}
 			}
 			require.NotZero(t, compressed, "no prompt summarises a turn: the memory never compressed")
-			checked, fewer := assertPromptContents(t, e, "systemctl (restart|stop) ssh", qwen3(t).Tokenizer)
+			checked, fewer := assertPromptContents(t, e, "systemctl (restart|stop) ssh", qwen3(t).Tokenizer())
 			prompt, cached := e.sim.Stats().PromptTokens()
 			var fromEvents int
 			for _, u := range usages {
@@ -170,7 +170,7 @@ func TestOutputsOverTheWindow(t *testing.T) {
 	require.NoError(t, err, "Fix (outcome %+v)", out)
 	require.Equal(t, 30, out.Attempts, "outcome %+v", out)
 	assert.Empty(t, e.sim.Stats().Rejections(), "requests rejected for their length")
-	tok := qwen3(t).Tokenizer
+	tok := qwen3(t).Tokenizer()
 	e.mu.Lock()
 	listings := 0
 	for _, r := range e.runs {
@@ -229,7 +229,7 @@ func TestBannedProposerNeverRuns(t *testing.T) {
 		}
 	}
 	t.Logf("%d attempts, %d commands blocked, %d ran", out.Attempts, blocked, out.Commands)
-	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer())
 }
 
 // TestEventualFixes: wrong tries, then the fix; the rule ends fixed.
@@ -252,7 +252,7 @@ func TestEventualFixes(t *testing.T) {
 	if err != nil || out.Status != nightshift.RuleFixed || out.Attempts != 4 {
 		t.Fatalf("outcome %+v, err %v; want fixed at attempt 4", out, err)
 	}
-	assertPromptContents(t, e2, "", qwen3(t).Tokenizer)
+	assertPromptContents(t, e2, "", qwen3(t).Tokenizer())
 	// Checking again costs no model call.
 	calls := len(e2.requests())
 	out, err = e2.worker(workerOptions{}).Fix(context.Background(), r)
@@ -293,7 +293,7 @@ func TestMalformedOutputIsFedBack(t *testing.T) {
 	if rej := e.sim.Stats().Rejections(); len(rej) != 0 {
 		t.Fatalf("the server rejected %d requests: %s", len(rej), rej[0].Error)
 	}
-	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer())
 }
 
 // TestRetriesAreNotAttempts: 503s, 429s and a dropped connection are retried
@@ -314,7 +314,7 @@ func TestRetriesAreNotAttempts(t *testing.T) {
 	if out.Retries != 3 || out.Status != nightshift.RuleGaveUp || out.Attempts != 2 {
 		t.Fatalf("outcome %+v, want 3 retries and give_up at attempt 2", out)
 	}
-	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer())
 }
 
 // TestServerDownPastDeadline: a server that stays down ends the rule with
@@ -428,7 +428,7 @@ func TestContextRejectionsAreRecovered(t *testing.T) {
 					t.Errorf("rejection event without both counts: %+v", ev)
 				}
 			}
-			checked, fewer := assertPromptContents(t, e, "", qwen3(t).Tokenizer)
+			checked, fewer := assertPromptContents(t, e, "", qwen3(t).Tokenizer())
 			t.Logf("%d rejections recovered; last 3 turns checked in %d prompts, fewer (those that fit) in %d", out.ContextRejections, checked, fewer)
 		})
 	}
@@ -469,15 +469,11 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 		return vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 50, WrongFixes: []string{"echo attempt %d >> " + filepath.Join(dir, "log")}})
 	}})
 	r := e.rule(fmt.Sprintf("rules:\n  - id: accounts_tmout\n    check: \"test -f %s/never\"\n", e.dir), "accounts_tmout")
-	b, err := budget.New(budget.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = e.url + "/v1"
 	stop := make(chan struct{})
-	w, err := worker.New(worker.Config{Model: openai.NewClientWithConfig(oc), ModelName: e.sim.Model(), Target: recordingTarget{e, e.ssh},
-		Counter: e.counter, Tokenizer: qwen3(t).Tokenizer, Budget: b, Stop: stop, Observer: &stopAfter{attempt: 2, stop: stop, inner: e}})
+	w, err := worker.New(worker.Config{Chat: openai.NewClientWithConfig(oc), Model: servedAs(t, e.sim.Model(), budget.Config{}), Target: recordingTarget{e, e.ssh},
+		Stop: stop, Observer: &stopAfter{attempt: 2, stop: stop, inner: e}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,5 +488,5 @@ func TestStopFinishesTheCurrentStep(t *testing.T) {
 	if got := strings.Count(string(log), "attempt"); got != 2 {
 		t.Fatalf("%d commands ran, want the 2 of the finished attempts", got)
 	}
-	assertPromptContents(t, e, "", qwen3(t).Tokenizer)
+	assertPromptContents(t, e, "", qwen3(t).Tokenizer())
 }

@@ -13,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nightshift-dev/nightshift/internal/textcut"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 // ReplyFault is what is wrong with a model server's answer that arrived but
@@ -136,7 +137,7 @@ func classify(err error, info *replyInfo) error {
 	if errors.As(err, &st) {
 		return err
 	}
-	if sv, ok := ServerError(err); ok && sv.HTTPStatusCode != 0 {
+	if sv, ok := served.ServerError(err); ok && sv.HTTPStatusCode != 0 {
 		return &StatusError{Status: sv.HTTPStatusCode, StatusText: sv.HTTPStatus, Message: sv.Message, Err: err}
 	}
 	var reqErr *openai.RequestError
@@ -179,7 +180,7 @@ func describeBody(info *replyInfo) string {
 
 // StatusError is an answer with an HTTP error status, as go-openai reports
 // it (an *openai.APIError or *openai.RequestError, which it wraps: see
-// ServerError), with a text that names the status and the server's message,
+// served.ServerError), with a text that names the status and the server's message,
 // cut to a few hundred bytes. go-openai's own text reads "message:
 // %!s(<nil>)" for vLLM's flat error body and keeps a body of any length.
 type StatusError struct {

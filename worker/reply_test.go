@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -58,3 +61,27 @@ func TestCheckReply(t *testing.T) {
 	assert.Equal(t, ReplyShape, re.Fault)
 	assert.NoError(t, CheckReply(openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{}}}))
 }
+
+// errorFromResponse serves body with the status and returns the error
+// go-openai makes of it.
+func errorFromResponse(t *testing.T, status int, body []byte) error {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(body)
+	}))
+	defer srv.Close()
+	cfg := openai.DefaultConfig("")
+	cfg.BaseURL = srv.URL + "/v1"
+	_, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
+		Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
+	require.Error(t, err)
+	return err
+}
+
+// TestParseContextLengthGoldenBodies reads every error body the vLLM
+// simulator reproduces (testdata/vllm: each release's message forms, both
+// JSON shapes) through go-openai's real error types: which are length
+// rejections, of which kind, with which numbers. "max_tokens must be at
+// least 1, got 0" (max_tokens 0 or, absent, defaulted to the 0 tokens left)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
@@ -66,18 +65,12 @@ func newSCAPEnv(t *testing.T, maxModelLen int, policy func(e *scapEnv) vllmsim.P
 		t.Fatal(err)
 	}
 	se := &scapEnv{env: e, debian: tg, ds: ds}
-	sc, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := vllmsim.NewModelCounter(m)
 	e.sim, err = vllmsim.New(vllmsim.Config{MaxModelLen: maxModelLen, Counter: sc, Policy: policy(se)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.serve()
-	if e.counter, err = budget.NewModelChatCounter(m); err != nil {
-		t.Fatal(err)
-	}
 	return se
 }
 
@@ -158,7 +151,7 @@ func TestSCAPStubbornStaysInsideTheWindow(t *testing.T) {
 	if distilled == 0 {
 		t.Errorf("no prompt was compacted (largest %d tokens): the run did not test the memory", maxPrompt)
 	}
-	last3, fewer := assertPromptContents(t, e.env, "", qwen3(t).Tokenizer)
+	last3, fewer := assertPromptContents(t, e.env, "", qwen3(t).Tokenizer())
 	e.controlAlive()
 	t.Logf("%d attempts, %d commands run and checked by oscap, largest prompt %d of %d tokens, %d compactions, 0 rejections, the last 3 turns in %d prompts (fewer, those that fit, in %d); E2E wall time %v",
 		out.Attempts, len(ran), maxPrompt, e.sim.MaxModelLen(), distilled, last3, fewer, time.Since(start).Round(time.Millisecond))

@@ -12,10 +12,9 @@ import (
 
 	"github.com/nightshift-dev/nightshift/safety"
 
-	"github.com/nightshift-dev/nightshift/budget"
-	"github.com/nightshift-dev/nightshift/distill"
 	"github.com/nightshift-dev/nightshift/memory"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -35,12 +34,14 @@ var ErrConfig = errors.New("invalid worker configuration")
 // Config configures a Worker. Required fields are marked; the zero value of
 // every other field selects its default.
 type Config struct {
-	Model     ChatModel            // the model server client (required)
-	ModelName string               // the model to ask (required)
-	Target    nightshift.Runner    // runs the remediation commands and the checks on the host (required)
-	Counter   memory.PromptCounter // counts prompts as the server does, e.g. a *budget.ChatCounter (required)
-	Tokenizer budget.Tokenizer     // the model's tokenizer (required)
-	Budget    *budget.Budget       // window, reserve (max_tokens), soft limit, margin (required)
+	// Model is the served model: its name (asked in every request), the
+	// tokenizer and chat template its prompts are counted with, and the
+	// budget of its window (reserve = max_tokens). Required.
+	Model *served.Model
+	// Chat makes the model calls (required): a *Client, or any client of
+	// the model's server.
+	Chat   ChatModel
+	Target nightshift.Runner // runs the remediation commands and the checks on the host (required)
 
 	// Probe runs the read-only host probe (ProbeCommand, once per Worker
 	// before its first attempt; EventProbe reports it). Nil means Target.
@@ -141,14 +142,10 @@ func New(cfg Config) (*Worker, error) {
 	switch {
 	case cfg.Model == nil:
 		return nil, fmt.Errorf("%w: Model is required", ErrConfig)
-	case cfg.ModelName == "":
-		return nil, fmt.Errorf("%w: ModelName is required", ErrConfig)
+	case cfg.Chat == nil:
+		return nil, fmt.Errorf("%w: Chat is required", ErrConfig)
 	case cfg.Target == nil:
 		return nil, fmt.Errorf("%w: Target is required", ErrConfig)
-	case cfg.Counter == nil || cfg.Tokenizer == nil:
-		return nil, fmt.Errorf("%w: Counter and Tokenizer are required", ErrConfig)
-	case cfg.Budget == nil:
-		return nil, fmt.Errorf("%w: Budget is required", ErrConfig)
 	case cfg.MaxAttempts < 0 || cfg.KeepTurns < 0 || cfg.RetryDeadline < 0:
 		return nil, fmt.Errorf("%w: MaxAttempts, KeepTurns and RetryDeadline must not be negative", ErrConfig)
 	case cfg.InstructionPercent < 0 || cfg.InstructionPercent > 90:
@@ -214,21 +211,27 @@ func (w *Worker) check(ctx context.Context, r rules.Rule) (rules.CheckResult, er
 	return r.Check.Evaluate(ctx, w.cfg.Checks)
 }
 
-// stepOf turns an execution into distiller facts.
-func stepOf(c call, ex nightshift.Exec, err error) distill.Step {
-	s := distill.Step{Tool: c.name, Command: c.command, Reason: c.reason, Action: nightshift.ActionOf(ex, err)}
+// stepOf turns an execution into the memory's step: the facts of its
+// summary line and what the model is shown (the status, the output, what a
+// committed command changed).
+func stepOf(c call, ex nightshift.Exec, err error) memory.Step {
+	s := memory.Step{Tool: c.name, Command: c.command, Reason: c.reason, Action: nightshift.ActionOf(ex, err)}
 	if err != nil {
 		s.Note = err.Error()
 	}
 	s.ExitCode, s.Signal, s.Stdout, s.Stderr = ex.ExitCode, ex.Signal, ex.Stdout, ex.Stderr
+	s.Before = execStatus(ex, err)
 	if ev := ex.Evidence; ev != nil && ev.Verdict == nightshift.VerdictCommitted {
 		s.Changes = ev.Effects.Changes // what the sandbox saw it change
+		s.After = appliedText(ev.Effects)
 	}
 	return s
 }
 
-// formatExec renders a command's result for the model.
-func formatExec(ex nightshift.Exec, err error) string {
+// execStatus is what the model is told of a command's result before its
+// output: the exit status (or the signal, the timeout, an unknown
+// outcome) and how much of the output the cap cut.
+func execStatus(ex nightshift.Exec, err error) string {
 	var b strings.Builder
 	switch {
 	case err != nil:
@@ -243,26 +246,6 @@ func formatExec(ex nightshift.Exec, err error) string {
 	}
 	if cut := ex.CutBytes(); cut > 0 {
 		fmt.Fprintf(&b, "(output cap: %d bytes cut from the middle)\n", cut)
-	}
-	if ex.Stdout != "" {
-		b.WriteString("stdout:\n")
-		b.WriteString(ex.Stdout)
-		if !strings.HasSuffix(ex.Stdout, "\n") {
-			b.WriteByte('\n')
-		}
-	}
-	if ex.Stderr != "" {
-		b.WriteString("stderr:\n")
-		b.WriteString(ex.Stderr)
-		if !strings.HasSuffix(ex.Stderr, "\n") {
-			b.WriteByte('\n')
-		}
-	}
-	if ex.Stdout == "" && ex.Stderr == "" {
-		b.WriteString("(no output)\n")
-	}
-	if ev := ex.Evidence; ev != nil && ev.Verdict == nightshift.VerdictCommitted {
-		b.WriteString(appliedText(ev.Effects))
 	}
 	return b.String()
 }

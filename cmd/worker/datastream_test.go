@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/scap"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 
@@ -302,15 +302,11 @@ func ssgFixes(t *testing.T, c *sshexec.Client, groups ...scapRules) map[string]s
 // returns it with its base URL (…/v1); the test's end stops it.
 func scapModel(t *testing.T, fixes map[string]string, fixAt int) (*vllmsim.Server, string) {
 	t.Helper()
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: fixAt, Fixes: fixes})})
+	srv, err := vllmsim.New(vllmsim.Config{Counter: vllmsim.NewModelCounter(m), Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: fixAt, Fixes: fixes})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,10 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -133,14 +136,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 
 	// The simulated vLLM server and the worker.
-	model, err := budget.LoadModel("qwen3")
+	model, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		return err
 	}
-	simCounter, err := vllmsim.NewBudgetCounter(model)
-	if err != nil {
-		return err
-	}
+	simCounter := vllmsim.NewModelCounter(model)
 	srv, err := vllmsim.New(vllmsim.Config{MaxModelLen: 16384, Counter: simCounter, PromptTokensDetails: true, Policy: script})
 	if err != nil {
 		return err
@@ -154,17 +154,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "simulated vLLM at %s (%s, max_model_len %d)\n%s\nhost: %s\nrules: %s\n\n",
 			baseURL, srv.Model(), srv.MaxModelLen(), where, root, rulesFile)
 	}
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		return err
-	}
 	b, err := budget.New(budget.Config{ContextWindow: srv.MaxModelLen(), Reserve: budget.DefaultReserve})
 	if err != nil {
 		return err
 	}
 	oc := openai.DefaultConfig("")
 	oc.BaseURL = strings.TrimRight(baseURL, "/") + "/v1"
-	oc.HTTPClient = retryingClient()
+	oc.HTTPClient = &http.Client{Transport: &retry.Transport{}}
 	rec := &lastRequest{model: openai.NewClientWithConfig(oc)}
 	rep := newReporter(stdout, *jsonOut, b.PromptLimit())
 	last := &lastCall{}
@@ -182,8 +178,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fallback = "--sshd: no sandbox on the local sshd; the static check judged commands"
 	}
 	w, err := worker.New(worker.Config{
-		Model: rec, ModelName: srv.Model(), Target: target, Probe: ssh, Checks: ssh, Sandboxed: sb != nil, Fallback: fallback,
-		Counter: counter, Tokenizer: model.Tokenizer, Budget: b, Observer: observers, MemoryObserver: rep.memory(), RetryDeadline: worker.DefaultRetryDeadline,
+		Chat: rec, Model: model.With(srv.Model(), b), Target: target, Probe: ssh, Checks: ssh, Sandboxed: sb != nil, Fallback: fallback,
+		Observer: observers, MemoryObserver: rep.memory(), RetryDeadline: worker.DefaultRetryDeadline,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -275,7 +271,7 @@ func (l *lastRequest) history() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, m := range l.req.Messages {
-		if strings.HasPrefix(m.Content, memory.HistoryHeader) {
+		if strings.HasPrefix(m.Content, memory.DefaultHistoryHeader) {
 			return m.Content
 		}
 	}

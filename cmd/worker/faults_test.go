@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 
 	"github.com/nightshift-dev/nightshift"
@@ -547,14 +547,11 @@ func newSSHNight(t *testing.T) *sshNight {
 	}
 	t.Cleanup(func() { tg.Close() })
 	n.target = tg
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	counter := vllmsim.NewModelCounter(m)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 2,
 		WrongFixes: []string{"touch " + n.dir + "/started-%d; sleep 3"},
 		Fixes:      map[string]string{"a": "touch " + n.dir + "/a", "b": "touch " + n.dir + "/b"}})})

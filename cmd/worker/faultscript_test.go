@@ -11,9 +11,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/faultserver"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -70,7 +70,7 @@ func cmdSimHosts(ts *testscript.TestScript, neg bool, args []string) {
 // load takes seconds under -race).
 var (
 	modelOnce sync.Once
-	qwen3     *budget.Model
+	qwen3     *served.Model
 	qwen3Err  error
 )
 
@@ -97,10 +97,9 @@ func cmdFaultServer(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fixes[rule] = cmd
 	}
-	modelOnce.Do(func() { qwen3, qwen3Err = budget.LoadModel("qwen3") })
+	modelOnce.Do(func() { qwen3, qwen3Err = served.Offline(served.Config{Tokenizer: "qwen3"}) })
 	ts.Check(qwen3Err)
-	counter, err := vllmsim.NewBudgetCounter(qwen3)
-	ts.Check(err)
+	counter := vllmsim.NewModelCounter(qwen3)
 	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 1, Fixes: fixes})})
 	ts.Check(err)
 	var faults []faultserver.Fault // TIMES 0: none

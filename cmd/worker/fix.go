@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -89,7 +89,7 @@ type fixFlags struct {
 	distiller      string
 	config         string
 	dest           sshexec.Destination // host, parsed by validate
-	backend        budget.Backend      // backendName, parsed by validate
+	backend        served.Backend      // backendName, parsed by validate
 }
 
 func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
@@ -270,13 +270,13 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
-	rep := newReporter(stdout, f.jsonOut, ms.budget.PromptLimit())
+	rep := newReporter(stdout, f.jsonOut, ms.model.Budget().PromptLimit())
 	stop, hardCtx, cancel := sg.stop, sg.hard, sg.cancelHard
 
 	var model worker.ChatModel = ms.client
-	var verifier *countVerifier
+	var verifier *served.CountCheck
 	if f.verifyCount {
-		verifier = newCountVerifier(ms.client, ms, cancel)
+		verifier = countCheck(ms, cancel)
 		model = verifier
 	}
 	distiller, err := newDistiller(f.distiller, ms)
@@ -284,7 +284,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	wcfg := worker.Config{
-		Model: model, ModelName: ms.served.ID, Counter: ms.counter, Tokenizer: ms.model.Tokenizer, Budget: ms.budget,
+		Chat: model, Model: ms.model,
 		MaxAttempts: f.maxAttempts, KeepTurns: f.keepTurns, RetryDeadline: f.retryDeadline, RequestTimeout: f.requestTimeout,
 		Logger: logger, Observer: nightshift.Observers{rep, retryNotices{w: stderr, baseURL: f.baseURL}}, Distiller: distiller,
 	}
@@ -301,7 +301,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return dryRun(hardCtx, w, selected, stdout)
 	}
 	outcomes, err := runOneHost(ctx, hardCtx, stop, wcfg, f.host, ssh, sb, selected)
-	if verr := verifier.failure(); verr != nil {
+	if verr := verifyFailure(verifier); verr != nil {
 		return verr
 	}
 	var runErr error

@@ -14,6 +14,7 @@ import (
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/memory"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -175,7 +176,7 @@ var flagRegistry = []flagSpec{
 		usageFor: map[command]string{cmdStart: "tokenizer of the served model: qwen3, qwen2.5 or a tokenizer.json `FILE` present on every worker"}},
 	{name: "tokenizer", usage: "tokenizer to load before serving: qwen3, qwen2.5 or a tokenizer.json `FILE` (repeatable; default qwen3)", group: groupMemory,
 		field: "fleet.ServeConfig.Tokenizers", cmds: cmdServe},
-	{name: "tokenizer-backend", def: budget.BackendGo.String(), group: groupMemory, cmds: cmdFix | cmdRun | cmdTokens,
+	{name: "tokenizer-backend", def: served.BackendGo.String(), group: groupMemory, cmds: cmdFix | cmdRun | cmdTokens,
 		usage:    "tokenizer `IMPLEMENTATION`: go (pure Go, always built in) or native (the HuggingFace tokenizers library; only in builds with -tags hf_native)",
 		notNight: "a night's workers load the pure-Go tokenizer"},
 	{name: "context-window", usage: "context window in tokens (0: the server's max_model_len)", group: groupMemory, field: "budget.Config.ContextWindow",

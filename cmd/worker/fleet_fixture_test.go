@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -103,14 +103,11 @@ func writeKnownHosts(tb testing.TB, path string, hosts []*simhost.Host) string {
 // flight; it returns the gauge and the OpenAI base URL.
 func startFleetModel(tb testing.TB, delay time.Duration) (*gauge, string) {
 	tb.Helper()
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	counter := vllmsim.NewModelCounter(m)
 	sim, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: fleetPolicy{}, Seed: 1, Created: time.Unix(1, 0), PromptTokensDetails: true})
 	if err != nil {
 		tb.Fatal(err)

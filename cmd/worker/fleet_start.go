@@ -16,6 +16,7 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/scap"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 const fleetStartUsage = `Usage:
@@ -213,26 +214,32 @@ const defaultServerTimeout = 5 * time.Second
 
 // fleetModel fixes the served model and its window for the night: from the
 // flags, else from the server (a line on notices per failed try). The
+// tokenizer (and, with --context-window, the budget) is checked first. The
 // server at the default --base-url, which nobody named, is tried once:
 // when it does not answer, the error says what the night needs.
 func fleetModel(ctx context.Context, m *runMeta, baseURLGiven bool, notices io.Writer) (fleet.ModelSpec, error) {
-	if _, err := budget.LoadModel(m.Tokenizer); err != nil {
-		return fleet.ModelSpec{}, &usageError{err}
-	}
 	fm := fleet.ModelSpec{Name: m.Model, Tokenizer: m.Tokenizer, ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
-	if fm.Name != "" && fm.ContextWindow > 0 {
-		return fm, nil
+	cfg := served.Config{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), Name: m.Model, Tokenizer: m.Tokenizer,
+		Budget: budget.Config{ContextWindow: m.ContextWindow, Reserve: m.MaxTokens}, Wait: min(m.RetryDeadline, 30*time.Second)}
+	check := cfg
+	if check.Budget.ContextWindow == 0 {
+		check.Budget = budget.Config{} // the server's window sizes it: Connect checks the budget
 	}
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), HTTPClient: retryingClient()})
+	om, err := served.Offline(check)
 	if err != nil {
 		return fm, &usageError{err}
 	}
-	var served budget.ServedModel
+	om.Close()
+	if fm.Name != "" && fm.ContextWindow > 0 {
+		return fm, nil // the server is checked by the night's workers
+	}
+	var sm *served.Model
 	if baseURLGiven {
-		served, err = serverModel(ctx, vllm, m.BaseURL, m.Model, min(m.RetryDeadline, 30*time.Second), notices)
+		sm, err = connect(ctx, cfg, notices)
 	} else {
+		cfg.Wait = 0
 		tctx, cancel := context.WithTimeout(ctx, defaultServerTimeout)
-		served, err = serverModel(tctx, vllm, m.BaseURL, m.Model, 0, nil)
+		sm, err = connect(tctx, cfg, nil)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			return fm, usagef("fleet start: a night needs the served model's name and context window: give --model and --context-window, "+
@@ -242,13 +249,8 @@ func fleetModel(ctx context.Context, m *runMeta, baseURLGiven bool, notices io.W
 	if err != nil {
 		return fm, err
 	}
-	fm.Name = served.ID
-	if fm.ContextWindow == 0 {
-		fm.ContextWindow = served.MaxModelLen
-	}
-	if fm.ContextWindow == 0 {
-		return fm, usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
-	}
+	defer sm.Close()
+	fm.Name, fm.ContextWindow = sm.Name(), sm.Budget().ContextWindow()
 	return fm, nil
 }
 

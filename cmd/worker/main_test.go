@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/sshtarget"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -67,18 +67,18 @@ func TestHelpExitsZero(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)\n"
 	code, out, _ := cli(t, text, "tokens")
-	if code != 0 || strings.TrimSpace(out) != fmt.Sprint(m.Tokenizer.Count(text)) {
-		t.Fatalf("tokens: exit %d, %q; want %d", code, out, m.Tokenizer.Count(text))
+	if code != 0 || strings.TrimSpace(out) != fmt.Sprint(m.CountText(text)) {
+		t.Fatalf("tokens: exit %d, %q; want %d", code, out, m.CountText(text))
 	}
 	code, out, _ = cli(t, text, "tokens", "--ids", "--tokenizer", "qwen2.5")
 	var ids []int
-	if code != 0 || json.Unmarshal([]byte(out), &ids) != nil || len(ids) != m.Tokenizer.Count(text) {
+	if code != 0 || json.Unmarshal([]byte(out), &ids) != nil || len(ids) != m.CountText(text) {
 		t.Fatalf("tokens --ids: exit %d, %q", code, out)
 	}
 	code, out, _ = cli(t, "", "tokens", "--ids")
@@ -183,14 +183,11 @@ func TestFixEndToEnd(t *testing.T) {
 `, conf)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	counter := vllmsim.NewModelCounter(m)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 3,
 		Fixes: map[string]string{"sshd_disable_root_login": "sed -i 's/^#PermitRootLogin.*/PermitRootLogin no/' " + conf}})})
 	if err != nil {

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -13,13 +13,14 @@ import (
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/retry"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/worker"
 )
 
 // modelFlags choose the model server, its tokenizer and the budget.
 type modelFlags struct {
 	tokenizer, baseURL, model, apiKeyEnv string
-	backend                              budget.Backend // --tokenizer-backend
+	backend                              served.Backend // --tokenizer-backend
 	contextWindow, maxTokens             int
 	retryDeadline                        time.Duration
 	maxReplyBytes                        int64 // --max-reply-bytes
@@ -28,55 +29,54 @@ type modelFlags struct {
 	notices io.Writer
 }
 
-// modelServer is the served model a run talks to: its tokenizer, the
-// prompt counter, the budget of its window and the client.
+// modelServer is the served model a run talks to and the client its
+// worker calls it with.
 type modelServer struct {
-	model   *budget.Model
-	counter *budget.ChatCounter
-	served  budget.ServedModel
-	budget  *budget.Budget
-	client  *worker.Client
-	vllm    *budget.VLLMClient // /v1/models and /tokenize
+	model  *served.Model
+	client *worker.Client
 }
 
-// connectModel loads the tokenizer, asks the server for its model
-// (retrying while it is unreachable, up to the deadline) and sizes the
-// budget to the model's window unless --context-window gives it. The API
+// connectModel connects to the served model (retrying while the server is
+// unreachable, up to the retry deadline; see connect), sized to its window
+// unless --context-window gives it, and makes the worker's client. The API
 // key is read from the environment variable f.apiKeyEnv names.
 func connectModel(ctx context.Context, f modelFlags) (*modelServer, error) {
-	model, err := budget.LoadModelWith(f.tokenizer, f.backend)
-	if err != nil {
-		return nil, &usageError{err}
-	}
-	counter, err := budget.NewModelChatCounter(model)
-	if err != nil {
-		return nil, &usageError{err}
-	}
 	apiKey := os.Getenv(f.apiKeyEnv)
-	vllm, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: f.baseURL, APIKey: apiKey, HTTPClient: retryingClient()})
-	if err != nil {
-		return nil, &usageError{err}
-	}
-	served, err := serverModel(ctx, vllm, f.baseURL, f.model, f.retryDeadline, f.notices)
+	m, err := connect(ctx, served.Config{BaseURL: f.baseURL, APIKey: apiKey, Name: f.model, Tokenizer: f.tokenizer, Backend: f.backend,
+		Budget: budget.Config{ContextWindow: f.contextWindow, Reserve: f.maxTokens}, Wait: f.retryDeadline}, f.notices)
 	if err != nil {
 		return nil, err
-	}
-	window := f.contextWindow
-	if window == 0 {
-		window = served.MaxModelLen
-	}
-	if window == 0 {
-		return nil, usagef("the server does not report max_model_len for %s; pass --context-window", served.ID)
-	}
-	b, err := budget.New(budget.Config{ContextWindow: window, Reserve: f.maxTokens})
-	if err != nil {
-		return nil, &usageError{err}
 	}
 	client, err := worker.NewClient(worker.ClientConfig{BaseURL: f.baseURL, APIKey: apiKey, MaxReplyBytes: f.maxReplyBytes})
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	return &modelServer{model: model, counter: counter, served: served, budget: b, client: client, vllm: vllm}, nil
+	return &modelServer{model: m, client: client}, nil
+}
+
+// connect is served.Connect with a line on notices per failed try of
+// /v1/models (the wait is cfg.Wait; 0: no retries) and the CLI's errors:
+// a server still unreachable or busy at the end is unreachable (exit 3);
+// a bad tokenizer, budget or base URL, a server that does not list the
+// model or answers with an error are usage errors (exit 2).
+func connect(ctx context.Context, cfg served.Config, notices io.Writer) (*served.Model, error) {
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, served.DefaultBaseURL)
+	cfg.OnRetry = func(r retry.Retry) {
+		waitNotice(notices, "model server "+cfg.BaseURL, r.Err.Error(), r.Wait, r.GiveUpAt)
+	}
+	m, err := served.Connect(ctx, cfg)
+	var ue *served.UnreachableError
+	switch {
+	case err == nil:
+		return m, nil
+	case errors.As(err, &ue):
+		return nil, &unreachable{err}
+	case errors.Is(err, served.ErrNoWindow):
+		return nil, usagef("%v; pass --context-window", err)
+	case ctx.Err() != nil:
+		return nil, err
+	}
+	return nil, &usageError{err}
 }
 
 // checkReplyFlags refuses a request timeout or reply cap that is not
@@ -89,58 +89,6 @@ func checkReplyFlags(requestTimeout time.Duration, maxReplyBytes int64) error {
 		return usagef("--max-reply-bytes %d must be positive", maxReplyBytes)
 	}
 	return nil
-}
-
-// modelsTimeout bounds one GET /v1/models.
-const modelsTimeout = 30 * time.Second
-
-// serverModel reads the served model from /v1/models, retrying while the
-// server is unreachable, busy (a 5xx or 429; its Retry-After is honoured
-// when c's transport is a retry.Transport) or silent (each try has
-// modelsTimeout, or what is left of the deadline when that is less), up to
-// the deadline (0: no retries), with one line on notices per failed try.
-func serverModel(ctx context.Context, c *budget.VLLMClient, baseURL, name string, deadline time.Duration, notices io.Writer) (budget.ServedModel, error) {
-	p := retry.Policy{
-		BaseDelay: 500 * time.Millisecond, MaxDelay: 15 * time.Second, Deadline: deadline,
-		CheckRetry: func(err error) bool {
-			var he *budget.HTTPError
-			return !errors.Is(err, budget.ErrNoModel) && !(errors.As(err, &he) && !retry.RetryableStatus(he.Status))
-		},
-		OnRetry: func(r retry.Retry) { waitNotice(notices, "model server "+baseURL, r.Err.Error(), r.Wait, r.GiveUpAt) },
-	}
-	if deadline <= 0 {
-		p.MaxTries = 1
-	}
-	var m budget.ServedModel
-	start := time.Now()
-	err := p.Do(ctx, func(ctx context.Context) error {
-		// A server that accepts and never answers is bounded too.
-		timeout := modelsTimeout
-		if deadline > 0 {
-			timeout = max(min(timeout, time.Until(start.Add(deadline))), time.Millisecond)
-		}
-		tctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		var err error
-		m, err = c.Model(tctx, name)
-		return err
-	})
-	var gu *retry.GiveUpError
-	switch {
-	case err == nil:
-		return m, nil
-	case errors.As(err, &gu):
-		return m, &unreachable{fmt.Errorf("model server %s: %w", baseURL, gu.Err)}
-	case ctx.Err() != nil:
-		return m, err
-	}
-	return m, &usageError{err}
-}
-
-// retryingClient is the HTTP client of the model server's clients: its
-// transport records Retry-After for the retry policy.
-func retryingClient() *http.Client {
-	return &http.Client{Transport: &retry.Transport{}}
 }
 
 // waitNotice prints what the worker waits for: "worker: WHAT: CAUSE;

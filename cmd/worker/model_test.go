@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 // TestServerModelRetries: /v1/models answered with 429 Retry-After: 1, then
-// 503 without it, then the list: the first wait is the server's 1 s (the
-// backoff alone would say 500ms), the second the backoff's 1 s of a second
-// failure; a 404 is a usage error at once, without retries.
+// 503 without it, then the list: one notice per failed try, the first wait
+// the server's 1 s (the backoff alone would say 500ms), the second the
+// backoff's 1 s of a second failure; a 404 is a usage error at once,
+// without retries.
 func TestServerModelRetries(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -36,14 +37,10 @@ func TestServerModelRetries(t *testing.T) {
 	}))
 	defer srv.Close()
 	base := srv.URL + "/v1"
-	c, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: base, HTTPClient: retryingClient()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var notices bytes.Buffer
-	m, err := serverModel(context.Background(), c, base, "qwen3", time.Minute, &notices)
-	if err != nil || m.ID != "qwen3" {
-		t.Fatalf("serverModel = %+v, %v", m, err)
+	m, err := connect(context.Background(), served.Config{BaseURL: base, Name: "qwen3", Wait: time.Minute}, &notices)
+	if err != nil || m.Name() != "qwen3" {
+		t.Fatalf("connect = %v, %v", m, err)
 	}
 	want := regexp.MustCompile(`^worker: model server \S+: vllm: \S+: HTTP 429: \{"error": "busy"\}; retrying in 1s, giving up at \d\d:\d\d:\d\d\n` +
 		`worker: model server \S+: vllm: \S+: HTTP 503: \{"error": "loading"\}; retrying in 1s, giving up at \d\d:\d\d:\d\d\n$`)
@@ -53,12 +50,8 @@ func TestServerModelRetries(t *testing.T) {
 
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	defer notFound.Close()
-	c, err = budget.NewVLLMClient(budget.VLLMConfig{BaseURL: notFound.URL + "/v1", HTTPClient: retryingClient()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	notices.Reset()
-	_, err = serverModel(context.Background(), c, notFound.URL+"/v1", "qwen3", time.Minute, &notices)
+	_, err = connect(context.Background(), served.Config{BaseURL: notFound.URL + "/v1", Name: "qwen3", Wait: time.Minute}, &notices)
 	var ue *usageError
 	if !errors.As(err, &ue) || notices.Len() != 0 {
 		t.Errorf("a 404: %v with notices %q, want a usage error and no retry", err, notices.String())
@@ -96,19 +89,15 @@ func TestServerModelHung(t *testing.T) {
 		}
 	}()
 	base := "http://" + ln.Addr().String() + "/v1"
-	c, err := budget.NewVLLMClient(budget.VLLMConfig{BaseURL: base, HTTPClient: retryingClient()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var notices bytes.Buffer
-	_, err = serverModel(ctx, c, base, "qwen3", 1500*time.Millisecond, &notices)
+	_, err = connect(ctx, served.Config{BaseURL: base, Name: "qwen3", Wait: 1500 * time.Millisecond}, &notices)
 	var un *unreachable
 	if !errors.As(err, &un) {
-		t.Fatalf("serverModel: %v, want the model server unreachable", err)
+		t.Fatalf("connect: %v, want the model server unreachable", err)
 	}
 	if !strings.Contains(err.Error(), "context deadline exceeded") {
-		t.Errorf("serverModel: %v, want it to say the try timed out", err)
+		t.Errorf("connect: %v, want it to say the try timed out", err)
 	}
 }

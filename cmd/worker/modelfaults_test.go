@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/faultserver"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
 )
@@ -43,10 +43,9 @@ func hugeNight(tb testing.TB, huge int) ([]string, string) {
 	for name, data := range files {
 		require.NoError(tb, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600))
 	}
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	require.NoError(tb, err)
-	counter, err := vllmsim.NewBudgetCounter(m)
-	require.NoError(tb, err)
+	counter := vllmsim.NewModelCounter(m)
 	sim, err := vllmsim.New(vllmsim.Config{Counter: counter,
 		Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 1, Fixes: map[string]string{"a": "set a yes"}})})
 	require.NoError(tb, err)

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -30,10 +30,9 @@ import (
 // URL.
 func startSim(t *testing.T, spec string, policy vllmsim.Policy) (*vllmsim.Server, string) {
 	t.Helper()
-	m, err := budget.LoadModel(spec)
+	m, err := served.Offline(served.Config{Tokenizer: spec})
 	require.NoError(t, err)
-	counter, err := vllmsim.NewBudgetCounter(m)
-	require.NoError(t, err)
+	counter := vllmsim.NewModelCounter(m)
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: policy})
 	require.NoError(t, err)
 	url, stop, err := srv.Start(context.Background())
@@ -48,7 +47,7 @@ func startSim(t *testing.T, spec string, policy vllmsim.Policy) (*vllmsim.Server
 // prompts one way while the worker's --tokenizer qwen3 counts another.
 func qwen3PlusToken(t *testing.T) string {
 	t.Helper()
-	models := filepath.Join("..", "..", "budget", "models", "qwen3")
+	models := filepath.Join("..", "..", "served", "models", "qwen3")
 	gz, err := os.ReadFile(filepath.Join(models, "tokenizer.json.gz"))
 	require.NoError(t, err)
 	zr, err := gzip.NewReader(bytes.NewReader(gz))

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/batch"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/metrics"
 	"github.com/nightshift-dev/nightshift/progress"
 	"github.com/nightshift-dev/nightshift/recipes"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -46,7 +46,7 @@ type observers struct {
 	store    *lessons.SQLite
 	source   *lessons.Source
 	recipes  worker.Recipes
-	counter  budget.Tokenizer
+	counter  served.Tokenizer
 	logger   *slog.Logger
 	jctx     context.Context // for lessons' writes: they outlive a hard stop
 	stops    []func() error  // run by close, in reverse order
@@ -56,7 +56,7 @@ type observers struct {
 // startObservers sets up what o asks for. The lessons store keeps its own
 // tables in the journal's SQLite file and writes them through the journal's
 // single writer connection.
-func startObservers(ctx context.Context, j *journal.Journal, o observeFlags, tok budget.Tokenizer, logger *slog.Logger, stderr io.Writer) (_ *observers, err error) {
+func startObservers(ctx context.Context, j *journal.Journal, o observeFlags, tok served.Tokenizer, logger *slog.Logger, stderr io.Writer) (_ *observers, err error) {
 	obs := &observers{counter: tok, logger: logger, jctx: context.WithoutCancel(ctx)}
 	defer func() {
 		if err != nil {
@@ -109,7 +109,7 @@ func startObservers(ctx context.Context, j *journal.Journal, o observeFlags, tok
 // configure hooks the observers into a batch configuration.
 func (obs *observers) configure(cfg *batch.Config) {
 	if obs.metrics != nil {
-		cfg.Worker.Model = obs.metrics.Model(cfg.Worker.Model)
+		cfg.Worker.Chat = obs.metrics.Model(cfg.Worker.Chat)
 		cfg.Worker.Observer = obs.metrics
 		cfg.Connector = timedConnector{cfg.Connector, obs.metrics}
 	}

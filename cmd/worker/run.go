@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/batch"
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/journal"
 	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/scap"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -274,7 +274,7 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 	// A run recorded before these flags existed has neither.
-	m.TokenizerBackend = cmp.Or(m.TokenizerBackend, budget.BackendGo.String())
+	m.TokenizerBackend = cmp.Or(m.TokenizerBackend, served.BackendGo.String())
 	m.Distiller = cmp.Or(m.Distiller, distillerDeterministic)
 	backend, err := checkModelOptions(m.TokenizerBackend, m.Distiller)
 	if err != nil {
@@ -292,7 +292,7 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 	scfg := sshBase(m, logger)
 	scfg.OnDialFailure = dialNotices(stderr)
 
-	obs, err := startObservers(ctx, j, of, ms.model.Tokenizer, logger, stderr)
+	obs, err := startObservers(ctx, j, of, ms.model.Tokenizer(), logger, stderr)
 	if err == nil {
 		obs.notices = retryNotices{w: stderr, baseURL: m.BaseURL}
 	}
@@ -302,15 +302,14 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 	defer obs.close()
 	stop, hardCtx, cancel := sg.stop, sg.hard, sg.cancelHard
 	var model worker.ChatModel = ms.client
-	var verifier *countVerifier
+	var verifier *served.CountCheck
 	if m.VerifyCount {
-		verifier = newCountVerifier(ms.client, ms, cancel)
+		verifier = countCheck(ms, cancel)
 		model = verifier
 	}
 	bcfg := batch.Config{
 		Journal: j, Connector: orchestrate.SSHConnector{Base: scfg},
-		Worker: worker.Config{Model: model, ModelName: ms.served.ID, Counter: ms.counter,
-			Tokenizer: ms.model.Tokenizer, Budget: ms.budget, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
+		Worker: worker.Config{Chat: model, Model: ms.model, MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns,
 			RetryDeadline: m.RetryDeadline, RequestTimeout: m.RequestTimeout, Logger: logger, Distiller: distiller},
 		ParallelHosts: m.ParallelHosts, ModelConcurrency: m.ModelConcurrency, Stop: stop,
 		Sandbox: func(ctx context.Context, h inventory.Host, conn nightshift.Runner) (batch.SandboxSetup, error) {
@@ -337,7 +336,7 @@ func runBatch(ctx context.Context, sg *signals, j *journal.Journal, m *runMeta, 
 	if errors.Is(err, batch.ErrSpec) {
 		return &usageError{err}
 	}
-	if verr := verifier.failure(); verr != nil {
+	if verr := verifyFailure(verifier); verr != nil {
 		// Nothing was asked of the model; the tasks stay unfinished.
 		return verr
 	}

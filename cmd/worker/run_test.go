@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/simhost"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -66,14 +66,11 @@ func newBatchFixture(t *testing.T, nHosts, neverAttempts int) *batchFixture {
 			t.Fatal(err)
 		}
 	}
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	counter := vllmsim.NewModelCounter(m)
 	f.prompts = &promptLog{Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 2,
 		WrongFixes: []string{"echo attempt %d"}, Fixes: map[string]string{"sshd_root_login": "set root_login no"}})}
 	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: f.prompts})

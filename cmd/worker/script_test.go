@@ -16,9 +16,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 // TestMain makes the test binary also the worker command the scripts run
@@ -85,7 +85,7 @@ func TestScripts(t *testing.T) {
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "hf_native":
-				return budget.BackendNative.Available(), nil
+				return served.BackendNative.Available(), nil
 			case "temporal":
 				_, err := temporaltest.Find()
 				return available(err == nil, "the Temporal CLI")

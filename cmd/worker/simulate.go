@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -63,14 +63,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return &usageError{err}
 	}
-	m, err := budget.LoadModel(*tokenizer)
+	m, err := served.Offline(served.Config{Tokenizer: *tokenizer})
 	if err != nil {
 		return &usageError{err}
 	}
-	counter, err := vllmsim.NewBudgetCounter(m)
-	if err != nil {
-		return &usageError{err}
-	}
+	counter := vllmsim.NewModelCounter(m)
 	cfg := vllmsim.Config{Model: *model, MaxModelLen: *maxLen, Counter: counter, Policy: pol, Seed: *seed,
 		PromptTokensDetails: *details, CacheBlocks: *blocks}
 	if *style != "" {
@@ -87,14 +84,16 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return &usageError{err}
 	}
+	// The signals are caught before the port opens: whoever sees it open
+	// (a script's waitport) may interrupt at once.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return &usageError{fmt.Errorf("simulate-server: %w", err)}
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "simulated vLLM serving %s (max_model_len %d, policy %s) on http://%s/v1\n", *model, *maxLen, *policy, ln.Addr())
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

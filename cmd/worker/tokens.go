@@ -11,8 +11,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
+	"github.com/nightshift-dev/nightshift/served"
+	"github.com/nightshift-dev/nightshift/served/chattemplate"
 )
 
 const tokensUsage = `Usage:
@@ -56,11 +57,28 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	m, err := budget.LoadModelWith(*tokenizer, backend)
-	if err != nil {
-		return &usageError{fmt.Errorf("tokens: %w", err)}
+	// --chat needs the chat template too; plain text the tokenizer alone
+	// (a tokenizer.json without a template, or with one of a family not
+	// rendered here, still counts text).
+	var m *served.Model
+	var tok served.Tokenizer
+	if *chat {
+		m, err = served.Offline(served.Config{Tokenizer: *tokenizer, Backend: backend})
+		switch {
+		case errors.Is(err, served.ErrNoChatTemplate), errors.Is(err, chattemplate.ErrUnknownTemplate):
+			return &usageError{fmt.Errorf("tokens --chat: %w", err)}
+		case err != nil:
+			return &usageError{fmt.Errorf("tokens: %w", err)}
+		}
+		defer m.Close()
+	} else {
+		if tok, err = served.LoadTokenizer(*tokenizer, backend); err != nil {
+			return &usageError{fmt.Errorf("tokens: %w", err)}
+		}
+		if c, ok := tok.(io.Closer); ok {
+			defer c.Close()
+		}
 	}
-	defer m.Close()
 	input, err := readfile.ReadAll(stdin, "standard input", maxStdin)
 	if err != nil {
 		if errors.Is(err, readfile.ErrTooLarge) {
@@ -72,7 +90,7 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		return countChat(m, input, stdout)
 	}
 	if *ids {
-		out := m.Tokenizer.Encode(string(input))
+		out := tok.Encode(string(input))
 		if out == nil {
 			out = []int{}
 		}
@@ -83,20 +101,16 @@ func runTokens(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	_, err = fmt.Fprintln(stdout, m.Tokenizer.Count(string(input)))
+	_, err = fmt.Fprintln(stdout, tok.Count(string(input)))
 	return err
 }
 
-func countChat(m *budget.Model, input []byte, stdout io.Writer) error {
-	counter, err := budget.NewModelChatCounter(m)
-	if err != nil {
-		return &usageError{fmt.Errorf("tokens --chat: %w", err)}
-	}
+func countChat(m *served.Model, input []byte, stdout io.Writer) error {
 	req, err := decodeChatRequest(input)
 	if err != nil {
 		return &usageError{fmt.Errorf("tokens --chat: %w", err)}
 	}
-	n, err := counter.CountRequest(req)
+	n, err := m.Chat().CountRequest(req)
 	if err != nil {
 		return &usageError{fmt.Errorf("tokens --chat: %w", err)}
 	}

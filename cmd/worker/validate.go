@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/readfile"
+	"github.com/nightshift-dev/nightshift/served"
 )
 
 // nonNegative refuses negative durations, naming the flag.
@@ -70,13 +70,13 @@ func checkInput(flagName, path string, dirOK bool) error {
 
 // checkTokenizerArg checks a --tokenizer that is not a built-in name.
 func checkTokenizerArg(t string) error {
-	for _, b := range budget.Builtins() {
+	for _, b := range served.Builtins() {
 		if strings.EqualFold(t, b) {
 			return nil
 		}
 	}
 	if _, err := os.Stat(t); err != nil {
-		return nil // LoadModel names the built-ins
+		return nil // served.Offline names the built-ins
 	}
 	return checkInput("--tokenizer", t, true)
 }

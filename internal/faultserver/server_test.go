@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/internal/faultserver"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
@@ -54,10 +54,9 @@ type completion struct {
 
 func newCounter(t *testing.T) vllmsim.Counter {
 	t.Helper()
-	m, err := budget.LoadModel("qwen3")
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	require.NoError(t, err)
-	counter, err := vllmsim.NewBudgetCounter(m)
-	require.NoError(t, err)
+	counter := vllmsim.NewModelCounter(m)
 	return counter
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/nightshift-dev/nightshift/orchestrate"
 	"github.com/nightshift-dev/nightshift/retry"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/sshexec"
 	"github.com/nightshift-dev/nightshift/vllmsim"
 	"github.com/nightshift-dev/nightshift/worker"
@@ -98,14 +99,14 @@ func Rules(t testing.TB, n int) []rules.Rule {
 
 var (
 	modelOnce sync.Once
-	qwen3     *budget.Model
+	qwen3     *served.Model
 	modelErr  error
 )
 
-// LoadModel is the built-in qwen3 model, loaded once.
-func LoadModel(t testing.TB) *budget.Model {
+// LoadModel is the built-in qwen3 model (served.Offline), loaded once.
+func LoadModel(t testing.TB) *served.Model {
 	t.Helper()
-	modelOnce.Do(func() { qwen3, modelErr = budget.LoadModel("qwen3") })
+	modelOnce.Do(func() { qwen3, modelErr = served.Offline(served.Config{Tokenizer: "qwen3"}) })
 	if modelErr != nil {
 		t.Fatal(modelErr)
 	}
@@ -142,7 +143,7 @@ type Night struct {
 	Inv   []inventory.Host
 	Conn  orchestrate.SSHConnector
 	Sim   *vllmsim.Server
-	Model *budget.Model
+	Model *served.Model
 	// Client calls the simulator, counting and keeping the calls.
 	Client *Model
 }
@@ -195,10 +196,7 @@ func Start(t testing.TB, o Options) *Night {
 		DialTimeout: 5 * time.Second, CommandTimeout: 30 * time.Second, KeepAlive: -1,
 		Redial: retry.Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond, MaxTries: 2}, OutputCap: o.OutputCap}}
 
-	simCounter, err := vllmsim.NewBudgetCounter(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	simCounter := vllmsim.NewModelCounter(model)
 	var policy vllmsim.Policy = Policy{}
 	if o.Policy != nil {
 		policy = o.Policy
@@ -224,15 +222,11 @@ func Start(t testing.TB, o Options) *Night {
 // night: the simulator through Client, its window.
 func (n *Night) WorkerConfig(t testing.TB) worker.Config {
 	t.Helper()
-	counter, err := budget.NewModelChatCounter(n.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, err := budget.New(budget.Config{ContextWindow: n.Sim.MaxModelLen(), Reserve: budget.DefaultReserve})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return worker.Config{Model: n.Client, ModelName: n.Sim.Model(), Counter: counter, Tokenizer: n.Model.Tokenizer, Budget: b,
+	return worker.Config{Chat: n.Client, Model: n.Model.With(n.Sim.Model(), b),
 		RetryDeadline: 5 * time.Second, RequestTimeout: 30 * time.Second}
 }
 

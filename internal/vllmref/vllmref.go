@@ -2,9 +2,9 @@
 // what vLLM tokenizes: scripts/render-chat.py renders a chat request with
 // Python's Jinja2 the way vLLM and transformers do, and scripts/count-chat.js
 // tokenizes the render with the HuggingFace tokenizers library (the Rust
-// crate, as a Node addon). Neither shares code with package budget, so a test
-// that compares budget's counts with a Reference can fail; the golden files
-// of budget/chattemplate were made by the same two scripts.
+// crate, as a Node addon). Neither shares code with package served, so a test
+// that compares served's counts with a Reference can fail; the golden files
+// of served/chattemplate were made by the same two scripts.
 //
 // A Reference runs each script once, as a long-lived child process fed one
 // JSON request per line (`render-chat.py --serve FAMILY`, `count-chat.js
@@ -48,7 +48,7 @@ type Config struct {
 	// Family is the model family whose template and tokenizer are used,
 	// "qwen3" or "qwen2.5"; "" means "qwen3".
 	Family string
-	// Root is the repository root (holding scripts/ and budget/models/);
+	// Root is the repository root (holding scripts/ and served/models/);
 	// "" means the nearest directory above the working directory holding
 	// go.mod.
 	Root string

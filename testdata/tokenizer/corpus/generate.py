@@ -118,7 +118,7 @@ for tok in ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<think>", "</think>"
 for path in sorted(glob.glob("testdata/outputs/*.txt")):
     with open(path, encoding="utf-8", errors="replace") as f:
         add("outputs/" + os.path.basename(path), f.read())
-for path in ["docs/DEVELOPING.md", "budget/models/PROVENANCE.md"]:
+for path in ["docs/DEVELOPING.md", "served/models/PROVENANCE.md"]:
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             add(path, f.read())
