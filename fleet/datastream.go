@@ -47,11 +47,15 @@ type ProfileRule struct {
 	Profile    string `json:"profile"`
 	Rule       string `json:"rule"`
 	Oscap      string `json:"oscap,omitempty"`
+	// Paths and StrictScope are the rule's scope, derived from its OVAL
+	// check (rules.Rule).
+	Paths       []string `json:"paths,omitempty"`
+	StrictScope bool     `json:"strict_scope,omitempty"`
 }
 
 // rule is the worker rule of r.
 func (r ProfileRule) rule() rules.Rule {
-	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
+	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints, Paths: r.Paths, StrictScope: r.StrictScope,
 		Check: scap.Check{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
 		Pos:   rules.Position{File: r.Datastream}}
 }
@@ -120,7 +124,7 @@ func (a *Activities) datastream(ctx context.Context, in datastreamInput) ([]Prof
 				return nil, invalidDatastream(fmt.Errorf("rule %s: a %s check, not oscap", r.ID, r.Check.Kind()))
 			}
 			out = append(out, ProfileRule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
-				Datastream: c.Datastream, Profile: c.Profile, Rule: c.Rule, Oscap: c.Oscap})
+				Datastream: c.Datastream, Profile: c.Profile, Rule: c.Rule, Oscap: c.Oscap, Paths: r.Paths, StrictScope: r.StrictScope})
 		}
 		return out, nil
 	}

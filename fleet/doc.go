@@ -19,6 +19,20 @@
 // taught by hosts that finished reach the host workflows started after (the
 // newest 24 per rule).
 //
+// So do recipes (package recipes): the night keeps its recipes in a
+// recipes.Memory on the workflow's clock, seeded from Night.Recipes (an
+// earlier night's, e.g. a journal file's) and carried when it continues as
+// new. Each host workflow gets the best replayable ones of each key proven
+// before it started (hostInput.Recipes); its worker (worker.Recipes)
+// replays the best of the host's key before asking the model and proves
+// its own fixes; its HostResult returns its proofs and failed replays
+// (RecipeChange), which the night merges in the order hosts end: a failed
+// replay demotes the recipe for its key for the rest of the night.
+// Night.NoRecipes turns replay off (fixes are still proved).
+// NightResult.Recipes are the night's recipes, which `worker fleet export`
+// writes with recipes.Export. Nights and hosts started before recipes
+// (workflow versions "night-recipes", "host-recipes") replay without them.
+//
 // Its history stays bounded however many hosts a night has: a run of the
 // night workflow starts at most HostsPerRun host workflows (default 500, or
 // fewer when the server suggests continue-as-new), waits for them, and

@@ -43,12 +43,16 @@ type nightOptions struct {
 	zones        []string // host i's zone is zones[i%len]; none: default
 	// exec, when set, runs the hosts' commands (simhost.Config.Exec).
 	exec func(ctx context.Context, command string, stdout, stderr io.Writer) int
+	// host adjusts host i's configuration (its OS family, Locked keys);
+	// policy, when set, is the model's.
+	host   func(i int, c *simhost.Config)
+	policy vllmsim.Policy
 }
 
 func startNight(t testing.TB, o nightOptions) *night {
 	t.Helper()
 	nt := nighttest.Start(t, nighttest.Options{Rules: o.rules, Hosts: o.hosts, DieAfter: o.dieAfter, Zones: o.zones, ZoneVar: fleet.ZoneVar,
-		Exec: o.exec, PromptTokensDetails: true})
+		Exec: o.exec, PromptTokensDetails: true, Host: o.host, Policy: o.policy})
 	n := &night{Hosts: nt.Hosts, Conn: nt.Conn, Sim: nt.Sim, Client: nt.Client, Model: nt.Model, sim: nt}
 	n.Night = fleet.Night{Name: "simulated night", RuleFiles: []fleet.RuleFile{{Name: "night.yaml", Data: nighttest.RulesYAML(o.rules)}},
 		Hosts: nt.Inv,
@@ -56,7 +60,9 @@ func startNight(t testing.TB, o nightOptions) *night {
 		// between child workflows that run at once (seen with -race in
 		// testWorkflowEnvironmentImpl.ExecuteActivity). Hosts in parallel
 		// are covered on a real server by cmd/worker's TestFleetIntegration.
-		ParallelHosts: 1, RetryDeadline: 5 * time.Second, CommandTimeout: 30 * time.Second, NoLessons: true,
+		// Lessons and recipes off: every host asks the model, as the
+		// worker configuration batch comparisons start from.
+		ParallelHosts: 1, RetryDeadline: 5 * time.Second, CommandTimeout: 30 * time.Second, NoLessons: true, NoRecipes: true,
 		Model: fleet.ModelSpec{Name: nt.Sim.Model(), Tokenizer: "qwen3", ContextWindow: nt.Sim.MaxModelLen(), MaxTokens: budget.DefaultReserve}}
 	return n
 }

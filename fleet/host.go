@@ -71,6 +71,14 @@ func (f *Workflows) host(ctx workflow.Context, in hostInput) (HostResult, error)
 		cfg.Lessons = lessons.NewSource(store, lessons.SourceConfig{})
 		h.rec = rec
 	}
+	if workflow.GetVersion(ctx, versionHostRecipes, workflow.DefaultVersion, 1) >= 1 {
+		night := workflow.GetInfo(ctx).WorkflowExecution.ID
+		if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p != nil {
+			night = p.ID
+		}
+		h.recipes = newHostRecipes(ctx, in.Recipes, func() { h.replaying = true })
+		cfg.Recipes = worker.Recipes{Store: h.recipes, Host: in.Host.Name, Run: night, NoReplay: n.NoRecipes}
+	}
 	if done := h.sandbox(&cfg, rs); done {
 		return res, nil
 	}
@@ -88,6 +96,9 @@ func (f *Workflows) host(ctx workflow.Context, in hostInput) (HostResult, error)
 		res.Stopped = "the night was cancelled"
 	}
 	h.flushLessons()
+	if h.recipes != nil {
+		res.Recipes = h.recipes.changes
+	}
 	return res, nil
 }
 
@@ -193,6 +204,8 @@ type hostRun struct {
 	n         Night
 	in        hostInput
 	rec       *lessons.Recorder
+	recipes   *hostRecipes      // nil in hosts started before recipes
+	replaying bool              // the worker replays a recipe (attempt 0)
 	res       *HostResult       // the workflow's result, its tasks in the night's rule order
 	task      *orchestrate.Task // the task being worked on
 	start     time.Time         // when it began, on the workflow's clock
@@ -238,6 +251,9 @@ func (h *hostRun) Observe(e nightshift.Event) {
 	case nightshift.EventModelUsage:
 		t.Usage(e.UsagePrompt, e.CachedTokens)
 	case nightshift.EventAttempt:
+		if e.Attempt == 0 {
+			h.replaying = false
+		}
 		t.EndAttempt(e.Attempt, e.PromptTokens, e.Limit, e.Check, e.Action == nightshift.ActionGiveUp)
 	default:
 		// other events are not part of the host's report
@@ -358,14 +374,18 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 	h := t.h
 	ctx := h.hostOptions(h.wctx)
 	ctx = workflow.WithRetryPolicy(ctx, temporal.RetryPolicy{MaximumAttempts: 1})
-	attempt := 0
-	if h.task != nil {
+	attempt := 0 // a recipe's replay
+	if h.task != nil && !h.replaying {
 		attempt = len(h.task.Attempts) + 1
+		if len(h.task.Attempts) > 0 && h.task.Attempts[0].N == 0 {
+			attempt-- // after the replay: the model's attempts count from 1
+		}
 	}
 	var res commandResult
 	in := commandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
 	if h.sandboxed {
-		in.Sandbox, in.Scope = true, sandbox.ScopeOf(cctx)
+		in.Sandbox = true
+		in.Scope, in.StrictScope = sandbox.ScopeOf(cctx)
 	}
 	err := workflow.ExecuteActivity(ctx, commandActivity, in).Get(ctx, &res)
 	if err != nil {

@@ -91,6 +91,14 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 		return NightResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidNight", err)
 	}
 	waves := workflow.GetVersion(ctx, versionWaves, workflow.DefaultVersion, 1) >= 1
+	var recs *nightRecipes // nil: a night started before recipes
+	if workflow.GetVersion(ctx, versionNightRecipes, workflow.DefaultVersion, 1) >= 1 {
+		seed := n.Recipes
+		if n.Carry != nil {
+			seed = n.Carry.Recipes // started from n.Recipes
+		}
+		recs = newNightRecipes(ctx, seed)
+	}
 	res := NightResult{Name: n.Name, Model: n.Model.Name, Started: workflow.Now(ctx), InChildren: waves}
 	st := NightStatus{Name: n.Name, Hosts: map[string]HostState{}, Outcomes: map[nightshift.RuleStatus]int{}}
 	byHost := map[string]HostResult{}
@@ -111,6 +119,9 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 	if err := workflow.SetQueryHandler(ctx, resultQuery, func() (NightResult, error) {
 		r := res
 		r.HostRuns = ordered()
+		if recs != nil {
+			r.Recipes = recs.all()
+		}
 		return r, nil
 	}); err != nil {
 		return res, err
@@ -151,7 +162,7 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 	res.Runs++
 
 	child := n
-	child.Hosts, child.Lessons, child.Carry = nil, nil, nil
+	child.Hosts, child.Lessons, child.Carry, child.Recipes = nil, nil, nil, nil
 	sel := workflow.NewSelector(ctx)
 	running, startedHere := 0, 0
 	start := func(h inventory.Host) {
@@ -163,6 +174,9 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 		in := hostInput{Night: child, Host: h}
 		if !n.NoLessons {
 			in.Lessons = newest(learned, maxLessonsPerRule)
+		}
+		if recs != nil && !n.NoRecipes {
+			in.Recipes = recs.forHost()
 		}
 		st.Hosts[h.Name] = HostRunning
 		fut := workflow.ExecuteChildWorkflow(cctx, hostWorkflowName, in)
@@ -180,6 +194,9 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 				byHost[h.Name] = hr
 			}
 			learned = append(learned, hr.Lessons...)
+			if recs != nil {
+				recs.merge(hr.Recipes)
+			}
 			if waves {
 				learned = newest(learned, maxLessonsPerRule)
 			}
@@ -214,9 +231,15 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 		cont.Carry = &Carry{Next: next, Started: res.Started, Runs: res.Runs, Status: st, Failed: ordered(),
 			Learned: newest(learned, maxLessonsPerRule)}
 		cont.Lessons = nil // in Learned, which started from them
+		if recs != nil {
+			cont.Carry.Recipes, cont.Recipes = recs.all(), nil // started from n.Recipes
+		}
 		return NightResult{}, workflow.NewContinueAsNewError(ctx, nightWorkflowName, cont)
 	}
 	res.HostRuns = ordered()
+	if recs != nil {
+		res.Recipes = recs.all()
+	}
 	res.Ended = workflow.Now(ctx)
 	return res, nil
 }

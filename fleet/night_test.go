@@ -17,18 +17,32 @@ import (
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/nighttest"
 	"github.com/nightshift-dev/nightshift/journal"
+	"github.com/nightshift-dev/nightshift/recipes"
 	"github.com/nightshift-dev/nightshift/report"
 	"github.com/nightshift-dev/nightshift/rules"
+	"github.com/nightshift-dev/nightshift/worker"
 
 	"github.com/nightshift-dev/nightshift"
 )
 
 // The fleet's report of a night equals the report `worker run` (package
 // batch) gives of the same night on fresh hosts, times aside, and every
-// command ran once on its host.
+// command ran once on its host: with recipes off (every host asks the
+// model) and on (hosts after the first replay its fixes as attempt 0, in
+// both reports).
 func TestNightEqualsBatchRun(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		recipes bool
+	}{{"no-recipes", false}, {"recipes", true}} {
+		t.Run(tt.name, func(t *testing.T) { nightEqualsBatchRun(t, tt.recipes) })
+	}
+}
+
+func nightEqualsBatchRun(t *testing.T, withRecipes bool) {
 	const nRules, nHosts = 5, 3
 	fl := startNight(t, nightOptions{rules: nRules, hosts: nHosts})
+	fl.Night.NoRecipes = !withRecipes
 	res := runNight(t, fl, fl.activities(), nil)
 	got := fleet.Report(res)
 
@@ -41,7 +55,11 @@ func TestNightEqualsBatchRun(t *testing.T) {
 	// One host at a time, as the fleet's night in the test environment: the
 	// simulator's prefix cache then sees the same requests in the same
 	// order, and the server's usage (cached tokens) must be equal too.
-	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: bn.workerConfig(t), ParallelHosts: 1})
+	wc := bn.workerConfig(t)
+	if withRecipes {
+		wc.Recipes = worker.Recipes{Store: recipes.NewMemory(nil)}
+	}
+	r, err := batch.New(batch.Config{Journal: j, Connector: bn.Conn, Worker: wc, ParallelHosts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +85,16 @@ func TestNightEqualsBatchRun(t *testing.T) {
 		s.Totals.CachedPromptTokens >= s.Totals.PromptTokens {
 		t.Fatalf("fleet report's usage: %d prompt tokens, %d cached; want both positive, cached fewer", s.Totals.PromptTokens, s.Totals.CachedPromptTokens)
 	}
+	replayed := 0
 	for _, x := range got.Results {
-		if called := x.Outcome != nightshift.RuleCompliant; called != (x.UsagePromptTokens > 0) {
+		byRecipe := len(x.Attempts) == 1 && x.Attempts[0].Recipe
+		if byRecipe {
+			replayed++
+			if x.Outcome != nightshift.RuleFixed || x.Attempts[0].Number != 0 {
+				t.Errorf("%s on %s: %s by attempt %d, a recipe's replay", x.Rule, x.Host, x.Outcome, x.Attempts[0].Number)
+			}
+		}
+		if called := x.Outcome != nightshift.RuleCompliant && !byRecipe; called != (x.UsagePromptTokens > 0) {
 			t.Errorf("%s on %s (%s): %d prompt tokens of usage", x.Rule, x.Host, x.Outcome, x.UsagePromptTokens)
 		}
 	}
@@ -79,6 +105,11 @@ func TestNightEqualsBatchRun(t *testing.T) {
 		if w := wantStatus[nighttest.RuleKind(x.Rule)]; x.Outcome != w {
 			t.Errorf("%s on %s: %s, want %s", x.Rule, x.Host, x.Outcome, w)
 		}
+	}
+	// Fixed rules (2 of the 5 kinds) are replayed on every host after the
+	// first, when recipes are on.
+	if want := map[bool]int{false: 0, true: 2 * (nHosts - 1)}[withRecipes]; replayed != want {
+		t.Errorf("%d results fixed by a recipe's replay alone, want %d", replayed, want)
 	}
 	if len(got.Results) != nRules*nHosts {
 		t.Fatalf("%d results, want %d", len(got.Results), nRules*nHosts)
@@ -230,6 +261,9 @@ func TestNightValidate(t *testing.T) {
 		{"unknown rule", func(n *fleet.Night) { n.RuleIDs = []string{"nope"} }, `rule "nope"`},
 		{"duplicate host", func(n *fleet.Night) { n.Hosts = append(n.Hosts, n.Hosts[0]) }, "listed twice"},
 		{"no model", func(n *fleet.Night) { n.Model = fleet.ModelSpec{} }, "model"},
+		{"foreign recipe", func(n *fleet.Night) {
+			n.Recipes = []nightshift.Recipe{{ID: "r-000000000000", Key: nightshift.RecipeKey{Rule: "r000"}, Commands: []string{"set r000 ok"}}}
+		}, "recipe r-000000000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := good

@@ -28,6 +28,10 @@ import (
 // stay here. can@run1, can@run2 and can%2Fh02 were recorded by
 // TestNightContinuesAsNewOnServer (version night-waves: a night of 3 hosts,
 // 2 a run, that continued as new once, and one of its hosts).
+// rcp-recipes@run1, @run2 and rcp-recipes%2Fh04 were recorded by
+// TestNightReplaysRecipesOnServer (versions night-recipes and host-recipes:
+// a night whose later hosts replayed recipes, one demoted, across a
+// continue-as-new, and a host that replayed one).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "replay", "*.json.gz"))
 	if err != nil {

@@ -1,19 +1,14 @@
 package fleet_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/internal/temporaltest"
@@ -95,21 +90,7 @@ func TestNightContinuesAsNewOnServer(t *testing.T) {
 		if err := fleet.Replay(wf, r.id, h, temporaltest.Quiet{}); err != nil {
 			t.Errorf("replay of %s run %s: %v", r.id, r.run, err)
 		}
-		if os.Getenv("NIGHTSHIFT_RECORD_FLEET_HISTORY") != "" {
-			b, err := protojson.MarshalOptions{Indent: " "}.Marshal(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var z bytes.Buffer
-			zw := gzip.NewWriter(&z)
-			zw.Write(b)
-			if err := zw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join("testdata", "replay", r.file+".json.gz"), z.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		record(t, r.file, h)
 	}
 }
 

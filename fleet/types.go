@@ -8,6 +8,7 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 	"github.com/nightshift-dev/nightshift/lessons"
 	"github.com/nightshift-dev/nightshift/orchestrate"
+	"github.com/nightshift-dev/nightshift/recipes"
 	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/worker"
 
@@ -131,6 +132,14 @@ type Night struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Lessons seed the night (from earlier runs); may be empty.
 	Lessons []lessons.Lesson `json:"lessons,omitempty"`
+	// NoRecipes turns replay of proven fixes off for the night: every host
+	// asks the model (`--no-recipes`); fixes are still proved into the
+	// night's recipes (NightResult.Recipes, for export).
+	NoRecipes bool `json:"no_recipes,omitempty"`
+	// Recipes seed the night (proven in earlier nights, e.g. a journal
+	// file's); may be empty. A host started after a fix of its key
+	// replays the best recipe before asking the model.
+	Recipes []nightshift.Recipe `json:"recipes,omitempty"`
 	// HostsPerRun is how many host workflows one run of the night workflow
 	// starts before it continues as new (0: DefaultHostsPerRun), so that a
 	// night's history stays bounded however many hosts it has.
@@ -149,6 +158,8 @@ type Carry struct {
 	Status  NightStatus      `json:"status"`
 	Failed  []HostResult     `json:"failed,omitempty"` // hosts whose workflow failed
 	Learned []lessons.Lesson `json:"learned,omitempty"`
+	// Recipes are the night's recipes so far (its seed included).
+	Recipes []nightshift.Recipe `json:"recipes,omitempty"`
 }
 
 // withDefaults fills zero fields.
@@ -218,7 +229,7 @@ func (n Night) Rules() ([]rules.Rule, error) {
 
 // Validate checks the night's input: rules that parse, at least one rule
 // (or a datastream to read them from) and one host, no duplicate host, a
-// model.
+// model, recipes (Recipes) that recipes.Memory.Load takes.
 func (n Night) Validate() error {
 	rs, err := n.Rules()
 	if err != nil {
@@ -235,6 +246,9 @@ func (n Night) Validate() error {
 	case n.Model.Name == "" || n.Model.Tokenizer == "" || n.Model.ContextWindow <= 0 || n.Model.MaxTokens <= 0:
 		return fmt.Errorf("%w: the model's name, tokenizer, context window and max tokens are required", ErrSpec)
 	}
+	if err := recipes.NewMemory(nil).Load(n.Recipes...); err != nil {
+		return fmt.Errorf("%w: the night's recipes: %w", ErrSpec, err)
+	}
 	seen := map[string]bool{}
 	for _, h := range n.Hosts {
 		if h.Name == "" || seen[h.Name] {
@@ -250,6 +264,8 @@ type hostInput struct {
 	Night   Night            `json:"night"` // Hosts holds only this host
 	Host    inventory.Host   `json:"host"`
 	Lessons []lessons.Lesson `json:"lessons,omitempty"` // learned before this host started
+	// Recipes are those the host may replay, proven before it started.
+	Recipes []nightshift.Recipe `json:"recipes,omitempty"`
 }
 
 // HostResult is what a host workflow returns.
@@ -259,6 +275,9 @@ type HostResult struct {
 	Tasks []orchestrate.Task `json:"tasks"`
 	// Lessons are those this host's rules taught (not the ones it got).
 	Lessons []lessons.Lesson `json:"lessons,omitempty"`
+	// Recipes are the changes this host made to the night's recipes: its
+	// proofs and its failed replays, in order.
+	Recipes []RecipeChange `json:"recipes,omitempty"`
 	// Unreachable is why the host stopped answering, if it did.
 	Unreachable string `json:"unreachable,omitempty"`
 	// Stopped is why the host's work ended early (the model server stayed
@@ -285,6 +304,10 @@ type NightResult struct {
 	// Runs is how many runs of the night workflow the night took (1 +
 	// the times it continued as new); 0 in results of older nights.
 	Runs int `json:"runs,omitempty"`
+	// Recipes are the night's recipes at its end (so far, while it runs):
+	// its seed and every host's proofs and failures, in List's order (by
+	// rule, key, rank). Empty for nights started before recipes.
+	Recipes []nightshift.Recipe `json:"recipes,omitempty"`
 }
 
 // hostWorkflowID is the workflow id of host's workflow in night.

@@ -96,18 +96,8 @@ func (g *Guard) Check(ctx context.Context, r nightshift.Runner) (Result, error) 
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			lctx, cancel := context.WithTimeout(ctx, g.cfg.LoginTimeout)
-			defer cancel()
-			ex, err := g.freshLogin(lctx)
+			loginErr = g.login(ctx)
 			res.LoginTook = time.Since(t)
-			switch {
-			case err != nil:
-				loginErr = err
-			case !ex.Exited() || ex.ExitCode != 0:
-				loginErr = fmt.Errorf("the command %q ended with exit %d%s: %s", DefaultCommand, ex.ExitCode, signalText(ex), oneLine(ex.Stdout+" "+ex.Stderr))
-			case strings.TrimSpace(ex.Stdout) != DefaultCommandOutput:
-				loginErr = fmt.Errorf("the command %q printed %q", DefaultCommand, oneLine(ex.Stdout))
-			}
 		}()
 	} else {
 		res.Skipped = append(res.Skipped, "fresh login: no LoginFunc configured")
@@ -123,9 +113,31 @@ func (g *Guard) Check(ctx context.Context, r nightshift.Runner) (Result, error) 
 	// The latent check's reasons name the cause; the failed login comes
 	// after them.
 	if loginErr != nil {
-		res.Lockouts = append(res.Lockouts, "locked out "+g.cfg.User+"'s SSH login now: a fresh login failed: "+oneLine(loginErr.Error()))
+		res.Lockouts = append(res.Lockouts, g.loginReason(loginErr))
 	}
 	return res, err
+}
+
+// login makes the canary's fresh login, bounded by LoginTimeout, and says
+// why it failed (nil: it worked).
+func (g *Guard) login(ctx context.Context) error {
+	lctx, cancel := context.WithTimeout(ctx, g.cfg.LoginTimeout)
+	defer cancel()
+	ex, err := g.freshLogin(lctx)
+	switch {
+	case err != nil:
+		return err
+	case !ex.Exited() || ex.ExitCode != 0:
+		return fmt.Errorf("the command %q ended with exit %d%s: %s", DefaultCommand, ex.ExitCode, signalText(ex), oneLine(ex.Stdout+" "+ex.Stderr))
+	case strings.TrimSpace(ex.Stdout) != DefaultCommandOutput:
+		return fmt.Errorf("the command %q printed %q", DefaultCommand, oneLine(ex.Stdout))
+	}
+	return nil
+}
+
+// loginReason is the canary's lockout reason for a failed fresh login.
+func (g *Guard) loginReason(err error) string {
+	return "locked out " + g.cfg.User + "'s SSH login now: a fresh login failed: " + oneLine(err.Error())
 }
 
 // freshLogin makes the fresh login, again while the connection is refused

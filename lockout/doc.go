@@ -30,8 +30,29 @@
 //     ssh.service or sshd.service under systemd, elsewhere a stop of the
 //     daemon in /run/sshd.pid and a start of it, waiting until it listens.
 //     The switch and its trigger race through one atomic mkdir: exactly one
-//     of them acts. Disarm is idempotent; Disarm of a switch that fired
-//     returns [ErrFired] every time. One switch is armed per host at a time
+//     of them acts. The switch survives a change that takes the dynamic
+//     loader away (ln -sfn /tmp /lib64: no program starts, not the kept
+//     connection's shell, not /bin/sh): Arm records the loader's real file
+//     (from the arming shell's memory map), its library directory, the
+//     PT_INTERP path programs name, and the real paths of sh, ln and
+//     mkdir; the trigger starts fire.sh through the loader's real file
+//     (ld.so --library-path DIR /usr/bin/dash fire.sh), which needs no
+//     PT_INTERP. fire.sh decides the race with mkdir through that loader,
+//     checks whether programs start, and when they do not, links the
+//     loader where the PT_INTERP path now leads (for the example,
+//     /tmp/ld-linux-x86-64.so.2 -> the real loader). That link changes no
+//     path the commit changed, so the commit's exact undo still runs and
+//     puts /lib64 back; the link is then removed. We chose this over a
+//     statically linked helper (none ships with Debian, and shipping a
+//     binary per architecture is a build and trust burden) and over a
+//     switch process kept running with only builtins (the undo, the
+//     snapshot's restore and sshd's restart all need programs). Where the
+//     PT_INTERP path's directory is gone (rm /lib64 rather than a new
+//     target), or /usr was moved, no repair is attempted: the switch's log
+//     says so, the worker's wait for the switch ends at its deadline with
+//     an error matching [ErrLost] naming the switch and its state, and the
+//     host is reported lost; nothing hangs. Disarm is idempotent; Disarm
+//     of a switch that fired returns [ErrFired] every time. One switch is armed per host at a time
 //     ([ArmedError] names the other); IDs are single-use.
 //   - [Guard.Check]: the canary after every committed change. A fresh login
 //     (Config.FreshLogin, see [SSHLogin]: its own TCP connection and
@@ -53,10 +74,30 @@
 //     succeed). A denying auth stack is a warning: key logins do not use it.
 //     The [Result] is typed: OK, or lockouts with reasons such as "would lock
 //     out root's SSH login at the next sshd restart: PermitRootLogin no".
-//   - [Guard.Protect]: the whole flow around one commit (snapshot, arm,
-//     commit, canary, then disarm, or undo through the kept connection or
-//     by the switch and the canary again), returning an [Outcome] whose
-//     Reason the worker records as the attempt's rolled-back reason.
+//   - [Guard.Protect]: the whole flow around one commit (a pre-check,
+//     snapshot, arm, commit, canary, then disarm, or undo through the kept
+//     connection or by the switch and the canary again), returning an
+//     [Outcome] whose Reason the worker records as the attempt's
+//     rolled-back reason. The pre-check is a fresh login, run concurrently
+//     with the latent check that sets the baseline: a change that locks
+//     out only at sshd's next restart can slip past the net (a setting the
+//     latent check does not model, such as MaxSessions 0 or
+//     KexAlgorithms), and a later restart (an undo, a reload) makes it
+//     live; the net must then not blame the next commit. When the
+//     pre-commit login already fails (twice, a second apart), nothing is
+//     committed and Protect
+//     returns a [*LockedOutError] with Before set ("already failed before
+//     this command"); when the login still fails after an undo, the
+//     Outcome is rolled back and the error is a [*LockedOutError] without
+//     Before. Both match [ErrLockedOut]: the host needs a person, and the
+//     runners ([Runner], and sandbox's) then run nothing more on it (nor
+//     after [ErrLost]). An
+//     undo through the kept connection restarts sshd only when it must:
+//     always, unless [ArmOptions].FilesOnly says the commit ran no program
+//     (which could have reloaded sshd), and then only when the commit
+//     changed /etc/ssh (compared with the snapshot before the undo). So
+//     the rollback of an unrelated change no longer makes an earlier
+//     latent change live. A fired switch always restarts sshd.
 //   - [RequiresAccessChange]: the rules whose required change must lock the
 //     worker's login out (sshd_disable_root_login for a root login), with
 //     the change and the reason. The worker does not consult it before

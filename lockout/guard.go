@@ -51,7 +51,38 @@ var (
 	ErrFired = errors.New("lockout: the switch fired before it was disarmed")
 	// ErrUnknownSwitch: no switch with that ID was armed on the host.
 	ErrUnknownSwitch = errors.New("lockout: no such switch on the host")
+	// ErrLockedOut: the worker's login failed whatever the change being
+	// judged did (a *LockedOutError says when and why): the host was
+	// locked out before it, or stays locked out after its undo. The host
+	// needs a person: no further command may run on it.
+	ErrLockedOut = errors.New("lockout: the host's login fails whatever this change did")
+	// ErrLost: the net could not bring the host back (the switch did not
+	// restore access by its deadline); the host is lost until a person
+	// restores it.
+	ErrLost = errors.New("lockout: the host is lost")
 )
+
+// LockedOutError is a login that failed independently of the change being
+// judged.
+type LockedOutError struct {
+	User string
+	// Before: the fresh login failed before the change was committed
+	// (nothing was committed). Otherwise it still failed after the change
+	// was undone.
+	Before bool
+	// Reason is the failure, as the canary words it.
+	Reason string
+}
+
+func (e *LockedOutError) Error() string {
+	if e.Before {
+		return fmt.Sprintf("lockout: %s's SSH login already failed before this command, so the host was locked out by an earlier change or from outside; nothing was committed and no further command runs on this host until a person restores access: %s", e.User, e.Reason)
+	}
+	return fmt.Sprintf("lockout: %s's SSH login still fails after this command was undone, so the host is locked out by something else (an earlier change made live by sshd's restart, or from outside); no further command runs on this host until a person restores access: %s", e.User, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrLockedOut) hold.
+func (e *LockedOutError) Unwrap() error { return ErrLockedOut }
 
 // HostError is a script that failed on the host.
 type HostError struct {

@@ -219,3 +219,34 @@ func TestRequiresAccessChange(t *testing.T) {
 		})
 	}
 }
+
+// TestProtectLoginFailsBefore: when the fresh login already fails before
+// the commit, Protect neither arms a switch nor commits, and says the host
+// was locked out before this change (ErrLockedOut), not that the change
+// locked it out. The host side is proven on the Debian target
+// (sandbox's TestLatentLockoutNotBlamedOnLaterCommits).
+func TestProtectLoginFailsBefore(t *testing.T) {
+	authErr := &sshexec.OpError{Host: "h", Op: sshexec.OpAuth, Err: errors.New("no supported methods remain")}
+	login := func(context.Context, string) (nightshift.Exec, error) { return nightshift.Exec{}, authErr }
+	g, err := lockout.New(lockout.Config{User: "root", FreshLogin: login})
+	require.NoError(t, err)
+	var commands []string
+	r := runnerFunc(func(_ context.Context, command string) (nightshift.Exec, error) {
+		commands = append(commands, command)
+		return nightshift.Exec{Stdout: "E\n"}, nil // the latent check: nothing found
+	})
+	committed := false
+	out, err := g.Protect(context.Background(), r, lockout.ArmOptions{}, time.Second, func(context.Context) error {
+		committed = true
+		return nil
+	})
+	require.ErrorIs(t, err, lockout.ErrLockedOut)
+	var le *lockout.LockedOutError
+	require.ErrorAs(t, err, &le)
+	assert.True(t, le.Before)
+	assert.Contains(t, err.Error(), "root's SSH login already failed before this command")
+	assert.Contains(t, err.Error(), "no supported methods remain")
+	assert.False(t, committed, "nothing may be committed on a host whose login already fails")
+	assert.False(t, out.RolledBack, "the change is not blamed")
+	assert.Len(t, commands, 1, "only the latent check ran on the host (no switch armed)")
+}

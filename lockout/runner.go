@@ -2,6 +2,9 @@ package lockout
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
@@ -21,6 +24,9 @@ type Runner struct {
 	g    *Guard
 	r    nightshift.Runner
 	wait time.Duration
+
+	mu        sync.Mutex
+	lockedOut error // the *LockedOutError or ErrLost that stopped the host
 }
 
 // NewRunner returns a Runner running commands through r under g; wait is
@@ -32,8 +38,18 @@ func NewRunner(g *Guard, r nightshift.Runner, wait time.Duration) *Runner {
 	return &Runner{g: g, r: r, wait: wait}
 }
 
-// Run implements nightshift.Runner.
+// Run implements nightshift.Runner. An error matching ErrLockedOut means
+// the login fails whatever the command did (see Guard.Protect): the
+// command did not run, or was undone; after it, or after one matching
+// ErrLost, every later Run returns that error at once without running
+// anything.
 func (x *Runner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	x.mu.Lock()
+	locked := x.lockedOut
+	x.mu.Unlock()
+	if locked != nil {
+		return nightshift.Exec{ExitCode: -1}, fmt.Errorf("lockout: nothing runs on this host any more: %w", locked)
+	}
 	ex := nightshift.Exec{ExitCode: -1}
 	var runErr error
 	ran := false
@@ -42,6 +58,11 @@ func (x *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		ex, runErr = x.r.Run(ctx, command)
 		return runErr
 	})
+	if errors.Is(err, ErrLockedOut) || errors.Is(err, ErrLost) {
+		x.mu.Lock()
+		x.lockedOut = err
+		x.mu.Unlock()
+	}
 	if out.RolledBack {
 		ex.Evidence = &nightshift.Evidence{Verdict: nightshift.VerdictRolledBack, Lockout: true,
 			Reasons:  []string{"rolled back: " + out.Reason},

@@ -47,11 +47,7 @@ func (g *Guard) Restore(ctx context.Context, r nightshift.Runner, s *Snapshot) e
 	// In a session of its own (setsid -w where util-linux has it): a
 	// command timeout of the kept connection kills the session's process
 	// group, and a restore must not stop half-way.
-	cmd := `sw=; setsid -w true 2>/dev/null && sw="setsid -w"
-$sw sh -c ` + quote(script("restore.sh")) + ` sh ` + quote(s.Dir) + ` || exit 1
-[ "$(id -u)" = 0 ] || exit 0
-sh -c ` + quote(script("sshd.sh")) + ` sh`
-	out, err := run(ctx, r, "restore", cmd)
+	out, err := run(ctx, r, "restore", g.restoreScript(s, ""))
 	if err != nil {
 		return err
 	}
@@ -59,6 +55,16 @@ sh -c ` + quote(script("sshd.sh")) + ` sh`
 		return &HostError{Op: "restore", Output: strings.TrimSpace(out)}
 	}
 	return nil
+}
+
+// restoreScript restores s and then, as root, runs before (a shell
+// fragment that may end the script) and brings sshd back.
+func (g *Guard) restoreScript(s *Snapshot, before string) string {
+	return `sw=; setsid -w true 2>/dev/null && sw="setsid -w"
+$sw sh -c ` + quote(script("restore.sh")) + ` sh ` + quote(s.Dir) + ` || exit 1
+[ "$(id -u)" = 0 ] || exit 0
+` + before + `sh -c ` + quote(script("sshd.sh")) + ` sh
+`
 }
 
 // Remove deletes the snapshot's directory on the host. Removing a removed

@@ -49,6 +49,14 @@ type ArmOptions struct {
 	ID string
 	// Deadline overrides the Guard's Deadline for this switch.
 	Deadline time.Duration
+	// FilesOnly says the change guarded only changes files: it runs no
+	// program that could have reloaded sshd (the sandbox's commit without
+	// recorded actions). Protect's undo through the kept connection then
+	// restarts sshd only when the change touched /etc/ssh, so that an
+	// earlier change that bites only at sshd's next restart is not made
+	// live by the undo of an unrelated one. False: sshd is always
+	// restarted after an undo. A fired switch always restarts it.
+	FilesOnly bool
 }
 
 // Switch is an armed dead-man switch on a host.

@@ -129,3 +129,35 @@ func clone(r nightshift.Recipe) nightshift.Recipe {
 	r.Proofs = slices.Clone(r.Proofs)
 	return r
 }
+
+// Load stores recipes as they are (state, counts, proofs and times kept),
+// replacing any of the same ID and key: a night's recipes handed from one
+// process to another (fleet nights carry theirs through their workflows).
+// A recipe whose ID is not RecipeID of its rule and commands, whose key or
+// commands Prove would refuse, or whose state is unknown is refused with
+// ErrInvalid and nothing is stored.
+func (m *Memory) Load(rs ...nightshift.Recipe) error {
+	for _, r := range rs {
+		v, err := validate(r)
+		if err != nil {
+			return fmt.Errorf("load recipe %s: %w", r.ID, err)
+		}
+		if v.ID != r.ID {
+			return fmt.Errorf("load recipe %s: %w: its ID is not that of its rule and commands (%s)", r.ID, ErrInvalid, v.ID)
+		}
+		if err := checkState(r.State); err != nil {
+			return fmt.Errorf("load recipe %s: %w", r.ID, err)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rs {
+		r = clone(r)
+		if i := m.find(r.ID, r.Key); i >= 0 {
+			m.all[i] = r
+		} else {
+			m.all = append(m.all, r)
+		}
+	}
+	return nil
+}

@@ -335,6 +335,7 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 			r.MaxAttempts = p.maxAttempts(val, field)
 		case "paths":
 			r.Paths = p.paths(val, field)
+			r.StrictScope = true
 		case "recipes":
 			switch {
 			case val.Kind == yaml.ScalarNode && val.Tag == "!!bool" && (val.Value == "false" || val.Value == "no" || val.Value == "off"):

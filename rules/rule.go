@@ -35,6 +35,13 @@ type Rule struct {
 	// than a few paths outside them is refused (safety.EffectsPolicy.Scope).
 	// Empty: no declared scope, a looser bound applies.
 	Paths []string
+	// StrictScope says Paths is the rule's whole scope: any change the
+	// fix makes to a control surface of the host (/etc, /usr, /boot, …)
+	// outside Paths, but for the package manager's, is refused
+	// (safety.EffectsPolicy.StrictScope), even with Paths empty. Set by
+	// the YAML loader when the rule declares paths, and by package scap
+	// when the scope derived from the rule's OVAL check is complete.
+	StrictScope bool
 	// NoRecipes turns off replay of proven fixes for this rule (YAML
 	// `recipes: false`): the model is always asked, as with --no-recipes.
 	NoRecipes bool

@@ -19,6 +19,44 @@
 // outside a rule's declared paths, it does not understand every
 // configuration file), and package-manager bookkeeping a command forges.
 //
+// # Rule scope (default-deny)
+//
+// Classes of harm do not converge against an adversary who has not seen
+// them, so the judge also refuses by where a change is, not what it means.
+// The host's control surfaces (ControlSurface; the table in
+// effects_scope.go) are the trees whose content decides who can log in,
+// what runs as root and when, how the host boots, and which packages and
+// trust it takes: /etc, /usr (with /usr/local, /usr/share, /usr/lib/systemd),
+// /bin, /sbin, /lib*, /boot, /opt, /var/lib/dpkg, /var/lib/apt,
+// /var/lib/systemd/linger, /var/spool/cron, /var/spool/at, /root and the
+// dotfiles of homes under /home. With EffectsPolicy.StrictScope, any
+// change there — created, modified, deleted, mode, owner, link target —
+// outside the rule's Scope is refused ("scope": "would change
+// /etc/systemd/system/ssh.service.d/x.conf, outside the rule's paths
+// /etc/ssh/sshd_config"), unless the package manager made it during a
+// package operation (a path its lists say it installed, or its bookkeeping
+// and maintainer-script outputs, pkgScriptPaths) or it is a directory
+// created on the way to a scope path. An empty Scope with StrictScope
+// allows no such change. Where the scope comes from: a YAML rule's paths,
+// or for an SCAP rule the files its OVAL check reads (package scap,
+// Datastream.Scope); the worker and the fleet turn StrictScope on whenever
+// the rule's scope is known that way. A YAML rule without paths, and the
+// few SCAP rules whose check reads host-computed paths (home directories,
+// every mount point), are judged without it: only the MaxOutside bound
+// applies outside their Scope. That is a choice: default-deny with no
+// scope at all would refuse every change to /etc, and a rule's author (or
+// its check) is the only honest source of what it may touch; declare
+// paths.
+//
+// What the scope guarantees, with StrictScope: no command changes a
+// control surface outside the rule's paths except through the package
+// manager. What it does not: harm inside the rule's own paths (an sshd
+// rule may still write a harmful sshd_config; the classes below judge
+// that), files outside the control surfaces (bounded by MaxOutside),
+// recorded actions (judged by the allow-list, not by scope), and package
+// operations: what a package installs, and a command that forges the
+// package manager's lists or status, pass as the package manager's.
+//
 // Judged by meaning, whatever command made the change:
 //
 //   - the worker's login: sshd's effective configuration for it (sshd -T

@@ -40,6 +40,15 @@ type EffectsPolicy struct {
 	// MaxOutside bounds the changes outside Scope. Default
 	// DefaultMaxOutside; with a declared Scope, a tenth of it.
 	MaxOutside int
+	// StrictScope makes Scope default-deny on the host's control surfaces
+	// (ControlSurface: /etc, /usr, /lib*, /bin, /sbin, /boot, /opt, the
+	// package database, crontabs, /root, home dotfiles): every change there
+	// outside Scope, not made by the package manager, is refused ("scope"),
+	// whatever it is. An empty Scope then allows no such change. Off:
+	// only the MaxOutside bound applies outside Scope. The worker turns it
+	// on for every rule whose scope is known (YAML paths, or derived from
+	// an SCAP rule's OVAL check); see effects_scope.go.
+	StrictScope bool
 }
 
 func (p EffectsPolicy) withDefaults() EffectsPolicy {
@@ -139,7 +148,8 @@ func underAny(p string, dirs []string) (string, bool) {
 //   - recorded actions outside the allow-list (see judgeAction), but for
 //     the classes of legitimate administration judgeActions recognises
 //     with the rest of the command's actions;
-//   - more than MaxOutside changes outside the rule's Scope;
+//   - more than MaxOutside changes outside the rule's Scope, and with
+//     StrictScope any change to a control surface outside it (scopeHarm);
 //   - the classes the package documentation lists under "Judged by
 //     meaning": PAM stacks that come to deny (effects_pam.go), limits,
 //     login.defs, sysctl files and actions, /etc/hosts, tcp wrappers,
@@ -239,6 +249,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		}
 		add("scope", "would change %s (%s), more than the %d allowed: %s", plural(outside, "path"), scope, pol.MaxOutside, strings.Join(where, ", "))
 	}
+	out = append(out, scopeHarm(e.Changes, owned, pkgOp, pol)...)
 	out = append(out, sshdLockout(e.SSHD, pol)...)
 	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)

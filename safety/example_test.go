@@ -46,3 +46,21 @@ func ExampleJudgeEffects() {
 	// Output:
 	// would delete 1,532 files under /usr (delete-system)
 }
+
+// With StrictScope, the rule's paths are default-deny on the host's
+// control surfaces: a drop-in for ssh.service written for an sshd rule
+// is refused without the judge knowing what the drop-in does.
+func ExampleJudgeEffects_strictScope() {
+	e := nightshift.Effects{Changes: []nightshift.FileChange{
+		{Path: "/etc/ssh/sshd_config", Change: nightshift.ChangeModified, Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}},
+		{Path: "/etc/systemd/system/ssh.service.d/x.conf", Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}},
+	}}
+	pol := safety.EffectsPolicy{Login: "root", Scope: []string{"/etc/ssh/sshd_config"}, StrictScope: true}
+	for _, r := range safety.JudgeEffects(e, pol) {
+		fmt.Println(r)
+	}
+	fmt.Println(safety.ControlSurface("/home/alice/.bashrc"), safety.ControlSurface("/var/log/syslog") == "")
+	// Output:
+	// would change /etc/systemd/system/ssh.service.d/x.conf, outside the rule's paths /etc/ssh/sshd_config (scope)
+	// /home/*/.* true
+}

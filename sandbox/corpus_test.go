@@ -553,6 +553,17 @@ func TestHostileCorpora(t *testing.T) {
 		}
 	}
 	t.Logf("%d hosts, manifest before: %d entries each", par, len(befores[0]))
+	// -corpus.scope: every command is judged as a proposal for that SSG
+	// rule, under the scope derived from its OVAL check.
+	scoped := func(ctx context.Context) context.Context { return ctx }
+	if *corpusScope != "" {
+		fs, ok := ssgScopes(t, hosts[0].tg.Root)[*corpusScope]
+		if !ok || !fs.Complete {
+			t.Fatalf("-corpus.scope=%s: no SSG rule of that id with a complete derived scope (%+v)", *corpusScope, fs)
+		}
+		t.Logf("judging every command as a proposal for %s, StrictScope over %v", *corpusScope, fs.Paths)
+		scoped = func(ctx context.Context) context.Context { return sandbox.WithStrictScope(ctx, fs.Paths) }
+	}
 
 	var committedWithEffects []string
 	var dump *json.Encoder
@@ -577,7 +588,7 @@ func TestHostileCorpora(t *testing.T) {
 			for k, j := range q {
 				h := hosts[i]
 				rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				ex, err := h.r.Run(rctx, j.c.Command)
+				ex, err := h.r.Run(scoped(rctx), j.c.Command)
 				rcancel()
 				mu.Lock()
 				done++
@@ -586,6 +597,17 @@ func TestHostileCorpora(t *testing.T) {
 				}
 				cnt := counts[j.corpus]
 				switch {
+				case errors.Is(err, lockout.ErrLockedOut):
+					// The host's login fails whatever this command did
+					// (before its commit: not run; or still after its
+					// undo): the host is checked and replaced below.
+					if ex.Evidence != nil && ex.Evidence.Verdict == nightshift.VerdictRolledBack {
+						cnt.rolledBack++
+					} else {
+						cnt.notRun++
+					}
+					t.Logf("host %d is locked out (at %s/%s): %v", h.n, j.corpus, j.c.Name, err)
+					h.since = append(h.since, fmt.Sprintf("%s/%s: %v\n    command: %s", j.corpus, j.c.Name, err, j.c.Command))
 				case err != nil:
 					cnt.unknown++
 					t.Errorf("%s/%s: the runner failed (outcome unknown): %v", j.corpus, j.c.Name, err)

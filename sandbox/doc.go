@@ -62,6 +62,20 @@
 // that stops before it has gathered the effects fails the trial
 // ([ErrHelper]) rather than report a command without them.
 //
+// Files that are not regular files (FIFOs, sockets, device nodes) are
+// reported as effects (kind other, or device) and never opened: a FIFO
+// blocks its reader. A FIFO, socket or device under /etc/ssh makes the
+// sshd check fail with the path named ("sshd would block or fail reading
+// it") without running sshd; the PAM facts skip the files a PAM line
+// names that are not regular. What the helper cannot see coming (an
+// Include of a FIFO outside /etc/ssh, a PAM module path that is one) is
+// bounded: sshd -t and -T run under a 10 s timeout, the facts for the
+// judge under the command's timeout (past it the sshd check fails with
+// that reason), and the whole trial under three times the timeout plus
+// 30 s on the host. [Sandbox.TryBound] (three times the timeout plus a
+// minute) bounds [Sandbox.Try] on this side whatever the host does, and
+// Try's ctx bounds it too.
+//
 // The helper keeps the processes per trial few (each costs a scheduling
 // slot on a busy host): the recorder's binds, /dev/pts, /dev/shm, the
 // fresh /dev, /sys and /run and the read-only binds under the command's
@@ -77,7 +91,16 @@
 // /var/lib/nightshift/undo/ID; [Sandbox.Undo] puts them back, last first,
 // after the same check against what the commit left. [Sandbox.RunActions]
 // runs approved actions as literal argv. [Runner] ties it together for the
-// worker: Try, [safety.JudgeEffects], Commit or Discard, RunActions.
+// worker: Try, [safety.JudgeEffects], Commit or Discard, RunActions. With
+// a lockout Guard ([RunnerConfig.Guard]) every commit runs under
+// [lockout.Guard.Protect]. A commit without recorded actions is marked
+// files-only ([lockout.ArmOptions.FilesOnly]): its rollback restarts sshd
+// only when it touched /etc/ssh. When the worker's login fails whatever a
+// command did (before its commit: the trial is discarded, nothing is
+// applied; or still after its undo), Run returns an error matching
+// [lockout.ErrLockedOut] and from then on runs nothing on the host: every
+// later Run returns that error at once, for the worker to end the host as
+// failed with that reason.
 //
 // # What it does not guarantee
 //

@@ -89,6 +89,9 @@ type verdict struct {
 	changes  int
 	actions  []string
 	refusals []safety.Refusal
+	policy   safety.EffectsPolicy
+	// unscoped are the refusals without the rule's scope (policy).
+	unscoped []safety.Refusal
 	effects  nightshift.Effects
 	stderr   string
 	err      error // the sandbox itself failed
@@ -122,8 +125,10 @@ func addSudoLogin(t testing.TB, h *target) {
 }
 
 // policy is the worker's: the sudo login over SSH on port 22 (the port
-// SSG's and CIS's firewall content is about), no declared scope (SSG rules
-// declare none).
+// SSG's and CIS's firewall content is about), no declared scope. SSG's
+// fixes are judged with their rule's scope as scap derives it from the
+// OVAL check (scopedPolicy: StrictScope where the derivation is complete),
+// the hand-written and fresh remediations, which name no rule, without.
 var policy = safety.EffectsPolicy{Login: sudoLogin, SSHPort: 22}
 
 // rightRefusal is a command of the corpora whose refusal is right: its
@@ -156,7 +161,9 @@ func lastLine(s string) string {
 // SSG's Debian 12 bash fixes 2% or fewer refused, the hand-written
 // remediations none, the fresh set (written before the judge was tuned)
 // 2% or fewer; the refusals that are right (a fix that really locks the
-// worker's sudo login out) refused for that reason; and every refusal, with
+// worker's sudo login out) refused for that reason; each SSG fix judged
+// as the worker judges it, under its rule's derived scope (the refusals
+// that scope alone brings are logged as REFUSED-BY-SCOPE); and every refusal, with
 // its reason, as testdata/sandbox/refused-effects.golden lists it (-update
 // rewrites it). The static pre-filter is not involved.
 func TestFalseRefusals(t *testing.T) {
@@ -174,6 +181,7 @@ func TestFalseRefusals(t *testing.T) {
 	const manifest = `for d in /etc /usr /var/lib /root /boot /srv /home /opt; do printf '%s ' $d; find $d -xdev -printf '%p %m %u:%g %y %l\n' -type f -exec sha256sum {} + 2>/dev/null | sha256sum; done`
 	before := h.host(t, manifest)
 	cases := loadCorpora(t)
+	scopes := ssgScopes(t, h.tg.Root)
 	results := make([]verdict, len(cases))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -182,7 +190,11 @@ func TestFalseRefusals(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = judgeOne(ctx, sb, cases[i])
+				pol := policy
+				if cases[i].Source == "ssg" {
+					pol, _ = scopedPolicy(policy, scopes, cases[i].Name)
+				}
+				results[i] = judgeOne(ctx, sb, cases[i], pol)
 			}
 		}()
 	}
@@ -201,8 +213,29 @@ func TestFalseRefusals(t *testing.T) {
 	failed := map[string]int{}
 	var golden strings.Builder
 	var slowest time.Duration
+	var dump *json.Encoder
+	if *refusalDump != "" {
+		f, err := os.Create(*refusalDump)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		dump = json.NewEncoder(f)
+	}
+	scoped, newByScope := 0, 0
 	for _, r := range results {
 		total[r.c.Source]++
+		if dump != nil {
+			_ = dump.Encode(map[string]any{"source": r.c.Source, "name": r.c.Name, "scope": r.policy.Scope, "strict": r.policy.StrictScope,
+				"refusals": r.refusals, "unscoped": r.unscoped, "effects": r.effects, "exit": r.exit})
+		}
+		if r.policy.StrictScope {
+			scoped++
+			if len(r.refusals) > 0 && len(r.unscoped) == 0 {
+				newByScope++
+				t.Logf("REFUSED-BY-SCOPE %s %s %s: %v", r.c.Source, r.c.Name, scopeString(r.policy), r.refusals)
+			}
+		}
 		slowest = max(slowest, r.took)
 		if r.exit != 0 {
 			failed[r.c.Source]++
@@ -238,7 +271,7 @@ func TestFalseRefusals(t *testing.T) {
 		t.Logf("%s: %d commands, %d refused (%.1f%%), %d exited non-zero in the sandbox", src, total[src], refused[src],
 			100*float64(refused[src])/float64(max(total[src], 1)), failed[src])
 	}
-	t.Logf("slowest trial: %s; right refusals: %v", slowest, right)
+	t.Logf("slowest trial: %s; right refusals: %v; %d judged under their rule's derived scope (StrictScope), %d refused only because of it", slowest, right, scoped, newByScope)
 	if total["ssg"] != 407 {
 		t.Errorf("%d SSG fixes, want the 407 of SSG 0.1.76's Debian 12 datastream", total["ssg"])
 	}
@@ -268,8 +301,8 @@ func TestFalseRefusals(t *testing.T) {
 	goldenfile.Check(t, refusedEffectsOut, []byte(golden.String()))
 }
 
-func judgeOne(ctx context.Context, sb *sandbox.Sandbox, c corpusCase) verdict {
-	v := verdict{c: c}
+func judgeOne(ctx context.Context, sb *sandbox.Sandbox, c corpusCase, pol safety.EffectsPolicy) verdict {
+	v := verdict{c: c, policy: pol}
 	start := time.Now()
 	defer func() { v.took = time.Since(start) }()
 	tr, err := sb.Try(ctx, c.Command)
@@ -282,7 +315,8 @@ func judgeOne(ctx context.Context, sb *sandbox.Sandbox, c corpusCase) verdict {
 	for _, a := range tr.Effects.Actions {
 		v.actions = append(v.actions, a.String())
 	}
-	v.refusals = safety.JudgeEffects(tr.Effects, policy)
+	v.refusals = safety.JudgeEffects(tr.Effects, pol)
+	v.unscoped = safety.JudgeEffects(tr.Effects, policy)
 	if err := sb.Discard(ctx, tr); err != nil {
 		v.err = err
 	}

@@ -21,6 +21,8 @@ UNDOBASE=/var/lib/nightshift/undo
 OUTCAP=${NIGHTSHIFT_OUTCAP:-1048576}
 DIFFCAP=${NIGHTSHIFT_DIFFCAP:-262144}
 TMPFS_SIZE=${NIGHTSHIFT_TMPFS_SIZE:-50%}
+# SSHD_SECS bounds each sshd -t and -T run on the trial's configuration.
+SSHD_SECS=10
 
 # Programs that change the running system beyond files: in the sandbox they
 # are replaced by a recorder (see stub below).
@@ -345,10 +347,18 @@ inner() {
 	fi
 	: >"$T/out/actions"
 	[ ! -s "$T/root/run/nightshift-actions" ] || cp "$T/root/run/nightshift-actions" "$T/out/actions" 2>/dev/null
-	sshd_checks "$T"
-	pam_facts "$T"
-	shadow_facts "$T"
-	origin_fact "$T"
+	# The facts for the judge read the trial's files (sshd's configuration,
+	# the PAM stacks): bounded like the command, in a process of their own,
+	# so that a file that blocks its reader (a FIFO the command made where
+	# sshd or PAM reads) cannot hold the trial past its timeout. A fact
+	# step that did not finish is reported as a failed sshd -t.
+	timeout --kill-after=2 "$secs" bash "$0" judgefacts "$T" </dev/null
+	rc=$?
+	if [ $rc != 0 ]; then
+		printf 'nightshift-sandbox: reading the configuration the command left did not finish within %ss (exit %s): a file sshd or PAM reads blocks its reader (a FIFO?)\nexit %s\n' "$secs" "$rc" "$rc" >"$T/out/sshd_t"
+		[ -e "$T/out/sshd_T" ] || : >"$T/out/sshd_T"
+		for f in pam shadows origin; do [ -e "$T/out/$f" ] || : >"$T/out/$f"; done
+	fi
 	# Gathering is bounded too: a command that touched more than can be
 	# listed and hashed in the command's own time is reported as timed out
 	# (and so discarded), never left running on the host.
@@ -374,6 +384,15 @@ inner() {
 	# inner that stopped half-way would report a command without its
 	# effects).
 	: >"$T/out/done"
+}
+
+# judge_facts writes what the judge reads besides the file changes: sshd's
+# view, the PAM facts, the shadowing programs and the worker's address.
+judge_facts() {
+	sshd_checks "$1"
+	pam_facts "$1"
+	shadow_facts "$1"
+	origin_fact "$1"
 }
 
 # client_addr sets ADDR to the worker's client address as sshd saw it:
@@ -410,9 +429,26 @@ sshd_checks() {
 	client_addr
 	addr=${ADDR:-127.0.0.1}
 	mkdir -p "$T/root/run/sshd"
-	chroot "$T/root" /usr/sbin/sshd -t >"$T/out/sshd_t" 2>&1
-	echo "exit $?" >>"$T/out/sshd_t"
-	chroot "$T/root" /usr/sbin/sshd -T -C "user=$user,host=$addr,addr=$addr" >"$T/out/sshd_T" 2>/dev/null || : >"$T/out/sshd_T"
+	# A file in /etc/ssh that is not a regular file, a directory or a
+	# symbolic link (a FIFO, a socket, a device) is never opened here: sshd
+	# would block on it or fail, at the next restart as here.
+	local odd
+	odd=$(find "$T/root/etc/ssh" -xdev ! -type f ! -type d ! -type l -printf '%y /etc/ssh/%P\n' 2>/dev/null | head -n 5 |
+		sed -e 's/^p /a FIFO /;t' -e 's/^s /a socket /;t' -e 's/^[cb] /a device /;t' -e 's/^[^ ]* /a special file /' | tr '\n' ',')
+	if [ -n "$odd" ]; then
+		odd=${odd%,}
+		printf 'nightshift-sandbox: /etc/ssh holds what is not a regular file (%s): sshd would block or fail reading it\nexit 1\n' "${odd//,/, }" >"$T/out/sshd_t"
+		printf 'login %s\n' "$user" >>"$T/out/sshd_T"
+		return 0
+	fi
+	# Bounded anyway: an Include can name a FIFO outside /etc/ssh.
+	timeout --kill-after=1 "$SSHD_SECS" chroot "$T/root" /usr/sbin/sshd -t </dev/null >"$T/out/sshd_t" 2>&1
+	local rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		echo "nightshift-sandbox: sshd -t did not finish within ${SSHD_SECS}s: it reads a file that blocks its reader (a FIFO?)" >>"$T/out/sshd_t"
+	fi
+	echo "exit $rc" >>"$T/out/sshd_t"
+	timeout --kill-after=1 "$SSHD_SECS" chroot "$T/root" /usr/sbin/sshd -T -C "user=$user,host=$addr,addr=$addr" </dev/null >"$T/out/sshd_T" 2>/dev/null || : >"$T/out/sshd_T"
 	printf 'login %s\n' "$user" >>"$T/out/sshd_T"
 }
 
@@ -429,7 +465,7 @@ pam_touched() {
 	done
 	while IFS= read -r f; do
 		if [ -e "$T/u/0$f" ] || [ -L "$T/u/0$f" ]; then return 0; fi
-	done < <(grep -hoE '(file|accessfile|conffile)=/[^[:space:]]+' "$T"/root/etc/pam.d/* 2>/dev/null | sed 's/^[a-z]*=//')
+	done < <(grep -D skip -hoE '(file|accessfile|conffile)=/[^[:space:]]+' "$T"/root/etc/pam.d/* 2>/dev/null | sed 's/^[a-z]*=//')
 	return 1
 }
 
@@ -477,9 +513,18 @@ pam_view() {
 		[ -d "$d" ] && dirs="$dirs:${d#"$root"}"
 	done
 	[ ${#files[@]} -gt 0 ] || files=(/dev/null)
-	awk -v root="$root" -v view="$view" -v dirs="$dirs" -v extra="$extra" '
+	# The files named below that exist but are not regular files (a FIFO
+	# blocks its reader): never opened, as if absent.
+	local special=
+	while IFS= read -r f; do
+		if { [ -e "$root$f" ] || [ -L "$root$f" ]; } && [ ! -f "$root$f" ]; then special="$special$f"$'\n'; fi
+	done < <(printf '%s\n' /etc/security/access.conf /etc/security/time.conf /etc/security/limits.conf /etc/security/group.conf /etc/securetty /etc/nologin
+		printf '%s\n' "${extra//:/$'\n'}"
+		grep -D skip -hoE '(file|accessfile|conffile)=/[^[:space:]]+' "${files[@]}" 2>/dev/null | sed 's/^[a-z]*=//')
+	NS_SPECIAL=$special awk -v root="$root" -v view="$view" -v dirs="$dirs" -v extra="$extra" '
+	BEGIN { ns = split(ENVIRON["NS_SPECIAL"], sp, "\n"); for (k = 1; k <= ns; k++) if (sp[k] != "") special[sp[k]] = 1 }
 	function emit(p,   f, line, r, n) {
-		if (p == "" || p in seen) return
+		if (p == "" || p in seen || p in special) return
 		seen[p] = 1
 		f = root p
 		if ((r = (getline line < f)) < 0) return
@@ -763,7 +808,9 @@ try() {
 	mounted "$T" || mount -t tmpfs -o "size=$TMPFS_SIZE,mode=700" nightshift-sandbox "$T" || die "tmpfs $T"
 	base64 -d >"$T/cmd" 2>/dev/null || die "decode the command"
 	plan_mounts "$T"
-	unshare --mount --uts --ipc --propagation private -- bash "$0" inner "$T" "$secs" >"$T/inner.log" 2>&1
+	# The whole trial is bounded too: the command, the facts and the
+	# gathering each get SECONDS, the mounts the rest.
+	timeout --kill-after=5 $((3 * secs + 30)) unshare --mount --uts --ipc --propagation private -- bash "$0" inner "$T" "$secs" </dev/null >"$T/inner.log" 2>&1
 	local rc=$?
 	[ -d "$T/out" ] || mkdir -p "$T/out"
 	if [ $rc -ne 0 ] || [ ! -e "$T/out/done" ]; then
@@ -923,10 +970,14 @@ commit() {
 				mkdir -p "$U/pre/$i" && cp -a -- "$r" "$U/pre/$i/x" || die "keep the pre-image of $r"
 				flush+=("$U/pre/$i/x" "$U/pre/$i")
 			fi
+			# The state it leaves, read from the layer before the rename: a
+			# change that breaks the host's programs (ln -sfn /tmp /lib64
+			# takes the dynamic loader away) must still be logged exactly,
+			# or its undo would see a conflict.
+			state_of "$T/u/$n/$p"
 			cp -a -- "$T/u/$n/$p" "$r.nightshift-new" && mv -Tf -- "$r.nightshift-new" "$r" || die "write $r"
 			[ -L "$r" ] || flush+=("$r")
 			flush+=("${r%/*}/")
-			state_of "$r"
 			printf 'W\0%s\0%s\0%s\0%s\0' "$i" "$r" "$expect" "$STATE" >>"$U/log"
 			;;
 		K)
@@ -1023,6 +1074,7 @@ probe) probe ;;
 try) [ $# -eq 3 ] || die "usage: try ID SECONDS"; try "$2" "$3" ;;
 inner) inner "$2" "$3" ;;
 gather) gather "$2" ;;
+judgefacts) judge_facts "$2" ;;
 commit) [ $# -eq 2 ] || die "usage: commit ID"; commit "$2" ;;
 undo) [ $# -eq 2 ] || die "usage: undo ID"; undo "$2" ;;
 discard) [ $# -eq 2 ] || die "usage: discard ID"; discard_dir "$RUNBASE/$2"; echo discarded ;;

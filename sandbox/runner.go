@@ -3,7 +3,9 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
@@ -13,16 +15,30 @@ import (
 
 type scopeKey struct{}
 
+// scopeValue is what WithScope and WithStrictScope put in a context.
+type scopeValue struct {
+	paths  []string
+	strict bool
+}
+
 // WithScope returns a context whose commands are judged against the paths
 // a rule declares it touches (safety.EffectsPolicy.Scope).
 func WithScope(ctx context.Context, paths []string) context.Context {
-	return context.WithValue(ctx, scopeKey{}, slices.Clone(paths))
+	return context.WithValue(ctx, scopeKey{}, scopeValue{paths: slices.Clone(paths)})
 }
 
-// ScopeOf returns the paths WithScope put in ctx (nil without).
-func ScopeOf(ctx context.Context) []string {
-	s, _ := ctx.Value(scopeKey{}).([]string)
-	return slices.Clone(s)
+// WithStrictScope is WithScope with the scope default-deny on the host's
+// control surfaces (safety.EffectsPolicy.StrictScope): paths is the
+// rule's whole scope, and may be empty.
+func WithStrictScope(ctx context.Context, paths []string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scopeValue{paths: slices.Clone(paths), strict: true})
+}
+
+// ScopeOf returns the paths WithScope or WithStrictScope put in ctx (nil
+// without), and whether the scope is strict.
+func ScopeOf(ctx context.Context) ([]string, bool) {
+	s, _ := ctx.Value(scopeKey{}).(scopeValue)
+	return slices.Clone(s.paths), s.strict
 }
 
 // Runner is a nightshift.Runner that runs every command first in the
@@ -40,6 +56,13 @@ type Runner struct {
 	sb     *Sandbox
 	policy safety.EffectsPolicy
 	cfg    RunnerConfig
+
+	mu sync.Mutex
+	// lockedOut is the lockout net's *lockout.LockedOutError once the
+	// host's login failed whatever a command did, or its ErrLost once the
+	// switch did not bring the host back: every later Run returns it
+	// without running anything.
+	lockedOut error
 }
 
 // RunnerConfig configures a Runner. The zero value judges with
@@ -77,7 +100,22 @@ func NewRunner(sb *Sandbox, policy safety.EffectsPolicy, cfg RunnerConfig) *Runn
 func (r *Runner) Sandbox() *Sandbox { return r.sb }
 
 // Run implements nightshift.Runner.
+//
+// With a Guard, an error matching lockout.ErrLockedOut means the host's
+// login fails whatever the command did (before its commit, when nothing
+// was committed and the trial is discarded, or still after its undo): the
+// host is locked out by an earlier change or from outside. The Runner then
+// runs nothing more on the host: every later Run returns that error at
+// once. So it does after an error matching lockout.ErrLost (the dead-man
+// switch did not bring the host back). The caller treats either as a
+// failure of the host.
 func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	r.mu.Lock()
+	locked := r.lockedOut
+	r.mu.Unlock()
+	if locked != nil {
+		return nightshift.Exec{ExitCode: -1}, fmt.Errorf("sandbox: nothing runs on this host any more: %w", locked)
+	}
 	tr, err := r.sb.Try(ctx, command)
 	if err != nil {
 		if errors.Is(err, ErrHelper) || errors.Is(err, ErrReport) || errors.Is(err, ErrUnavailable) {
@@ -100,8 +138,8 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		return discard(nightshift.VerdictDiscarded, "the command timed out in the sandbox; nothing was applied")
 	}
 	pol := r.policy
-	if s, ok := ctx.Value(scopeKey{}).([]string); ok {
-		pol.Scope = s
+	if s, ok := ctx.Value(scopeKey{}).(scopeValue); ok {
+		pol.Scope, pol.StrictScope = s.paths, s.strict
 	}
 	if refs := r.cfg.Judge(tr.Effects, pol); len(refs) > 0 {
 		reasons := make([]string, len(refs))
@@ -118,7 +156,9 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 	// apply commits the files, then runs the approved actions. Its error
 	// is the commit's (a conflict: nothing applied) or the host's.
 	var conflict error
+	applied := false
 	apply := func(ctx context.Context) error {
+		applied = true
 		if len(tr.ops) == 0 {
 			ev.Trial = "" // actions only: no file to undo
 			if err := r.sb.Discard(ctx, tr); err != nil {
@@ -142,7 +182,9 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 	err = nil
 	if g := r.cfg.Guard; g != nil {
 		var out lockout.Outcome
-		opts := lockout.ArmOptions{}
+		// Without recorded actions the commit only changes files: an undo
+		// then restarts sshd only when the commit touched /etc/ssh.
+		opts := lockout.ArmOptions{FilesOnly: len(tr.Effects.Actions) == 0}
 		if len(tr.ops) > 0 {
 			opts.Restore = r.sb.UndoCommand(tr.ID)
 		}
@@ -153,6 +195,23 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		if out.RolledBack {
 			ev.Verdict, ev.Lockout = nightshift.VerdictRolledBack, true
 			ev.Reasons = append(ev.Reasons, "rolled back: "+out.Reason)
+		}
+		if errors.Is(err, lockout.ErrLockedOut) || errors.Is(err, lockout.ErrLost) {
+			r.mu.Lock()
+			r.lockedOut = err
+			r.mu.Unlock()
+		}
+		if !applied {
+			// The net stopped before the commit (the login already
+			// failed, or the switch could not be armed): nothing of the
+			// trial reached the host.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			_ = r.sb.Discard(dctx, tr)
+			cancel()
+			ev.Verdict = nightshift.VerdictDiscarded
+			if err != nil {
+				ev.Reasons = append(ev.Reasons, "not applied: "+err.Error())
+			}
 		}
 	} else {
 		err = apply(ctx)

@@ -262,7 +262,23 @@ func (s *Sandbox) Try(ctx context.Context, command string) (*Trial, error) {
 		enc = enc[76:]
 	}
 	b.WriteString(enc + "\nNIGHTSHIFT_COMMAND")
-	ex, err := s.r.Run(ctx, b.String())
+	// The helper bounds the trial by the timeout (the command, the facts
+	// and the gathering, each Timeout; see TryBound); this bounds the round
+	// trip as well, should the host not answer.
+	rctx, cancel := context.WithTimeout(ctx, s.TryBound())
+	defer cancel()
+	ex, err := s.r.Run(rctx, b.String())
+	if ctx.Err() == nil && (rctx.Err() != nil || ex.TimedOut) {
+		// Past the bound: the helper did not end the trial itself. Drop
+		// its layers (nothing of it reached the host's files).
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		_ = s.Discard(dctx, &Trial{ID: id})
+		dcancel()
+		return nil, fmt.Errorf("%w: the trial did not end within %v (the sandbox's timeout is %v): %v", ErrHelper, s.TryBound(), s.cfg.Timeout, err)
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // ended by ctx: the command was interrupted
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sandbox try: %w", err)
 	}
@@ -294,6 +310,13 @@ func (s *Sandbox) Try(ctx context.Context, command string) (*Trial, error) {
 	t.Exec.Duration = t.Duration
 	return t, nil
 }
+
+// TryBound is the longest one Try may take: three times Config.Timeout
+// (the command, the facts read for the judge and the gathering of its
+// effects are each bounded by it on the host) and a minute for the mounts
+// and the round trip. Try ends its trial with ErrHelper past it, whatever
+// the host does; ctx bounds it too.
+func (s *Sandbox) TryBound() time.Duration { return 3*s.cfg.Timeout + time.Minute }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 

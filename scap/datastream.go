@@ -44,6 +44,8 @@ type Datastream struct {
 	ruleIndex map[string]int // full and short id → index
 	values    map[string]scapValue
 	profiles  []scapProfile
+	// scopes are the rules' FileScopes by full id (scope.go).
+	scopes map[string]FileScope
 }
 
 // Rule is one XCCDF rule as the datastream defines it. Title,
@@ -68,6 +70,7 @@ type Rule struct {
 	Selected bool
 
 	desc, rationale, title richText
+	ovalDefs               []string // the OVAL definitions its checks name
 }
 
 // HasBashFix reports whether the rule ships a shell remediation.
@@ -137,6 +140,7 @@ func Parse(r io.Reader, name string) (*Datastream, error) {
 	dec := xml.NewDecoder(lr)
 	dec.Strict = true
 	benchmarks := 0
+	oval := map[string]ovalNode{}
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -149,6 +153,14 @@ func Parse(r io.Reader, name string) (*Datastream, error) {
 			return nil, fmt.Errorf("scap: datastream %s: %w: %v", name, ErrInvalid, err)
 		}
 		se, ok := tok.(xml.StartElement)
+		if ok && isOVAL(se) {
+			var n ovalNode
+			if err := dec.DecodeElement(&n, &se); err != nil {
+				return nil, fmt.Errorf("scap: datastream %s: %w: oval %s: %v", name, ErrInvalid, attrOf(se, "id"), err)
+			}
+			oval[n.attr("id")] = n
+			continue
+		}
 		if !ok || se.Name.Space != XCCDF12Namespace {
 			continue
 		}
@@ -191,6 +203,13 @@ func Parse(r io.Reader, name string) (*Datastream, error) {
 	if len(d.rules) == 0 {
 		return nil, fmt.Errorf("scap: datastream %s: %w", name, rules.ErrNoRules)
 	}
+	defs := map[string][]string{}
+	for _, r := range d.rules {
+		if len(r.ovalDefs) > 0 {
+			defs[r.ID] = r.ovalDefs
+		}
+	}
+	d.scopes = deriveScopes(defs, oval)
 	return d, nil
 }
 
@@ -204,6 +223,11 @@ func (d *Datastream) addRule(x xccdfRule) error {
 	r := Rule{ID: x.ID, ShortID: ShortID(x.ID), Severity: x.Severity, Selected: x.Selected != "false" && x.Selected != "0",
 		title: x.Title, desc: x.Description, rationale: x.Rationale}
 	for _, c := range x.Checks {
+		for _, ref := range c.Refs {
+			if c.System == OVALNamespace && ref.Name != "" {
+				r.ovalDefs = append(r.ovalDefs, ref.Name)
+			}
+		}
 		for _, e := range c.Exports {
 			if e.ValueID != "" && !slices.Contains(r.Values, e.ValueID) {
 				r.Values = append(r.Values, e.ValueID)
@@ -389,6 +413,9 @@ type xccdfRule struct {
 		Exports []struct {
 			ValueID string `xml:"value-id,attr"`
 		} `xml:"check-export"`
+		Refs []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"check-content-ref"`
 	} `xml:"check"`
 	Fixes []struct {
 		System string `xml:"system,attr"`

@@ -15,6 +15,21 @@
 // matching ErrInvalid; unknown profiles and rules match ErrUnknownProfile and
 // ErrUnknownRule; every error names the file.
 //
+// # Scopes
+//
+// Parse also derives each rule's FileScope (Datastream.Scope) from its
+// OVAL check: the files its objects read — a textfilecontent54 or file
+// object's filepath, or path and filename — through extend_definition,
+// object sets and constant or literal variables. A path given as a
+// regular expression is expanded to its literal alternatives and cut back
+// to its literal directory (^/etc/sysctl.d/.*\.conf$ is /etc/sysctl.d). A
+// check that reads no files (package_*_installed, service_*_enabled) has
+// an empty scope; one that reads paths computed on the host (home
+// directories, mount points) is not Complete. Datastream.Set gives each
+// rule its scope as rules.Rule.Paths, with StrictScope when Complete: the
+// sandbox's judge then refuses any change to the host's control surfaces
+// outside it (safety.EffectsPolicy.StrictScope).
+//
 // # Checks
 //
 // Check (a rules.Check) runs `oscap xccdf eval --profile P --rule R DS` on

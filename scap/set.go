@@ -52,7 +52,12 @@ func (d *Datastream) Set(opts Options) (*rules.Set, error) {
 			continue
 		}
 		seen[r.ID] = true
+		// The rule's scope: the files its OVAL check reads, default-deny
+		// when the derivation is complete (scope.go).
+		fs, oval := d.Scope(r.ID)
 		out = append(out, rules.Rule{
+			Paths:       fs.Paths,
+			StrictScope: oval && fs.Complete,
 			ID:          r.ShortID,
 			Title:       r.Title,
 			Description: joinText(r.Description, "Rationale: ", r.Rationale),

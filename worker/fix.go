@@ -37,7 +37,9 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (nightshift.Outcome, err
 func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	start := time.Now()
 	out = tally{Outcome: nightshift.Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}}
-	if w.cfg.Sandboxed {
+	if w.cfg.Sandboxed && r.StrictScope {
+		ctx = sandbox.WithStrictScope(ctx, r.Paths)
+	} else if w.cfg.Sandboxed {
 		ctx = sandbox.WithScope(ctx, r.Paths)
 	}
 	var facts *nightshift.HostFacts

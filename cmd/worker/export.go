@@ -69,6 +69,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(e.Recipes) == 0 {
 		return fmt.Errorf("run %d proved no recipe that may be replayed (worker recipes list %s)", runID, path)
 	}
+	return writeExport(e, ansible, shell, stdout)
+}
+
+// writeExport writes e as the playbook in ansible and the script in
+// shell (either may be empty) and says what it wrote.
+func writeExport(e recipes.Export, ansible, shell string, stdout io.Writer) error {
 	if ansible != "" {
 		if err := e.WriteAnsible(ansible); err != nil {
 			return err

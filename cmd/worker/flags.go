@@ -41,8 +41,9 @@ const (
 	cmdCheckCommand                     // worker check-command
 	cmdRecipes                          // worker recipes
 	cmdExport                           // worker export
+	cmdFleetExport                      // worker fleet export
 
-	cmdFleet = cmdServe | cmdStart | cmdFleetStatus | cmdFleetReport | cmdFleetCancel | cmdFleetUndo
+	cmdFleet = cmdServe | cmdStart | cmdFleetStatus | cmdFleetReport | cmdFleetCancel | cmdFleetUndo | cmdFleetExport
 )
 
 // commandNames name the commands in help and messages.
@@ -51,7 +52,7 @@ var commandNames = map[command]string{
 	cmdStart: "worker fleet start", cmdFleetStatus: "worker fleet status", cmdFleetReport: "worker fleet report",
 	cmdFleetCancel: "worker fleet cancel", cmdFleetUndo: "worker fleet undo", cmdHistory: "worker history", cmdUndo: "worker undo",
 	cmdDemo: "worker demo", cmdSimulate: "worker simulate-server", cmdTokens: "worker tokens", cmdCheckCommand: "worker check-command",
-	cmdRecipes: "worker recipes", cmdExport: "worker export",
+	cmdRecipes: "worker recipes", cmdExport: "worker export", cmdFleetExport: "worker fleet export",
 }
 
 // The help's groups, in the order help prints them.
@@ -121,8 +122,8 @@ var flagRegistry = []flagSpec{
 	{name: "rule", usage: "only this rule `ID` (repeatable)", group: groupTarget, cmds: cmdFleetUndo | cmdUndo},
 	{name: "rule", usage: "only the recipes of rule `ID`", group: groupTarget, cmds: cmdRecipes},
 	{name: "state", usage: "only recipes in `STATE`: active, pinned, demoted or retired", group: groupTarget, cmds: cmdRecipes},
-	{name: "ansible", usage: "write an Ansible playbook into `DIR` (created if absent)", group: groupOutput, cmds: cmdExport},
-	{name: "shell", usage: "write the same plan as one bash script to `FILE`", group: groupOutput, cmds: cmdExport},
+	{name: "ansible", usage: "write an Ansible playbook into `DIR` (created if absent)", group: groupOutput, cmds: cmdExport | cmdFleetExport},
+	{name: "shell", usage: "write the same plan as one bash script to `FILE`", group: groupOutput, cmds: cmdExport | cmdFleetExport},
 	{name: "host", usage: "target `[user@]host[:port]` (required)", group: groupTarget, field: "sshexec.Config.Host", cmds: cmdFix},
 	{name: "host", usage: "only this inventory host `NAME` (repeatable)", group: groupTarget, cmds: cmdFleetUndo | cmdUndo},
 	{name: "inventory", usage: "inventory `FILE`: YAML list or Ansible INI (required)", group: groupTarget, field: "fleet.Night.Hosts",
@@ -205,8 +206,10 @@ var flagRegistry = []flagSpec{
 		notNight: "a night's cap on model calls is the sum of the --model-slots of the 'worker fleet serve' processes"},
 	{name: "no-lessons", usage: "neither record lessons nor give them to later rules and hosts", group: groupRun, field: "fleet.Night.NoLessons", cmds: cmdRun | cmdResume | cmdStart},
 	{name: "no-recipes", usage: "never replay a proven fix before asking the model (fixes are still proved into the journal file's recipes)", group: groupRun,
-		field: "worker.Recipes.NoReplay", cmds: cmdRun | cmdResume,
-		notNight: "fleet nights do not replay recipes yet: every host asks the model"},
+		field: "worker.Recipes.NoReplay", cmds: cmdRun | cmdResume | cmdStart,
+		usageFor: map[command]string{cmdStart: "never replay a fix proven on an earlier host before asking the model (fixes are still proved into the night's recipes: 'worker fleet export')"}},
+	{name: "recipes", usage: "seed the night with the replayable recipes of journal `FILE` ('worker recipes list FILE'), proven by earlier nights", group: groupRun,
+		field: "fleet.Night.Recipes", cmds: cmdStart},
 	{name: "metrics-addr", usage: "serve Prometheus metrics at http://`ADDR`/metrics while the run lasts (e.g. :9464)", group: groupRun, cmds: cmdRun | cmdResume,
 		notNight: "a night's progress is in Temporal ('worker fleet status')"},
 	{name: "no-progress", usage: "no progress on stderr (default: a live status on a terminal, plain lines otherwise)", group: groupRun, cmds: cmdRun | cmdResume,

@@ -31,6 +31,7 @@ var commandHelp = map[command][]string{
 	cmdFleetCancel: {"fleet", "cancel", "--help"}, cmdFleetUndo: {"fleet", "undo", "--help"}, cmdHistory: {"history", "--help"},
 	cmdUndo: {"undo", "--help"}, cmdDemo: {"demo", "--help"}, cmdSimulate: {"simulate-server", "--help"}, cmdTokens: {"tokens", "--help"},
 	cmdCheckCommand: {"check-command", "--help"}, cmdRecipes: {"recipes", "--help"}, cmdExport: {"export", "--help"},
+	cmdFleetExport: {"fleet", "export", "--help"},
 }
 
 // TestFlagRegistry: every flag in a command's help is the registry's for

@@ -20,11 +20,12 @@ const fleetUsage = `Usage:
   worker fleet report --temporal ADDR RUN [--html FILE] [--junit FILE] [--json-report FILE]
   worker fleet cancel --temporal ADDR RUN | --schedule ID
   worker fleet undo   --temporal ADDR --inventory FILE RUN [--host NAME] [--rule ID]
+  worker fleet export --temporal ADDR RUN (--ansible DIR | --shell FILE)
 
 Runs nights on Temporal (https://temporal.io) instead of one 'worker run'
 process: a night workflow per run, a host workflow per host on the task queue
 of the host's zone (inventory variable nightshift_zone; default one zone), the
-same rules, attempt loop, memory, lessons and reports. 'serve' is a worker
+same rules, attempt loop, memory, lessons, recipes and reports. 'serve' is a worker
 process for one zone (run several per zone for fail-over); every serve process
 also runs night workflows and, with --model-slots, model calls, whose sum over
 the processes is the fleet-wide cap on model calls in flight.
@@ -66,6 +67,8 @@ func runFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runFleetCancel(ctx, args[1:], stdout, stderr)
 	case "undo":
 		return runFleetUndo(ctx, args[1:], stdout, stderr)
+	case "export":
+		return runFleetExport(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, fleetUsage)
 		return errHelp

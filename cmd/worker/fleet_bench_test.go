@@ -25,6 +25,7 @@ var (
 	fleetBenchPerRun   = flag.Int("fleet.perrun", 500, "--hosts-per-run of BenchmarkFleetNight's night")
 	fleetBenchServe    = flag.String("fleet.serveflags", "", "extra flags of each `worker fleet serve` (space-separated), e.g. \"--host-conns 100000 --host-idle 24h\"")
 	fleetBenchDelay    = flag.Duration("fleet.delay", 50*time.Millisecond, "time each model call takes at the simulator")
+	fleetBenchRecipes  = flag.Bool("fleet.recipes", false, "let the night replay recipes (default: --no-recipes, every host asks the model, as the recorded runs)")
 )
 
 // BenchmarkFleetNight runs a simulated night on a Temporal dev server with
@@ -35,7 +36,9 @@ var (
 // gauge that makes each call take -fleet.delay and records the most in
 // flight. It reports tasks/s, model calls/s, the most model calls in
 // flight and each serve process's peak RSS (VmHWM), and fails when a task
-// is missing or the cap was exceeded. Run it once: -benchtime 1x.
+// is missing or the cap was exceeded. Recipes are off (--no-recipes: every
+// host asks the model, the load the recorded runs measured) unless
+// -fleet.recipes. Run it once: -benchtime 1x.
 func BenchmarkFleetNight(b *testing.B) {
 	nHosts, nRules, procs, slots := *fleetBenchHosts, *fleetBenchRules, *fleetBenchProcs, *fleetBenchSlots
 	dir := b.TempDir()
@@ -74,9 +77,13 @@ func BenchmarkFleetNight(b *testing.B) {
 		report := filepath.Join(dir, fmt.Sprintf("night%d.json", i))
 		began := time.Now()
 		calls0 := g.total.Load()
-		cmd := exec.Command(bin, "fleet", "start", "--temporal", addr, "--sandbox", "off", "--rules", rulesFile, "--inventory", invFile,
+		args := []string{"fleet", "start", "--temporal", addr, "--sandbox", "off", "--rules", rulesFile, "--inventory", invFile,
 			"--id", fmt.Sprintf("bench%d", i), "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(*fleetBenchParallel),
-			"--hosts-per-run", strconv.Itoa(*fleetBenchPerRun), "--no-lessons", "--retry-deadline", "5m", "--wait", "--json-report", report)
+			"--hosts-per-run", strconv.Itoa(*fleetBenchPerRun), "--no-lessons", "--retry-deadline", "5m", "--wait", "--json-report", report}
+		if !*fleetBenchRecipes {
+			args = append(args, "--no-recipes")
+		}
+		cmd := exec.Command(bin, args...)
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == exitNotFixed) {
 			b.Fatalf("fleet start --wait: %v\n%s", err, out)

@@ -170,7 +170,7 @@ func TestFleetIntegration(t *testing.T) {
 	report := filepath.Join(dir, "fleet.json")
 	start, startOut := startCLI(t, []string{"fleet", "start", "--temporal", addr, "--sandbox", "auto", "--rules", rulesFile, "--inventory", inv,
 		"--id", "itest", "--base-url", baseURL, "--parallel-hosts", strconv.Itoa(nHosts), "--heartbeat", "3s",
-		"--no-lessons", "--retry-deadline", "30s", "--wait", "--json-report", report})
+		"--no-lessons", "--no-recipes", "--retry-deadline", "30s", "--wait", "--json-report", report})
 	began := time.Now()
 	tflag := []string{"--temporal", addr}
 
@@ -273,9 +273,11 @@ func TestFleetIntegration(t *testing.T) {
 
 	// The same night with `worker run` on fresh hosts (fresh ports: their
 	// keys are learned on first use into a new known_hosts). Recipes are
-	// off (--no-recipes), as they are in the fleet night above, so that every
-	// task asks the model and the two reports compare task by task: which
-	// host would replay whose fix depends on the order hosts finish.
+	// off (--no-recipes) in both nights, so that every task asks the model
+	// and the two reports compare task by task: with hosts in parallel,
+	// which host would replay whose fix depends on the order hosts finish
+	// (fleet/TestNightReplaysRecipesOnServer and TestNightEqualsBatchRun
+	// compare replay, one host at a time).
 	inv2, _ := fleetHosts(t, filepath.Join(dir, "run"), nHosts, nRules, []string{"a", "b"}, true)
 	kh2 := filepath.Join(dir, "known_hosts2")
 	want := filepath.Join(dir, "run.json")

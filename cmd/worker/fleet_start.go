@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/budget"
 	"github.com/nightshift-dev/nightshift/fleet"
 	"github.com/nightshift-dev/nightshift/inventory"
@@ -21,7 +22,7 @@ import (
 
 const fleetStartUsage = `Usage:
   worker fleet start --temporal ADDR --rules FILE|DIR [--rule ID …] --inventory FILE [--limit PATTERN …]
-                     [--id RUN] [--schedule CRON] [--wait [--html FILE] [--junit FILE] [--json-report FILE]] [flags]
+                     [--id RUN] [--schedule CRON] [--recipes JOURNAL | --no-recipes] [--wait [--html FILE] [--junit FILE] [--json-report FILE]] [flags]
   worker fleet start --temporal ADDR --datastream PATH-ON-HOSTS --profile ID [--rule ID …] --inventory FILE …
 
 Starts a night on the fleet (or, with --schedule, creates a Temporal schedule
@@ -31,6 +32,12 @@ host and --parallel-hosts hosts at once. The rules' text travels with the
 night, so workers need no copy. A host's zone is its nightshift_zone
 inventory variable ("default" when unset); some 'worker fleet serve --zone Z'
 must run for each zone.
+
+A host started after another host of its key (os-release ID and VERSION_ID,
+package manager) fixed a rule replays that fix before asking the model, as
+'worker run' does; --recipes seeds the night with a journal's recipes,
+--no-recipes turns replay off. 'worker fleet export RUN' writes the night's
+proven fixes as a playbook.
 
 The served model's name and context window are read from --base-url unless
 --model and --context-window give them. RUN (--id, default nightshift-NAME-TIME)
@@ -61,7 +68,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	m := &runMeta{}
 	var rulesPaths, ruleIDs, limit stringList
 	var name, id, schedule string
-	var wait, noLessons bool
+	var wait, noLessons, noRecipes bool
+	var seed string
 	var heartbeat time.Duration
 	var hostsPerRun int
 	var config string
@@ -70,6 +78,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	for name, p := range map[string]any{
 		"rules": &rulesPaths, "datastream": &m.Datastream, "profile": &m.Profile, "rule": &ruleIDs, "inventory": &m.Inventory,
 		"limit": &limit, "name": &name, "id": &id, "schedule": &schedule, "wait": &wait, "no-lessons": &noLessons,
+		"no-recipes": &noRecipes, "recipes": &seed,
 		"tokenizer": &m.Tokenizer, "context-window": &m.ContextWindow, "max-tokens": &m.MaxTokens, "max-attempts": &m.MaxAttempts,
 		"keep-turns": &m.KeepTurns, "command-timeout": &m.CommandTimeout, "heartbeat": &heartbeat, "hosts-per-run": &hostsPerRun,
 		"sandbox": &m.Sandbox, "base-url": &m.BaseURL, "model": &m.Model, "api-key-env": &m.APIKeyEnv, "parallel-hosts": &m.ParallelHosts,
@@ -114,6 +123,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("fleet start: --wait and --schedule cannot be combined")
 	case !wait && (m.HTML != "" || m.JUnit != "" || m.JSONReport != ""):
 		return usagef("fleet start: --html, --junit and --json-report need --wait (or use 'worker fleet report')")
+	case seed != "" && noRecipes:
+		return usagef("fleet start: --recipes and --no-recipes cannot be combined (a night without replay has no use for a seed)")
 	case hostsPerRun < 1:
 		return usagef("fleet start: --hosts-per-run must be positive")
 	case heartbeat < time.Second:
@@ -136,6 +147,12 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	} else if files, err = readRuleFiles(rulesPaths); err != nil {
 		return err
 	}
+	var seeded []nightshift.Recipe
+	if seed != "" {
+		if seeded, err = seedRecipes(ctx, seed); err != nil {
+			return err
+		}
+	}
 	inv, err := inventory.Load(m.Inventory)
 	if err != nil {
 		return &usageError{err}
@@ -157,7 +174,8 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	n := fleet.Night{Name: name, RuleFiles: files, RuleIDs: ruleIDs, Datastream: ds, Hosts: hosts, Model: model,
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
 		RetryDeadline: m.RetryDeadline, RequestTimeout: m.RequestTimeout, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
-		HostsPerRun: hostsPerRun, Sandbox: string(m.Sandbox.orDefault())}
+		HostsPerRun: hostsPerRun, Sandbox: string(m.Sandbox.orDefault()), NoRecipes: noRecipes}
+	n.Recipes = seeded
 	if err := n.Validate(); err != nil {
 		return &usageError{err}
 	}

@@ -37,6 +37,9 @@ func TestFleetUsageErrors(t *testing.T) {
 		{"status no run", []string{"fleet", "status"}, "exactly one RUN"},
 		{"report two runs", []string{"fleet", "report", "a", "b"}, "exactly one RUN"},
 		{"cancel nothing", []string{"fleet", "cancel"}, "exactly one RUN, or --schedule"},
+		{"export no run", []string{"fleet", "export", "--shell", "x.sh"}, "exactly one RUN"},
+		{"export nothing to write", []string{"fleet", "export", "tonight"}, "give --ansible DIR or --shell FILE"},
+		{"start seed and no replay", []string{"fleet", "start", "--rules", "r", "--inventory", "i", "--recipes", "j.db", "--no-recipes"}, "--recipes and --no-recipes cannot be combined"},
 		{"bad flag", []string{"fleet", "serve", "--nope"}, "not defined"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +52,7 @@ func TestFleetUsageErrors(t *testing.T) {
 }
 
 func TestFleetHelp(t *testing.T) {
-	for _, sub := range []string{"serve", "start", "status", "report", "cancel"} {
+	for _, sub := range []string{"serve", "start", "status", "report", "cancel", "undo", "export"} {
 		code, out, errOut := cli(t, "", "fleet", sub, "--help")
 		if code != exitOK || !strings.Contains(out+errOut, "worker fleet "+sub) {
 			t.Errorf("fleet %s --help: exit %d\n%s%s", sub, code, out, errOut)

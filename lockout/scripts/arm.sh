@@ -31,12 +31,32 @@ else
 fi
 echo $((now + (ms + 999) / 1000)) >"$d/deadline"
 echo armed >"$d/state"
+# The dynamic loader, for a host whose programs no longer start when the
+# switch fires (a change took the loader's path away: ln -sfn /tmp /lib64).
+# The trigger starts fire.sh through the loader's real file (resolved now,
+# by its path in this shell's memory map), which needs no PT_INTERP path;
+# fire.sh then repairs that path before anything else (see fire.sh).
+plain() { case $1 in /*) case $1 in *[!A-Za-z0-9/._+-]*) return 1 ;; esac ;; *) return 1 ;; esac; }
+ld=$(sed -n 's,^.* \(/[^ ]*/ld-[^ /]*\.so[.0-9]*\)$,\1,p' /proc/$$/maps 2>/dev/null | head -n 1)
+libs=$(sed -n 's,^.* \(/[^ ]*\)/libc\.so[.0-9]*$,\1,p' /proc/$$/maps 2>/dev/null | head -n 1)
+interp=$(grep -a -o -m 1 '/[[:alnum:]_./-]*/ld-[[:alnum:]_.-]*\.so[.0-9]*' /bin/sh 2>/dev/null | head -n 1)
+shr=$(readlink -f /bin/sh 2>/dev/null) || shr=
+lnr=$(readlink -f "$(command -v ln)" 2>/dev/null) || lnr=
+mkr=$(readlink -f "$(command -v mkdir)" 2>/dev/null) || mkr=
+run="/bin/sh"
+if plain "$ld" && plain "$libs" && plain "$interp" && plain "$shr" && plain "$lnr" && plain "$mkr" && [ -x "$ld" ] &&
+	"$ld" --library-path "$libs" "$shr" -c : 2>/dev/null; then
+	printf "LD='%s' LIBS='%s' INTERP='%s' SH='%s' LN='%s' MKDIR='%s'\n" "$ld" "$libs" "$interp" "$shr" "$lnr" "$mkr" >"$d/loader.env"
+	run="$ld --library-path $libs $shr"
+else
+	: >"$d/loader.env"
+fi
 if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then
 	systemd-run --quiet --unit="nightshift-lockout-$id" --description="Nightshift lockout switch $id" \
-		--on-active="${ms}ms" --timer-property=AccuracySec=100ms /bin/sh "$d/fire.sh" >/dev/null
+		--on-active="${ms}ms" --timer-property=AccuracySec=100ms $run "$d/fire.sh" >/dev/null
 	echo systemd >"$d/how"
 else
-	setsid nohup sh -c "sleep $((ms / 1000)).$(printf '%03d' $((ms % 1000))); exec sh '$d/fire.sh'" </dev/null >/dev/null 2>&1 &
+	setsid nohup sh -c "sleep $((ms / 1000)).$(printf '%03d' $((ms % 1000))); exec $run '$d/fire.sh'" </dev/null >/dev/null 2>&1 &
 	echo $! >"$d/pid"
 	echo detached >"$d/how"
 fi

@@ -70,7 +70,10 @@ if [ $root = 1 ]; then
 	if [ ! -x "$sshd" ]; then
 		lock "would lock out $who: no sshd binary ($sshd)"
 	else
-		if ! T=$("$sshd" -T -C "$spec" 2>&1); then
+		# Bounded: a FIFO sshd reads (an Include of one) blocks it.
+		to=
+		command -v timeout >/dev/null 2>&1 && to="timeout -k 1 10"
+		if ! T=$($to "$sshd" -T -C "$spec" </dev/null 2>&1); then
 			lock "would lock out $who at the next sshd restart: sshd -t fails: $(one "$T")"
 		else
 			R=$(printf '%s\n' "$T" | awk -v u="$u" -v uid="$uid" -v groups="$groups" -v addr="$NS_ADDR" -v host="$NS_HOST" -v lport="$NS_LPORT" -v who="$who" '

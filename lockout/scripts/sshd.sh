@@ -5,7 +5,9 @@
 # Prints "OK" last, or "FAIL <what>" and exits 1.
 sshd=$(command -v sshd 2>/dev/null || echo /usr/sbin/sshd)
 [ -d /run/sshd ] || mkdir -p -m 0755 /run/sshd
-"$sshd" -t || { echo "FAIL sshd -t after restore"; exit 1; }
+to=
+command -v timeout >/dev/null 2>&1 && to="timeout -k 1 10"
+$to "$sshd" -t </dev/null || { echo "FAIL sshd -t after restore"; exit 1; }
 if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
 	for unit in ssh.service sshd.service; do
 		if systemctl cat "$unit" >/dev/null 2>&1; then

@@ -1,0 +1,108 @@
+package safety
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nightshift-dev/nightshift"
+)
+
+func TestJudgeEffectsStrictScope(t *testing.T) {
+	file := func(p string, ch nightshift.Change) nightshift.FileChange {
+		c := nightshift.FileChange{Path: p, Change: ch, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644, Size: 10}}
+		if ch != nightshift.ChangeCreated {
+			c.Before = nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}
+		}
+		return c
+	}
+	mkdir := func(p string) nightshift.FileChange {
+		return nightshift.FileChange{Path: p, Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileDir, Mode: 0o755}}
+	}
+	link := func(p, target string) nightshift.FileChange {
+		return nightshift.FileChange{Path: p, Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: target}}
+	}
+	// A package operation: dpkg's status and the package's file list.
+	pkg := func(list ...string) []nightshift.FileChange {
+		l := file("/var/lib/dpkg/info/auditd.list", nightshift.ChangeCreated)
+		for _, p := range list {
+			l.Diff += "+" + p + "\n"
+		}
+		return []nightshift.FileChange{file("/var/lib/dpkg/status", nightshift.ChangeModified), l}
+	}
+	sshd := []string{"/etc/ssh/sshd_config"}
+	strict := func(scope ...string) EffectsPolicy { return EffectsPolicy{Scope: scope, StrictScope: true} }
+	ch := func(c ...nightshift.FileChange) nightshift.Effects { return nightshift.Effects{Changes: c} }
+	tests := []struct {
+		name string
+		eff  nightshift.Effects
+		pol  EffectsPolicy
+		want string // substring of the scope refusal; "" means no scope refusal
+	}{
+		{"sshd_config for an sshd rule", ch(file("/etc/ssh/sshd_config", nightshift.ChangeModified)), strict(sshd...), ""},
+		{"ssh.service drop-in for an sshd rule", ch(mkdir("/etc/systemd/system/ssh.service.d"), file("/etc/systemd/system/ssh.service.d/x.conf", nightshift.ChangeCreated)), strict(sshd...),
+			"would change /etc/systemd/system/ssh.service.d and /etc/systemd/system/ssh.service.d/x.conf, outside the rule's paths /etc/ssh/sshd_config"},
+		{"the same drop-in, no strict scope", ch(file("/etc/systemd/system/ssh.service.d/x.conf", nightshift.ChangeCreated)), EffectsPolicy{Scope: sshd}, ""},
+		{"apt hook for a sysctl rule", ch(file("/etc/apt/apt.conf.d/99x", nightshift.ChangeCreated)), strict("/etc/sysctl.d"), "/etc/apt/apt.conf.d/99x, outside the rule's paths /etc/sysctl.d"},
+		{"openssh template", ch(file("/usr/share/openssh/sshd_config", nightshift.ChangeModified)), strict(sshd...), "/usr/share/openssh/sshd_config"},
+		{"/etc/default/ssh", ch(file("/etc/default/ssh", nightshift.ChangeModified)), strict(sshd...), "/etc/default/ssh"},
+		{"root's bashrc", ch(file("/root/.bashrc", nightshift.ChangeModified)), strict(sshd...), "/root/.bashrc"},
+		{"a user's authorized_keys", ch(file("/home/alice/.ssh/authorized_keys", nightshift.ChangeCreated)), strict(sshd...), "/home/alice/.ssh/authorized_keys"},
+		{"a user's document: not a control surface", ch(file("/home/alice/notes.txt", nightshift.ChangeCreated)), strict(sshd...), ""},
+		{"crontab", ch(file("/var/spool/cron/crontabs/root", nightshift.ChangeCreated)), strict(sshd...), "/var/spool/cron/crontabs/root"},
+		{"a link in /usr/local/bin", ch(link("/usr/local/bin/ls", "/tmp/x")), strict(sshd...), "/usr/local/bin/ls"},
+		{"deleting in /boot", ch(nightshift.FileChange{Path: "/boot/grub/custom.cfg", Change: nightshift.ChangeDeleted, Before: nightshift.FileState{Kind: nightshift.FileRegular}}), strict(sshd...), "/boot/grub/custom.cfg"},
+		{"mode change of /etc/shadow for an sshd rule", ch(nightshift.FileChange{Path: "/etc/shadow", Change: nightshift.ChangeMeta,
+			Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o640}, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o600}}), strict(sshd...), "/etc/shadow"},
+		{"scratch and logs: not control surfaces", ch(file("/tmp/x", nightshift.ChangeCreated), file("/var/log/x.log", nightshift.ChangeModified)), strict(sshd...), ""},
+		{"mkdir -p on the way to the scope", ch(mkdir("/etc/audit"), mkdir("/etc/audit/rules.d"), file("/etc/audit/rules.d/x.rules", nightshift.ChangeCreated)), strict("/etc/audit/rules.d"), ""},
+		{"an empty strict scope refuses any control-surface change", ch(file("/etc/motd", nightshift.ChangeModified)), strict(), "the rule's paths (none"},
+		{"package install: owned files and maintainer-script outputs", ch(append(pkg("/etc/audit/auditd.conf", "/usr/sbin/auditd"),
+			file("/etc/audit/auditd.conf", nightshift.ChangeCreated), file("/usr/sbin/auditd", nightshift.ChangeCreated),
+			link("/etc/systemd/system/multi-user.target.wants/auditd.service", "/lib/systemd/system/auditd.service"))...), strict(), ""},
+		{"package install with an extra file", ch(append(pkg("/usr/sbin/auditd"), file("/usr/sbin/auditd", nightshift.ChangeCreated),
+			file("/etc/sudoers.d/x", nightshift.ChangeCreated))...), strict(), "/etc/sudoers.d/x"},
+		{"maintainer-script paths without a package operation", ch(link("/etc/systemd/system/multi-user.target.wants/evil.service", "/tmp/evil.service")), strict(), "multi-user.target.wants/evil.service"},
+		{"three and more", ch(file("/etc/a", nightshift.ChangeCreated), file("/etc/b", nightshift.ChangeCreated), file("/etc/c", nightshift.ChangeCreated), file("/etc/d", nightshift.ChangeCreated)), strict(sshd...),
+			"would change /etc/a, /etc/b and 2 other control-surface paths, outside"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, r := range JudgeEffects(tt.eff, tt.pol) {
+				if r.Entry == "scope" {
+					got = append(got, r.Reason)
+				}
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("refused for scope: %q", got)
+			case tt.want != "" && (len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), tt.want)):
+				t.Errorf("scope refusals %q, want one containing %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestControlSurface(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"/etc/ssh/sshd_config", "/etc"},
+		{"/usr/local/bin/x", "/usr"},
+		{"/usr/share/openssh/sshd_config", "/usr"},
+		{"/lib/systemd/system/ssh.service", "/lib"},
+		{"/var/lib/dpkg/info/x.postinst", "/var/lib/dpkg"},
+		{"/var/lib/systemd/linger/alice", "/var/lib/systemd/linger"},
+		{"/root/.ssh/authorized_keys", "/root"},
+		{"/home/alice/.profile", "/home/*/.*"},
+		{"/home/alice/src/main.go", ""},
+		{"/home/.hidden", ""},
+		{"/var/log/syslog", ""},
+		{"/tmp/x", ""},
+		{"/etcetera", ""},
+		{"/srv/www/index.html", ""},
+	}
+	for _, tt := range tests {
+		if got := ControlSurface(tt.path); got != tt.want {
+			t.Errorf("ControlSurface(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}

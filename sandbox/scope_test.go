@@ -1,0 +1,120 @@
+package sandbox_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/scap"
+)
+
+var (
+	corpusScope = flag.String("corpus.scope", "", "run TestHostileCorpora's commands as proposals for this SSG rule (short id): judged with StrictScope under the scope scap derives from its OVAL check")
+	refusalDump = flag.String("falserefusals.effects", "", "write each TestFalseRefusals command's effects and verdicts to this file, one JSON object a line")
+)
+
+// ssgDatastream is where the Debian 12 target's root holds SSG's
+// datastream.
+const ssgDatastream = "usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml"
+
+// ssgScopes derives every SSG rule's file scope from the datastream in the
+// target root (scap.LoadScopes).
+func ssgScopes(t testing.TB, root string) map[string]scap.FileScope {
+	t.Helper()
+	d, err := scap.Load(filepath.Join(root, ssgDatastream))
+	if err != nil {
+		t.Fatalf("derive the SSG rules' scopes: %v", err)
+	}
+	scopes := map[string]scap.FileScope{}
+	for _, id := range d.RuleIDs() {
+		if fs, ok := d.Scope(id); ok {
+			scopes[scap.ShortID(id)] = fs
+		}
+	}
+	return scopes
+}
+
+// scopedPolicy is base judged as the worker judges a proposal for an SSG
+// rule: with the rule's derived scope, default-deny (StrictScope) when the
+// derivation is complete; base unchanged otherwise (and for rules without
+// an OVAL check).
+func scopedPolicy(base safety.EffectsPolicy, scopes map[string]scap.FileScope, rule string) (safety.EffectsPolicy, bool) {
+	fs, ok := scopes[rule]
+	if !ok || !fs.Complete {
+		return base, false
+	}
+	base.Scope, base.StrictScope = fs.Paths, true
+	return base, true
+}
+
+func scopeString(p safety.EffectsPolicy) string {
+	if !p.StrictScope {
+		return "(no strict scope)"
+	}
+	return "[" + strings.Join(p.Scope, " ") + "]"
+}
+
+var (
+	rejudgeFile = flag.String("falserefusals.rejudge", "", "TestRejudgeFalseRefusals: re-judge the effects a -falserefusals.effects run recorded, under the scopes derived now")
+	rejudgeDS   = flag.String("falserefusals.ds", "", "TestRejudgeFalseRefusals: the ssg-debian12-ds.xml to derive the scopes from")
+)
+
+// TestRejudgeFalseRefusals re-judges, without a target, the effects a
+// TestFalseRefusals run recorded (-falserefusals.effects), each SSG fix
+// under its rule's scope as scap derives it now: the judge is a pure
+// function of the effects and the policy, so a change of the derivation
+// is measured in seconds instead of a run of the corpora. It runs only
+// with -falserefusals.rejudge and -falserefusals.ds.
+func TestRejudgeFalseRefusals(t *testing.T) {
+	if *rejudgeFile == "" || *rejudgeDS == "" {
+		t.Skip("a measuring tool: go test ./sandbox -run TestRejudgeFalseRefusals -falserefusals.rejudge=FILE -falserefusals.ds=DS")
+	}
+	d, err := scap.Load(*rejudgeDS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(*rejudgeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<28)
+	total, refused, scoped, byScope := map[string]int{}, map[string]int{}, 0, 0
+	for sc.Scan() {
+		var r struct {
+			Source, Name string
+			Effects      nightshift.Effects
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		total[r.Source]++
+		pol := policy
+		if fs, ok := d.Scope(r.Name); ok && fs.Complete && r.Source == "ssg" {
+			pol.Scope, pol.StrictScope = fs.Paths, true
+			scoped++
+		}
+		refs := safety.JudgeEffects(r.Effects, pol)
+		if len(refs) > 0 {
+			refused[r.Source]++
+			if len(safety.JudgeEffects(r.Effects, policy)) == 0 {
+				byScope++
+				t.Logf("REFUSED-BY-SCOPE %s %s %s: %v", r.Source, r.Name, scopeString(pol), refs)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{"ssg", "remediation", "fresh"} {
+		t.Logf("%s: %d commands, %d refused", src, total[src], refused[src])
+	}
+	t.Logf("%d SSG fixes judged under their rule's derived scope, %d refused only because of it", scoped, byScope)
+}

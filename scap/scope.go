@@ -1,0 +1,404 @@
+package scap
+
+import (
+	"encoding/xml"
+	"fmt"
+	"path"
+	"regexp/syntax"
+	"slices"
+	"strings"
+)
+
+// OVALNamespace is the namespace of OVAL 5 definitions, tests, objects,
+// states and variables in a datastream.
+const OVALNamespace = "http://oval.mitre.org/XMLSchema/oval-definitions-5"
+
+// FileScope is what a rule's OVAL check reads from the file system: the
+// paths a fix for the rule is expected to change (the rule's scope for
+// safety.EffectsPolicy).
+type FileScope struct {
+	// Paths are files and directory trees, sorted, without duplicates: a
+	// literal filepath is a file; a path whose file name (or a trailing
+	// part) is a regular expression is the literal directory before it
+	// (^/etc/ssh/sshd_config\.d/.*\.conf$ is /etc/ssh/sshd_config.d).
+	// Empty for checks that read no files (package_*_installed,
+	// service_*_enabled: their changes come from the package manager or
+	// recorded actions).
+	Paths []string
+	// Complete is false when some object's path could not be resolved to
+	// a literal (an external variable, a value computed from the host, a
+	// regular expression without a literal directory): Paths then
+	// under-states what the check reads and must not be used as a
+	// default-deny scope.
+	Complete bool
+	// Unresolved says what was not resolved, for reports.
+	Unresolved []string
+}
+
+// Scope returns the FileScope of a rule (full or short id) derived from
+// its OVAL check when the datastream was parsed; false when the rule is
+// unknown or has no OVAL check.
+func (d *Datastream) Scope(id string) (FileScope, bool) {
+	i, ok := d.ruleIndex[id]
+	if !ok {
+		return FileScope{}, false
+	}
+	fs, ok := d.scopes[d.rules[i].ID]
+	fs.Paths = slices.Clone(fs.Paths)
+	fs.Unresolved = slices.Clone(fs.Unresolved)
+	return fs, ok
+}
+
+// ovalNode is any OVAL element, kept whole.
+type ovalNode struct {
+	XMLName  xml.Name
+	Attrs    []xml.Attr `xml:",any,attr"`
+	Text     string     `xml:",chardata"`
+	Children []ovalNode `xml:",any"`
+}
+
+func (n ovalNode) attr(name string) string {
+	for _, a := range n.Attrs {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func (n ovalNode) child(local string) *ovalNode {
+	for i := range n.Children {
+		if n.Children[i].XMLName.Local == local {
+			return &n.Children[i]
+		}
+	}
+	return nil
+}
+
+// isOVAL reports whether se is an OVAL definition, test, object, state or
+// variable (an element of the OVAL definitions namespaces with an oval: id).
+func isOVAL(se xml.StartElement) bool {
+	return strings.Contains(se.Name.Space, "oval-definitions-5") && strings.HasPrefix(attrOf(se, "id"), "oval:")
+}
+
+// deriveScopes derives, for every rule with an OVAL check, the files its
+// check reads (FileScope), keyed by the rule's full id. It follows the
+// check's definition through extend_definition, its tests' objects,
+// object sets and variables (constant values and literal components;
+// object components add the paths of the objects they read).
+func deriveScopes(ruleDefs map[string][]string, byID map[string]ovalNode) map[string]FileScope {
+	out := make(map[string]FileScope, len(ruleDefs))
+	for rule, defs := range ruleDefs {
+		w := scopeWalk{byID: byID, seen: map[string]bool{}, paths: map[string]bool{}}
+		for _, d := range defs {
+			w.ref(d)
+		}
+		fs := FileScope{Complete: len(w.unresolved) == 0, Unresolved: w.unresolved}
+		for p := range w.paths {
+			fs.Paths = append(fs.Paths, p)
+		}
+		slices.Sort(fs.Paths)
+		fs.Paths = dropCovered(fs.Paths)
+		out[rule] = fs
+	}
+	return out
+}
+
+func attrOf(se xml.StartElement, local string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == local {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// scopeWalk collects the paths one rule's check reads.
+type scopeWalk struct {
+	byID       map[string]ovalNode
+	seen       map[string]bool
+	paths      map[string]bool
+	unresolved []string
+}
+
+func (w *scopeWalk) miss(format string, a ...any) {
+	w.unresolved = append(w.unresolved, fmt.Sprintf(format, a...))
+}
+
+// ref follows an OVAL id: a definition, test, object, state or variable.
+func (w *scopeWalk) ref(id string) {
+	if w.seen[id] {
+		return
+	}
+	w.seen[id] = true
+	n, ok := w.byID[id]
+	if !ok {
+		w.miss("%s is not in the datastream", id)
+		return
+	}
+	if strings.HasSuffix(n.XMLName.Local, "_object") {
+		w.object(n)
+		return
+	}
+	w.refsIn(n)
+}
+
+// refsIn follows every reference inside n (criteria, tests' objects and
+// states, object sets, variables' components).
+func (w *scopeWalk) refsIn(n ovalNode) {
+	for _, a := range []string{"test_ref", "definition_ref", "object_ref", "var_ref"} {
+		if v := n.attr(a); v != "" {
+			w.ref(v)
+		}
+	}
+	for _, c := range n.Children {
+		switch c.XMLName.Local {
+		case "object_reference", "filter", "var_ref":
+			w.ref(strings.TrimSpace(c.Text))
+		default:
+			w.refsIn(c)
+		}
+	}
+}
+
+// object adds the paths a file-reading object reads; other objects only
+// have their references followed.
+func (w *scopeWalk) object(n ovalNode) {
+	if fixed, ok := implicitFiles[n.XMLName.Local]; ok {
+		for _, p := range fixed {
+			w.add(p, "")
+		}
+	}
+	fp, dir, file := n.child("filepath"), n.child("path"), n.child("filename")
+	if fp == nil && dir == nil {
+		w.refsIn(n) // a set, or an object that reads no files
+		return
+	}
+	if fp != nil {
+		for _, p := range w.values(*fp) {
+			w.add(p, fp.attr("operation"))
+		}
+		return
+	}
+	dirs := w.values(*dir)
+	if file == nil || file.attr("nil") == "true" || dir.attr("operation") == "pattern match" {
+		for _, d := range dirs {
+			w.add(d, dir.attr("operation"))
+		}
+		return
+	}
+	for _, d := range dirs {
+		if file.attr("operation") == "pattern match" {
+			w.add(d, "")
+			continue
+		}
+		for _, f := range w.values(*file) {
+			w.add(path.Join(d, f), "")
+		}
+	}
+}
+
+// values resolves an entity's literal text or the values of its var_ref.
+func (w *scopeWalk) values(e ovalNode) []string {
+	if v := e.attr("var_ref"); v != "" {
+		return w.variable(v)
+	}
+	return []string{strings.TrimSpace(e.Text)}
+}
+
+// variable resolves a constant variable's values, or a local variable made
+// of one literal component; an object component adds the object's own
+// paths and leaves the variable unresolved.
+func (w *scopeWalk) variable(id string) []string {
+	n, ok := w.byID[id]
+	if !ok {
+		w.miss("variable %s is not in the datastream", id)
+		return nil
+	}
+	switch n.XMLName.Local {
+	case "constant_variable":
+		var out []string
+		for _, c := range n.Children {
+			if c.XMLName.Local == "value" {
+				out = append(out, strings.TrimSpace(c.Text))
+			}
+		}
+		return out
+	case "local_variable":
+		if len(n.Children) == 1 && n.Children[0].XMLName.Local == "literal_component" {
+			return []string{strings.TrimSpace(n.Children[0].Text)}
+		}
+	}
+	w.refsIn(n)
+	w.miss("%s %s is computed", n.XMLName.Local, id)
+	return nil
+}
+
+// add records p: a literal file or directory, or (operation "pattern
+// match") a regular expression reduced to its literal paths (regexPaths).
+func (w *scopeWalk) add(p, operation string) {
+	ps := []string{p}
+	if operation == "pattern match" {
+		var ok bool
+		if ps, ok = regexPaths(p); !ok {
+			w.miss("the pattern %q has no literal directory", p)
+			return
+		}
+	}
+	for _, p := range ps {
+		if !strings.HasPrefix(p, "/") || path.Clean(p) == "/" {
+			w.miss("the path %q is not an absolute path below /", p)
+			continue
+		}
+		p = path.Clean(p)
+		w.paths[p] = true
+		for _, src := range generatedFrom[p] {
+			w.paths[src] = true
+		}
+	}
+}
+
+// implicitFiles are the files objects without a path element read.
+var implicitFiles = map[string][]string{
+	"shadow_object":   {"/etc/shadow"},
+	"password_object": {"/etc/passwd"},
+}
+
+// generatedFrom maps a file a check reads to what a fix changes to change
+// it: a generated file's sources (update-grub writes grub.cfg from
+// /etc/default/grub), an account file's backup, which the shadow tools
+// write with it.
+var generatedFrom = map[string][]string{
+	"/boot/grub/grub.cfg": {"/etc/default/grub", "/etc/default/grub.d"},
+	"/etc/shadow":         {"/etc/shadow-"},
+	"/etc/passwd":         {"/etc/passwd-"},
+	"/etc/group":          {"/etc/group-"},
+	"/etc/gshadow":        {"/etc/gshadow-"},
+}
+
+// maxExpansions bounds the literal strings a path pattern is expanded to.
+const maxExpansions = 32
+
+// regexPaths reduces a path pattern to the literal paths it can match:
+// alternatives, optional parts and small character classes are expanded
+// (^\/s?bin → /sbin, /bin; ^(/etc/chrony/chrony.conf|/etc/chrony/chrony.d/.+\.conf)$
+// → /etc/chrony/chrony.conf, /etc/chrony/chrony.d), and where a
+// repetition or a wide class begins, the literal part is cut back to its
+// directory (^/etc/sysctl.d/.*\.conf$ → /etc/sysctl.d). An unescaped dot
+// outside a repetition is read as itself (sysctl.d). False when the pattern
+// does not parse, expands to more than maxExpansions strings or leaves no
+// directory below /.
+func regexPaths(re string) ([]string, bool) {
+	x, err := syntax.Parse(re, syntax.Perl)
+	if err != nil {
+		return nil, false
+	}
+	ps, ok := expand(x, []prefix{{}})
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	for _, p := range ps {
+		s := p.s
+		if p.stopped {
+			s = s[:strings.LastIndexByte(s, '/')+1]
+		}
+		if s = path.Clean(s); !strings.HasPrefix(s, "/") || s == "/" {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// prefix is the literal start of a pattern; stopped once a non-literal
+// part follows.
+type prefix struct {
+	s       string
+	stopped bool
+}
+
+func expand(x *syntax.Regexp, in []prefix) ([]prefix, bool) {
+	appendAll := func(lit string) []prefix {
+		out := make([]prefix, len(in))
+		for i, p := range in {
+			out[i] = p
+			if !p.stopped {
+				out[i].s += lit
+			}
+		}
+		return out
+	}
+	switch x.Op {
+	case syntax.OpLiteral:
+		return appendAll(string(x.Rune)), true
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return appendAll("."), true
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText, syntax.OpEmptyMatch,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return in, true
+	case syntax.OpCapture:
+		return expand(x.Sub[0], in)
+	case syntax.OpConcat:
+		cur := in
+		for _, sub := range x.Sub {
+			var ok bool
+			if cur, ok = expand(sub, cur); !ok {
+				return nil, false
+			}
+		}
+		return cur, true
+	case syntax.OpAlternate, syntax.OpQuest, syntax.OpCharClass:
+		var alts []*syntax.Regexp
+		var out []prefix
+		switch x.Op {
+		case syntax.OpAlternate:
+			alts = x.Sub
+		case syntax.OpQuest:
+			alts, out = x.Sub, slices.Clone(in)
+		default:
+			for i := 0; i+1 < len(x.Rune); i += 2 {
+				for r := x.Rune[i]; r <= x.Rune[i+1] && len(alts) <= 4; r++ {
+					alts = append(alts, &syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{r}})
+				}
+			}
+			if len(alts) > 4 {
+				return stopAll(in), true
+			}
+		}
+		for _, a := range alts {
+			ps, ok := expand(a, in)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, ps...)
+		}
+		if len(out) > maxExpansions {
+			return nil, false
+		}
+		return out, true
+	default:
+		// Repetitions, wide classes: the literal part ends here.
+		return stopAll(in), true
+	}
+}
+
+func stopAll(in []prefix) []prefix {
+	out := make([]prefix, len(in))
+	for i, p := range in {
+		out[i] = prefix{p.s, true}
+	}
+	return out
+}
+
+// dropCovered removes the paths under another path of the sorted list.
+func dropCovered(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if len(out) > 0 && (p == out[len(out)-1] || strings.HasPrefix(p, strings.TrimSuffix(out[len(out)-1], "/")+"/")) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package scap
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nightshift-dev/nightshift/internal/debtarget"
+	"github.com/nightshift-dev/nightshift/internal/testenv"
+)
+
+func TestRegexPaths(t *testing.T) {
+	tests := []struct {
+		re   string
+		want []string // nil: not reducible
+	}{
+		{`^/etc/ssh/sshd_config$`, []string{"/etc/ssh/sshd_config"}},
+		{`^/etc/sysctl.d/.*\.conf$`, []string{"/etc/sysctl.d"}},
+		{`^/etc/ssh/sshd_config\.d/.*\.conf$`, []string{"/etc/ssh/sshd_config.d"}},
+		{`^\/s?bin|^\/usr\/s?bin`, []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin"}},
+		{`^(/etc/chrony/chrony.conf|/etc/chrony/chrony.d/.+\.conf)$`, []string{"/etc/chrony/chrony.conf", "/etc/chrony/chrony.d"}},
+		{`/etc/apt/apt.conf(\.d/.*)?$`, []string{"/etc/apt/apt.conf", "/etc/apt/apt.conf.d"}},
+		{`^\/etc\/profile(?:\.d\/.*\.sh|\.d\/sh\.local)?$`, []string{"/etc/profile", "/etc/profile.d", "/etc/profile.d/sh.local"}},
+		{`^/etc/audit/rules\.d/[^/]+\.rules$`, []string{"/etc/audit/rules.d"}},
+		{`^/.*$`, nil},           // the whole file system: no literal directory
+		{`.*\.conf$`, nil},       // not anchored at a directory
+		{`^/etc/(ssh`, nil},      // does not parse
+		{`^/[a-z]+/passwd`, nil}, // a wide class right after /
+	}
+	for _, tt := range tests {
+		got, ok := regexPaths(tt.re)
+		if !ok {
+			got = nil
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("regexPaths(%q) = %q, want %q", tt.re, got, tt.want)
+		}
+	}
+}
+
+var (
+	ssgOnce sync.Once
+	ssgPath string
+	ssgErr  error
+)
+
+// ssgDatastream extracts SSG 0.1.76's full ssg-debian12-ds.xml from the
+// Debian 12 target's root tarball (the datastream the end-to-end tests
+// run oscap with).
+func ssgDatastream(t *testing.T) *Datastream {
+	t.Helper()
+	ssgOnce.Do(func() {
+		var tarball string
+		if tarball, ssgErr = debtarget.Tarball(context.Background(), debtarget.Options{}); ssgErr != nil {
+			return
+		}
+		dir, err := os.MkdirTemp("", "scap-ssg-")
+		if err != nil {
+			ssgErr = err
+			return
+		}
+		const member = "./usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml"
+		if out, err := exec.Command("tar", "--zstd", "-xf", tarball, "-C", dir, member).CombinedOutput(); err != nil {
+			ssgErr = &exec.Error{Name: "tar " + string(out), Err: err}
+			return
+		}
+		ssgPath = filepath.Join(dir, member)
+	})
+	if ssgErr != nil {
+		testenv.Unavailable(t, "the Debian 12 target's root tarball with SSG's datastream: %v", ssgErr)
+	}
+	d, err := Load(ssgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestScopeSSGDebian12 derives rules' scopes from the real datastream. The
+// wanted paths are what the rules' OVAL objects read, as the datastream
+// writes them (cited per row).
+func TestScopeSSGDebian12(t *testing.T) {
+	d := ssgDatastream(t)
+	sysctl := []string{"/etc/sysctl.conf", "/etc/sysctl.d", "/lib/sysctl.d", "/run/sysctl.d", "/usr/lib/sysctl.d", "/usr/local/lib/sysctl.d"}
+	auditRules := []string{"/etc/audit/audit.rules", "/etc/audit/rules.d", "/usr/lib/systemd/system/auditd.service"}
+	tests := []struct {
+		rule     string
+		want     []string
+		complete bool
+	}{
+		// textfilecontent54_object filepath /etc/ssh/sshd_config (SSG
+		// 0.1.76's Debian 12 check does not read sshd_config.d).
+		{"sshd_disable_root_login", []string{"/etc/ssh/sshd_config"}, true},
+		// file_object path pattern /etc/(ssh|ssh/sshd_config.d).
+		{"sshd_set_maxstartups", []string{"/etc/ssh"}, true},
+		// filepath /etc/sysctl.conf, path+filename pattern in the sysctl.d
+		// directories; the sysctl_object reads the kernel.
+		{"sysctl_net_ipv4_ip_forward", sysctl, true},
+		{"sysctl_kernel_kptr_restrict", sysctl, true},
+		// ^/etc/audit/rules\.d/.*\.rules$, /etc/audit/audit.rules, and
+		// auditd.service's ExecStartPost (augenrules or auditctl).
+		{"audit_rules_session_events", auditRules, true},
+		// file_object filepath /etc/shadow, and the backup the shadow
+		// tools write with it (generatedFrom).
+		{"file_permissions_etc_shadow", []string{"/etc/shadow", "/etc/shadow-"}, true},
+		{"file_owner_etc_passwd", []string{"/etc/passwd", "/etc/passwd-"}, true},
+		// shadow_object: no path element, it reads /etc/shadow.
+		{"accounts_password_set_max_life_root", []string{"/etc/shadow", "/etc/shadow-"}, true},
+		// filepath /boot/grub/grub.cfg, which update-grub writes from
+		// /etc/default/grub (generatedFrom).
+		{"grub2_enable_apparmor", []string{"/boot/grub/grub.cfg", "/etc/default/grub", "/etc/default/grub.d"}, true},
+		// filepath /etc/profile, path /etc/profile.d (+ pattern).
+		{"accounts_tmout", []string{"/etc/profile", "/etc/profile.d"}, true},
+		{"accounts_password_pam_minlen", []string{"/etc/pam.d/common-password", "/etc/security/pwquality.conf"}, true},
+		// ^(/etc/chrony/chrony.conf|/etc/chrony/chrony.d/.+\.conf)$
+		{"chronyd_specify_remote_server", []string{"/etc/chrony/chrony.conf", "/etc/chrony/chrony.d"}, true},
+		// /etc/apt/apt.conf(\.d/.*)?$
+		{"apt_conf_disallow_unauthenticated", []string{"/etc/apt/apt.conf", "/etc/apt/apt.conf.d"}, true},
+		// variable_object → local_variable → object_component → the
+		// textfilecontent54_object reading /etc/login.defs.
+		{"accounts_minimum_age_login_defs", []string{"/etc/login.defs"}, true},
+		{"accounts_umask_etc_bashrc", []string{"/etc/bash.bashrc"}, true},
+		// dpkginfo_object, systemdunit objects: no file.
+		{"package_audit_installed", nil, true},
+		{"service_auditd_enabled", nil, true},
+		// Home directories listed from /etc/passwd at check time.
+		{"file_permissions_home_dirs", []string{"/etc/passwd", "/etc/passwd-"}, false},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		if !slices.Equal(fs.Paths, tt.want) || fs.Complete != tt.complete {
+			t.Errorf("%s: scope %q complete %v (%s), want %q complete %v", tt.rule, fs.Paths, fs.Complete, strings.Join(fs.Unresolved, "; "), tt.want, tt.complete)
+		}
+	}
+	// Few rules have a scope that cannot be derived. (Four of SSG
+	// 0.1.76's rules with a bash fix have no OVAL check at all: their
+	// proposals are judged without a strict scope.)
+	incomplete := 0
+	var noCheck []string
+	for _, id := range d.RuleIDs() {
+		r, _ := d.Rule(id)
+		fs, ok := d.Scope(id)
+		if r.HasBashFix() && !ok {
+			noCheck = append(noCheck, r.ShortID)
+		}
+		if ok && !fs.Complete {
+			incomplete++
+		}
+		for _, p := range fs.Paths {
+			if !strings.HasPrefix(p, "/") || p == "/" {
+				t.Errorf("%s: scope path %q", r.ShortID, p)
+			}
+		}
+	}
+	t.Logf("%d rules, %d with a scope that could not be derived completely, %d with a bash fix and no OVAL check: %v", d.Len(), incomplete, len(noCheck), noCheck)
+	if len(noCheck) > 4 {
+		t.Errorf("%d rules with a bash fix and no OVAL check, want at most SSG 0.1.76's 4", len(noCheck))
+	}
+	if incomplete > d.Len()/20 {
+		t.Errorf("%d of %d rules without a complete scope", incomplete, d.Len())
+	}
+}
