@@ -92,7 +92,6 @@ var protected = []string{"etc", "root", "home/" + debtarget.LoginUser}
 func TestLockoutsOnDebian(t *testing.T) {
 	for _, user := range []string{"root", debtarget.LoginUser} {
 		t.Run(user, func(t *testing.T) {
-			t.Parallel() // a target of its own
 			tg := startSystem(t)
 			if !tg.HasNft {
 				lookNft(t)

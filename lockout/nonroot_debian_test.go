@@ -19,7 +19,6 @@ import (
 // ~/.local/state/nightshift/lockout, the canary's fresh login and its
 // home checks run, and the checks that need root say they were skipped.
 func TestLockoutsWithoutRoot(t *testing.T) {
-	t.Parallel() // a target of its own
 	tg := startSystem(t)
 	ctx := context.Background()
 	user := debtarget.LoginUser

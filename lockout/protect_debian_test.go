@@ -17,7 +17,6 @@ import (
 // a lockout undone through the kept connection, one undone by the switch
 // because the commit cut that connection, and a legitimate change kept.
 func TestProtectOnDebian(t *testing.T) {
-	t.Parallel() // a target of its own
 	tg := startSystem(t)
 	ctx := context.Background()
 	if !tg.HasNft {

@@ -18,7 +18,6 @@ import (
 // ~/.ssh come back byte for byte and a fresh login works; a legitimate
 // change stays.
 func TestRunnerWithoutSandbox(t *testing.T) {
-	t.Parallel() // a target of its own
 	tg := startSystem(t)
 	ctx := context.Background()
 	g := guard(t, tg, "root", 8*time.Second)

@@ -58,7 +58,6 @@ func TestHelperWorker(t *testing.T) {
 func TestSwitchSurvivesSIGKILL(t *testing.T) {
 	for _, user := range []string{"root", debtarget.LoginUser} {
 		t.Run(user, func(t *testing.T) {
-			t.Parallel() // a target of its own
 			tg := startSystem(t)
 			ctx := context.Background()
 			before := manifest(t, tg.Root, protected...)
@@ -125,7 +124,6 @@ func TestSwitchSurvivesSIGKILL(t *testing.T) {
 // switch at a time per host; IDs are single-use; a switch that fired
 // before Disarm makes Disarm fail with ErrFired.
 func TestSwitchArmDisarm(t *testing.T) {
-	t.Parallel() // a target of its own
 	tg := startSystem(t)
 	ctx := context.Background()
 	kept := client(t, tg, "root")

@@ -25,7 +25,6 @@ import (
 // back with the canary's reason, a fresh login works again and
 // /etc/hosts.deny is byte-identical (read from this machine).
 func TestHostsDenyLockoutRolledBack(t *testing.T) {
-	t.Parallel() // a target of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	n := startNetSandbox(ctx, t)

@@ -70,7 +70,6 @@ func startNetSandbox(ctx context.Context, t *testing.T) netSandbox {
 // sshd_config change is committed and kept. With the judge on, the same
 // lockouts are refused before anything is applied.
 func TestLockoutNetBehindTheSandbox(t *testing.T) {
-	t.Parallel() // a target of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	n := startNetSandbox(ctx, t)
