@@ -93,8 +93,10 @@ type Activities struct {
 	// connection saves a handshake per command; any process of the zone
 	// may run a host's next activity, so each can end up reaching every
 	// host); beyond it the least recently used idle ones are closed.
-	// Connections in use are never closed. Zero means 128; negative keeps
-	// none open between activities.
+	// Connections in use are never closed. Zero keeps none open between
+	// activities, as `worker fleet serve --host-conns 0` does (the CLI
+	// passes its flag here unchanged); DefaultMaxIdleConns (128) is the
+	// CLI's default. Negative is treated as zero.
 	MaxIdleConns int
 	// IdleConnTimeout closes a kept connection no activity has used for
 	// this long (the host's night has most likely ended). Zero means 30s.

@@ -12,7 +12,9 @@ import (
 	"github.com/nightshift-dev/nightshift/inventory"
 )
 
-// Defaults of Activities' connection keeping.
+// Activities' connection keeping: DefaultMaxIdleConns is `worker fleet
+// serve --host-conns`'s default (a zero MaxIdleConns keeps none),
+// DefaultIdleConnTimeout IdleConnTimeout's default.
 const (
 	DefaultMaxIdleConns    = 128
 	DefaultIdleConnTimeout = 30 * time.Second
@@ -47,12 +49,7 @@ func connKey(h inventory.Host) string {
 
 // configure sets the limits (Activities' fields, defaulted).
 func (p *connPool) configure(maxIdle int, idle time.Duration) {
-	switch {
-	case maxIdle == 0:
-		maxIdle = DefaultMaxIdleConns
-	case maxIdle < 0:
-		maxIdle = 0
-	}
+	maxIdle = max(maxIdle, 0)
 	if idle <= 0 {
 		idle = DefaultIdleConnTimeout
 	}

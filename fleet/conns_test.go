@@ -82,7 +82,7 @@ func TestActivitiesConnectionKeeping(t *testing.T) {
 	})
 
 	t.Run("idle ones are closed after the timeout", func(t *testing.T) {
-		a := activities(0, 50*time.Millisecond)
+		a := activities(fleet.DefaultMaxIdleConns, 50*time.Millisecond)
 		for i := range 3 {
 			probe(t, a, n, i)
 		}
@@ -92,7 +92,7 @@ func TestActivitiesConnectionKeeping(t *testing.T) {
 	})
 
 	t.Run("one in use is never closed", func(t *testing.T) {
-		a := activities(-1, time.Hour) // keep none idle
+		a := activities(0, time.Hour) // keep none idle
 		type result struct {
 			res fleet.CommandResult
 			err error

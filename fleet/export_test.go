@@ -23,7 +23,13 @@ type (
 	ProbeInput    = probeInput
 )
 
-func Register(w tworker.Registry, wf *Workflows, a *Activities) { register(w, wf, a) }
+// Register registers every queue's workflows and activities on one test
+// environment, with Serve's own registrations.
+func Register(w tworker.Registry, wf *Workflows, a *Activities) {
+	registerZone(w, wf, a)
+	registerNight(w, wf)
+	registerModel(w, a)
+}
 
 func HostWorkflowID(night, host string) string { return hostWorkflowID(night, host) }
 

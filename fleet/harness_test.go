@@ -70,7 +70,7 @@ func startNight(t testing.TB, o nightOptions) *night {
 // activities are the night's real activities: SSH to the simulated hosts,
 // HTTP to the simulator.
 func (n *night) activities() *fleet.Activities {
-	return &fleet.Activities{Connector: n.Conn, Model: n.Client, HeartbeatEvery: 200 * time.Millisecond}
+	return &fleet.Activities{Connector: n.Conn, Model: n.Client, HeartbeatEvery: 200 * time.Millisecond, MaxIdleConns: fleet.DefaultMaxIdleConns}
 }
 
 // workerConfig is the worker configuration `worker run` would use for the

@@ -47,18 +47,31 @@ type ServeConfig struct {
 	Logger *slog.Logger
 }
 
-// register registers the workflows and host activities on w, under the
-// names the fleet's histories use.
-func register(w tworker.Registry, wf *Workflows, a *Activities) {
-	w.RegisterWorkflowWithOptions(wf.night, workflow.RegisterOptions{Name: nightWorkflowName})
+// The registrations of each queue's worker, under the names the fleet's
+// histories use: Serve registers each on its queue's worker; the tests
+// register all three on one test environment.
+
+// registerZone registers what a zone's queue runs: host workflows and
+// host activities.
+func registerZone(w tworker.Registry, wf *Workflows, a *Activities) {
 	w.RegisterWorkflowWithOptions(wf.host, workflow.RegisterOptions{Name: hostWorkflowName})
 	w.RegisterActivityWithOptions(a.probe, activity.RegisterOptions{Name: probeActivity})
 	w.RegisterActivityWithOptions(a.check, activity.RegisterOptions{Name: checkActivity})
 	w.RegisterActivityWithOptions(a.command, activity.RegisterOptions{Name: commandActivity})
 	w.RegisterActivityWithOptions(a.sandboxProbe, activity.RegisterOptions{Name: sandboxProbeActivity})
-	w.RegisterWorkflowWithOptions(wf.undo, workflow.RegisterOptions{Name: undoWorkflowName})
 	w.RegisterActivityWithOptions(a.undoTrials, activity.RegisterOptions{Name: undoActivity})
 	w.RegisterActivityWithOptions(a.datastream, activity.RegisterOptions{Name: datastreamActivity})
+}
+
+// registerNight registers what the night queue runs: night and undo
+// workflows.
+func registerNight(w tworker.Registry, wf *Workflows) {
+	w.RegisterWorkflowWithOptions(wf.night, workflow.RegisterOptions{Name: nightWorkflowName})
+	w.RegisterWorkflowWithOptions(wf.undo, workflow.RegisterOptions{Name: undoWorkflowName})
+}
+
+// registerModel registers what the model queue runs: model calls.
+func registerModel(w tworker.Registry, a *Activities) {
 	w.RegisterActivityWithOptions(a.modelCall, activity.RegisterOptions{Name: modelActivity})
 }
 
@@ -90,18 +103,11 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	a := cfg.Activities
 	var ws []tworker.Worker
 	zone := tworker.New(cfg.Client, ZoneQueue(cfg.Zone), tworker.Options{MaxConcurrentActivityExecutionSize: cfg.HostSlots})
-	zone.RegisterWorkflowWithOptions(cfg.Workflows.host, workflow.RegisterOptions{Name: hostWorkflowName})
-	zone.RegisterActivityWithOptions(a.probe, activity.RegisterOptions{Name: probeActivity})
-	zone.RegisterActivityWithOptions(a.check, activity.RegisterOptions{Name: checkActivity})
-	zone.RegisterActivityWithOptions(a.command, activity.RegisterOptions{Name: commandActivity})
-	zone.RegisterActivityWithOptions(a.sandboxProbe, activity.RegisterOptions{Name: sandboxProbeActivity})
-	zone.RegisterActivityWithOptions(a.undoTrials, activity.RegisterOptions{Name: undoActivity})
-	zone.RegisterActivityWithOptions(a.datastream, activity.RegisterOptions{Name: datastreamActivity})
+	registerZone(zone, cfg.Workflows, a)
 	ws = append(ws, zone)
 	if !cfg.NoNight {
 		night := tworker.New(cfg.Client, NightQueue, tworker.Options{})
-		night.RegisterWorkflowWithOptions(cfg.Workflows.night, workflow.RegisterOptions{Name: nightWorkflowName})
-		night.RegisterWorkflowWithOptions(cfg.Workflows.undo, workflow.RegisterOptions{Name: undoWorkflowName})
+		registerNight(night, cfg.Workflows)
 		ws = append(ws, night)
 	}
 	if cfg.ModelSlots > 0 {
@@ -112,7 +118,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 			// extra poller would fetch a task it cannot start yet.
 			MaxConcurrentActivityTaskPollers: max(2, min(cfg.ModelSlots, 4)),
 		})
-		model.RegisterActivityWithOptions(a.modelCall, activity.RegisterOptions{Name: modelActivity})
+		registerModel(model, a)
 		ws = append(ws, model)
 	}
 	for i, w := range ws {

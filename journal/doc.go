@@ -69,8 +69,9 @@
 // All writes go through a single writer connection (database/sql pool of
 // size one), so they are serialized in process without SQLITE_BUSY; reads
 // use a separate pool and see the last committed state. Another package
-// that keeps tables in the journal's file (package lessons) writes them
-// with WriteTx, on the same writer connection, and reads them with
+// that keeps tables in the journal's file (packages lessons and recipes)
+// creates them and checks their version with InitTables, writes them with
+// WriteTx, on the same writer connection, and reads them with
 // QueryContext: in process there is still one writer. Other processes
 // (`worker history`, sqlite3) may read the file at any time. A writing Open
 // takes an exclusive flock on the journal file itself (its device and inode,

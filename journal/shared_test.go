@@ -60,3 +60,32 @@ func TestWriteTx(t *testing.T) {
 	require.NoError(t, j.Close())
 	assert.ErrorIs(t, j.WriteTx(ctx, insert(5)), ErrClosed)
 }
+
+// TestInitTables: another package's tables are created once with their
+// version; a second init keeps them and their rows; a newer version in the
+// file is refused with the package's own error.
+func TestInitTables(t *testing.T) {
+	ctx := context.Background()
+	j, _ := openTest(t, Config{})
+	const ddl = `CREATE TABLE IF NOT EXISTS other_schema (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS other (v INTEGER);`
+	errNewer := errors.New("unsupported other schema")
+	init := func(version int) error {
+		return j.WriteTx(ctx, func(tx *sql.Tx) error { return InitTables(ctx, tx, "other", ddl, version, errNewer) })
+	}
+	require.NoError(t, init(2))
+	require.NoError(t, j.WriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO other (v) VALUES (1)")
+		return err
+	}))
+	require.NoError(t, init(2))
+	require.NoError(t, init(3), "an older version in the file is not refused")
+	var versions, rows int
+	require.NoError(t, j.r.QueryRowContext(ctx, "SELECT count(*) FROM other").Scan(&rows))
+	require.NoError(t, j.r.QueryRowContext(ctx, "SELECT count(*) FROM other_schema WHERE version = 2").Scan(&versions))
+	assert.Equal(t, 1, rows, "a second init keeps the rows")
+	assert.Equal(t, 1, versions, "one version row, the first init's")
+	err := init(1)
+	assert.ErrorIs(t, err, errNewer)
+	assert.ErrorContains(t, err, "version 2, this program knows up to 1")
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nightshift-dev/nightshift/journal"
+
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
@@ -103,7 +105,9 @@ func NewSQLite(ctx context.Context, db DB, cfg SQLiteConfig) (*SQLite, error) {
 		cfg.Now = time.Now
 	}
 	s := &SQLite{db: db, now: cfg.Now}
-	if err := db.WriteTx(ctx, func(tx *sql.Tx) error { return s.init(ctx, tx) }); err != nil {
+	if err := db.WriteTx(ctx, func(tx *sql.Tx) error {
+		return journal.InitTables(ctx, tx, "lessons", schema, schemaVersion, ErrSchema)
+	}); err != nil {
 		return nil, fmt.Errorf("lessons store: %w", err)
 	}
 	return s, nil
@@ -122,25 +126,6 @@ func (d ownDB) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-// init creates the tables when absent and checks the schema version.
-func (s *SQLite) init(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return err
-	}
-	var version int
-	err := tx.QueryRowContext(ctx, "SELECT version FROM lessons_schema").Scan(&version)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		_, err = tx.ExecContext(ctx, "INSERT INTO lessons_schema (version) VALUES (?)", schemaVersion)
-		return err
-	case err != nil:
-		return err
-	case version > schemaVersion:
-		return fmt.Errorf("%w: version %d, this program knows up to %d", ErrSchema, version, schemaVersion)
-	}
-	return nil
 }
 
 // Close closes the store, and the file OpenSQLite opened; a store made by

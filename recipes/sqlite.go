@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/journal"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
@@ -68,29 +69,12 @@ func NewSQLite(ctx context.Context, db DB, now func() time.Time) (*SQLite, error
 		now = time.Now
 	}
 	s := &SQLite{db: db, now: now}
-	if err := db.WriteTx(ctx, s.init); err != nil {
+	if err := db.WriteTx(ctx, func(tx *sql.Tx) error {
+		return journal.InitTables(ctx, tx, "recipes", schema, schemaVersion, ErrSchema)
+	}); err != nil {
 		return nil, fmt.Errorf("recipes store: %w", err)
 	}
 	return s, nil
-}
-
-func (s *SQLite) init(tx *sql.Tx) error {
-	ctx := context.Background()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return err
-	}
-	var version int
-	err := tx.QueryRowContext(ctx, "SELECT version FROM recipes_schema").Scan(&version)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		_, err = tx.ExecContext(ctx, "INSERT INTO recipes_schema (version) VALUES (?)", schemaVersion)
-		return err
-	case err != nil:
-		return err
-	case version > schemaVersion:
-		return fmt.Errorf("%w: version %d, this program knows up to %d", ErrSchema, version, schemaVersion)
-	}
-	return nil
 }
 
 type scanner interface{ Scan(dest ...any) error }

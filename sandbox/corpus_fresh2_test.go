@@ -9,12 +9,8 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/internal/testenv"
-	"github.com/nightshift-dev/nightshift/lockout"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
-	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
 // TestHostsDenyLockoutRolledBack is the regression of what stopped the
@@ -29,37 +25,16 @@ import (
 // back with the canary's reason, a fresh login works again and
 // /etc/hosts.deny is byte-identical (read from this machine).
 func TestHostsDenyLockoutRolledBack(t *testing.T) {
-	testenv.NeedRoot(t, "a Debian 12 target in namespaces")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true})
-	if err != nil {
-		t.Fatalf("start the Debian 12 target: %v", err)
-	}
-	t.Cleanup(func() { tg.Close() })
-	cfg := tg.SSHConfig("root")
-	cfg.CommandTimeout = time.Minute
-	kept, err := sshexec.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kept.Close()
-	fresh := tg.SSHConfig("root")
-	fresh.DialTimeout = 5 * time.Second
-	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(fresh), Deadline: 40 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := sandbox.New(kept, sandbox.Config{Timeout: 30 * time.Second})
-	if err := sb.Probe(ctx); err != nil {
-		t.Fatalf("Probe: %v", err)
-	}
+	n := startNetSandbox(ctx, t)
+	tg, fresh := n.tg, n.fresh
 	deny := filepath.Join(tg.Root, "etc/hosts.deny")
 	before, err := os.ReadFile(deny)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{Guard: guard, Judge: allowAll})
+	r := sandbox.NewRunner(n.sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{Guard: n.guard, Judge: allowAll})
 	ex, err := r.Run(ctx, `echo "ALL: ALL" >> /etc/hosts.deny`)
 	if err != nil {
 		t.Fatalf("Run: %v", err)

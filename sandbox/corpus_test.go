@@ -144,16 +144,32 @@ func underProtected(p string) bool {
 var hashedTrees = []string{"/etc", "/usr/bin", "/usr/sbin", "/boot", "/root/.ssh", "/var/lib/dpkg/status"}
 
 // treeManifest lists every entry of the protected trees of a target's root
-// as this machine sees its files (type, mode with setuid/setgid/sticky,
-// owner, size of non-directories, symlink target, sha256 of regular files
-// under hashedTrees): the test's own view, read without the target's
-// programs and without the code under test, so it works even when the
-// target's SSH or shell is broken.
+// (manifest, hashing regular files under hashedTrees only), the test's own
+// view, read without the target's programs and without the code under
+// test, so it works even when the target's SSH or shell is broken.
 func treeManifest(t *testing.T, root string) map[string]string {
 	t.Helper()
+	m := manifest(t, root, protectedTrees, func(tree string) bool {
+		return slices.ContainsFunc(hashedTrees, func(h string) bool { return tree == h || strings.HasPrefix(tree, h+"/") })
+	})
+	for _, need := range []string{"/etc/shadow", "/usr/sbin/sshd", "/var/lib/dpkg/status", "/root/.ssh/authorized_keys"} {
+		if _, ok := m[need]; !ok {
+			t.Fatalf("manifest lacks %s (%d entries)", need, len(m))
+		}
+	}
+	return m
+}
+
+// manifest lists every entry under trees (paths on the target) of a
+// target's root as this machine sees its files: type, mode with
+// setuid/setgid/sticky, owner, size of non-directories, symlink target,
+// and the sha256 of regular files under the trees hash is true of; a tree
+// that does not exist is "absent".
+func manifest(t *testing.T, root string, trees []string, hash func(tree string) bool) map[string]string {
+	t.Helper()
 	m := map[string]string{}
-	for _, tree := range protectedTrees {
-		hash := slices.ContainsFunc(hashedTrees, func(h string) bool { return tree == h || strings.HasPrefix(tree, h+"/") })
+	for _, tree := range trees {
+		hashed := hash(tree)
 		base := filepath.Join(root, tree)
 		err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -173,7 +189,7 @@ func treeManifest(t *testing.T, root string) map[string]string {
 			switch {
 			case fi.Mode().IsRegular():
 				e += fmt.Sprintf(" %d", fi.Size())
-				if hash {
+				if hashed {
 					f, err := os.Open(path)
 					if err != nil {
 						return err
@@ -195,11 +211,6 @@ func treeManifest(t *testing.T, root string) map[string]string {
 		})
 		if err != nil {
 			t.Fatalf("manifest of %s: %v", tree, err)
-		}
-	}
-	for _, need := range []string{"/etc/shadow", "/usr/sbin/sshd", "/var/lib/dpkg/status", "/root/.ssh/authorized_keys"} {
-		if _, ok := m[need]; !ok {
-			t.Fatalf("manifest lacks %s (%d entries)", need, len(m))
 		}
 	}
 	return m

@@ -2,13 +2,8 @@ package sandbox_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +20,47 @@ import (
 // the lockout net behind the judge is what is proven.
 func allowAll(nightshift.Effects, safety.EffectsPolicy) []safety.Refusal { return nil }
 
+// netSandbox is a Debian 12 target whose worker logs in as root through
+// the target's own sshd (debtarget.StartSystem), with the sandbox on a kept
+// connection and the lockout net's guard (a fresh login through that sshd,
+// a 40 s switch), as the worker wires them.
+type netSandbox struct {
+	tg    *debtarget.SystemTarget
+	kept  *sshexec.Client
+	fresh sshexec.Config
+	guard *lockout.Guard
+	sb    *sandbox.Sandbox
+}
+
+// startNetSandbox starts a netSandbox, stopped at the test's end.
+func startNetSandbox(ctx context.Context, t *testing.T) netSandbox {
+	t.Helper()
+	testenv.NeedRoot(t, "a Debian 12 target in namespaces")
+	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true})
+	if err != nil {
+		t.Fatalf("start the Debian 12 target: %v", err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	cfg := tg.SSHConfig("root")
+	cfg.CommandTimeout = time.Minute
+	kept, err := sshexec.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kept.Close() })
+	fresh := tg.SSHConfig("root")
+	fresh.DialTimeout = 5 * time.Second
+	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(fresh), Deadline: 40 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := sandbox.New(kept, sandbox.Config{Timeout: 30 * time.Second})
+	if err := sb.Probe(ctx); err != nil {
+		t.Fatalf("Probe: %v", err)
+	}
+	return netSandbox{tg: tg, kept: kept, fresh: fresh, guard: guard, sb: sb}
+}
+
 // TestLockoutNetBehindTheSandbox runs lockouts through the sandbox on a
 // Debian 12 target whose worker logs in through the target's own sshd
 // (restarted and reloaded as a host would), with the judge switched off:
@@ -34,36 +70,15 @@ func allowAll(nightshift.Effects, safety.EffectsPolicy) []safety.Refusal { retur
 // sshd_config change is committed and kept. With the judge on, the same
 // lockouts are refused before anything is applied.
 func TestLockoutNetBehindTheSandbox(t *testing.T) {
-	testenv.NeedRoot(t, "a Debian 12 target in namespaces")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true})
-	if err != nil {
-		t.Fatalf("start the Debian 12 target: %v", err)
-	}
-	t.Cleanup(func() { tg.Close() })
-	cfg := tg.SSHConfig("root")
-	cfg.CommandTimeout = time.Minute
-	c, err := sshexec.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fresh := tg.SSHConfig("root")
-	fresh.DialTimeout = 5 * time.Second
-	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(fresh), Deadline: 40 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := sandbox.New(c, sandbox.Config{Timeout: 30 * time.Second})
-	if err := sb.Probe(ctx); err != nil {
-		t.Fatalf("Probe: %v", err)
-	}
+	n := startNetSandbox(ctx, t)
+	tg, c, fresh, guard, sb := n.tg, n.kept, n.fresh, n.guard, n.sb
 	pol := safety.EffectsPolicy{Login: "root"}
 	netOnly := sandbox.NewRunner(sb, pol, sandbox.RunnerConfig{Guard: guard, Judge: allowAll})
 	judged := sandbox.NewRunner(sb, pol, sandbox.RunnerConfig{Guard: guard})
 	protected := func() string {
-		return fmt.Sprint(manifestOf(t, tg.Root, "etc/ssh", "root/.ssh", "etc/pam.d", "etc/passwd", "etc/shadow"))
+		return fmt.Sprint(manifest(t, tg.Root, []string{"/etc/ssh", "/root/.ssh", "/etc/pam.d", "/etc/passwd", "/etc/shadow"}, func(string) bool { return true }))
 	}
 	for _, tc := range []struct{ name, command, reason string }{
 		{"DenyUsers root and reload", `echo "DenyUsers root" >> /etc/ssh/sshd_config && systemctl reload ssh`, "DenyUsers"},
@@ -127,46 +142,4 @@ func rootLogin(ctx context.Context, cfg sshexec.Config) error {
 		return fmt.Errorf("exit %d: %s", ex.ExitCode, ex.Stderr)
 	}
 	return nil
-}
-
-// manifestOf lists every entry under the given paths of a target's root,
-// read from this machine (type, mode, owner, content hash, link target).
-func manifestOf(t *testing.T, root string, paths ...string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	for _, p := range paths {
-		base := filepath.Join(root, p)
-		err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if os.IsNotExist(err) && path == base {
-					m[p] = "absent"
-					return nil
-				}
-				return err
-			}
-			fi, err := os.Lstat(path)
-			if err != nil {
-				return err
-			}
-			st := fi.Sys().(*syscall.Stat_t)
-			e := fmt.Sprintf("%v %o %d:%d", fi.Mode().Type(), fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), st.Uid, st.Gid)
-			switch {
-			case fi.Mode().IsRegular():
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				e += fmt.Sprintf(" %x", sha256.Sum256(b))
-			case fi.Mode()&fs.ModeSymlink != 0:
-				l, _ := os.Readlink(path)
-				e += " -> " + l
-			}
-			m[path] = e
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return m
 }

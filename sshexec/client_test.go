@@ -142,7 +142,7 @@ func TestKeepAliveDetectsSilentPeer(t *testing.T) {
 		c.KnownHostsFiles = []string{f.srv.knownHosts(t, p.addr())}
 		c.KeepAlive = 5 * time.Millisecond
 		c.KeepAliveMax = 2
-		c.CommandTimeout = -1 // only keepalives can end this
+		c.CommandTimeout = 0 // none: only keepalives can end this
 	})
 	_, err := c.Run(context.Background(), "long")
 	if !errors.Is(err, nightshift.ErrOutcomeUnknown) {
@@ -219,6 +219,8 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"space in host", Config{Host: "a b"}, "not allowed"},
 		{"port in host", Config{Host: "example.com:22"}, "give the port in Port"},
 		{"bad port", Config{Host: "h", Port: 70000}, "port 70000"},
+		{"negative command timeout", Config{Host: "h", CommandTimeout: -time.Second}, "command timeout -1s is negative (0 means none)"},
+		{"negative reconnect deadline", Config{Host: "h", ReconnectDeadline: -time.Minute}, "reconnect deadline -1m0s is negative (0 means none)"},
 		{"bad jump", Config{Host: "h", ProxyJump: "user@"}, "proxy jump"},
 		{"missing identity", Config{Host: "h", IdentityFiles: []string{"/nonexistent/id"}, NoAgent: true, KnownHostsFiles: []string{"/dev/null"}}, "read identity /nonexistent/id"},
 		{"bad certificate", Config{Host: "h", CertificateFiles: []string{"/nonexistent/c"}, NoAgent: true, KnownHostsFiles: []string{"/dev/null"}}, "read certificate /nonexistent/c"},
@@ -243,7 +245,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Port != 22 || cfg.User == "" || cfg.DialTimeout != DefaultDialTimeout || cfg.CommandTimeout != DefaultCommandTimeout ||
+	if cfg.Port != 22 || cfg.User == "" || cfg.DialTimeout != DefaultDialTimeout || cfg.CommandTimeout != 0 || cfg.ReconnectDeadline != 0 ||
 		cfg.OutputCap != DefaultOutputCap || cfg.KeepAlive != DefaultKeepAlive || cfg.KeepAliveMax != 3 ||
 		cfg.MaxSessions != 10 || cfg.PassphraseEnv != DefaultPassphraseEnv || cfg.KillGrace != DefaultKillGrace ||
 		cfg.Redial.BaseDelay != 250*time.Millisecond || cfg.Redial.MaxDelay != 8*time.Second || cfg.Redial.MaxTries != 4 || cfg.Redial.Jitter != nil ||

@@ -16,7 +16,9 @@ import (
 	"github.com/nightshift-dev/nightshift/retry"
 )
 
-// Defaults applied by New to zero-valued Config fields.
+// Defaults applied by New to zero-valued Config fields (but
+// DefaultCommandTimeout, the CLI's --command-timeout default: a zero
+// CommandTimeout is none).
 const (
 	DefaultPort           = 22
 	DefaultDialTimeout    = 15 * time.Second
@@ -94,8 +96,10 @@ type Config struct {
 	// having been sent, redialled once). Default: 15s.
 	DialTimeout time.Duration
 	// CommandTimeout bounds each Run; on expiry the command is signalled
-	// and Exec.TimedOut is set. Default: 10m; negative means no limit
-	// other than the context's.
+	// and Exec.TimedOut is set. Zero means no limit other than the
+	// context's, as the CLI's --command-timeout 0 does (the CLI passes its
+	// flag here unchanged); DefaultCommandTimeout (10 minutes) is the
+	// CLI's default. Negative is refused.
 	CommandTimeout time.Duration
 	// KillGrace is how long a timed-out or cancelled command has between
 	// SIGTERM and SIGKILL, and then how long the server has to close the
@@ -130,8 +134,11 @@ type Config struct {
 	// redial; only then does a Run fail. It bounds an SSH outage (sshd
 	// restarted, a reboot, a network blip) as the model server's retry
 	// deadline bounds the server's. A host that never answered is dialled
-	// under Redial alone. Zero: DefaultReconnectDeadline (10 minutes);
-	// negative: none, Redial alone as for the first connection.
+	// under Redial alone. Zero means none: a broken connection is
+	// redialled under Redial alone, as for the first connection, as the
+	// CLI's --host-reconnect-deadline 0 does (the CLI passes its flag here
+	// unchanged); DefaultReconnectDeadline (10 minutes) is the CLI's
+	// default. Negative is refused.
 	ReconnectDeadline time.Duration
 
 	// Logger receives connection events (dials, redials, accepted host
@@ -151,8 +158,8 @@ const (
 	DefaultRedialBaseDelay = 250 * time.Millisecond
 	DefaultRedialMaxDelay  = 8 * time.Second
 	DefaultRedialTries     = 4
-	// DefaultReconnectDeadline is Config.ReconnectDeadline's default, the
-	// same as the worker's model-server retry deadline.
+	// DefaultReconnectDeadline is the CLI's --host-reconnect-deadline
+	// default, the same as the worker's model-server retry deadline.
 	DefaultReconnectDeadline = 10 * time.Minute
 )
 
@@ -202,11 +209,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = DefaultDialTimeout
 	}
-	if c.CommandTimeout == 0 {
-		c.CommandTimeout = DefaultCommandTimeout
+	if c.CommandTimeout < 0 {
+		return c, fmt.Errorf("command timeout %v is negative (0 means none)", c.CommandTimeout)
 	}
-	if c.ReconnectDeadline == 0 {
-		c.ReconnectDeadline = DefaultReconnectDeadline
+	if c.ReconnectDeadline < 0 {
+		return c, fmt.Errorf("reconnect deadline %v is negative (0 means none)", c.ReconnectDeadline)
 	}
 	if c.KillGrace <= 0 {
 		c.KillGrace = DefaultKillGrace

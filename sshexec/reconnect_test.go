@@ -25,7 +25,7 @@ func TestReconnectDeadlineOutlastsAnOutage(t *testing.T) {
 		wantErr  bool
 	}{
 		{"within the reconnect deadline", time.Minute, false},
-		{"no reconnect deadline", -1, true},
+		{"no reconnect deadline", 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

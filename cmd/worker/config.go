@@ -33,6 +33,16 @@ import (
 // environment are relative to the working directory, as on the command
 // line.
 
+// configHelp is the paragraph of help of each command that takes --config.
+const configHelp = `Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
+whose keys are flag names (a list for a repeatable flag), and from the
+environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
+(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
+environment, which wins over the file, which wins over the default. The
+file is read strictly: a key that is not a flag is an error naming it and
+its line.
+`
+
 // configMaxBytes caps a configuration file.
 const configMaxBytes = 1 << 20
 
@@ -58,8 +68,8 @@ func (f *flags) applyConfig() error {
 	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	var err error
 	f.VisitAll(func(fl *flag.Flag) {
-		if err != nil || given[fl.Name] {
-			return
+		if err != nil || given[fl.Name] || isRefused(fl) {
+			return // a flag of 'worker run' that fleet start refuses: its variable is run's
 		}
 		v := os.Getenv(envName(fl.Name))
 		if v == "" {
@@ -119,8 +129,11 @@ func (f *flags) applyFile(path string, data []byte, given map[string]bool) error
 		}
 		first[name] = k.Line
 		fl := f.Lookup(name)
-		if fl == nil || isRefused(fl) || name == "config" {
+		if fl == nil || name == "config" {
 			return configErr(path, k.Line, "unknown key %q: not a flag of %s", name, f.Name())
+		}
+		if isRefused(fl) {
+			return configErr(path, k.Line, "key %q: %s", name, refusedWhy(name))
 		}
 		values, err := configValues(fl, v)
 		if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	stdhtml "html"
@@ -13,9 +12,6 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/internal/ssgfix"
-	"github.com/nightshift-dev/nightshift/served"
-	"github.com/nightshift-dev/nightshift/vllmsim"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -42,6 +38,7 @@ var scapSudoExtra = []string{"accounts_umask_etc_bashrc", "set_password_hashing_
 // fixes the anssi_bp28_high rules, sshd_disable_root_login among them,
 // and its JSON and HTML reports carry each committed diff.
 func TestSCAPDatastreamSudoLogin(t *testing.T) {
+	t.Parallel() // its own Debian target and model server
 	start := time.Now()
 	tg, c := startDebian(t, debtarget.Options{SudoLogin: true})
 	var fixed []string
@@ -51,55 +48,14 @@ func TestSCAPDatastreamSudoLogin(t *testing.T) {
 		}
 	}
 	fixed = append(append(fixed, scapLockout), scapSudoExtra...)
-	for id, res := range evaluate(t, c, scapProfile, fixed) {
-		if res.Status != nightshift.CheckFail {
-			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
-		}
-	}
-	for id, res := range evaluate(t, c, scapProfile, scapSudoCompliant) {
-		if res.Status != nightshift.CheckPass {
-			t.Fatalf("%s before any fix: %s (%s), want pass (the login's sudo is installed):\n%s", id, res.Status, res.Detail, res.Output)
-		}
-	}
-	for id, res := range evaluate(t, c, scapBatchProfile, scapBatch) {
-		if res.Status != nightshift.CheckFail {
-			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
-		}
-	}
-	fixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapProfile, fixed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	batchFixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id, fix := range batchFixes {
-		fixes[id] = fix
-	}
-	for _, id := range append(append([]string{}, fixed...), scapBatch...) {
-		if fixes[id] == "" {
-			t.Fatalf("no official fix for %s: %q", id, fixes)
-		}
-	}
+	fixes := ssgFixes(t, c,
+		scapRules{profile: scapProfile, ids: fixed, before: nightshift.CheckFail, fix: true},
+		scapRules{profile: scapProfile, ids: scapSudoCompliant, before: nightshift.CheckPass},
+		scapRules{profile: scapBatchProfile, ids: scapBatch, before: nightshift.CheckFail, fix: true})
 	setup := time.Since(start)
-
-	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter := vllmsim.NewModelCounter(m)
-	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 3, Fixes: fixes})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := srv.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	srv, url := scapModel(t, fixes, 3)
 	common := []string{"--datastream", debtarget.DatastreamPath, "--known-hosts", tg.KnownHostsFile,
-		"--base-url", url + "/v1", "--max-attempts", "6"}
+		"--base-url", url, "--max-attempts", "6"}
 
 	// worker --sudo: the standard profile's two rules.
 	args := append([]string{"--sudo", "--profile", "standard", "--host", fmt.Sprintf("%s@%s", tg.Login, tg.Addr),

@@ -255,6 +255,69 @@ func startDebian(t *testing.T, opts debtarget.Options) (*debtarget.Target, *sshe
 	return tg, c
 }
 
+// scapRules are rules of one profile as a SCAP end-to-end test starts
+// from them: the status OpenSCAP must report for each on the fresh target
+// and whether the night needs SSG's fix for them.
+type scapRules struct {
+	profile string
+	ids     []string
+	before  nightshift.CheckStatus // CheckNotRun: not checked
+	fix     bool
+}
+
+// ssgFixes checks each group's rules on the fresh target (one oscap run a
+// group) and returns SSG's own fix text (`oscap xccdf generate fix`) for
+// every rule of the groups with fix set; a rule not as its group says, or
+// without a fix, ends the test.
+func ssgFixes(t *testing.T, c *sshexec.Client, groups ...scapRules) map[string]string {
+	t.Helper()
+	fixes := map[string]string{}
+	for _, g := range groups {
+		if g.before != nightshift.CheckNotRun {
+			for id, res := range evaluate(t, c, g.profile, g.ids) {
+				if res.Status != g.before {
+					t.Fatalf("%s before any fix: %s (%s), want %s:\n%s", id, res.Status, res.Detail, g.before, res.Output)
+				}
+			}
+		}
+		if !g.fix {
+			continue
+		}
+		got, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, g.profile, g.ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range g.ids {
+			if got[id] == "" {
+				t.Fatalf("no official fix for %s: %q", id, got)
+			}
+			fixes[id] = got[id]
+		}
+	}
+	return fixes
+}
+
+// scapModel starts the vLLM simulator whose eventual policy answers each
+// rule with SSG's fix at attempt fixAt (a wrong command before), and
+// returns it with its base URL (…/v1); the test's end stops it.
+func scapModel(t *testing.T, fixes map[string]string, fixAt int) (*vllmsim.Server, string) {
+	t.Helper()
+	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := vllmsim.New(vllmsim.Config{Counter: vllmsim.NewModelCounter(m), Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: fixAt, Fixes: fixes})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := srv.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return srv, url + "/v1"
+}
+
 // evaluate checks the rules of profile with one oscap run on the target.
 func evaluate(t *testing.T, c *sshexec.Client, profile string, ids []string) map[string]rules.CheckResult {
 	t.Helper()
@@ -311,53 +374,18 @@ func summary(t *testing.T, out string) map[string]summaryRule {
 // notapplicable and notchecked calls no model and exits 1, naming them as
 // such.
 func TestSCAPDatastreamEndToEnd(t *testing.T) {
+	t.Parallel() // its own Debian target and model server
 	start := time.Now()
 	tg, c := startDebian(t, debtarget.Options{})
 	all := append(append([]string{}, scapFixed...), "sudo_add_env_reset")
-	for id, res := range evaluate(t, c, scapProfile, append(all, scapLockout)) {
-		if res.Status != nightshift.CheckFail {
-			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
-		}
-	}
-	for id, res := range evaluate(t, c, scapBatchProfile, scapBatch) {
-		if res.Status != nightshift.CheckFail {
-			t.Fatalf("%s before any fix: %s (%s), want fail:\n%s", id, res.Status, res.Detail, res.Output)
-		}
-	}
-	fixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapProfile, append(append([]string{}, scapFixed...), scapLockout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	batchFixes, err := ssgfix.Generate(context.Background(), c, debtarget.DatastreamPath, scapBatchProfile, scapBatch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id, fix := range batchFixes {
-		fixes[id] = fix
-	}
-	for _, id := range append(append([]string{}, scapFixed...), scapBatch...) {
-		if fixes[id] == "" {
-			t.Fatalf("no official fix for %s: %q", id, fixes)
-		}
-	}
+	fixes := ssgFixes(t, c,
+		scapRules{profile: scapProfile, ids: append(append([]string{}, all...), scapLockout), before: nightshift.CheckFail},
+		scapRules{profile: scapProfile, ids: append(append([]string{}, scapFixed...), scapLockout), fix: true},
+		scapRules{profile: scapBatchProfile, ids: scapBatch, before: nightshift.CheckFail, fix: true})
 	setup := time.Since(start)
-
-	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter := vllmsim.NewModelCounter(m)
-	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 3, Fixes: fixes})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := srv.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	srv, url := scapModel(t, fixes, 3)
 	common := []string{"--datastream", debtarget.DatastreamPath, "--known-hosts", tg.KnownHostsFile,
-		"--base-url", url + "/v1", "--max-attempts", "6"}
+		"--base-url", url, "--max-attempts", "6"}
 	args := append([]string{"--profile", "anssi_bp28_high", "--host", fmt.Sprintf("%s@%s", tg.User, tg.Addr),
 		"--identity", tg.IdentityFile, "--json"}, common...)
 	runStart := time.Now()

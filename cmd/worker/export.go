@@ -42,19 +42,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.bind("ansible", &ansible)
 	fs.bind("shell", &shell)
 	setUsage(fs.FlagSet, exportUsage, exportExamples)
-	rest, err := fs.parse(args)
+	path, err := parseJournalRun(fs, args, &runID, "worker export JOURNAL --run ID --ansible DIR", "the run whose proven fixes to export")
 	if err != nil {
 		return err
 	}
-	path, err := journalArg(rest)
-	switch {
-	case err != nil:
-		return err
-	case path == "":
-		return usagef("the journal file is required: worker export JOURNAL --run ID --ansible DIR")
-	case runID <= 0:
-		return usagef("--run is required: the run whose proven fixes to export")
-	case ansible == "" && shell == "":
+	if ansible == "" && shell == "" {
 		return usagef("give --ansible DIR or --shell FILE")
 	}
 	j, err := openExisting(ctx, path, false)

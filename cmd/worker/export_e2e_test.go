@@ -12,10 +12,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/internal/ssgfix"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
-	"github.com/nightshift-dev/nightshift/served"
-	"github.com/nightshift-dev/nightshift/vllmsim"
 )
 
 // TestSCAPExportAppliedByAnsible (issue 24): a night on the Debian 12
@@ -25,30 +22,14 @@ import (
 // to a fresh target, it makes OpenSCAP report every one of those rules
 // pass, and a second application changes nothing.
 func TestSCAPExportAppliedByAnsible(t *testing.T) {
+	t.Parallel() // its own Debian target and model server
 	playbook, err := exec.LookPath("ansible-playbook")
 	if err != nil {
 		testenv.Unavailable(t, "ansible-playbook (Debian's ansible-core, installed by the test command): %v", err)
 	}
 	ctx := context.Background()
 	tg, c := startDebian(t, debtarget.Options{})
-	fixes, err := ssgfix.Generate(ctx, c, debtarget.DatastreamPath, scapProfile, scapFixed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter := vllmsim.NewModelCounter(m)
-	srv, err := vllmsim.New(vllmsim.Config{Counter: counter, Policy: vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 1, Fixes: fixes})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := srv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	_, url := scapModel(t, ssgFixes(t, c, scapRules{profile: scapProfile, ids: scapFixed, fix: true}), 1)
 
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "hosts.yaml")
@@ -58,7 +39,7 @@ func TestSCAPExportAppliedByAnsible(t *testing.T) {
 	}
 	db := filepath.Join(dir, "night.db")
 	args := []string{"run", "--datastream", debtarget.DatastreamPath, "--profile", "anssi_bp28_high", "--inventory", inv, "--journal", db,
-		"--known-hosts", tg.KnownHostsFile, "--base-url", url + "/v1", "--max-attempts", "3", "--no-progress"}
+		"--known-hosts", tg.KnownHostsFile, "--base-url", url, "--max-attempts", "3", "--no-progress"}
 	for _, id := range scapFixed {
 		args = append(args, "--rule", id)
 	}

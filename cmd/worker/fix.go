@@ -34,6 +34,7 @@ title, description, rationale and the profile's values, and every check is
 reports notapplicable, error or notchecked is reported as such, never as
 fixed.
 
+` + configHelp + `
 Exit status: 0 every rule compliant; 1 some rule not fixed (or not
 applicable, or its check failed); 2 usage or configuration error; 3 the
 model server or the host unreachable.
@@ -86,6 +87,7 @@ type fixFlags struct {
 	backendName    string
 	verifyCount    bool
 	distiller      string
+	config         string
 	dest           sshexec.Destination // host, parsed by validate
 	backend        served.Backend      // backendName, parsed by validate
 }
@@ -95,6 +97,11 @@ func parseFixFlags(args []string, stderr io.Writer) (*fixFlags, error) {
 	fs := newFixFlagSet(f, stderr)
 	rest, err := fs.parse(args)
 	if err != nil {
+		return nil, err
+	}
+	// The file and the environment fill what the command line left, before
+	// anything is checked.
+	if err := fs.applyConfig(); err != nil {
 		return nil, err
 	}
 	if err := f.validate(rest); err != nil {
@@ -114,6 +121,7 @@ func newFixFlagSet(f *fixFlags, out io.Writer) *flags {
 		"dry-run": &f.dryRun, "json": &f.jsonOut, "retry-deadline": &f.retryDeadline, "command-timeout": &f.commandTimeout,
 		"sandbox": &f.sandbox, "sudo": &f.sudo, "request-timeout": &f.requestTimeout, "max-reply-bytes": &f.maxReplyBytes,
 		"v": &f.verbose, "tokenizer-backend": &f.backendName, "verify-count": &f.verifyCount, "distiller": &f.distiller,
+		"config": &f.config,
 	} {
 		fs.bind(name, p)
 	}
@@ -232,7 +240,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// The host.
 	dest := f.dest
 	scfg := sshexec.Config{Host: dest.Host, Port: dest.Port, User: dest.User, AcceptNewHostKey: f.acceptNew, Sudo: f.sudo,
-		CommandTimeout: sshCommandTimeout(f.commandTimeout), Logger: logger, Passphrase: sshexec.TerminalPassphrase(), OnDialFailure: dialNotices(stderr)}
+		CommandTimeout: f.commandTimeout, Logger: logger, Passphrase: sshexec.TerminalPassphrase(), OnDialFailure: dialNotices(stderr)}
 	if f.identity != "" {
 		scfg.IdentityFiles = []string{f.identity}
 	}

@@ -84,13 +84,9 @@ type flagSpec struct {
 	// field is the library configuration field the flag sets
 	// ("worker.Config.KeepTurns"; TestFlagFields checks that it exists).
 	// The CLI passes the flag's value to it unchanged, so 0 means the same
-	// thing on both sides, unless zeroMaps says otherwise. Empty for a flag
-	// of the CLI alone.
+	// thing on both sides. Empty for a flag of the CLI alone.
 	field string
-	// zeroMaps, for a flag whose 0 the library field spells otherwise
-	// (the field's zero is its default there), says how the CLI passes it.
-	zeroMaps string
-	cmds     command
+	cmds  command
 	// usageFor replaces usage for some commands (where the same flag says
 	// more, e.g. that a night refuses 0).
 	usageFor map[command]string
@@ -137,7 +133,6 @@ var flagRegistry = []flagSpec{
 		field: "worker.Config.MaxAttempts", cmds: cmdFix | cmdRun | cmdStart},
 	{name: "command-timeout", usage: "timeout of each command on a host (0: none)", def: defaultCommandTimeout, group: groupTarget,
 		field: "sshexec.Config.CommandTimeout", cmds: cmdFix | cmdRun | cmdServe | cmdStart,
-		zeroMaps: "0 (none) is passed as -1: sshexec's zero is its default, 10 minutes (sshCommandTimeout)",
 		usageFor: map[command]string{cmdStart: "timeout of each command or check activity (must be positive: a night bounds its commands)"}},
 	{name: "sandbox", usage: sandboxUsage, group: groupTarget, field: "fleet.Night.Sandbox", cmds: cmdFix | cmdRun | cmdStart},
 	{name: "sudo", usage: "run every command through sudo -n: the login is a non-root user with sudo (per host: ansible_become=true)", group: groupTarget,
@@ -154,7 +149,6 @@ var flagRegistry = []flagSpec{
 		field: "sshexec.Config.AcceptNewHostKey", cmds: cmdFix | cmdRun | cmdServe,
 		notNight: "host keys are checked by the 'worker fleet serve' processes of each zone (their --accept-new-host-key)"},
 	{name: "host-reconnect-deadline", def: sshexec.DefaultReconnectDeadline, group: groupSSH, field: "sshexec.Config.ReconnectDeadline", cmds: cmdRun | cmdResume,
-		zeroMaps: "0 (no reconnect deadline) is passed as -1: sshexec's zero is its default (reconnectDeadline)",
 		usage:    "how long a host that answered may stay unreachable (its connection redialled with backoff) before it is marked unreachable (0: 4 redials, as for a first connection)",
 		notNight: "a night's SSH connections are the 'worker fleet serve' processes' own, redialled by each activity's retries"},
 
@@ -227,8 +221,7 @@ var flagRegistry = []flagSpec{
 	{name: "model-rate", usage: "fleet-wide cap on model calls started per `SECOND` (0: none)", group: groupFleet, field: "fleet.ServeConfig.ModelRate", cmds: cmdServe},
 	{name: "host-slots", usage: "host activities (probe, check, command) at once", def: 64, group: groupFleet, field: "fleet.ServeConfig.HostSlots", cmds: cmdServe},
 	{name: "host-conns", usage: "SSH connections kept open between a host's activities, least recently used closed first (0: none)", def: fleet.DefaultMaxIdleConns,
-		group: groupFleet, field: "fleet.Activities.MaxIdleConns", cmds: cmdServe,
-		zeroMaps: "0 (none kept) is passed as -1: the field's zero is its default, 128"},
+		group: groupFleet, field: "fleet.Activities.MaxIdleConns", cmds: cmdServe},
 	{name: "host-idle", usage: "close a kept SSH connection unused this long", def: fleet.DefaultIdleConnTimeout, group: groupFleet,
 		field: "fleet.Activities.IdleConnTimeout", cmds: cmdServe},
 	{name: "id", usage: "workflow `ID` of the night, or of the schedule (default nightshift-NAME-TIME)", group: groupFleet, cmds: cmdStart},
@@ -285,7 +278,7 @@ var flagRegistry = []flagSpec{
 
 	// Configuration.
 	{name: "config", usage: "read flags from the YAML `FILE` (keys are flag names; flags > NIGHTSHIFT_* environment > file > defaults)", group: groupConfig,
-		cmds: cmdRun | cmdServe, notNight: "'worker fleet start' reads no configuration file"},
+		cmds: cmdFix | cmdRun | cmdServe | cmdStart},
 }
 
 // specFor returns the spec of flag name for command c.
@@ -539,11 +532,16 @@ func (f *flags) refuseRunFlags() error {
 		if !isRefused(fl) || err != nil {
 			return
 		}
-		why := "a night does not take it"
-		if s, ok := specFor(fl.Name, cmdRun); ok && s.notNight != "" {
-			why = s.notNight
-		}
-		err = usagef("fleet start: --%s is a flag of 'worker run' that a night does not take: %s", fl.Name, why)
+		err = usagef("fleet start: --%s %s", fl.Name, refusedWhy(fl.Name))
 	})
 	return err
+}
+
+// refusedWhy says why fleet start refuses run's flag name.
+func refusedWhy(name string) string {
+	why := "a night does not take it"
+	if s, ok := specFor(name, cmdRun); ok && s.notNight != "" {
+		why = s.notNight
+	}
+	return "is a flag of 'worker run' that a night does not take: " + why
 }

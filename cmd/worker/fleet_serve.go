@@ -25,14 +25,7 @@ fleet-wide cap is the sum of the slots of the processes serving them;
 --model-rate caps the calls started per second across the fleet, enforced by
 the Temporal server). Runs until SIGINT or SIGTERM.
 
-Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
-whose keys are flag names (a list for a repeatable flag), and from the
-environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
-(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
-environment, which wins over the file, which wins over the default. The
-file is read strictly: a key that is not a flag is an error naming it and
-its line.
-`
+` + configHelp
 
 const fleetServeExamples = `
 Examples:
@@ -98,9 +91,6 @@ func runFleetServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	base := sshBase(m, nil)
 	base.OnDialFailure = dialNotices(stderr)
 	acts := &fleet.Activities{Connector: orchestrate.SSHConnector{Base: base}, MaxIdleConns: hostConns, IdleConnTimeout: hostIdle}
-	if hostConns == 0 {
-		acts.MaxIdleConns = -1 // the flag's 0 is none; the field's zero is the default
-	}
 	if modelSlots > 0 {
 		acts.Model, err = worker.NewClient(worker.ClientConfig{BaseURL: m.BaseURL, APIKey: os.Getenv(m.APIKeyEnv), MaxReplyBytes: maxReplyBytes})
 		if err != nil {

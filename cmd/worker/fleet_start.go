@@ -50,6 +50,10 @@ which hold the SSH keys), takes the rules the profile selects (or the --rule
 ones) and checks each with oscap on each host against that file. A
 scheduled night reads it again each time, so it follows the hosts' SSG
 package.
+
+` + configHelp + `
+A flag of 'worker run' that a night does not take is refused, with why,
+from the command line and the file alike (its variable is left to run).
 `
 
 const fleetStartExamples = `
@@ -68,6 +72,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var seed string
 	var heartbeat time.Duration
 	var hostsPerRun int
+	var config string
 	fs := newFlags(cmdStart, stderr)
 	bindTemporalFlags(fs, &tf)
 	for name, p := range map[string]any{
@@ -78,14 +83,24 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		"keep-turns": &m.KeepTurns, "command-timeout": &m.CommandTimeout, "heartbeat": &heartbeat, "hosts-per-run": &hostsPerRun,
 		"sandbox": &m.Sandbox, "base-url": &m.BaseURL, "model": &m.Model, "api-key-env": &m.APIKeyEnv, "parallel-hosts": &m.ParallelHosts,
 		"json-report": &m.JSONReport, "junit": &m.JUnit, "html": &m.HTML, "retry-deadline": &m.RetryDeadline, "request-timeout": &m.RequestTimeout,
+		"config": &config,
 	} {
 		fs.bind(name, p)
 	}
 	// The flags of 'worker run' that a night does not take are parsed to
 	// be refused by name.
 	fs.addRefusedRunFlags(newRunFlags(&runMeta{}, &runFlags{}, io.Discard).FlagSet)
-	rest, err := parseFleetFlags(fs, fleetStartUsage, fleetStartExamples, args)
+	setUsage(fs.FlagSet, fleetStartUsage, fleetStartExamples)
+	rest, err := fs.parse(args)
 	if err != nil {
+		return err
+	}
+	// The file and the environment fill what the command line left, before
+	// anything is checked.
+	if err := fs.applyConfig(); err != nil {
+		return err
+	}
+	if err := checkTemporalFlags(fs.FlagSet); err != nil {
 		return err
 	}
 	if err := fs.refuseRunFlags(); err != nil {

@@ -172,6 +172,27 @@ func journalArg(rest []string) (string, error) {
 	return "", usagef("unexpected argument %q", rest[1])
 }
 
+// parseJournalRun parses the flags of a command that works on one run of
+// a journal (worker undo, worker export) and returns the journal file,
+// its one argument. The file and --run (runID, bound to fs) are required:
+// form, the command's synopsis, and what, the run's part in it, say so.
+func parseJournalRun(fs *flags, args []string, runID *int64, form, what string) (string, error) {
+	rest, err := fs.parse(args)
+	if err != nil {
+		return "", err
+	}
+	path, err := journalArg(rest)
+	switch {
+	case err != nil:
+		return "", err
+	case path == "":
+		return "", usagef("the journal file is required: %s", form)
+	case *runID <= 0:
+		return "", usagef("--run is required: %s", what)
+	}
+	return path, nil
+}
+
 // openExisting opens a journal that must exist and hold something: a
 // zero-byte file is refused as holding no run (it is not given a schema).
 // A writer takes the journal's lock.

@@ -78,14 +78,7 @@ notchecked) are reported as such, never as fixed.
 
 Inventories: a YAML list of hosts, or Ansible's INI format.
 
-Flags may also come from a YAML file (--config FILE, or $NIGHTSHIFT_CONFIG)
-whose keys are flag names (a list for a repeatable flag), and from the
-environment: NIGHTSHIFT_ and the name in capitals, dashes as underscores
-(NIGHTSHIFT_BASE_URL). A flag on the command line wins over the
-environment, which wins over the file, which wins over the default. The
-file is read strictly: a key that is not a flag is an error naming it and
-its line.
-
+` + configHelp + `
 Exit status: 0 every rule compliant; 1 some rule not fixed, or the run was
 stopped before its end; 2 usage or configuration error; 3 the model server
 unreachable, or (--datastream) no host answered to read the datastream.

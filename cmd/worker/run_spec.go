@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/batch"
@@ -18,8 +17,8 @@ import (
 // sshBase is the SSH configuration every host of a batch run shares; an
 // inventory host's own address, port, user and key override it.
 func sshBase(m *runMeta, logger *slog.Logger) sshexec.Config {
-	cfg := sshexec.Config{AcceptNewHostKey: m.AcceptNew, CommandTimeout: sshCommandTimeout(m.CommandTimeout), Logger: logger, Sudo: m.Sudo,
-		ReconnectDeadline: reconnectDeadline(m.ReconnectDeadline)}
+	cfg := sshexec.Config{AcceptNewHostKey: m.AcceptNew, CommandTimeout: m.CommandTimeout, Logger: logger, Sudo: m.Sudo,
+		ReconnectDeadline: m.ReconnectDeadline}
 	if m.Identity != "" {
 		cfg.IdentityFiles = []string{m.Identity}
 	}
@@ -27,16 +26,6 @@ func sshBase(m *runMeta, logger *slog.Logger) sshexec.Config {
 		cfg.KnownHostsFiles = []string{m.KnownHosts}
 	}
 	return cfg
-}
-
-// reconnectDeadline maps --host-reconnect-deadline to sshexec's: 0 there
-// means no reconnect deadline (negative in sshexec, whose zero is the
-// default).
-func reconnectDeadline(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }
 
 // loadSpec reads the inventory and the rules m names: from rules files, or

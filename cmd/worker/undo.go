@@ -51,18 +51,9 @@ func runUndo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.bind("rule", &ruleIDs)
 	fs.bind("dry-run", &dryRun)
 	setUsage(fs.FlagSet, undoUsage, undoExamples)
-	rest, err := fs.parse(args)
+	path, err := parseJournalRun(fs, args, &runID, "worker undo JOURNAL --run ID", "the run whose changes to restore")
 	if err != nil {
 		return err
-	}
-	path, err := journalArg(rest)
-	switch {
-	case err != nil:
-		return err
-	case path == "":
-		return usagef("the journal file is required: worker undo JOURNAL --run ID")
-	case runID <= 0:
-		return usagef("--run is required: the run whose changes to restore")
 	}
 	// A writer's open locks the journal file itself: a run or resume of it
 	// cannot go on meanwhile.

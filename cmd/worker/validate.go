@@ -81,15 +81,6 @@ func checkTokenizerArg(t string) error {
 	return checkInput("--tokenizer", t, true)
 }
 
-// sshCommandTimeout maps --command-timeout to sshexec.Config.CommandTimeout,
-// where zero is the default (10 minutes) and a negative value means none.
-func sshCommandTimeout(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
 // checkHostPort refuses an address flag that is not HOST:PORT with a port
 // from 1 to 65535; listen addresses may leave the host out (":9464") and
 // take port 0 (any free port).

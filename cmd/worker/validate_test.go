@@ -5,20 +5,16 @@ import (
 	"time"
 )
 
-// TestCommandTimeoutZeroIsNone: --command-timeout 0 means no timeout, as
-// the help says; sshexec reads a zero CommandTimeout as its 10-minute
-// default and a negative one as none.
-func TestCommandTimeoutZeroIsNone(t *testing.T) {
-	for _, tt := range []struct{ flag, want time.Duration }{
-		{0, -1},
-		{time.Second, time.Second},
-		{5 * time.Minute, 5 * time.Minute},
-	} {
-		if got := sshCommandTimeout(tt.flag); got != tt.want {
-			t.Errorf("sshCommandTimeout(%s) = %s, want %s", tt.flag, got, tt.want)
-		}
-		if got := sshBase(&runMeta{CommandTimeout: tt.flag}, nil).CommandTimeout; got != tt.want {
-			t.Errorf("run --command-timeout %s: sshexec CommandTimeout %s, want %s", tt.flag, got, tt.want)
+// TestSSHFlagsPassedUnchanged: --command-timeout and
+// --host-reconnect-deadline reach sshexec.Config as given, 0 included:
+// sshexec's zero is none, as the flags' is (TestNewValidatesConfig and
+// TestReconnectDeadlineOutlastsAnOutage in sshexec prove what it means).
+func TestSSHFlagsPassedUnchanged(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Second, 5 * time.Minute} {
+		cfg := sshBase(&runMeta{CommandTimeout: d, ReconnectDeadline: d}, nil)
+		if cfg.CommandTimeout != d || cfg.ReconnectDeadline != d {
+			t.Errorf("run --command-timeout %s --host-reconnect-deadline %s: sshexec CommandTimeout %s, ReconnectDeadline %s",
+				d, d, cfg.CommandTimeout, cfg.ReconnectDeadline)
 		}
 	}
 }

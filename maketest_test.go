@@ -1,0 +1,93 @@
+package nightshift_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// makeUnit is what the Makefile's unit target must run: every test under
+// -race but those E2E names, then those, without -race, in cmd/worker.
+var makeUnit = []string{
+	"$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...",
+	"$(GO) test -count=1 -timeout 30m -run '$(E2E)' ./cmd/worker",
+}
+
+// TestMakeTestRunsEveryTest: `make test` runs every test of the module
+// exactly once. Its unit target skips the E2E list in the race-enabled run
+// of ./... and runs that list alone in ./cmd/worker, so the list must name
+// only tests that cmd/worker defines (a name it matched elsewhere would
+// run nowhere), and each name it gives must still be one (a renamed test
+// would run under -race, and the list would go stale).
+func TestMakeTestRunsEveryTest(t *testing.T) {
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^E2E := (.+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile has no E2E := line")
+	}
+	list := strings.ReplaceAll(string(m[1]), "$$", "$")
+	re, err := regexp.Compile(list)
+	if err != nil {
+		t.Fatalf("E2E %q: %v", list, err)
+	}
+	recipe := regexp.MustCompile(`(?m)^unit:\n((?:\t.*\n)+)`).FindSubmatch(mk)
+	if recipe == nil {
+		t.Fatal("the Makefile has no unit target")
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(string(recipe[1])), "\n") {
+		got = append(got, strings.TrimSpace(l))
+	}
+	if !slices.Equal(got, makeUnit) {
+		t.Errorf("the unit target runs\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(makeUnit, "\n\t"))
+	}
+
+	names := strings.Split(strings.TrimSuffix(strings.TrimPrefix(list, "^("), ")$"), "|")
+	defined := map[string][]string{} // a test function matching E2E → the directories defining one
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && re.MatchString(fn.Name.Name) {
+				defined[fn.Name.Name] = append(defined[fn.Name.Name], filepath.Dir(path))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, dirs := range defined {
+		for _, dir := range dirs {
+			if dir != filepath.Join("cmd", "worker") {
+				t.Errorf("E2E matches %s in %s: the race-enabled run skips it and the E2E run (./cmd/worker) does not reach it", name, dir)
+			}
+		}
+	}
+	for _, name := range names {
+		if !slices.Contains(defined[name], filepath.Join("cmd", "worker")) || !strings.HasPrefix(name, "Test") {
+			t.Errorf("E2E names %s, which is no test function of cmd/worker", name)
+		}
+	}
+}
