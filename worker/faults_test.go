@@ -125,7 +125,15 @@ func TestModelFaultsAreRetried(t *testing.T) {
 		t.Run(tt.kind.String(), func(t *testing.T) {
 			e := newFaultEnv(t, faultServerConfig(tt.kind, 2))
 			var s sleeps
-			out, err := e.worker(faultOptions{retryDeadline: time.Minute, requestTimeout: 300 * time.Millisecond, maxReplyBytes: 1 << 20,
+			// A try times out after 300ms where the fault is a timeout (a
+			// hang, a drip); the others are judged by what arrived, so their
+			// tries get time enough to read it under load (a 1 MiB body
+			// under -race on a busy machine took longer than 300ms).
+			requestTimeout := 300 * time.Millisecond
+			if tt.fault != 0 {
+				requestTimeout = 30 * time.Second
+			}
+			out, err := e.worker(faultOptions{retryDeadline: time.Minute, requestTimeout: requestTimeout, maxReplyBytes: 1 << 20,
 				sleep: s.sleep}).Fix(context.Background(), e.rule)
 			require.NoError(t, err)
 			assert.Equal(t, nightshift.RuleGaveUp, out.Status, "the model's answer after the faults: give_up")
@@ -156,7 +164,14 @@ func TestModelFaultsPastDeadline(t *testing.T) {
 			// here) on a hang: the test's own context ends that.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			out, err := e.worker(faultOptions{retryDeadline: 1500 * time.Millisecond, requestTimeout: 10 * time.Minute, maxReplyBytes: 1 << 20}).Fix(ctx, e.rule)
+			// The deadline must leave a first try time to read what a
+			// faulty server sends (a huge body under -race on a busy
+			// machine); hangs and drips are bounded by it either way.
+			retryDeadline := 1500 * time.Millisecond
+			if tt.fault != 0 {
+				retryDeadline = 5 * time.Second
+			}
+			out, err := e.worker(faultOptions{retryDeadline: retryDeadline, requestTimeout: 10 * time.Minute, maxReplyBytes: 1 << 20}).Fix(ctx, e.rule)
 			var ue *worker.UnreachableError
 			require.ErrorAs(t, err, &ue)
 			assert.Equal(t, nightshift.RuleUnreachable, out.Status)
