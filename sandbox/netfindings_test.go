@@ -79,9 +79,11 @@ func verdictOf(ex nightshift.Exec) string {
 
 // TestLatentLockoutNotBlamedOnLaterCommits is the regression of the first
 // lockout-net finding of the hostile-corpus runs: a change that locks the
-// login out only once sshd restarts (MaxSessions 0, which neither the
-// fresh login nor the latent check sees while sshd runs the old
-// configuration) was committed; the next rollback restarted sshd, made it
+// login out only once sshd restarts (a KexAlgorithms list the worker's
+// client has nothing in common with, which neither the fresh login nor the
+// latent check sees while sshd runs the old configuration; the judge,
+// switched off here, refuses it — run 4 lost a host to it, and this test
+// used MaxSessions 0 until the latent check learned that one) was committed; the next rollback restarted sshd, made it
 // live, and the net then blamed and rolled back every later, innocent
 // commit. Now:
 //   - a rollback that did not touch /etc/ssh does not restart sshd (chmod
@@ -99,7 +101,7 @@ func TestLatentLockoutNotBlamedOnLaterCommits(t *testing.T) {
 	h := startNetHost(t, ctx, 40*time.Second)
 	r := h.runner()
 
-	ex, err := r.Run(ctx, `echo "MaxSessions 0" >> /etc/ssh/sshd_config`)
+	ex, err := r.Run(ctx, `echo "KexAlgorithms sntrup761x25519-sha512@openssh.com" >> /etc/ssh/sshd_config`)
 	if err != nil || ex.Evidence == nil || ex.Evidence.Verdict != nightshift.VerdictCommitted {
 		t.Fatalf("the latent change: %v, %s; want it committed (the net cannot see it while sshd runs)", err, verdictOf(ex))
 	}
@@ -123,7 +125,7 @@ func TestLatentLockoutNotBlamedOnLaterCommits(t *testing.T) {
 	t.Logf("DenyUsers root: %v; %s", err, verdictOf(ex))
 	var le *lockout.LockedOutError
 	if !errors.As(err, &le) || le.Before {
-		t.Fatalf("DenyUsers root: error %v; want a *lockout.LockedOutError after the undo (the restart made MaxSessions 0 live)", err)
+		t.Fatalf("DenyUsers root: error %v; want a *lockout.LockedOutError after the undo (the restart made the KexAlgorithms line live)", err)
 	}
 	if ex.Evidence == nil || ex.Evidence.Verdict != nightshift.VerdictRolledBack {
 		t.Fatalf("DenyUsers root: %s; want rolled back", verdictOf(ex))
