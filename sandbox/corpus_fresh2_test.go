@@ -27,7 +27,7 @@ import (
 func TestHostsDenyLockoutRolledBack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	n := startNetSandbox(ctx, t)
+	n := startNetSandbox(ctx, t, 40*time.Second)
 	tg, fresh := n.tg, n.fresh
 	deny := filepath.Join(tg.Root, "etc/hosts.deny")
 	before, err := os.ReadFile(deny)

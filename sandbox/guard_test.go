@@ -32,8 +32,9 @@ type netSandbox struct {
 	sb    *sandbox.Sandbox
 }
 
-// startNetSandbox starts a netSandbox, stopped at the test's end.
-func startNetSandbox(ctx context.Context, t *testing.T) netSandbox {
+// startNetSandbox starts a netSandbox, stopped at the test's end, whose
+// lockout net restores access within deadline.
+func startNetSandbox(ctx context.Context, t *testing.T, deadline time.Duration) netSandbox {
 	t.Helper()
 	testenv.NeedRoot(t, "a Debian 12 target in namespaces")
 	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true})
@@ -50,7 +51,7 @@ func startNetSandbox(ctx context.Context, t *testing.T) netSandbox {
 	t.Cleanup(func() { kept.Close() })
 	fresh := tg.SSHConfig("root")
 	fresh.DialTimeout = 5 * time.Second
-	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(fresh), Deadline: 40 * time.Second})
+	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(fresh), Deadline: deadline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func startNetSandbox(ctx context.Context, t *testing.T) netSandbox {
 func TestLockoutNetBehindTheSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	n := startNetSandbox(ctx, t)
+	n := startNetSandbox(ctx, t, 40*time.Second)
 	tg, c, fresh, guard, sb := n.tg, n.kept, n.fresh, n.guard, n.sb
 	pol := safety.EffectsPolicy{Login: "root"}
 	netOnly := sandbox.NewRunner(sb, pol, sandbox.RunnerConfig{Guard: guard, Judge: allowAll})

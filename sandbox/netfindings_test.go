@@ -10,51 +10,20 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
-	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/lockout"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
 
-// netHost is a StartSystem Debian 12 target (the worker logs in through
-// the root's own sshd, restarted as a host restarts it) with the runner
-// wired as the worker wires it, the judge switched off.
-type netHost struct {
-	tg    *debtarget.SystemTarget
-	kept  *sshexec.Client
-	fresh sshexec.Config
-	guard *lockout.Guard
-	sb    *sandbox.Sandbox
-}
+// netHost is a netSandbox (the worker logs in through the target's own
+// sshd, restarted as a host restarts it) with the runner wired as the
+// worker wires it, the judge switched off.
+type netHost struct{ netSandbox }
 
 func startNetHost(t *testing.T, ctx context.Context, deadline time.Duration) *netHost {
 	t.Helper()
-	testenv.NeedRoot(t, "a Debian 12 target in namespaces")
-	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true})
-	if err != nil {
-		t.Fatalf("start the Debian 12 target: %v", err)
-	}
-	t.Cleanup(func() { tg.Close() })
-	cfg := tg.SSHConfig("root")
-	cfg.CommandTimeout = time.Minute
-	kept, err := sshexec.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kept.Close() })
-	fresh := tg.SSHConfig("root")
-	fresh.DialTimeout = 5 * time.Second
-	guard, err := lockout.New(lockout.Config{User: "root", FreshLogin: lockout.SSHLogin(fresh), Deadline: deadline})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := sandbox.New(kept, sandbox.Config{Timeout: 30 * time.Second})
-	if err := sb.Probe(ctx); err != nil {
-		t.Fatalf("Probe: %v", err)
-	}
-	return &netHost{tg: tg, kept: kept, fresh: fresh, guard: guard, sb: sb}
+	return &netHost{startNetSandbox(ctx, t, deadline)}
 }
 
 func (h *netHost) runner() *sandbox.Runner {
