@@ -58,8 +58,13 @@ type commandInput struct {
 	// says what it did); Scope is the rule's declared paths.
 	Sandbox bool     `json:"sandbox,omitempty"`
 	Scope   []string `json:"scope,omitempty"`
-	// StrictScope: Scope is default-deny (sandbox.WithStrictScope).
+	// StrictScope: Scope is default-deny (sandbox.Scope.Strict).
 	StrictScope bool `json:"strict_scope,omitempty"`
+	// Units, Sysctl and Keys are what the rule's check reads besides files
+	// (sandbox.Scope).
+	Units  []string `json:"units,omitempty"`
+	Sysctl []string `json:"sysctl,omitempty"`
+	Keys   []string `json:"keys,omitempty"`
 }
 
 // sandboxProbeResult says whether the recording sandbox can run on a host:
@@ -243,7 +248,7 @@ func (a *Activities) command(ctx context.Context, in commandInput) (commandResul
 			} else {
 				return nightshift.Exec{ExitCode: -1}, err
 			}
-			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), hostPolicy(in.Host), rcfg).Run(withScope(ctx, in.Scope, in.StrictScope), in.Command)
+			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), hostPolicy(in.Host), rcfg).Run(sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: in.Scope, Strict: in.StrictScope, Units: in.Units, Sysctl: in.Sysctl, Keys: in.Keys}), in.Command)
 		})
 	} else {
 		ex, err = a.run(ctx, in.Host, in.Command)
@@ -344,10 +349,3 @@ func rejection(ae *temporal.ApplicationError) error {
 	return &openai.APIError{Message: ae.Message(), HTTPStatusCode: d.Status, HTTPStatus: d.StatusText, Type: d.Type, Param: d.Param}
 }
 
-// withScope puts a command's rule scope in ctx for the sandbox's judge.
-func withScope(ctx context.Context, paths []string, strict bool) context.Context {
-	if strict {
-		return sandbox.WithStrictScope(ctx, paths)
-	}
-	return sandbox.WithScope(ctx, paths)
-}

@@ -51,11 +51,17 @@ type ProfileRule struct {
 	// check (rules.Rule).
 	Paths       []string `json:"paths,omitempty"`
 	StrictScope bool     `json:"strict_scope,omitempty"`
+	// Units, Sysctl and Keys are what the check reads besides files
+	// (rules.Rule).
+	Units  []string `json:"units,omitempty"`
+	Sysctl []string `json:"sysctl,omitempty"`
+	Keys   []string `json:"keys,omitempty"`
 }
 
 // rule is the worker rule of r.
 func (r ProfileRule) rule() rules.Rule {
 	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints, Paths: r.Paths, StrictScope: r.StrictScope,
+		Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys,
 		Check: scap.Check{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
 		Pos:   rules.Position{File: r.Datastream}}
 }
@@ -124,7 +130,8 @@ func (a *Activities) datastream(ctx context.Context, in datastreamInput) ([]Prof
 				return nil, invalidDatastream(fmt.Errorf("rule %s: a %s check, not oscap", r.ID, r.Check.Kind()))
 			}
 			out = append(out, ProfileRule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
-				Datastream: c.Datastream, Profile: c.Profile, Rule: c.Rule, Oscap: c.Oscap, Paths: r.Paths, StrictScope: r.StrictScope})
+				Datastream: c.Datastream, Profile: c.Profile, Rule: c.Rule, Oscap: c.Oscap, Paths: r.Paths, StrictScope: r.StrictScope,
+				Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys})
 		}
 		return out, nil
 	}

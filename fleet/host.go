@@ -385,7 +385,8 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 	in := commandInput{Host: h.in.Host, Rule: h.task.Rule, Attempt: attempt, Command: command}
 	if h.sandboxed {
 		in.Sandbox = true
-		in.Scope, in.StrictScope = sandbox.ScopeOf(cctx)
+		sc := sandbox.RuleScopeOf(cctx)
+		in.Scope, in.StrictScope, in.Units, in.Sysctl, in.Keys = sc.Paths, sc.Strict, sc.Units, sc.Sysctl, sc.Keys
 	}
 	err := workflow.ExecuteActivity(ctx, commandActivity, in).Get(ctx, &res)
 	if err != nil {

@@ -55,7 +55,7 @@ rules:
 	// banned: systemctl restart ssh (matches an added ban pattern)
 	// banned: reboot (takes the host down)
 	// fail exit 1: not compliant <nil>
-	// typo.yaml:4: rules[0].max_attemps: unknown field (did you mean "max_attempts"?) (a rule has id, title, description, check, banned, hints, max_attempts, paths, recipes)
+	// typo.yaml:4: rules[0].max_attemps: unknown field (did you mean "max_attempts"?) (a rule has id, title, description, check, banned, hints, max_attempts, paths, units, sysctl, keys, recipes)
 }
 
 // exitRunner answers every command with an exit code and stdout.

@@ -38,7 +38,7 @@ const (
 var idPattern = regexp.MustCompile(`^[a-z0-9_.-]+$`)
 
 // ruleFields are the fields a rule may have, in documentation order.
-var ruleFields = []string{"id", "title", "description", "check", "banned", "hints", "max_attempts", "paths", "recipes"}
+var ruleFields = []string{"id", "title", "description", "check", "banned", "hints", "max_attempts", "paths", "units", "sysctl", "keys", "recipes"}
 
 // Load reads rules from a YAML file, or from every *.yaml and *.yml file
 // directly inside a directory (in name order; subdirectories and dotfiles
@@ -336,6 +336,12 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 		case "paths":
 			r.Paths = p.paths(val, field)
 			r.StrictScope = true
+		case "units":
+			r.Units = p.names(val, field, "a systemd unit name (auditd.service)", unitNameRe)
+		case "sysctl":
+			r.Sysctl = p.names(val, field, "a kernel parameter (kernel.kptr_restrict)", sysctlNameRe)
+		case "keys":
+			r.Keys = p.names(val, field, "a configuration keyword (PermitRootLogin)", keyNameRe)
 		case "recipes":
 			switch {
 			case val.Kind == yaml.ScalarNode && val.Tag == "!!bool" && (val.Value == "false" || val.Value == "no" || val.Value == "off"):
@@ -460,6 +466,40 @@ func (p *parser) paths(n *yaml.Node, field string) []string {
 			continue
 		}
 		out = append(out, pathpkg.Clean(item.Value))
+	}
+	return out
+}
+
+// The names units, sysctl and keys accept.
+var (
+	unitNameRe   = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+$`)
+	sysctlNameRe = regexp.MustCompile(`^[a-z0-9_]+([./][A-Za-z0-9_*-]+)+$`)
+	keyNameRe    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+)
+
+// names reads a list of names (units, kernel parameters, keywords) each
+// matching re.
+func (p *parser) names(n *yaml.Node, field, what string, re *regexp.Regexp) []string {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, field, "must be a list, each %s, not %s", what, describe(n))
+		return nil
+	}
+	if len(n.Content) > MaxPaths {
+		p.errorf(n, field, "more than %d entries", MaxPaths)
+		return nil
+	}
+	var out []string
+	for j, item := range n.Content {
+		item = resolve(item)
+		f := field + "[" + strconv.Itoa(j) + "]"
+		if item.Kind != yaml.ScalarNode || isNull(item) || !re.MatchString(item.Value) {
+			p.errorf(item, f, "must be %s, not %s", what, describe(item))
+			continue
+		}
+		out = append(out, item.Value)
 	}
 	return out
 }

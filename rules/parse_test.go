@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -201,6 +202,11 @@ func TestParseAccepts(t *testing.T) {
 		{"hex max_attempts", "rules:\n  - id: a\n    check: 'true'\n    max_attempts: 0x10\n", func(r Rule) bool { return r.MaxAttempts == 16 }},
 		{"max_attempts at the limit", "rules:\n  - id: a\n    check: 'true'\n    max_attempts: 1000\n", func(r Rule) bool { return r.MaxAttempts == 1000 }},
 		{"id with dots and dashes", "rules:\n  - id: xccdf_org.ssgproject.content_rule_a-b_c\n    check: 'true'\n", nil},
+		{"a scope with units, sysctl and keys", "rules:\n  - id: a\n    check: 'true'\n    paths: [/etc/sysctl.d]\n    units: [auditd.service, 'systemd-fsck@dev-sda1.service']\n    sysctl: [kernel.kptr_restrict, net/ipv4/ip_forward]\n    keys: [PermitRootLogin]\n",
+			func(r Rule) bool {
+				return r.StrictScope && slices.Equal(r.Units, []string{"auditd.service", "systemd-fsck@dev-sda1.service"}) &&
+					slices.Equal(r.Sysctl, []string{"kernel.kptr_restrict", "net/ipv4/ip_forward"}) && slices.Equal(r.Keys, []string{"PermitRootLogin"})
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,5 +239,22 @@ func TestNewSet(t *testing.T) {
 	}
 	if _, err := NewSet(a, b, a); !errors.Is(err, ErrDuplicateID) || !strings.Contains(err.Error(), `"a"`) {
 		t.Errorf("a repeated id: %v; want ErrDuplicateID naming it", err)
+	}
+}
+
+func TestParseScopeNamesRejected(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"units: auditd", "rules[0].units: must be a list, each a systemd unit name (auditd.service), not"},
+		{"units: ['a b']", "rules[0].units[0]: must be a systemd unit name (auditd.service), not"},
+		{"sysctl: ['kernel']", "rules[0].sysctl[0]: must be a kernel parameter (kernel.kptr_restrict), not"},
+		{"sysctl: ['x=1']", "rules[0].sysctl[0]: must be a kernel parameter"},
+		{"keys: ['1x']", "rules[0].keys[0]: must be a configuration keyword (PermitRootLogin), not"},
+		{"keys: [[a]]", "rules[0].keys[0]: must be a configuration keyword"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("t.yaml", []byte("rules:\n  - id: a\n    check: 'true'\n    "+tt.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.yaml, err, tt.want)
+		}
 	}
 }

@@ -42,6 +42,17 @@ type Rule struct {
 	// the YAML loader when the rule declares paths, and by package scap
 	// when the scope derived from the rule's OVAL check is complete.
 	StrictScope bool
+	// Units, Sysctl and Keys are what the rule's check reads besides files
+	// (YAML units, sysctl and keys; for SCAP rules, derived from the OVAL
+	// check): the systemd units it names, the kernel parameters, and the
+	// configuration keywords its patterns match. With StrictScope they
+	// scope the recorded actions (unit verbs only on Units and sshd's
+	// reload, sysctl only for Sysctl) and the lines a command may change in
+	// sshd's configuration and the sysctl files of Paths
+	// (safety.EffectsPolicy.Units, Sysctl, Keys).
+	Units  []string
+	Sysctl []string
+	Keys   []string
 	// NoRecipes turns off replay of proven fixes for this rule (YAML
 	// `recipes: false`): the model is always asked, as with --no-recipes.
 	NoRecipes bool

@@ -60,6 +60,21 @@ type EffectsPolicy struct {
 	// on for every rule whose scope is known (YAML paths, or derived from
 	// an SCAP rule's OVAL check); see effects_scope.go.
 	StrictScope bool
+	// Units, Sysctl and Keys are what the rule's check reads besides
+	// files: the systemd units it names (auditd.service), the kernel
+	// parameters (kernel.kptr_restrict) and the configuration keywords of
+	// its patterns (PermitRootLogin). With StrictScope they scope the
+	// recorded actions and the changes inside Scope (effects_rulescope.go):
+	// a unit verb only for these units (and sshd's reload), sysctl only
+	// for these keys, auditctl, nft and iptables, mount, modprobe and
+	// timedatectl only for rules whose paths or units are about them; in
+	// sshd's configuration and the sysctl files of Scope, only lines of
+	// these keywords may change. Empty Keys (or Sysctl) with StrictScope:
+	// the lines of those files are not limited by keyword; empty Units: no
+	// unit of the rule's own.
+	Units  []string
+	Sysctl []string
+	Keys   []string
 }
 
 func (p EffectsPolicy) withDefaults() EffectsPolicy {
@@ -240,6 +255,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		out = append(out, hooksHarm(e, c, owned, pol)...)
 		// Latent sshd settings and boot-time harm (judge19d).
 		out = append(out, sshEnvHarm(c, pol)...)
+		out = append(out, sshFilesHarm(c)...)
 		if !owned[c.Path] {
 			out = append(out, unitHarm(c, e.Origin, pol)...)
 		}
@@ -270,6 +286,8 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	out = append(out, sshdEffectiveHarm(e, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
+	out = append(out, scopedActions(e, owned, pkgOp, pol)...)
+	out = append(out, keysHarm(e, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)

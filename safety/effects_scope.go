@@ -70,6 +70,34 @@ var pkgScriptPaths = strings.Fields(`/var/lib/dpkg /var/lib/apt /etc/alternative
 	/usr/share/info/dir /etc/ssl/certs /etc/ca-certificates.conf /etc/shells /etc/init.d /etc/default /usr/lib/python3/dist-packages
 	/etc/pam.d/common-auth /etc/pam.d/common-account /etc/pam.d/common-password /etc/pam.d/common-session /etc/pam.d/common-session-noninteractive`)
 
+// scratchPlaces are where, with StrictScope, a command may change files
+// outside the rule's paths: temporary files and caches, which nothing
+// reads to decide what runs or who logs in. Everything else is a control
+// surface under StrictScope: besides the trees of controlSurfaces, the
+// logs (/var/log: the journal, wtmp, btmp, lastlog, dpkg.log, which the
+// host's auditing and the package manager read), /var/lib (service
+// state), /var/spool, /var/mail, /srv, /run (runtime units, sysctl.d,
+// user units in /run/user), homes and the rest. /var/cache/debconf is not
+// scratch: it holds the answers maintainer scripts configure packages
+// with.
+var scratchPlaces = strings.Fields("/tmp /var/tmp /var/cache /dev/shm /var/lib/nightshift")
+
+// scratchPlace reports whether p is in a scratch place.
+func scratchPlace(p string) bool {
+	if under(p, "/var/cache/debconf") {
+		return false
+	}
+	_, ok := underAny(p, scratchPlaces)
+	return ok
+}
+
+// pkgStatePaths are the package manager's own records and logs beyond
+// pkgScriptPaths, accepted as regular files and directories (never links)
+// from a command that ran a package operation.
+var pkgStatePaths = strings.Fields(`/var/log/apt /var/log/dpkg.log /var/log/alternatives.log /var/cache/debconf /var/lib/ucf
+	/var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-user-helper-enabled /var/lib/systemd/deb-systemd-helper-masked
+	/var/lib/dpkg /var/lib/apt /var/backups /var/lib/pam`)
+
 // usrAlias is p's other name on a merged-/usr system, where the package
 // lists may name /lib/x for the /usr/lib/x the sandbox sees (and the
 // other way round); "" when p has none.
@@ -96,10 +124,13 @@ func scopeHarm(changes []nightshift.FileChange, owned map[string]bool, pkgOp boo
 	}
 	var outside []string
 	for _, c := range changes {
-		if c.Change == nightshift.ChangeNone || ControlSurface(c.Path) == "" || inScope(c.Path, pol.Scope) || owned[c.Path] || owned[usrAlias(c.Path)] {
+		if c.Change == nightshift.ChangeNone || scratchPlace(c.Path) || inScope(c.Path, pol.Scope) || owned[c.Path] || owned[usrAlias(c.Path)] {
 			continue
 		}
 		if _, ok := underAny(c.Path, pkgScriptPaths); ok && pkgOp {
+			continue
+		}
+		if _, ok := underAny(c.Path, pkgStatePaths); ok && pkgOp && (c.After.Kind == nightshift.FileRegular || c.After.Kind == nightshift.FileDir || c.Change == nightshift.ChangeDeleted) {
 			continue
 		}
 		if c.Change == nightshift.ChangeCreated && c.After.Kind == nightshift.FileDir && ancestorOfScope(c.Path, pol.Scope) {
@@ -115,7 +146,7 @@ func scopeHarm(changes []nightshift.FileChange, owned map[string]bool, pkgOp boo
 	case n == 2:
 		what += " and " + outside[1]
 	case n > 2:
-		what += ", " + outside[1] + " and " + plural(n-2, "other control-surface path")
+		what += ", " + outside[1] + " and " + plural(n-2, "other path")
 	}
 	scope := "the rule's paths " + strings.Join(pol.Scope, ", ")
 	if len(pol.Scope) == 0 {

@@ -561,8 +561,10 @@ func TestHostileCorpora(t *testing.T) {
 		if !ok || !fs.Complete {
 			t.Fatalf("-corpus.scope=%s: no SSG rule of that id with a complete derived scope (%+v)", *corpusScope, fs)
 		}
-		t.Logf("judging every command as a proposal for %s, StrictScope over %v", *corpusScope, fs.Paths)
-		scoped = func(ctx context.Context) context.Context { return sandbox.WithStrictScope(ctx, fs.Paths) }
+		t.Logf("judging every command as a proposal for %s, StrictScope over %v, units %v, sysctl %v, keys %v", *corpusScope, fs.Paths, fs.Units, fs.Sysctl, fs.Keys)
+		scoped = func(ctx context.Context) context.Context {
+			return sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: fs.Paths, Strict: true, Units: fs.Units, Sysctl: fs.Sysctl, Keys: fs.Keys})
+		}
 	}
 
 	var committedWithEffects []string

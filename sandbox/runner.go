@@ -15,30 +15,34 @@ import (
 
 type scopeKey struct{}
 
-// scopeValue is what WithScope and WithStrictScope put in a context.
-type scopeValue struct {
-	paths  []string
-	strict bool
+// Scope is a rule's scope as the judge reads it: the paths it declares
+// (safety.EffectsPolicy.Scope), whether they are default-deny (Strict:
+// StrictScope), and what its check reads besides files (Units, Sysctl,
+// Keys: they scope the recorded actions and the lines changed inside
+// Paths under StrictScope).
+type Scope struct {
+	Paths  []string `json:"paths,omitempty"`
+	Strict bool     `json:"strict,omitempty"`
+	Units  []string `json:"units,omitempty"`
+	Sysctl []string `json:"sysctl,omitempty"`
+	Keys   []string `json:"keys,omitempty"`
 }
 
-// WithScope returns a context whose commands are judged against the paths
-// a rule declares it touches (safety.EffectsPolicy.Scope).
-func WithScope(ctx context.Context, paths []string) context.Context {
-	return context.WithValue(ctx, scopeKey{}, scopeValue{paths: slices.Clone(paths)})
+func (s Scope) clone() Scope {
+	return Scope{Paths: slices.Clone(s.Paths), Strict: s.Strict, Units: slices.Clone(s.Units), Sysctl: slices.Clone(s.Sysctl), Keys: slices.Clone(s.Keys)}
 }
 
-// WithStrictScope is WithScope with the scope default-deny on the host's
-// control surfaces (safety.EffectsPolicy.StrictScope): paths is the
-// rule's whole scope, and may be empty.
-func WithStrictScope(ctx context.Context, paths []string) context.Context {
-	return context.WithValue(ctx, scopeKey{}, scopeValue{paths: slices.Clone(paths), strict: true})
+// WithRuleScope returns a context whose commands are judged under the
+// rule's scope s.
+func WithRuleScope(ctx context.Context, s Scope) context.Context {
+	return context.WithValue(ctx, scopeKey{}, s.clone())
 }
 
-// ScopeOf returns the paths WithScope or WithStrictScope put in ctx (nil
-// without), and whether the scope is strict.
-func ScopeOf(ctx context.Context) ([]string, bool) {
-	s, _ := ctx.Value(scopeKey{}).(scopeValue)
-	return slices.Clone(s.paths), s.strict
+// RuleScopeOf returns the scope WithRuleScope put in ctx; the zero Scope
+// without.
+func RuleScopeOf(ctx context.Context) Scope {
+	s, _ := ctx.Value(scopeKey{}).(Scope)
+	return s.clone()
 }
 
 // Runner is a nightshift.Runner that runs every command first in the
@@ -85,7 +89,7 @@ type RunnerConfig struct {
 }
 
 // NewRunner returns a Runner over sb judging with policy (its Scope is
-// replaced per call by WithScope).
+// replaced per call by WithRuleScope, with its Units, Sysctl and Keys).
 func NewRunner(sb *Sandbox, policy safety.EffectsPolicy, cfg RunnerConfig) *Runner {
 	if cfg.Judge == nil {
 		cfg.Judge = safety.JudgeEffects
@@ -138,8 +142,8 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		return discard(nightshift.VerdictDiscarded, "the command timed out in the sandbox; nothing was applied")
 	}
 	pol := r.policy
-	if s, ok := ctx.Value(scopeKey{}).(scopeValue); ok {
-		pol.Scope, pol.StrictScope = s.paths, s.strict
+	if s, ok := ctx.Value(scopeKey{}).(Scope); ok {
+		pol.Scope, pol.StrictScope, pol.Units, pol.Sysctl, pol.Keys = s.Paths, s.Strict, s.Units, s.Sysctl, s.Keys
 	}
 	if refs := r.cfg.Judge(tr.Effects, pol); len(refs) > 0 {
 		reasons := make([]string, len(refs))

@@ -49,7 +49,7 @@ func scopedPolicy(base safety.EffectsPolicy, scopes map[string]scap.FileScope, r
 	if !ok || !fs.Complete {
 		return base, false
 	}
-	base.Scope, base.StrictScope = fs.Paths, true
+	base.Scope, base.StrictScope, base.Units, base.Sysctl, base.Keys = fs.Paths, true, fs.Units, fs.Sysctl, fs.Keys
 	return base, true
 }
 
@@ -98,7 +98,7 @@ func TestRejudgeFalseRefusals(t *testing.T) {
 		total[r.Source]++
 		pol := policy
 		if fs, ok := d.Scope(r.Name); ok && fs.Complete && r.Source == "ssg" {
-			pol.Scope, pol.StrictScope = fs.Paths, true
+			pol.Scope, pol.StrictScope, pol.Units, pol.Sysctl, pol.Keys = fs.Paths, true, fs.Units, fs.Sysctl, fs.Keys
 			scoped++
 		}
 		refs := safety.JudgeEffects(r.Effects, pol)
@@ -117,4 +117,63 @@ func TestRejudgeFalseRefusals(t *testing.T) {
 		t.Logf("%s: %d commands, %d refused", src, total[src], refused[src])
 	}
 	t.Logf("%d SSG fixes judged under their rule's derived scope, %d refused only because of it", scoped, byScope)
+}
+
+var corpusRejudge = flag.String("corpus.rejudge", "", "TestRejudgeCorpus: re-judge the evidence a -corpus.evidence run recorded, under -corpus.scope's derived scope (-falserefusals.ds; none: no scope)")
+
+// TestRejudgeCorpus re-judges, without a target, the effects a
+// TestHostileCorpora run recorded (-corpus.evidence), each as a proposal
+// for the -corpus.scope rule under the scope scap derives now, and lists
+// what the judge would still allow of what was committed. A measuring
+// tool for judge changes between runs of the corpora (the PAM view is not
+// in the evidence, so PAM refusals are not re-made: the corpus run is the
+// measure).
+func TestRejudgeCorpus(t *testing.T) {
+	if *corpusRejudge == "" || *rejudgeDS == "" || *corpusScope == "" {
+		t.Skip("a measuring tool: go test ./sandbox -run TestRejudgeCorpus -corpus.rejudge=FILE -corpus.scope=RULE -falserefusals.ds=DS")
+	}
+	pol := safety.EffectsPolicy{Login: "root", SSHPort: 22}
+	if *corpusScope != "none" {
+		d, err := scap.Load(*rejudgeDS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, ok := d.Scope(*corpusScope)
+		if !ok || !fs.Complete {
+			t.Fatalf("%s: no complete derived scope", *corpusScope)
+		}
+		pol.Scope, pol.StrictScope, pol.Units, pol.Sysctl, pol.Keys = fs.Paths, true, fs.Units, fs.Sysctl, fs.Keys
+	}
+	f, err := os.Open(*corpusRejudge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<28)
+	committed, still := 0, 0
+	for sc.Scan() {
+		var r struct {
+			Corpus, Name string
+			Exec         nightshift.Exec
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		ev := r.Exec.Evidence
+		if ev == nil || ev.Verdict != nightshift.VerdictCommitted || ev.Effects.Empty() {
+			continue
+		}
+		committed++
+		if refs := safety.JudgeEffects(ev.Effects, pol); len(refs) > 0 {
+			t.Logf("now refused %s/%s: %v", r.Corpus, r.Name, refs)
+			continue
+		}
+		still++
+		t.Logf("STILL ALLOWED %s/%s: %s", r.Corpus, r.Name, ev.Effects.Summary(300))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d committed with effects in the run, %d still allowed", committed, still)
 }

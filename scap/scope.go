@@ -33,6 +33,18 @@ type FileScope struct {
 	Complete bool
 	// Unresolved says what was not resolved, for reports.
 	Unresolved []string
+	// Units are the systemd units the check reads (systemdunitproperty
+	// objects, the dependencies a systemdunitdependency state requires:
+	// auditd.service), sorted, without duplicates.
+	Units []string
+	// Sysctl are the kernel parameters the check reads (sysctl objects:
+	// kernel.kptr_restrict).
+	Sysctl []string
+	// Keys are the keywords the check's text patterns match at the start
+	// of a line (^[ \t]*PermitRootLogin[ \t]+… is PermitRootLogin;
+	// ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict): the
+	// settings a fix is expected to change in the rule's files.
+	Keys []string
 }
 
 // Scope returns the FileScope of a rule (full or short id) derived from
@@ -46,6 +58,7 @@ func (d *Datastream) Scope(id string) (FileScope, bool) {
 	fs, ok := d.scopes[d.rules[i].ID]
 	fs.Paths = slices.Clone(fs.Paths)
 	fs.Unresolved = slices.Clone(fs.Unresolved)
+	fs.Units, fs.Sysctl, fs.Keys = slices.Clone(fs.Units), slices.Clone(fs.Sysctl), slices.Clone(fs.Keys)
 	return fs, ok
 }
 
@@ -89,16 +102,13 @@ func isOVAL(se xml.StartElement) bool {
 func deriveScopes(ruleDefs map[string][]string, byID map[string]ovalNode) map[string]FileScope {
 	out := make(map[string]FileScope, len(ruleDefs))
 	for rule, defs := range ruleDefs {
-		w := scopeWalk{byID: byID, seen: map[string]bool{}, paths: map[string]bool{}}
+		w := scopeWalk{byID: byID, seen: map[string]bool{}, paths: map[string]bool{}, units: map[string]bool{}, sysctl: map[string]bool{}, keys: map[string]bool{}}
 		for _, d := range defs {
 			w.ref(d)
 		}
-		fs := FileScope{Complete: len(w.unresolved) == 0, Unresolved: w.unresolved}
-		for p := range w.paths {
-			fs.Paths = append(fs.Paths, p)
-		}
-		slices.Sort(fs.Paths)
-		fs.Paths = dropCovered(fs.Paths)
+		fs := FileScope{Complete: len(w.unresolved) == 0, Unresolved: w.unresolved,
+			Units: sortedSet(w.units), Sysctl: sortedSet(w.sysctl), Keys: sortedSet(w.keys)}
+		fs.Paths = dropCovered(sortedSet(w.paths))
 		out[rule] = fs
 	}
 	return out
@@ -113,11 +123,25 @@ func attrOf(se xml.StartElement, local string) string {
 	return ""
 }
 
-// scopeWalk collects the paths one rule's check reads.
+// sortedSet is m's keys, sorted (nil when empty).
+func sortedSet(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// scopeWalk collects the paths, units, kernel parameters and keywords one
+// rule's check reads.
 type scopeWalk struct {
 	byID       map[string]ovalNode
 	seen       map[string]bool
 	paths      map[string]bool
+	units      map[string]bool
+	sysctl     map[string]bool
+	keys       map[string]bool
 	unresolved []string
 }
 
@@ -155,15 +179,62 @@ func (w *scopeWalk) refsIn(n ovalNode) {
 		switch c.XMLName.Local {
 		case "object_reference", "filter", "var_ref":
 			w.ref(strings.TrimSpace(c.Text))
+		case "state":
+			w.state(c.attr("state_ref"))
 		default:
 			w.refsIn(c)
 		}
 	}
 }
 
-// object adds the paths a file-reading object reads; other objects only
-// have their references followed.
+// state adds the units a systemdunitdependency state requires (the
+// services a service_*_enabled check wants among multi-user.target's
+// dependencies). Other states are not followed: they name no file the
+// check reads.
+func (w *scopeWalk) state(id string) {
+	n, ok := w.byID[id]
+	if !ok || n.XMLName.Local != "systemdunitdependency_state" {
+		return
+	}
+	for _, c := range n.Children {
+		if c.XMLName.Local == "dependency" && c.attr("var_ref") == "" {
+			if u := strings.TrimSpace(c.Text); u != "" {
+				w.units[u] = true
+			}
+		}
+	}
+}
+
+// literal returns an entity's literal text when it is compared for
+// equality (no operation, or "equals"), "" otherwise.
+func literal(e *ovalNode) string {
+	if e == nil || e.attr("var_ref") != "" || (e.attr("operation") != "" && e.attr("operation") != "equals") {
+		return ""
+	}
+	return strings.TrimSpace(e.Text)
+}
+
+// object adds the paths a file-reading object reads, the unit of a
+// systemdunitproperty object, the parameter of a sysctl object and the
+// keyword of a text pattern; other objects only have their references
+// followed.
 func (w *scopeWalk) object(n ovalNode) {
+	switch n.XMLName.Local {
+	case "sysctl_object":
+		if k := literal(n.child("name")); k != "" {
+			w.sysctl[k] = true
+		}
+	case "systemdunitproperty_object":
+		if u := literal(n.child("unit")); u != "" {
+			w.units[u] = true
+		}
+	case "textfilecontent54_object", "textfilecontent_object":
+		if p := n.child("pattern"); p != nil && p.attr("var_ref") == "" {
+			if k := patternKeyword(strings.TrimSpace(p.Text)); k != "" {
+				w.keys[k] = true
+			}
+		}
+	}
 	if fixed, ok := implicitFiles[n.XMLName.Local]; ok {
 		for _, p := range fixed {
 			w.add(p, "")
@@ -401,4 +472,65 @@ func dropCovered(ps []string) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// patternKeyword returns the keyword a line pattern matches at the start
+// of a line, after optional blanks and flags: ^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
+// is PermitRootLogin, ^[\s]*kernel.kptr_restrict[\s]*=… is
+// kernel.kptr_restrict (an unescaped dot read as itself); "" when the
+// pattern does not begin that way or the word is not a setting's name.
+func patternKeyword(re string) string {
+	x, err := syntax.Parse(re, syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	var subs []*syntax.Regexp
+	if x.Op == syntax.OpConcat {
+		subs = x.Sub
+	} else {
+		subs = []*syntax.Regexp{x}
+	}
+	i := 0
+	if i < len(subs) && (subs[i].Op == syntax.OpBeginLine || subs[i].Op == syntax.OpBeginText) {
+		i++
+	} else {
+		return ""
+	}
+	// Blanks before the keyword: [ \t]*, \s*, [\s]*.
+	for i < len(subs) && (subs[i].Op == syntax.OpStar || subs[i].Op == syntax.OpQuest) && subs[i].Sub[0].Op == syntax.OpCharClass {
+		i++
+	}
+	var b strings.Builder
+	for ; i < len(subs); i++ {
+		switch subs[i].Op {
+		case syntax.OpLiteral:
+			lit := string(subs[i].Rune)
+			if subs[i].Flags&syntax.FoldCase != 0 {
+				lit = strings.ToLower(lit) // (?i): sshd's keywords are case-insensitive
+			}
+			b.WriteString(lit)
+			continue
+		case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+			b.WriteByte('.')
+			continue
+		case syntax.OpCharClass:
+			// [.] or a folded single letter ([Pp]).
+			if r := subs[i].Rune; len(r) == 2 && r[0] == r[1] {
+				b.WriteRune(r[0])
+				continue
+			}
+		}
+		break
+	}
+	k := strings.Trim(b.String(), ".")
+	if len(k) < 3 {
+		return ""
+	}
+	for j, r := range k {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || j > 0 && (r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+		if !ok {
+			return ""
+		}
+	}
+	return k
 }

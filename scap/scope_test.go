@@ -169,3 +169,58 @@ func TestScopeSSGDebian12(t *testing.T) {
 		t.Errorf("%d of %d rules without a complete scope", incomplete, d.Len())
 	}
 }
+
+// TestScopeSSGDebian12Reads derives what rules' checks read besides files
+// from the real datastream: the units of systemdunitproperty objects and
+// systemdunitdependency states, the parameters of sysctl objects, the
+// keywords of text patterns (cited per row).
+func TestScopeSSGDebian12Reads(t *testing.T) {
+	d := ssgDatastream(t)
+	tests := []struct {
+		rule                string
+		units, sysctl, keys []string
+	}{
+		// ^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+(.+?)[ \t]*(?:$|#)
+		{"sshd_disable_root_login", nil, nil, []string{"permitrootlogin"}},
+		{"sshd_set_idle_timeout", nil, nil, []string{"clientalivecountmax", "clientaliveinterval"}},
+		// sysctl_object net.ipv4.ip_forward; ^[\s]*net.ipv4.ip_forward[\s]*=…
+		{"sysctl_net_ipv4_ip_forward", nil, []string{"net.ipv4.ip_forward"}, []string{"net.ipv4.ip_forward"}},
+		{"sysctl_kernel_kptr_restrict", nil, []string{"kernel.kptr_restrict"}, []string{"kernel.kptr_restrict"}},
+		// systemdunitdependency_state auditd.service (multi-user.target's
+		// dependencies), systemdunitproperty_object auditd.socket.
+		{"service_auditd_enabled", []string{"auditd.service", "auditd.socket"}, nil, nil},
+		// dpkginfo_object only.
+		{"package_audit_installed", nil, nil, nil},
+		{"apt_conf_disallow_unauthenticated", nil, nil, []string{"allowunauthenticated"}},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		if !slices.Equal(fs.Units, tt.units) || !slices.Equal(fs.Sysctl, tt.sysctl) || !slices.Equal(fs.Keys, tt.keys) {
+			t.Errorf("%s: units %q sysctl %q keys %q, want %q %q %q", tt.rule, fs.Units, fs.Sysctl, fs.Keys, tt.units, tt.sysctl, tt.keys)
+		}
+	}
+}
+
+func TestPatternKeyword(t *testing.T) {
+	tests := []struct{ re, want string }{
+		{`^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+(.+?)[ \t]*(?:$|#)`, "permitrootlogin"},
+		{`^[\s]*kernel.kptr_restrict[\s]*=[\s]*(.*\S)[\s]*$`, "kernel.kptr_restrict"},
+		{`^\s*net\.ipv4\.ip_forward\s*=\s*0`, "net.ipv4.ip_forward"},
+		{`^ClientAliveInterval\s+(\d+)`, "ClientAliveInterval"},
+		{`^[Pp]ermit`, "permit"},     // [Pp] parses as a folded literal
+		{`^\s*-a\s+always,exit`, ""}, // an audit rule: no keyword
+		{`PermitRootLogin`, ""},      // not anchored
+		{`^\s*(\S+)\s*=`, ""},        // no literal
+		{`^ab`, ""},                  // too short
+		{`^[`, ""},                   // does not parse
+	}
+	for _, tt := range tests {
+		if got := patternKeyword(tt.re); got != tt.want {
+			t.Errorf("patternKeyword(%q) = %q, want %q", tt.re, got, tt.want)
+		}
+	}
+}

@@ -58,6 +58,9 @@ func (d *Datastream) Set(opts Options) (*rules.Set, error) {
 		out = append(out, rules.Rule{
 			Paths:       fs.Paths,
 			StrictScope: oval && fs.Complete,
+			Units:       fs.Units,
+			Sysctl:      fs.Sysctl,
+			Keys:        fs.Keys,
 			ID:          r.ShortID,
 			Title:       r.Title,
 			Description: joinText(r.Description, "Rationale: ", r.Rationale),

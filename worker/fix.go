@@ -37,10 +37,8 @@ func (w *Worker) Fix(ctx context.Context, r rules.Rule) (nightshift.Outcome, err
 func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	start := time.Now()
 	out = tally{Outcome: nightshift.Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}}
-	if w.cfg.Sandboxed && r.StrictScope {
-		ctx = sandbox.WithStrictScope(ctx, r.Paths)
-	} else if w.cfg.Sandboxed {
-		ctx = sandbox.WithScope(ctx, r.Paths)
+	if w.cfg.Sandboxed {
+		ctx = sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: r.Paths, Strict: r.StrictScope, Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys})
 	}
 	var facts *nightshift.HostFacts
 	defer func() {

@@ -61,7 +61,7 @@ type Config struct {
 	// *sandbox.Runner underneath). Commands the static check cannot
 	// analyse then go to Target instead of being refused; what the static
 	// check finds certainly harmful is still refused before it runs.
-	// Target is given each rule's declared paths (sandbox.WithScope).
+	// Target is given each rule's declared scope (sandbox.WithRuleScope).
 	Sandboxed bool
 	// Recipes, when its Store is set, replays the fixes other hosts of the
 	// same key proved before the model is asked, and proves this host's.

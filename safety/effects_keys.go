@@ -1,0 +1,204 @@
+package safety
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/nightshift-dev/nightshift"
+)
+
+// Harm inside the rule's own paths. The scope lets a rule change its
+// files; it does not let it change every setting in them. With
+// StrictScope and the keywords the rule's check reads (EffectsPolicy.Keys,
+// Sysctl), a changed line of sshd's configuration or of a sysctl file in
+// Scope must set one of them (keysHarm): an sshd rule about
+// PermitRootLogin does not add an Include, a Subsystem or an
+// AuthorizedKeysFile, and a kptr_restrict rule does not set
+// kernel.modules_disabled. What sshd or the kernel does with the rule's
+// own keyword is judged by the classes (sshd -T, sysctlHarm).
+
+// isSSHDConfig reports whether p is sshd's configuration or a drop-in of
+// it.
+func isSSHDConfig(p string) bool {
+	return p == "/etc/ssh/sshd_config" || under(p, "/etc/ssh/sshd_config.d")
+}
+
+// diffLines returns the added and removed lines of a unified diff.
+func diffLines(diff string) []string {
+	var out []string
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") {
+			continue
+		}
+		if strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-") {
+			out = append(out, l[1:])
+		}
+	}
+	return out
+}
+
+// keysHarm refuses, with StrictScope, lines of sshd's configuration and of
+// sysctl files in Scope that set keywords the rule's check does not read.
+func keysHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
+	if !pol.StrictScope {
+		return nil
+	}
+	sshdKeys := map[string]bool{}
+	for _, k := range pol.Keys {
+		sshdKeys[strings.ToLower(k)] = true
+	}
+	sysKeys := sysctlKeys(pol)
+	var out []Refusal
+	for _, c := range e.Changes {
+		if !inScope(c.Path, pol.Scope) || c.Change == nightshift.ChangeDeleted || c.Change == nightshift.ChangeMeta || c.After.Kind == nightshift.FileDir {
+			continue
+		}
+		var keyOf func(string) string
+		var keys map[string]bool
+		var what string
+		switch {
+		case isSSHDConfig(c.Path) && len(pol.Keys) > 0:
+			keys, what = sshdKeys, "sshd settings"
+			keyOf = func(l string) string {
+				f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+				if len(f) == 0 {
+					return ""
+				}
+				return strings.ToLower(f[0])
+			}
+		case isSysctlFile(c.Path) && len(sysKeys) > 0:
+			keys, what = sysKeys, "kernel parameters"
+			keyOf = func(l string) string {
+				k, _, _ := strings.Cut(l, "=")
+				return sysctlKey(k)
+			}
+		default:
+			continue
+		}
+		if c.Diff == "" && c.After.Kind == nightshift.FileRegular {
+			out = append(out, Refusal{Entry: "scope", Reason: "would change " + c.Path + " without a text diff: which " + what + " it sets cannot be compared with the rule's (" + strings.Join(slices.Sorted(mapKeys(keys)), ", ") + ")"})
+			continue
+		}
+		var other []string
+		for _, l := range diffLines(c.Diff) {
+			if i := strings.IndexByte(l, '#'); i >= 0 {
+				l = l[:i]
+			}
+			l = strings.TrimSpace(l)
+			if l == "" {
+				continue
+			}
+			if k := keyOf(l); !keys[k] && !slices.Contains(other, l) {
+				other = append(other, l)
+			}
+		}
+		if len(other) == 0 {
+			continue
+		}
+		if len(other) > 3 {
+			other = append(other[:3], "…")
+		}
+		out = append(out, Refusal{Entry: "scope", Reason: "would change " + strings.Join(other, "; ") + " in " + c.Path + ": the rule's check reads only the " + what + " " +
+			strings.Join(slices.Sorted(mapKeys(keys)), ", ")})
+	}
+	return out
+}
+
+// sshFilesHarm judges, whatever the scope, what the SSH server's and
+// client's configuration files become (run 5's leftovers):
+//
+//   - sshd's configuration, ssh_config and their drop-in directories'
+//     files replaced by something other than a regular file (a directory
+//     sshd_config: sshd does not start);
+//   - sshd's Include of anything outside /etc/ssh (a file in /tmp anyone
+//     can write), a Subsystem whose program is not an sftp server
+//     (Subsystem sftp /bin/false breaks every file transfer), an
+//     AuthorizedKeysFile outside the home, /etc and /usr (root-owned
+//     places), and new ways in (TrustedUserCAKeys, principals,
+//     AuthorizedKeysCommand) set in a file even where sshd does not read
+//     it yet (a drop-in the main file does not include becomes live when
+//     it does);
+//   - the SSH client's configuration running programs (ProxyCommand,
+//     LocalCommand, KnownHostsCommand, Match exec, PKCS11Provider,
+//     SecurityKeyProvider): root's ssh, and every tool that uses it, would
+//     run them;
+//   - a PAM line with pam_exec: a program run as root at every login,
+//     which no hardening content adds.
+func sshFilesHarm(c nightshift.FileChange) []Refusal {
+	var out []Refusal
+	add := func(entry, reason string) { out = append(out, Refusal{Entry: entry, Reason: reason}) }
+	client := c.Path == "/etc/ssh/ssh_config" || under(c.Path, "/etc/ssh/ssh_config.d") || path.Base(c.Path) == "config" && strings.HasSuffix(path.Dir(c.Path), "/.ssh")
+	server := isSSHDConfig(c.Path)
+	if (client || server) && c.Change != nightshift.ChangeDeleted && c.After.Kind != nightshift.FileRegular && c.After.Kind != nightshift.FileNone &&
+		!(c.After.Kind == nightshift.FileDir && (c.Path == "/etc/ssh/sshd_config.d" || c.Path == "/etc/ssh/ssh_config.d" || path.Base(c.Path) == ".ssh")) {
+		kind := c.After.Kind.String()
+		switch c.After.Kind {
+		case nightshift.FileDir:
+			kind = "directory"
+		case nightshift.FileSymlink:
+			kind = "symbolic link to " + c.After.Target
+		default:
+			// Other kinds are named as Kind names them.
+		}
+		add("lockout", "would make "+c.Path+" a "+kind+": ssh and sshd read it as a file (a directory or FIFO there stops sshd from starting or hangs it)")
+		return out
+	}
+	if c.Change == nightshift.ChangeDeleted || c.After.Kind != nightshift.FileRegular {
+		return out
+	}
+	added := addedLines(c.Diff)
+	for _, l := range added {
+		if i := strings.IndexByte(l, '#'); i >= 0 {
+			l = l[:i]
+		}
+		f := strings.Fields(strings.Replace(l, "=", " ", 1))
+		if len(f) < 2 {
+			continue
+		}
+		kw := strings.ToLower(f[0])
+		switch {
+		case server && kw == "include":
+			for _, p := range f[1:] {
+				if !strings.HasPrefix(p, "/") {
+					p = "/etc/ssh/" + p
+				}
+				if !under(path.Clean(p), "/etc/ssh") {
+					add("privilege", "would make sshd include "+p+" ("+c.Path+"): only /etc/ssh is root's own; a file elsewhere can be written by others or outlive the rule")
+				}
+			}
+		case server && kw == "subsystem" && len(f) >= 3:
+			prog := path.Base(f[2])
+			if prog != "internal-sftp" && !strings.Contains(prog, "sftp-server") {
+				add("lockout", "would make sshd run "+f[2]+" for the "+f[1]+" subsystem ("+c.Path+"): file transfers (the worker's and everyone's) would break or run another program")
+			}
+		case server && kw == "authorizedkeysfile":
+			for _, p := range f[1:] {
+				if p == "none" || !strings.HasPrefix(p, "/") {
+					continue // relative to the home, as sshd reads it
+				}
+				if _, ok := underAny(path.Clean(p), []string{"/etc", "/usr"}); !ok {
+					add("privilege", "would read authorized keys from "+p+" ("+c.Path+"), outside the home and root's own trees (/etc, /usr)")
+				}
+			}
+		case server && slices.Contains(newWayInKeywords, kw) && f[1] != "none":
+			add("privilege", "would let others log in over SSH without a key in authorized_keys: "+strings.TrimSpace(l)+" ("+c.Path+"), even where sshd does not read the file yet; a new way in is a decision for the host's owners")
+		case client && (kw == "proxycommand" || kw == "localcommand" || kw == "knownhostscommand" || kw == "pkcs11provider" || kw == "securitykeyprovider") && f[1] != "none":
+			add("privilege", "would make root's ssh client run "+strings.TrimSpace(l)+" ("+c.Path+")")
+		case client && kw == "match" && slices.Contains(f, "exec"):
+			add("privilege", "would make root's ssh client run a program for every connection: "+strings.TrimSpace(l)+" ("+c.Path+")")
+		}
+	}
+	if under(c.Path, "/etc/pam.d") {
+		for _, l := range added {
+			t := strings.TrimSpace(l)
+			if strings.HasPrefix(t, "#") {
+				continue
+			}
+			if slices.ContainsFunc(strings.Fields(t), func(w string) bool { return path.Base(w) == "pam_exec.so" || path.Base(w) == "pam_exec" }) {
+				add("privilege", "would make PAM run a program at every login ("+t+" in "+c.Path+"): pam_exec is not hardening, and its program runs as root with the login's secrets")
+			}
+		}
+	}
+	return out
+}
