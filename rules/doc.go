@@ -15,6 +15,24 @@
 //	    banned: ['systemctl (restart|stop) ssh']   # regular expressions added to the ban list
 //	    hints: Edit /etc/ssh/sshd_config; validate with sshd -t.
 //	    max_attempts: 20                     # 1..1000; 0 or absent: the worker's default
+//	    paths: [/etc/ssh/sshd_config]        # the rule's scope: what its fix may change
+//	    keys: [PermitRootLogin]              # the settings its check reads in those files
+//	    units: [ssh.service]                 # the systemd units its check reads
+//	    sysctl: [kernel.kptr_restrict]       # the kernel parameters its check reads
+//
+// paths makes the rule's scope default-deny under the recording sandbox
+// (Rule.StrictScope, safety.EffectsPolicy.StrictScope): a command that
+// changes anything outside them but scratch (/tmp, /var/tmp, /var/cache,
+// /dev/shm) and the package manager's own writes is refused. units,
+// sysctl and keys say what the check reads besides files, and scope what
+// else a fix may do: systemctl verbs only on units (sshd's reload is
+// always allowed), sysctl -w only of sysctl, auditctl, nft, iptables,
+// mount, modprobe and timedatectl only for rules whose paths or units are
+// about them; and in sshd's configuration and the sysctl files among
+// paths, only lines setting keys (or sysctl) may change. Without keys,
+// those lines are not limited; without units, only sshd's reload and the
+// services of packages the fix installs are run. SCAP rules get all four
+// from their OVAL check (package scap).
 //
 // Validation is strict and complete: unknown fields (with a suggestion for
 // near misses such as max_attemps), wrong types, a missing or malformed id

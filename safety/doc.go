@@ -43,19 +43,63 @@
 // the rule's scope is known that way. A YAML rule without paths, and the
 // few SCAP rules whose check reads host-computed paths (home directories,
 // every mount point), are judged without it: only the MaxOutside bound
-// applies outside their Scope. That is a choice: default-deny with no
+// applies outside their Scope, and the recorded actions face the verb
+// allow-list alone. That is a choice: default-deny with no
 // scope at all would refuse every change to /etc, and a rule's author (or
 // its check) is the only honest source of what it may touch; declare
 // paths.
 //
-// What the scope guarantees, with StrictScope: no command changes a
-// control surface outside the rule's paths except through the package
-// manager. What it does not: harm inside the rule's own paths (an sshd
-// rule may still write a harmful sshd_config; the classes below judge
-// that), files outside the control surfaces (bounded by MaxOutside),
-// recorded actions (judged by the allow-list, not by scope), and package
-// operations: what a package installs, and a command that forges the
-// package manager's lists or status, pass as the package manager's.
+// Under StrictScope the control surfaces are everything but scratch
+// (scratchPlaces: /tmp, /var/tmp, /var/cache but debconf's answers,
+// /dev/shm): /var/log (the journal, wtmp, btmp, lastlog, dpkg.log),
+// /var/lib, /var/spool, /srv, /run (runtime units and sysctl.d, user
+// units under /run/user), homes (not only their dotfiles) are refused
+// outside the rule's paths like /etc. The package manager's own writes
+// pass when the command ran a package operation: the paths its lists
+// name, its bookkeeping and maintainer-script outputs (pkgScriptPaths)
+// and its records and logs (pkgStatePaths, as regular files only: a
+// dpkg.log made a link is refused).
+//
+// The scope also says what the rule's check reads besides files
+// (EffectsPolicy.Units, Sysctl, Keys; scap derives them from the OVAL
+// check, YAML rules declare units, sysctl and keys), and under
+// StrictScope that scopes what else a command may do
+// (effects_rulescope.go, effects_keys.go):
+//
+//   - recorded actions: unit verbs only on the rule's units (Units, or a
+//     unit file in its paths), the units a package the same command
+//     installed ships, and sshd's reload or restart; sysctl -w only of the
+//     rule's kernel parameters, --system and -p only for a rule whose
+//     check reads them; auditctl changes only for audit rules, and never
+//     -D, -d, -W, -e 0, -e 2 or a never rule; nft and iptables changes only
+//     for firewall rules; mount and swap only for rules whose paths hold
+//     /etc/fstab (never / read-only); modprobe and rmmod only for
+//     kernel-module rules; timedatectl only for time rules; queries
+//     (systemctl status, sysctl -n, nft list, iptables -L, auditctl -l)
+//     always;
+//   - lines inside the rule's own files: in sshd's configuration and the
+//     sysctl files of the scope, every added or removed line must set one
+//     of the keywords the check reads (an sshd rule about PermitRootLogin
+//     does not add an Include or change Subsystem; a kptr_restrict rule
+//     does not set kernel.modules_disabled); a rule without known keywords
+//     has its lines judged by the classes alone.
+//
+// What the scope guarantees, with StrictScope: no command changes any file
+// outside the rule's paths but scratch, except through the package
+// manager; no recorded action concerns what the rule's check does not
+// read; and, where the check's keywords are known, no line of sshd's
+// configuration or of a sysctl file sets another setting. What it does
+// not: harm done with the rule's own keywords, units and parameters (the
+// classes below judge that: PermitRootLogin for the worker's login, a
+// weakening sysctl value, a PAM stack that denies), files in scratch
+// places (a script left in /var/tmp runs only if something else runs it),
+// what a recorded action the rule may run does beyond its argv, the lines
+// of the rule's files other than sshd's and sysctl's (PAM, login.defs,
+// audit rules: judged by the classes), and package operations: what a
+// package installs, and a command that forges the package manager's lists
+// or status, pass as the package manager's. Without StrictScope (a YAML
+// rule without paths, an SCAP rule whose scope could not be derived) the
+// recorded actions are judged by the verb allow-list alone.
 //
 // Judged by meaning, whatever command made the change:
 //
@@ -146,7 +190,14 @@
 //     PermitUserEnvironment turned on; new ways in for someone else
 //     (TrustedUserCAKeys, AuthorizedPrincipalsFile/Command,
 //     AuthorizedKeysCommand added or their files changed, an
-//     AuthorizedKeysFile in a world-writable directory);
+//     AuthorizedKeysFile in a world-writable directory); and whatever
+//     sshd reads now (effects_keys.go): sshd_config or ssh_config made a
+//     directory, FIFO or link, an Include outside /etc/ssh, a Subsystem
+//     whose program is not an sftp server, an AuthorizedKeysFile outside
+//     the home, /etc and /usr, and the new ways in set in a drop-in sshd
+//     does not read yet; the SSH client's configuration running programs
+//     (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec,
+//     PKCS11Provider); and a PAM line with pam_exec;
 //   - systemd and the boot (effects_boot.go, effects_firewall.go):
 //     drop-ins of the SSH units beyond restart policy, ordering and
 //     weights (conditions, address and socket filters, users, sandboxing,

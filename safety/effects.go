@@ -51,14 +51,16 @@ type EffectsPolicy struct {
 	// MaxOutside bounds the changes outside Scope. Default
 	// DefaultMaxOutside; with a declared Scope, a tenth of it.
 	MaxOutside int
-	// StrictScope makes Scope default-deny on the host's control surfaces
-	// (ControlSurface: /etc, /usr, /lib*, /bin, /sbin, /boot, /opt, the
-	// package database, crontabs, /root, home dotfiles): every change there
-	// outside Scope, not made by the package manager, is refused ("scope"),
-	// whatever it is. An empty Scope then allows no such change. Off:
-	// only the MaxOutside bound applies outside Scope. The worker turns it
-	// on for every rule whose scope is known (YAML paths, or derived from
-	// an SCAP rule's OVAL check); see effects_scope.go.
+	// StrictScope makes Scope default-deny everywhere but the scratch
+	// places (/tmp, /var/tmp, /var/cache, /dev/shm): every change outside
+	// Scope, not made by the package manager, is refused ("scope"),
+	// whatever it is, and the recorded actions and the lines changed
+	// inside Scope are judged by what the rule's check reads (Units,
+	// Sysctl, Keys). An empty Scope then allows no such change. Off: only
+	// the MaxOutside bound applies outside Scope, and the actions face the
+	// verb allow-list alone. The worker turns it on for every rule whose
+	// scope is known (YAML paths, or derived from an SCAP rule's OVAL
+	// check); see effects_scope.go and effects_rulescope.go.
 	StrictScope bool
 	// Units, Sysctl and Keys are what the rule's check reads besides
 	// files: the systemd units it names (auditd.service), the kernel
@@ -175,7 +177,10 @@ func underAny(p string, dirs []string) (string, bool) {
 //     the classes of legitimate administration judgeActions recognises
 //     with the rest of the command's actions;
 //   - more than MaxOutside changes outside the rule's Scope, and with
-//     StrictScope any change to a control surface outside it (scopeHarm);
+//     StrictScope any change outside it but scratch (scopeHarm), any
+//     recorded action about what the rule's check does not read
+//     (scopedActions), and lines of sshd's configuration or sysctl files
+//     in Scope that set other keywords than the check's (keysHarm);
 //   - the classes the package documentation lists under "Judged by
 //     meaning": PAM stacks that come to deny (effects_pam.go), limits,
 //     login.defs, sysctl files and actions, /etc/hosts, tcp wrappers,

@@ -151,6 +151,10 @@ func unitHarm(c nightshift.FileChange, origin string, pol EffectsPolicy) []Refus
 				bad("config", "would add -D to "+c.Path+": loaded after the other rules files, it deletes every audit rule they add")
 			case len(f) >= 2 && f[0] == "-a" && (f[1] == "never,task" || f[1] == "task,never"):
 				bad("config", "would add "+strings.TrimSpace(l)+" to "+c.Path+": no process would be audited")
+			case len(f) >= 2 && (f[0] == "-a" || f[0] == "-A") && (slices.Contains(strings.Split(f[1], ","), "never") || slices.Contains(strings.Split(f[1], ","), "exclude")):
+				bad("config", "would add "+strings.TrimSpace(l)+" to "+c.Path+": it hides what it matches from the audit log")
+			case len(f) >= 2 && f[0] == "-r" && f[1] != "0":
+				bad("config", "would add "+strings.TrimSpace(l)+" to "+c.Path+": the kernel would drop audit records beyond that rate")
 			}
 		}
 	case c.Path == "/etc/iptables/rules.v4" || c.Path == "/etc/iptables/rules.v6" || c.Path == "/etc/sysconfig/iptables" || c.Path == "/etc/sysconfig/ip6tables":

@@ -25,15 +25,18 @@ import (
 //   - sysctl: reads always; -w (or KEY=VALUE) only for the rule's kernel
 //     parameters (Sysctl or Keys; the route cache flush of SSG's network
 //     fixes always), -p, --load and --system only for a rule whose check
-//     reads kernel parameters or sysctl files, -p only of a file in Scope;
+//     reads kernel parameters or sysctl files, -p only of a file in Scope
+//     (never its standard input);
 //   - auditctl: reads (-l, -s, -v) always; anything else only for a rule
 //     whose paths or units are the audit system's, and never -D, -d, -W,
 //     -e 0, -e 2 (immutable until reboot: only the rules files, which
-//     auditd loads at boot, may lock the rules), or a never rule;
+//     auditd loads at boot, may lock the rules), a never or exclude rule,
+//     a rate limit (-r), or -R of a file outside the rule's paths;
 //   - nft, iptables, ip6tables and their -restore forms: reads always;
 //     changes only for a rule whose paths or units are a firewall's;
 //   - mount, swapon, swapoff: only for a rule whose paths hold /etc/fstab
-//     (and never / remounted read-only);
+//     (and never /, /usr, /etc, /var or the program trees read-only or
+//     noexec);
 //   - modprobe, rmmod, insmod: only for a rule whose paths hold
 //     /etc/modprobe.d (modprobe.conf, modules-load.d);
 //   - timedatectl: set-ntp and set-timezone only for a rule whose paths or
@@ -99,8 +102,10 @@ func scopedAction(acts []nightshift.RecordedAction, i int, owned map[string]bool
 		if name == "mount" && len(ops) == 0 && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-o") || a == "-a" || a == "--all" }) {
 			return "" // lists the mounts
 		}
-		if name == "mount" && remountRootRO(args) {
-			return "it remounts / read-only"
+		if name == "mount" {
+			if why := remountHarm(args); why != "" {
+				return why
+			}
 		}
 		if ruleFamily(pol, "mount") {
 			return ""
@@ -237,16 +242,19 @@ func sysctlScope(args []string, pol EffectsPolicy) string {
 			if !family {
 				return "only a rule whose check reads kernel parameters loads the sysctl files"
 			}
-		case x == "-p" || x == "--load" || strings.HasPrefix(x, "--load=") || strings.HasPrefix(x, "-p") && len(x) > 2:
+		case x == "-p" || x == "-f" || x == "--load" || strings.HasPrefix(x, "--load=") || (strings.HasPrefix(x, "-p") || strings.HasPrefix(x, "-f")) && len(x) > 2 && !strings.HasPrefix(x, "--"):
 			file := "/etc/sysctl.conf"
 			switch {
 			case strings.HasPrefix(x, "--load="):
 				file = strings.TrimPrefix(x, "--load=")
 			case len(x) > 2 && !strings.HasPrefix(x, "--"):
 				file = x[2:]
-			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+			case i+1 < len(args) && (args[i+1] == "-" || !strings.HasPrefix(args[i+1], "-")):
 				i++
 				file = args[i]
+			}
+			if file == "-" {
+				return "it loads kernel parameters from its standard input, which the record does not show"
 			}
 			if !family || !inScope(file, pol.Scope) {
 				return "only a rule whose check reads " + file + " loads it"
@@ -316,6 +324,12 @@ func auditScope(args []string, pol EffectsPolicy) string {
 			return "auditctl -e 2 locks the audit rules until reboot (only the rules files, which auditd loads at boot, may make them immutable)"
 		case (a == "-a" || a == "-A") && i+1 < len(args) && slices.Contains(strings.Split(args[i+1], ","), "never"):
 			return "a never rule hides what it matches from the audit log"
+		case (a == "-a" || a == "-A") && i+1 < len(args) && slices.Contains(strings.Split(args[i+1], ","), "exclude"):
+			return "an exclude rule drops the records it matches from the audit log"
+		case a == "-r" && i+1 < len(args) && args[i+1] != "0":
+			return "auditctl -r limits the audit records per second: the kernel drops the rest"
+		case a == "-R" && (i+1 >= len(args) || !inScope(args[i+1], pol.Scope)):
+			return "auditctl -R loads rules from a file outside the rule's paths, which the record does not show"
 		case strings.HasPrefix(a, "-"):
 			change = true
 		}
@@ -370,8 +384,9 @@ func firewallRead(name string, args []string) bool {
 	return read
 }
 
-// remountRootRO reports whether mount remounts / read-only.
-func remountRootRO(args []string) bool {
+// remountHarm says what a mount call breaks: / or the system trees
+// (/usr, /etc, /bin, /sbin, /lib, /lib64) made read-only or noexec; "".
+func remountHarm(args []string) string {
 	var opts, ops []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -395,7 +410,21 @@ func remountRootRO(args []string) bool {
 			ops = append(ops, a)
 		}
 	}
-	return slices.Contains(opts, "ro") && (slices.Contains(ops, "/") || len(ops) == 0)
+	for _, o := range []string{"ro", "noexec"} {
+		if !slices.Contains(opts, o) {
+			continue
+		}
+		if len(ops) == 0 {
+			return "it mounts with " + o + " without naming a mount point (mount -a: every file system of fstab)"
+		}
+		for _, m := range ops {
+			switch path.Clean(m) {
+			case "/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/var":
+				return "it remounts " + m + " " + o + ": the system's programs or configuration would not run or change"
+			}
+		}
+	}
+	return ""
 }
 
 // ruleFamily reports whether the rule (its paths, units and kernel

@@ -10,10 +10,11 @@ import (
 // controlSurfaces are the host's control surfaces: the trees whose content
 // decides who can log in, what runs as root and when, how the host boots,
 // and which packages and trust it takes. With EffectsPolicy.StrictScope, a
-// change to any path under one of them (created, modified, deleted, mode,
-// owner, link target) that is outside the rule's Scope and not the package
-// manager's is refused ("scope"): the judge does not have to recognise
-// the harm, only that the rule had no business there.
+// change to any path outside the rule's Scope and the scratch places
+// (created, modified, deleted, mode, owner, link target), under these
+// trees or not, that is not the package manager's is refused ("scope"):
+// the judge does not have to recognise the harm, only that the rule had
+// no business there. The table names the trees for reports.
 var controlSurfaces = []struct{ path, what string }{
 	{"/etc", "system configuration: accounts, PAM, sshd, sudo, units and drop-ins, cron, apt sources and hooks, trust stores"},
 	{"/usr", "programs, libraries, unit files, generators, templates (/usr/share/openssh), /usr/local"},
@@ -151,6 +152,10 @@ func scopeHarm(changes []nightshift.FileChange, owned map[string]bool, pkgOp boo
 	scope := "the rule's paths " + strings.Join(pol.Scope, ", ")
 	if len(pol.Scope) == 0 {
 		scope = "the rule's paths (none: its check reads no files, so only the package manager and recorded actions may change the system)"
+	}
+	if ControlSurface(outside[0]) == "" {
+		// Off the trees of controlSurfaces: say why it still counts.
+		scope += " (with a strict scope only scratch places are free: " + strings.Join(scratchPlaces[:4], ", ") + ")"
 	}
 	return []Refusal{{Entry: "scope", Reason: fmt.Sprintf("would change %s, outside %s", what, scope)}}
 }

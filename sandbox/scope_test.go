@@ -2,15 +2,18 @@ package sandbox_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/scap"
 )
 
@@ -176,4 +179,54 @@ func TestRejudgeCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d committed with effects in the run, %d still allowed", committed, still)
+}
+
+// TestRuleScopeOnTarget runs commands through the Runner on the Debian 12
+// target, each as a proposal for a rule whose scope the context carries
+// (WithRuleScope, as the worker and the fleet put it there): the recorded
+// actions, the files off the old control surfaces and the lines inside
+// the rule's own files are refused by the rule's scope, and what the rule
+// is about is committed. Every case of fresh3 that this judge closes has
+// its pure regression case in package safety; this one proves the
+// context reaches the judge and the sandbox records what it judges.
+func TestRuleScopeOnTarget(t *testing.T) {
+	h := debian(t)
+	ctx := context.Background()
+	sb := sandbox.New(h.c, sandbox.Config{Timeout: time.Minute})
+	run := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{})
+	sshd := sandbox.Scope{Strict: true, Paths: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}
+	kptr := sandbox.Scope{Strict: true, Paths: []string{"/etc/sysctl.conf", "/etc/sysctl.d"}, Sysctl: []string{"kernel.kptr_restrict"}, Keys: []string{"kernel.kptr_restrict"}}
+	tests := []struct {
+		name, command string
+		scope         sandbox.Scope
+		want          nightshift.Verdict
+		reason        string // substring of a reason when refused
+	}{
+		{"debug-shell for an sshd rule", "systemctl enable debug-shell.service", sshd, nightshift.VerdictRefused, "the rule's check reads no unit"},
+		{"another kernel parameter for a kptr rule", "sysctl -w vm.max_map_count=1", kptr, nightshift.VerdictRefused, "vm.max_map_count is not among"},
+		{"wtmp to /dev/null", "ln -sf /dev/null /var/log/wtmp", sshd, nightshift.VerdictRefused, "would change /var/log/wtmp"},
+		{"Include of /tmp in the rule's own file", "sed -i '1i Include /tmp/*.conf' /etc/ssh/sshd_config", sshd, nightshift.VerdictRefused, "Include /tmp/*.conf"},
+		{"modules_disabled in the rule's sysctl.d", "echo 'kernel.modules_disabled = 1' > /etc/sysctl.d/60-k.conf", kptr, nightshift.VerdictRefused, "kernel.modules_disabled = 1"},
+		{"the rule's own parameter in sysctl.d", "echo 'kernel.kptr_restrict = 1' > /etc/sysctl.d/60-kptr.conf", kptr, nightshift.VerdictCommitted, ""},
+		{"a scratch file", "echo x > /var/tmp/scope-test", sshd, nightshift.VerdictCommitted, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ex, err := run.Run(sandbox.WithRuleScope(ctx, tt.scope), tt.command)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := ex.Evidence
+			if ev == nil || ev.Verdict != tt.want {
+				t.Fatalf("evidence %+v, want verdict %s", ev, tt.want)
+			}
+			if tt.reason != "" && !strings.Contains(strings.Join(ev.Reasons, "\n"), tt.reason) {
+				t.Errorf("reasons %q, want one containing %q", ev.Reasons, tt.reason)
+			}
+		})
+	}
+	// The committed sysctl.d file is on the host; the refused ones are not.
+	if got := h.host(t, "cat /etc/sysctl.d/60-kptr.conf; test -e /etc/sysctl.d/60-k.conf && echo refused-file-present; readlink /var/log/wtmp; true"); strings.TrimSpace(got) != "kernel.kptr_restrict = 1" {
+		t.Errorf("the host holds %q", got)
+	}
 }

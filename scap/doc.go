@@ -27,8 +27,17 @@
 // an empty scope; one that reads paths computed on the host (home
 // directories, mount points) is not Complete. Datastream.Set gives each
 // rule its scope as rules.Rule.Paths, with StrictScope when Complete: the
-// sandbox's judge then refuses any change to the host's control surfaces
-// outside it (safety.EffectsPolicy.StrictScope).
+// sandbox's judge then refuses any change outside it but scratch and the
+// package manager's (safety.EffectsPolicy.StrictScope).
+//
+// The scope also says what the check reads besides files, which scopes
+// the recorded actions and the lines changed inside the paths
+// (rules.Rule.Units, Sysctl, Keys): the units of systemdunitproperty
+// objects and the dependencies systemdunitdependency states require
+// (service_auditd_enabled: auditd.service, auditd.socket), the kernel
+// parameters of sysctl objects, and the keyword a textfilecontent
+// pattern matches at the start of a line (^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
+// is permitrootlogin, folded to lower case as (?i) reads it).
 //
 // # Checks
 //
