@@ -261,6 +261,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		// Latent sshd settings and boot-time harm (judge19d).
 		out = append(out, sshEnvHarm(c, pol)...)
 		out = append(out, sshFilesHarm(c)...)
+		out = append(out, laterHarm(c)...)
 		if !owned[c.Path] {
 			out = append(out, unitHarm(c, e.Origin, pol)...)
 		}

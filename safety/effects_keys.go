@@ -76,7 +76,11 @@ func keysHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		default:
 			continue
 		}
-		if c.Diff == "" && c.After.Kind == nightshift.FileRegular {
+		if c.After.Kind != nightshift.FileRegular {
+			out = append(out, Refusal{Entry: "scope", Reason: "would make " + c.Path + " a " + c.After.Kind.String() + ": which " + what + " it sets cannot be judged"})
+			continue
+		}
+		if c.Diff == "" {
 			out = append(out, Refusal{Entry: "scope", Reason: "would change " + c.Path + " without a text diff: which " + what + " it sets cannot be compared with the rule's (" + strings.Join(slices.Sorted(mapKeys(keys)), ", ") + ")"})
 			continue
 		}
@@ -197,6 +201,46 @@ func sshFilesHarm(c nightshift.FileChange) []Refusal {
 			}
 			if slices.ContainsFunc(strings.Fields(t), func(w string) bool { return path.Base(w) == "pam_exec.so" || path.Base(w) == "pam_exec" }) {
 				add("privilege", "would make PAM run a program at every login ("+t+" in "+c.Path+"): pam_exec is not hardening, and its program runs as root with the login's secrets")
+			}
+		}
+	}
+	return out
+}
+
+// vendorSysctl are sysctl files the distribution ships in /usr/lib/sysctl.d
+// (or /lib/sysctl.d) with hardening in them: a file of the same name in
+// /etc/sysctl.d or /run/sysctl.d replaces it whatever it holds (Debian's
+// procps protect-links.conf sets the fs.protected_* links; systemd's
+// 50-default.conf the same and more). Not 50-coredump.conf (systemd's
+// core_pattern: CIS content replaces it on purpose) nor 50-pid-max.conf.
+var vendorSysctl = strings.Fields("protect-links.conf 50-default.conf")
+
+// scratchRoots are places where any user, or any later command, can
+// change a program after the judge saw it.
+var scratchRoots = strings.Fields("/tmp /var/tmp /dev/shm /run/user /home /var/cache /run/shm /var/lib/nightshift")
+
+// laterHarm judges, whatever the scope, files that make the system run or
+// drop something later: a sysctl file masking one the distribution ships
+// (protect-links.conf), and a unit running a program from a scratch place
+// (ExecStart=/var/tmp/x: the program can be swapped after the judge).
+func laterHarm(c nightshift.FileChange) []Refusal {
+	if c.Change == nightshift.ChangeDeleted || c.After.Kind == nightshift.FileDir {
+		return nil
+	}
+	var out []Refusal
+	if d := path.Dir(c.Path); (d == "/etc/sysctl.d" || d == "/run/sysctl.d") && slices.Contains(vendorSysctl, path.Base(c.Path)) && c.Change == nightshift.ChangeCreated {
+		out = append(out, Refusal{Entry: "config", Reason: "would create " + c.Path + ", which replaces the distribution's " + path.Base(c.Path) + " (its kernel hardening) whatever it holds"})
+	}
+	if isUnitPath(c.Path) && c.After.Kind == nightshift.FileRegular {
+		for _, kv := range unitKeyLines(c) {
+			if !strings.HasPrefix(kv[1], "Exec") {
+				continue
+			}
+			prog := strings.TrimLeft(kv[2], "-@:+!")
+			if f := strings.Fields(prog); len(f) > 0 {
+				if _, ok := underAny(path.Clean(f[0]), scratchRoots); ok {
+					out = append(out, Refusal{Entry: "deferred", Reason: "would make " + c.Path + " run " + f[0] + " (" + kv[1] + "), from a place a later command or another user can change"})
+				}
 			}
 		}
 	}

@@ -147,6 +147,8 @@ func TestJudgeEffectsKeysInScope(t *testing.T) {
 			"would change kernel.modules_disabled = 1 in /etc/sysctl.d/99-k.conf: the rule's check reads only the kernel parameters kernel.kptr_restrict"},
 		{"vm.max_map_count for a kptr rule", created("/etc/sysctl.d/x.conf", "+vm.max_map_count=1\n"), kptrRule, "vm.max_map_count=1"},
 		{"a sysctl file changed without a diff", created("/etc/sysctl.d/x.conf", ""), kptrRule, "without a text diff"},
+		{"a sysctl file made a link to scratch", nightshift.Effects{Changes: []nightshift.FileChange{{Path: "/etc/sysctl.d/99-x.conf", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "/tmp/x.conf"}}}}, kptrRule, "which kernel parameters it sets cannot be judged"},
 
 		// SSG's own fixes: their keyword only, comments and blank lines.
 		{"SSG's PermitRootLogin fix", mod("/etc/ssh/sshd_config", "-#PermitRootLogin prohibit-password\n+PermitRootLogin no\n+\n"), sshdRule, ""},
@@ -225,6 +227,38 @@ func TestJudgeEffectsSSHFiles(t *testing.T) {
 			// And through JudgeEffects.
 			if all := JudgeEffects(nightshift.Effects{Changes: []nightshift.FileChange{tt.c}}, EffectsPolicy{}); tt.want != "" && len(all) == 0 {
 				t.Errorf("JudgeEffects allowed it")
+			}
+		})
+	}
+}
+
+func TestJudgeEffectsLaterHarm(t *testing.T) {
+	created := func(p, diff string) nightshift.FileChange {
+		return nightshift.FileChange{Path: p, Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, Diff: diff}
+	}
+	tests := []struct {
+		name string
+		c    nightshift.FileChange
+		want string
+	}{
+		{"protect-links.conf masked", created("/etc/sysctl.d/protect-links.conf", "+# local\n"), "replaces the distribution's protect-links.conf"},
+		{"systemd's 50-default.conf masked at runtime", created("/run/sysctl.d/50-default.conf", "+kernel.kptr_restrict = 1\n"), "replaces the distribution's 50-default.conf"},
+		{"auditd.service running a /var/tmp script", created("/etc/systemd/system/auditd.service.d/x.conf", "+[Service]\n+ExecStartPost=-/var/tmp/uh\n"), "run /var/tmp/uh (ExecStartPost)"},
+		{"a unit running from /home", created("/etc/systemd/system/x.service", "+[Service]\n+ExecStart=/home/ops/bin/x --now\n"), "run /home/ops/bin/x"},
+		{"an SSG sysctl.d file", created("/etc/sysctl.d/99-sysctl.conf", "+kernel.kptr_restrict = 1\n"), ""},
+		{"a unit running a system program", created("/etc/systemd/system/auditd.service.d/x.conf", "+[Service]\n+ExecStartPost=-/sbin/augenrules --load\n"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, r := range laterHarm(tt.c) {
+				got = append(got, r.Reason)
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("refused: %q", got)
+			case tt.want != "" && !strings.Contains(strings.Join(got, "\n"), tt.want):
+				t.Errorf("refusals %q, want one containing %q", got, tt.want)
 			}
 		})
 	}
