@@ -519,6 +519,9 @@ func patternKeyword(re string) string {
 				b.WriteRune(r[0])
 				continue
 			}
+		default:
+			// Any other node (a repetition, a group, blanks) ends the
+			// keyword.
 		}
 		break
 	}
