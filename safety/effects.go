@@ -293,7 +293,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, sshdEffectiveHarm(e, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
 	out = append(out, scopedActions(e, owned, pkgOp, pol)...)
-	out = append(out, keysHarm(e, pol)...)
+	out = append(out, keysHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)

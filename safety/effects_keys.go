@@ -40,7 +40,7 @@ func diffLines(diff string) []string {
 
 // keysHarm refuses, with StrictScope, lines of sshd's configuration and of
 // sysctl files in Scope that set keywords the rule's check does not read.
-func keysHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
+func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []Refusal {
 	if !pol.StrictScope {
 		return nil
 	}
@@ -49,9 +49,22 @@ func keysHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		sshdKeys[strings.ToLower(k)] = true
 	}
 	sysKeys := sysctlKeys(pol)
+	// Unit settings are CamelCase (ExecStartPost, Requires).
+	unitKeys := map[string]bool{}
+	for _, k := range pol.Keys {
+		if k != "" && k[0] >= 'A' && k[0] <= 'Z' {
+			unitKeys[k] = true
+		}
+	}
 	var out []Refusal
 	for _, c := range e.Changes {
-		if !inScope(c.Path, pol.Scope) || c.Change == nightshift.ChangeDeleted || c.Change == nightshift.ChangeMeta || c.After.Kind == nightshift.FileDir {
+		if !inScope(c.Path, pol.Scope) || owned[c.Path] || owned[usrAlias(c.Path)] || c.Change == nightshift.ChangeMeta || c.After.Kind == nightshift.FileDir {
+			continue
+		}
+		if c.Change == nightshift.ChangeDeleted {
+			if isSysctlFile(c.Path) && len(sysKeys) > 0 || isUnitPath(c.Path) && len(unitKeys) > 0 {
+				out = append(out, Refusal{Entry: "scope", Reason: "would delete " + c.Path + ": the settings it held are not known to be only the rule's"})
+			}
 			continue
 		}
 		var keyOf func(string) string
@@ -73,6 +86,15 @@ func keysHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 				k, _, _ := strings.Cut(l, "=")
 				return sysctlKey(k)
 			}
+		case isUnitPath(c.Path) && len(unitKeys) > 0:
+			keys, what = unitKeys, "unit settings"
+			keyOf = func(l string) string {
+				if strings.HasPrefix(l, "[") {
+					return "" // a section header
+				}
+				k, _, _ := strings.Cut(l, "=")
+				return strings.TrimSpace(k)
+			}
 		default:
 			continue
 		}
@@ -90,10 +112,10 @@ func keysHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 				l = l[:i]
 			}
 			l = strings.TrimSpace(l)
-			if l == "" {
+			if l == "" || strings.HasPrefix(l, ";") {
 				continue
 			}
-			if k := keyOf(l); !keys[k] && !slices.Contains(other, l) {
+			if k := keyOf(l); k != "" && !keys[k] && !slices.Contains(other, l) || k == "" && !strings.HasPrefix(l, "[") && !slices.Contains(other, l) {
 				other = append(other, l)
 			}
 		}
@@ -220,14 +242,28 @@ var vendorSysctl = strings.Fields("protect-links.conf 50-default.conf")
 var scratchRoots = strings.Fields("/tmp /var/tmp /dev/shm /run/user /home /var/cache /run/shm /var/lib/nightshift")
 
 // laterHarm judges, whatever the scope, files that make the system run or
-// drop something later: a sysctl file masking one the distribution ships
-// (protect-links.conf), and a unit running a program from a scratch place
-// (ExecStart=/var/tmp/x: the program can be swapped after the judge).
+// drop something later: a link in the system trees into a scratch place or
+// a home (/etc/audit/rules.d/x.rules -> /tmp/r: what augenrules reads at
+// boot would not be what was judged), a sysctl file masking one the
+// distribution ships (protect-links.conf), and a unit running a program
+// from a scratch place (ExecStart=/var/tmp/x: the program can be swapped
+// after the judge).
 func laterHarm(c nightshift.FileChange) []Refusal {
 	if c.Change == nightshift.ChangeDeleted || c.After.Kind == nightshift.FileDir {
 		return nil
 	}
 	var out []Refusal
+	if c.After.Kind == nightshift.FileSymlink {
+		t := c.After.Target
+		if !path.IsAbs(t) {
+			t = path.Join(path.Dir(c.Path), t)
+		}
+		_, system := underAny(c.Path, systemTrees)
+		if _, scratch := underAny(path.Clean(t), scratchRoots); system && scratch {
+			out = append(out, Refusal{Entry: "deferred", Reason: "would make " + c.Path + " a link to " + c.After.Target + ", in a place a later command or another user can change: what the system reads there would not be what was judged"})
+		}
+		return out
+	}
 	if d := path.Dir(c.Path); (d == "/etc/sysctl.d" || d == "/run/sysctl.d") && slices.Contains(vendorSysctl, path.Base(c.Path)) && c.Change == nightshift.ChangeCreated {
 		out = append(out, Refusal{Entry: "config", Reason: "would create " + c.Path + ", which replaces the distribution's " + path.Base(c.Path) + " (its kernel hardening) whatever it holds"})
 	}

@@ -13,7 +13,7 @@ var (
 	sshdRule = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}
 	kptrRule = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/sysctl.conf", "/etc/sysctl.d", "/lib/sysctl.d", "/run/sysctl.d", "/usr/lib/sysctl.d", "/usr/local/lib/sysctl.d"},
 		Sysctl: []string{"kernel.kptr_restrict"}, Keys: []string{"kernel.kptr_restrict"}}
-	auditRule    = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/audit/audit.rules", "/etc/audit/rules.d", "/usr/lib/systemd/system/auditd.service"}}
+	auditRule    = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/audit/audit.rules", "/etc/audit/rules.d", "/usr/lib/systemd/system/auditd.service"}, Keys: []string{"ExecStartPost", "Requires"}}
 	auditdOnRule = EffectsPolicy{StrictScope: true, Units: []string{"auditd.service", "auditd.socket"}}
 	mountRule    = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/fstab"}}
 	moduleRule   = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/modprobe.d"}, Keys: []string{"install"}}
@@ -150,7 +150,17 @@ func TestJudgeEffectsKeysInScope(t *testing.T) {
 		{"a sysctl file made a link to scratch", nightshift.Effects{Changes: []nightshift.FileChange{{Path: "/etc/sysctl.d/99-x.conf", Change: nightshift.ChangeCreated,
 			After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "/tmp/x.conf"}}}}, kptrRule, "which kernel parameters it sets cannot be judged"},
 
+		{"auditd.service made to run nothing for an audit rule", mod("/usr/lib/systemd/system/auditd.service", " [Service]\n-ExecStart=/sbin/auditd\n+ExecStart=/bin/true\n"), auditRule,
+			"would change ExecStart=/sbin/auditd; ExecStart=/bin/true in /usr/lib/systemd/system/auditd.service: the rule's check reads only the unit settings ExecStartPost, Requires"},
+		{"a sysctl file of the scope deleted", nightshift.Effects{Changes: []nightshift.FileChange{{Path: "/usr/lib/sysctl.d/protect-links.conf", Change: nightshift.ChangeDeleted,
+			Before: nightshift.FileState{Kind: nightshift.FileRegular}}}}, kptrRule, "would delete /usr/lib/sysctl.d/protect-links.conf"},
+
 		// SSG's own fixes: their keyword only, comments and blank lines.
+		{"augenrules in auditd.service", mod("/usr/lib/systemd/system/auditd.service", " [Service]\n+ExecStartPost=-/sbin/augenrules --load\n"), auditRule, ""},
+		{"a sysctl file a package installs", nightshift.Effects{Changes: []nightshift.FileChange{
+			{Path: "/var/lib/dpkg/status", Change: nightshift.ChangeModified, Before: nightshift.FileState{Kind: nightshift.FileRegular}, After: nightshift.FileState{Kind: nightshift.FileRegular}},
+			{Path: "/var/lib/dpkg/info/procps.list", Change: nightshift.ChangeModified, Before: nightshift.FileState{Kind: nightshift.FileRegular}, After: nightshift.FileState{Kind: nightshift.FileRegular}, Diff: "+/usr/lib/sysctl.d/50-pid-max.conf\n"},
+			{Path: "/usr/lib/sysctl.d/50-pid-max.conf", Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileRegular}, Diff: "+kernel.pid_max = 4194304\n"}}}, kptrRule, ""},
 		{"SSG's PermitRootLogin fix", mod("/etc/ssh/sshd_config", "-#PermitRootLogin prohibit-password\n+PermitRootLogin no\n+\n"), sshdRule, ""},
 		{"keywords case-insensitively, with =", mod("/etc/ssh/sshd_config", "+PERMITROOTLOGIN=no # hardening\n"), sshdRule, ""},
 		{"SSG's sysctl fix comments the key out elsewhere", mod("/etc/sysctl.conf", "-kernel.kptr_restrict = 0\n+# kernel.kptr_restrict = 0\n+kernel.kptr_restrict = 1\n"), kptrRule, ""},
@@ -245,6 +255,14 @@ func TestJudgeEffectsLaterHarm(t *testing.T) {
 		{"systemd's 50-default.conf masked at runtime", created("/run/sysctl.d/50-default.conf", "+kernel.kptr_restrict = 1\n"), "replaces the distribution's 50-default.conf"},
 		{"auditd.service running a /var/tmp script", created("/etc/systemd/system/auditd.service.d/x.conf", "+[Service]\n+ExecStartPost=-/var/tmp/uh\n"), "run /var/tmp/uh (ExecStartPost)"},
 		{"a unit running from /home", created("/etc/systemd/system/x.service", "+[Service]\n+ExecStart=/home/ops/bin/x --now\n"), "run /home/ops/bin/x"},
+		{"an audit rules file linked to /tmp", nightshift.FileChange{Path: "/etc/audit/rules.d/99-x.rules", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "../../../tmp/r.rules"}}, "a link to ../../../tmp/r.rules"},
+		{"a link in /usr/local/bin to /dev/shm", nightshift.FileChange{Path: "/usr/local/bin/ls", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "/dev/shm/x"}}, "a link to /dev/shm/x"},
+		{"Debian's sysctl.d link to sysctl.conf", nightshift.FileChange{Path: "/etc/sysctl.d/99-sysctl.conf", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "../sysctl.conf"}}, ""},
+		{"a link in /tmp to /etc", nightshift.FileChange{Path: "/tmp/e", Change: nightshift.ChangeCreated,
+			After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "/etc"}}, ""},
 		{"an SSG sysctl.d file", created("/etc/sysctl.d/99-sysctl.conf", "+kernel.kptr_restrict = 1\n"), ""},
 		{"a unit running a system program", created("/etc/systemd/system/auditd.service.d/x.conf", "+[Service]\n+ExecStartPost=-/sbin/augenrules --load\n"), ""},
 	}

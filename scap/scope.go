@@ -230,7 +230,7 @@ func (w *scopeWalk) object(n ovalNode) {
 		}
 	case "textfilecontent54_object", "textfilecontent_object":
 		if p := n.child("pattern"); p != nil && p.attr("var_ref") == "" {
-			if k := patternKeyword(strings.TrimSpace(p.Text)); k != "" {
+			for _, k := range patternKeywords(strings.TrimSpace(p.Text)) {
 				w.keys[k] = true
 			}
 		}
@@ -474,66 +474,94 @@ func dropCovered(ps []string) []string {
 	return out
 }
 
-// patternKeyword returns the keyword a line pattern matches at the start
+// patternKeywords returns the keywords a line pattern matches at the start
 // of a line, after optional blanks and flags: ^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
-// is PermitRootLogin, ^[\s]*kernel.kptr_restrict[\s]*=… is
-// kernel.kptr_restrict (an unescaped dot read as itself); "" when the
-// pattern does not begin that way or the word is not a setting's name.
-func patternKeyword(re string) string {
+// is permitrootlogin (folded to lower case as (?i) reads it),
+// ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict (an unescaped
+// dot read as itself), ^(ExecStartPost=\-\/sbin\/augenrules.*$|Requires=augenrules.service)
+// is ExecStartPost and Requires (a group's alternatives each); none when
+// the pattern does not begin that way or the word is not a setting's name.
+func patternKeywords(re string) []string {
 	x, err := syntax.Parse(re, syntax.Perl)
 	if err != nil {
-		return ""
+		return nil
 	}
-	var subs []*syntax.Regexp
-	if x.Op == syntax.OpConcat {
-		subs = x.Sub
-	} else {
-		subs = []*syntax.Regexp{x}
+	subs := concatNodes(x)
+	if len(subs) == 0 || (subs[0].Op != syntax.OpBeginLine && subs[0].Op != syntax.OpBeginText) {
+		return nil
 	}
-	i := 0
-	if i < len(subs) && (subs[i].Op == syntax.OpBeginLine || subs[i].Op == syntax.OpBeginText) {
-		i++
-	} else {
-		return ""
-	}
+	i := 1
 	// Blanks before the keyword: [ \t]*, \s*, [\s]*.
 	for i < len(subs) && (subs[i].Op == syntax.OpStar || subs[i].Op == syntax.OpQuest) && subs[i].Sub[0].Op == syntax.OpCharClass {
 		i++
 	}
+	if i < len(subs) && subs[i].Op == syntax.OpCapture {
+		var out []string
+		alts := []*syntax.Regexp{subs[i].Sub[0]}
+		if subs[i].Sub[0].Op == syntax.OpAlternate {
+			alts = subs[i].Sub[0].Sub
+		}
+		for _, a := range alts {
+			if k := keywordOf(concatNodes(a)); k != "" {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	if k := keywordOf(subs[i:]); k != "" {
+		return []string{k}
+	}
+	return nil
+}
+
+// concatNodes is x's sequence of nodes (x alone when it is not a
+// concatenation).
+func concatNodes(x *syntax.Regexp) []*syntax.Regexp {
+	if x.Op == syntax.OpConcat {
+		return x.Sub
+	}
+	return []*syntax.Regexp{x}
+}
+
+// keywordOf reads the literal run at the start of subs as a setting's
+// name: letters first, then letters, digits, '_', '.', '-'; it ends at the
+// first other character or node. "" when shorter than 3 characters.
+func keywordOf(subs []*syntax.Regexp) string {
 	var b strings.Builder
-	for ; i < len(subs); i++ {
-		switch subs[i].Op {
+loop:
+	for _, n := range subs {
+		switch n.Op {
 		case syntax.OpLiteral:
-			lit := string(subs[i].Rune)
-			if subs[i].Flags&syntax.FoldCase != 0 {
+			lit := string(n.Rune)
+			if n.Flags&syntax.FoldCase != 0 {
 				lit = strings.ToLower(lit) // (?i): sshd's keywords are case-insensitive
 			}
 			b.WriteString(lit)
-			continue
 		case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
 			b.WriteByte('.')
-			continue
 		case syntax.OpCharClass:
 			// [.] or a folded single letter ([Pp]).
-			if r := subs[i].Rune; len(r) == 2 && r[0] == r[1] {
-				b.WriteRune(r[0])
-				continue
+			r := n.Rune
+			if len(r) != 2 || r[0] != r[1] {
+				break loop
 			}
+			b.WriteRune(r[0])
 		default:
 			// Any other node (a repetition, a group, blanks) ends the
 			// keyword.
+			break loop
 		}
-		break
 	}
-	k := strings.Trim(b.String(), ".")
-	if len(k) < 3 {
-		return ""
-	}
+	k := b.String()
 	for j, r := range k {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || j > 0 && (r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
-		if !ok {
-			return ""
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (j == 0 || !(r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')) {
+			k = k[:j]
+			break
 		}
+	}
+	if k = strings.Trim(k, ".-"); len(k) < 3 {
+		return ""
 	}
 	return k
 }

@@ -189,6 +189,10 @@ func TestScopeSSGDebian12Reads(t *testing.T) {
 		// systemdunitdependency_state auditd.service (multi-user.target's
 		// dependencies), systemdunitproperty_object auditd.socket.
 		{"service_auditd_enabled", []string{"auditd.service", "auditd.socket"}, nil, nil},
+		// ^(ExecStartPost=\-\/sbin\/augenrules.*$|Requires=augenrules.service)
+		// in auditd.service; the audit rules' own patterns start with -a or
+		// -w, which is no keyword.
+		{"audit_rules_session_events", nil, nil, []string{"ExecStartPost", "Requires"}},
 		// dpkginfo_object only.
 		{"package_audit_installed", nil, nil, nil},
 		{"apt_conf_disallow_unauthenticated", nil, nil, []string{"allowunauthenticated"}},
@@ -205,22 +209,27 @@ func TestScopeSSGDebian12Reads(t *testing.T) {
 	}
 }
 
-func TestPatternKeyword(t *testing.T) {
-	tests := []struct{ re, want string }{
-		{`^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+(.+?)[ \t]*(?:$|#)`, "permitrootlogin"},
-		{`^[\s]*kernel.kptr_restrict[\s]*=[\s]*(.*\S)[\s]*$`, "kernel.kptr_restrict"},
-		{`^\s*net\.ipv4\.ip_forward\s*=\s*0`, "net.ipv4.ip_forward"},
-		{`^ClientAliveInterval\s+(\d+)`, "ClientAliveInterval"},
-		{`^[Pp]ermit`, "permit"},     // [Pp] parses as a folded literal
-		{`^\s*-a\s+always,exit`, ""}, // an audit rule: no keyword
-		{`PermitRootLogin`, ""},      // not anchored
-		{`^\s*(\S+)\s*=`, ""},        // no literal
-		{`^ab`, ""},                  // too short
-		{`^[`, ""},                   // does not parse
+func TestPatternKeywords(t *testing.T) {
+	tests := []struct {
+		re   string
+		want []string
+	}{
+		{`^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+(.+?)[ \t]*(?:$|#)`, []string{"permitrootlogin"}},
+		{`^[\s]*kernel.kptr_restrict[\s]*=[\s]*(.*\S)[\s]*$`, []string{"kernel.kptr_restrict"}},
+		{`^\s*net\.ipv4\.ip_forward\s*=\s*0`, []string{"net.ipv4.ip_forward"}},
+		{`^ClientAliveInterval\s+(\d+)`, []string{"ClientAliveInterval"}},
+		{`^[Pp]ermit`, []string{"permit"}}, // [Pp] parses as a folded literal
+		{`^(ExecStartPost=\-\/sbin\/augenrules.*$|Requires=augenrules.service)`, []string{"ExecStartPost", "Requires"}},
+		{`^umask 027`, []string{"umask"}},
+		{`^\s*-a\s+always,exit`, nil}, // an audit rule: no keyword
+		{`PermitRootLogin`, nil},      // not anchored
+		{`^\s*(\S+)\s*=`, nil},        // no literal
+		{`^ab`, nil},                  // too short
+		{`^[`, nil},                   // does not parse
 	}
 	for _, tt := range tests {
-		if got := patternKeyword(tt.re); got != tt.want {
-			t.Errorf("patternKeyword(%q) = %q, want %q", tt.re, got, tt.want)
+		if got := patternKeywords(tt.re); !slices.Equal(got, tt.want) {
+			t.Errorf("patternKeywords(%q) = %q, want %q", tt.re, got, tt.want)
 		}
 	}
 }
