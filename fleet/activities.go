@@ -348,4 +348,3 @@ func rejection(ae *temporal.ApplicationError) error {
 	}
 	return &openai.APIError{Message: ae.Message(), HTTPStatusCode: d.Status, HTTPStatus: d.StatusText, Type: d.Type, Param: d.Param}
 }
-
