@@ -219,7 +219,7 @@
 //
 // Not judged: the login's own account changes through means other than
 // the password files (NSS modules, LDAP), PAM modules beyond those named
-// (pam_succeed_if's conditions, pam_exec's programs), the loss of a
+// (pam_succeed_if's conditions; a pam_exec line is refused), the loss of a
 // login's own group membership in /etc/group, a privileged primary group
 // on a distribution whose group IDs are not Debian's, configuration of
 // other network services, package-manager records a command forges
