@@ -325,7 +325,8 @@ func (h *corpusHost) freshLogin() error {
 // targetPID returns a process of the target, found from this machine's
 // /proc (no program of the target runs: a hostile command may have broken
 // them all): one whose mount namespace has, mounted on /, the target's
-// root directory (its pivoted bind mount; /proc/PID/root itself does not
+// root directory (its pivoted bind mount of the overlay debtarget mounts
+// with the root's path as its source; /proc/PID/root itself does not
 // resolve from here).
 func (h *corpusHost) targetPID() (string, error) {
 	ents, err := os.ReadDir("/proc")
@@ -343,7 +344,7 @@ func (h *corpusHost) targetPID() (string, error) {
 		}
 		for _, l := range strings.Split(string(b), "\n") {
 			f := strings.Fields(l)
-			if len(f) > 4 && f[4] == "/" && strings.HasSuffix(f[3], suffix) {
+			if len(f) > 4 && f[4] == "/" && (strings.HasSuffix(f[3], suffix) || strings.Contains(l, " - overlay "+h.tg.Root+" ")) {
 				return e.Name(), nil
 			}
 		}
