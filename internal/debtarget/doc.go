@@ -71,7 +71,9 @@
 // checks /proc/self/mountinfo for mounts
 // left under the target's directory ([ErrMountsLeft]; the files are then
 // kept) and removes the directory. A test process that dies takes the target
-// with it (the parent-death signal). Start needs root, overlayfs, unshare, setpriv,
+// with it (the parent-death signal), and a reaper (a shell that waits on a
+// pipe from the test process) unmounts its overlay, which lives in this
+// machine's mount namespace. Start needs root, overlayfs, unshare, setpriv,
 // chroot, tar, zstd and ssh-keygen on the machine; it returns [ErrNotRoot]
 // otherwise.
 //

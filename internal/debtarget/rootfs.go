@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,10 +26,24 @@ var ErrRootFS = errors.New("mount the debian target's root")
 // overlay is a superblock of its own: a remount of / inside the target
 // (remount,ro, errors=…) changes that superblock, never the one of the
 // file system Dir is on (this machine's root, for a temporary Dir).
+//
+// A reaper (a shell waiting on a pipe from this process) unmounts it if
+// this process dies without Close (a test binary's timeout, SIGKILL): the
+// mount is in this machine's mount namespace, which outlives the target's.
 type rootFS struct {
 	dir, root string
 	mounted   bool
+	reaper    *exec.Cmd
+	reaperIn  io.WriteCloser
 }
+
+// reaperScript waits for its stdin: "keep" (Close unmounts) ends it;
+// end of file (this process died) unmounts $1, trying for ten seconds while
+// it is busy.
+const reaperScript = `read -r v
+[ "$v" = keep ] && exit 0
+for i in 1 2 3 4 5 6 7 8 9 10; do umount "$1" 2>/dev/null && exit 0; sleep 1; done
+exit 1`
 
 // mountRoot unpacks tarball into dir/lower and mounts the overlay at
 // dir/root; the caller unmounts it with unmount, also after an error.
@@ -66,6 +82,17 @@ func mountRoot(ctx context.Context, tarball, dir string) (*rootFS, error) {
 	// The source names the target's root, so its mounts can be found in
 	// any mount namespace's mountinfo.
 	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work + ",redirect_dir=on"
+	r.reaper = exec.Command("sh", "-c", reaperScript, "sh", r.root)
+	// Its own process group: a Ctrl-C of the test run must not end it
+	// before this process.
+	r.reaper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if r.reaperIn, err = r.reaper.StdinPipe(); err != nil {
+		return r, fmt.Errorf("debtarget: %w", err)
+	}
+	if err := r.reaper.Start(); err != nil {
+		r.reaper = nil
+		return r, fmt.Errorf("debtarget: start the root's reaper: %w: %v", ErrRootFS, err)
+	}
 	if err := unix.Mount(r.root, r.root, "overlay", 0, opts); err != nil {
 		return r, fmt.Errorf("debtarget: overlay at %s: %w: %v", r.root, ErrRootFS, err)
 	}
@@ -78,7 +105,16 @@ func mountRoot(ctx context.Context, tarball, dir string) (*rootFS, error) {
 // must be gone. A busy mount is tried again for a few seconds (a process
 // this one started in the root, such as a chroot, may be ending).
 func (r *rootFS) unmount() error {
-	if r == nil || !r.mounted {
+	if r == nil {
+		return nil
+	}
+	if r.reaper != nil {
+		io.WriteString(r.reaperIn, "keep\n")
+		r.reaperIn.Close()
+		r.reaper.Wait()
+		r.reaper = nil
+	}
+	if !r.mounted {
 		return nil
 	}
 	var err error
