@@ -217,14 +217,23 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		}
 		return "IPv6"
 	}
+	// dialled is the address the worker reaches sshd at, when known;
+	// where is the address whose family must stay: dialled, else the
+	// worker's own as sshd saw it (a TCP connection's two ends share a
+	// family).
+	dialled := pol.SSHAddr.Unmap()
+	where, whereText := dialled, "reaches sshd at "+dialled.String()
+	if !dialled.IsValid() {
+		where, whereText = origin, "connects from "+e.Origin
+	}
 
 	listenTouched := sshdTouched(e, "AddressFamily", "ListenAddress", "Port", "Include")
 	switch af := eff["addressfamily"]; {
 	case af == "" || af == "any" || !listenTouched:
-	case originErr != nil:
+	case !where.IsValid():
 		lock("AddressFamily " + af + " and the worker's address is not known (the judge cannot tell its family)")
-	case af == "inet" && !origin.Is4(), af == "inet6" && !origin.Is6():
-		lock("AddressFamily " + af + " and the worker connects over " + family(origin) + " (from " + e.Origin + ")")
+	case af == "inet" && !where.Is4(), af == "inet6" && !where.Is6():
+		lock("AddressFamily " + af + " and the worker connects over " + family(where) + " (it " + whereText + ")")
 	}
 	if las := strings.Fields(eff["listenaddress"]); len(las) > 0 && listenTouched {
 		ports := strings.Fields(eff["port"])
@@ -240,17 +249,28 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 				continue
 			}
 			switch {
-			case originErr != nil:
-				covered = covered || l.wildcard
+			case l.wildcard && where.IsValid():
+				covered = covered || l.addr.Is4() == where.Is4()
 			case l.wildcard:
-				covered = covered || l.addr.Is4() == origin.Is4()
-			case l.addr.IsValid() && origin.IsLoopback():
+				covered = true
+			case l.addr.IsValid() && dialled.IsValid():
+				// The address the worker dialled. Behind a destination NAT
+				// or a forwarder it is not the host's; the lockout net's
+				// latent check reads the host's own (SSH_CONNECTION).
+				covered = covered || l.addr == dialled
+			case l.addr.IsValid() && originErr == nil && origin.IsLoopback():
 				covered = covered || l.addr == origin
 			}
 		}
 		if !covered {
-			lock("sshd would listen only on " + strings.Join(seen, " ") + ", which does not cover the worker's connection (from " + orUnknown(e.Origin) +
-				", port " + strings.Join(ports, " ") + "): listen on 0.0.0.0 or :: of the worker's family, or leave ListenAddress out")
+			conn := "from " + orUnknown(e.Origin)
+			fix := "listen on 0.0.0.0 or :: of the worker's family, or leave ListenAddress out"
+			if dialled.IsValid() {
+				conn += " to " + dialled.String()
+				fix = "listen on " + dialled.String() + " too, on 0.0.0.0 or :: of its family, or leave ListenAddress out"
+			}
+			lock("sshd would listen only on " + strings.Join(seen, " ") + ", which does not cover the worker's connection (" + conn +
+				", port " + strings.Join(ports, " ") + "): " + fix)
 		}
 	}
 
@@ -317,7 +337,9 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 					lock("PubkeyAcceptedAlgorithms " + v + " no longer accepts " + t + " keys, which the worker's key may be")
 				}
 			}
-		} else if len(intersect(acc, want)) == 0 {
+		} else if len(intersect(commaList(v), want)) == 0 {
+			// want is what the worker's client logs in with (certificate
+			// forms included, which cl.PublicKeyAuths does not list).
 			lock("PubkeyAcceptedAlgorithms " + v + " does not accept the worker's key (" + strings.Join(want, ",") + ")")
 		}
 	}
