@@ -42,6 +42,11 @@ type SSHFacts struct {
 	// which dials the host itself. Behind a destination NAT or a port
 	// forwarder it is not an address of the host.
 	Server netip.AddrPort
+	// Local is the worker's own end of that connection (its local
+	// address); invalid through a jump host. When sshd sees the
+	// connection come from another address, something translates it on
+	// the way, and Server may not be the host's.
+	Local netip.AddrPort
 }
 
 // Clone returns a copy that shares no slice with f.

@@ -35,6 +35,13 @@ type EffectsPolicy struct {
 	// address as sshd saw it (Effects.Origin), against which a specific
 	// ListenAddress covers only a loopback worker's connection.
 	SSHAddr netip.Addr
+	// SSHFrom is the worker's own end of that connection (its local
+	// address, nightshift.SSHFacts.Local). When it is given, SSHAddr is
+	// used only if sshd saw the connection come from it (Effects.Origin):
+	// otherwise something translates the connection on the way (a NAT, a
+	// forwarder) and the address dialled may not be the host's. The zero
+	// value: SSHAddr is used as given.
+	SSHFrom netip.Addr
 	// HostKeyAlgorithms are the host key algorithms the worker's
 	// known_hosts accepts for the host: sshd must keep presenting one.
 	// Empty: not known, and a command that changes HostKey or
@@ -75,7 +82,8 @@ type EffectsPolicy struct {
 // tells (sshexec's Client.SSHFacts): HostKeyAlgorithms from the host key
 // algorithms its known_hosts accepts, KeyAlgorithms from the algorithm its
 // key logged in with, SSHAddr (and a zero SSHPort) from the address it
-// dialled. Facts not known leave their fields as they are.
+// dialled and SSHFrom from its own end of the connection. Facts not known
+// leave their fields as they are.
 //
 // KeyAlgorithms is the algorithm used, not every one the key could sign
 // with: OpenSSH's server-sig-algs does not follow PubkeyAcceptedAlgorithms,
@@ -93,6 +101,9 @@ func (p EffectsPolicy) WithSSH(f nightshift.SSHFacts) EffectsPolicy {
 		if p.SSHPort == 0 {
 			p.SSHPort = int(f.Server.Port())
 		}
+	}
+	if f.Local.IsValid() {
+		p.SSHFrom = f.Local.Addr().Unmap()
 	}
 	return p
 }
@@ -304,6 +315,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, sshdLockout(e.SSHD, pol)...)
 	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	out = append(out, sshdEffectiveHarm(e, pol)...)
+	out = append(out, hostKeyHarm(e, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)

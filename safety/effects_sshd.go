@@ -217,11 +217,18 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		}
 		return "IPv6"
 	}
-	// dialled is the address the worker reaches sshd at, when known;
-	// where is the address whose family must stay: dialled, else the
-	// worker's own as sshd saw it (a TCP connection's two ends share a
-	// family).
+	// dialled is the address the worker reaches sshd at, when known and
+	// the connection is not translated on the way (sshd saw it come from
+	// the worker's own end); where is the address whose family must stay:
+	// dialled, else the worker's own as sshd saw it (a TCP connection's
+	// two ends share a family).
 	dialled := pol.SSHAddr.Unmap()
+	translated := ""
+	if from := pol.SSHFrom.Unmap(); dialled.IsValid() && from.IsValid() && (originErr != nil || origin != from) {
+		translated = " (the worker's connection leaves it from " + from.String() + " and reaches sshd from " + orUnknown(e.Origin) +
+			": translated on the way, so " + dialled.String() + ", the address it dialled, may not be the host's)"
+		dialled = netip.Addr{}
+	}
 	where, whereText := dialled, "reaches sshd at "+dialled.String()
 	if !dialled.IsValid() {
 		where, whereText = origin, "connects from "+e.Origin
@@ -270,7 +277,7 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 				fix = "listen on " + dialled.String() + " too, on 0.0.0.0 or :: of its family, or leave ListenAddress out"
 			}
 			lock("sshd would listen only on " + strings.Join(seen, " ") + ", which does not cover the worker's connection (" + conn +
-				", port " + strings.Join(ports, " ") + "): " + fix)
+				", port " + strings.Join(ports, " ") + ")" + translated + ": " + fix)
 		}
 	}
 
@@ -462,6 +469,56 @@ func sshEnvHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 	var out []Refusal
 	for _, name := range userEnvNames(c) {
 		out = append(out, Refusal{Entry: "lockout", Reason: "would set " + name + " in " + c.Path + ": sshd applies it to every SSH session of that login (the worker's commands) when PermitUserEnvironment allows it"})
+	}
+	return out
+}
+
+// defaultHostKeys are the host key files sshd loads when its
+// configuration names none (ssh-keygen -A makes them).
+var defaultHostKeys = []string{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key"}
+
+// hostKeyHarm refuses replacing or deleting a host key file sshd loads
+// whose type the worker's known_hosts pins (EffectsPolicy.HostKeyAlgorithms;
+// not known: any type): from sshd's next restart the host presents another
+// key, or none of that type, and the worker's client refuses it as a
+// changed host key, as OpenSSH does. A mode or owner change is not a
+// replacement.
+func hostKeyHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
+	files := slices.Clone(defaultHostKeys)
+	if e.SSHD != nil {
+		files = append(files, strings.Fields(e.SSHD.Effective["hostkey"])...)
+	}
+	pinned := map[string]bool{}
+	for _, a := range pol.HostKeyAlgorithms {
+		pinned[keyTypeOf(a)] = true
+	}
+	known := len(pinned) > 0 && !pinned[""]
+	var out []Refusal
+	for _, c := range e.Changes {
+		if !slices.Contains(files, c.Path) || c.Before.Kind != nightshift.FileRegular {
+			continue
+		}
+		verb := "replace"
+		switch {
+		case c.Change == nightshift.ChangeDeleted || c.After.Kind == nightshift.FileNone:
+			verb = "delete"
+		case c.Change == nightshift.ChangeModified:
+			if c.After.Kind == nightshift.FileRegular && c.Before.SHA256 != "" && c.Before.SHA256 == c.After.SHA256 {
+				continue
+			}
+		default:
+			continue
+		}
+		t := hostKeyFileType(c.Path)
+		why := "which the worker's known_hosts may pin (the judge was not told which types it does)"
+		if known {
+			if t != "" && !pinned[t] {
+				continue
+			}
+			why = "which the worker's known_hosts pins (" + strings.Join(pol.HostKeyAlgorithms, ",") + ")"
+		}
+		out = append(out, Refusal{Entry: "lockout", Reason: "would " + verb + " the host key " + c.Path + ", " + why +
+			": from sshd's next restart the worker's SSH client would refuse the host as one whose key changed; leave the host keys the worker pins, or update its known_hosts first"})
 	}
 	return out
 }

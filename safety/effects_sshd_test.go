@@ -66,6 +66,22 @@ func TestJudgeSSHDEffective(t *testing.T) {
 		return nightshift.FileChange{Path: p, Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileOther, Mode: 0o644}}
 	}
 	origin := func(e nightshift.Effects, o string) nightshift.Effects { e.Origin = o; return e }
+	// hostKeyChange: a host key file changed (its private key's hash now
+	// sum; "" when deleted), sshd -T otherwise the host's own.
+	hostKeyChange := func(p string, ch nightshift.Change, sum string) nightshift.Effects {
+		before := nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o640, SHA256: "aa", Size: 411}
+		after := before
+		switch ch {
+		case nightshift.ChangeDeleted:
+			after = nightshift.FileState{}
+		case nightshift.ChangeMeta:
+			after.Mode = 0o600
+		default:
+			after.SHA256 = sum
+		}
+		return nightshift.Effects{Origin: "192.0.2.7", Changes: []nightshift.FileChange{{Path: p, Change: ch, Before: before, After: after}},
+			SSHD: &nightshift.SSHDCheck{Login: "root", TestOK: true, Effective: maps.Clone(debianSSHD)}}
+	}
 	root := EffectsPolicy{}
 	pinned := EffectsPolicy{HostKeyAlgorithms: []string{"ssh-ed25519"}, KeyAlgorithms: []string{"ssh-ed25519"}}
 	// Policies from the facts of the worker's SSH connection, as
@@ -100,6 +116,12 @@ func TestJudgeSSHDEffective(t *testing.T) {
 	rsaWorker := root.WithSSH(rsaKey(edHost))
 	certWorker := root.WithSSH(certKey(edHost))
 	v6Worker := root.WithSSH(edKey(v6(edHost)))
+	from := func(f nightshift.SSHFacts, a string) nightshift.SSHFacts {
+		f.Local = netip.MustParseAddrPort(a)
+		return f
+	}
+	fromWorker := root.WithSSH(from(edKey(edHost), "192.0.2.7:40000"))
+	natWorker := root.WithSSH(from(edKey(edHost), "10.0.0.7:40000"))
 	noRSA := "ssh-ed25519-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com"
 	tests := []struct {
 		name  string
@@ -170,7 +192,25 @@ func TestJudgeSSHDEffective(t *testing.T) {
 		{"ListenAddress the dialled IPv6 address", origin(conf("ListenAddress 2001:db8::1", map[string]string{"listenaddress": "[2001:db8::1]:22"}), "2001:db8::7"), v6Worker, "", ""},
 		{"ListenAddress 0.0.0.0, the worker dialled IPv6", origin(conf("ListenAddress 0.0.0.0", map[string]string{"listenaddress": "0.0.0.0:22"}), "2001:db8::7"), v6Worker, "lockout", "does not cover"},
 		{"AddressFamily inet, origin unknown, the worker dialled IPv4", origin(conf("AddressFamily inet", map[string]string{"addressfamily": "inet", "listenaddress": "0.0.0.0:22"}), ""), pinsEd, "", ""},
+		// The worker's own end: sshd sees it (no translation), or another
+		// address (a NAT or a forwarder between them).
+		{"ListenAddress the dialled address, sshd sees the worker's own address", conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), fromWorker, "", ""},
+		{"ListenAddress the dialled address, the connection translated", conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), natWorker, "lockout", "translated on the way, so 192.0.2.1"},
+		{"ListenAddress the dialled address, translated, origin unknown", origin(conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), ""), fromWorker, "lockout", "translated on the way"},
+		{"ListenAddress 0.0.0.0, the connection translated", conf("ListenAddress 0.0.0.0", map[string]string{"listenaddress": "0.0.0.0:22"}), natWorker, "", ""},
 		{"AddressFamily inet6, the worker dialled IPv4", conf("AddressFamily inet6", map[string]string{"addressfamily": "inet6", "listenaddress": "[::]:22"}), pinsEd, "lockout", "reaches sshd at 192.0.2.1"},
+		// Host key files replaced or deleted (ssh-keygen over them, rm).
+		{"the pinned ed25519 host key regenerated", hostKeyChange("/etc/ssh/ssh_host_ed25519_key", nightshift.ChangeModified, "bb"), pinsEd, "lockout", "would replace the host key /etc/ssh/ssh_host_ed25519_key, which the worker's known_hosts pins (ssh-ed25519)"},
+		{"the pinned ed25519 host key deleted", hostKeyChange("/etc/ssh/ssh_host_ed25519_key", nightshift.ChangeDeleted, ""), pinsEd, "lockout", "would delete the host key"},
+		{"the RSA host key regenerated, known_hosts pins ed25519", hostKeyChange("/etc/ssh/ssh_host_rsa_key", nightshift.ChangeModified, "bb"), pinsEd, "", ""},
+		{"the RSA host key regenerated, known_hosts pins RSA", hostKeyChange("/etc/ssh/ssh_host_rsa_key", nightshift.ChangeModified, "bb"), pinsRSA, "lockout", "pins (rsa-sha2-256,rsa-sha2-512)"},
+		{"the RSA host key regenerated, pin unknown", hostKeyChange("/etc/ssh/ssh_host_rsa_key", nightshift.ChangeModified, "bb"), root, "lockout", "may pin"},
+		{"a host key sshd_config names, regenerated, pin unknown", func() nightshift.Effects {
+			e := hostKeyChange("/etc/ssh/keys/host", nightshift.ChangeModified, "bb")
+			e.SSHD.Effective["hostkey"] = "/etc/ssh/keys/host"
+			return e
+		}(), pinsEd, "lockout", "/etc/ssh/keys/host"},
+		{"the pinned host key's mode tightened (SSG)", hostKeyChange("/etc/ssh/ssh_host_ed25519_key", nightshift.ChangeMeta, "aa"), pinsEd, "", ""},
 		// Sessions, banner.
 		{"MaxSessions 0", conf("MaxSessions 0", map[string]string{"maxsessions": "0"}), root, "lockout", "MaxSessions 0"},
 		{"MaxSessions 10 (SSG)", conf("MaxSessions 10", map[string]string{"maxsessions": "10"}), root, "", ""},
@@ -235,8 +275,8 @@ func TestEffectsPolicyWithSSH(t *testing.T) {
 	}{
 		{"nothing known", base, nightshift.SSHFacts{}, base},
 		{"every fact", EffectsPolicy{Login: "deploy"}, nightshift.SSHFacts{HostKeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512"}, KeyAlgorithm: "rsa-sha2-256",
-			KeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512", "ssh-rsa"}, Server: netip.MustParseAddrPort("[::ffff:192.0.2.1]:2200")},
-			EffectsPolicy{Login: "deploy", SSHPort: 2200, SSHAddr: netip.MustParseAddr("192.0.2.1"), HostKeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512"}, KeyAlgorithms: []string{"rsa-sha2-256"}}},
+			KeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512", "ssh-rsa"}, Server: netip.MustParseAddrPort("[::ffff:192.0.2.1]:2200"), Local: netip.MustParseAddrPort("192.0.2.7:40000")},
+			EffectsPolicy{Login: "deploy", SSHPort: 2200, SSHAddr: netip.MustParseAddr("192.0.2.1"), SSHFrom: netip.MustParseAddr("192.0.2.7"), HostKeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512"}, KeyAlgorithms: []string{"rsa-sha2-256"}}},
 		{"through a jump host (no server address), the configured port kept", base, nightshift.SSHFacts{KeyAlgorithm: "ssh-ed25519", Server: netip.AddrPort{}},
 			EffectsPolicy{Login: "deploy", SSHPort: 2222, HostKeyAlgorithms: []string{"ssh-ed25519"}, KeyAlgorithms: []string{"ssh-ed25519"}}},
 	}

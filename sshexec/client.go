@@ -329,7 +329,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	if jump == nil {
-		serverAddr(&facts, raw)
+		connAddrs(&facts, raw)
 	}
 	cn := &conn{client: client, jump: jump, facts: facts, done: make(chan struct{})}
 	go func() {

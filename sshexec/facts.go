@@ -18,7 +18,7 @@ import (
 // and the key types known_hosts holds for the host, the algorithms the
 // client accepts from it on its next dial, the worker's key that
 // authenticated and the algorithms the client may use it with, and the
-// address the TCP connection reached. It dials first when there is no live
+// addresses of the TCP connection's two ends. It dials first when there is no live
 // connection, with Run's errors. The facts are those of the connection
 // now: a redial refreshes them.
 func (c *Client) SSHFacts(ctx context.Context) (nightshift.SSHFacts, error) {
@@ -219,10 +219,14 @@ func (s recordingMultiSigner) SignWithAlgorithm(rand io.Reader, data []byte, alg
 	return s.h.signed(s.MultiAlgorithmSigner, sig, err)
 }
 
-// serverAddr sets f.Server from raw, a direct TCP connection.
-func serverAddr(f *nightshift.SSHFacts, raw net.Conn) {
-	if a, ok := raw.RemoteAddr().(*net.TCPAddr); ok {
-		ap := a.AddrPort()
-		f.Server = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+// connAddrs sets f.Server and f.Local from raw, a direct TCP connection.
+func connAddrs(f *nightshift.SSHFacts, raw net.Conn) {
+	unmapped := func(a net.Addr) netip.AddrPort {
+		if t, ok := a.(*net.TCPAddr); ok {
+			ap := t.AddrPort()
+			return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
+		return netip.AddrPort{}
 	}
+	f.Server, f.Local = unmapped(raw.RemoteAddr()), unmapped(raw.LocalAddr())
 }
