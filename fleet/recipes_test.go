@@ -138,6 +138,9 @@ func TestNightReplaysRecipesOnServer(t *testing.T) {
 				}
 			}})
 			n.Night.NoRecipes, n.Night.HostsPerRun = tt.noRecipes, 4
+			// A recipe book of its own: each subtest's night starts from
+			// nothing (TestRecipeBookAcrossNightsOnServer has nights share one).
+			n.Night.Book = "book-rcp-" + tt.name
 			res, hist := runOnServer(t, c, n, "rcp-"+tt.name)
 
 			// The call log: per host and rule.
