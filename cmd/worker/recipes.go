@@ -97,8 +97,8 @@ func runRecipes(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var path, id string
 	switch {
-	case fleetMode && len(rest) > 1:
-		return usagef("unexpected argument %q (with --temporal no JOURNAL is read)", rest[1])
+	case fleetMode && (len(rest) > 1 || verb == "list" && len(rest) == 1):
+		return usagef("unexpected argument %q (with --temporal no JOURNAL is read)", rest[len(rest)-1])
 	case fleetMode && len(rest) == 1:
 		id = rest[0]
 	case len(rest) == 1:
