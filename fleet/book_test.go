@@ -34,9 +34,10 @@ import (
 //     plain `set` of the fixable keys refused): the first host of each
 //     family asks the model, the debian recipe fails on h02 and is
 //     demoted, the model's `set --force` is replayed after.
-//   - night 2 (no host drifted): every host replays the book's recipes, no
-//     model call for a fixed rule; debian hosts replay `set --force`, never
-//     the plain recipe night 1 demoted there (which would have worked).
+//   - night 2, started by a Temporal schedule (no host drifted): every
+//     host replays the book's recipes, no model call for a fixed rule;
+//     debian hosts replay `set --force`, never the plain recipe night 1
+//     demoted there (which would have worked).
 //   - an operator retires debian's `set --force r001 ok` and pins `set r002
 //     ok` (demoted on debian): night 3 asks the model for r001 on every
 //     debian host (its fix, the demoted recipe, stays demoted) and replays
@@ -70,13 +71,14 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 	}
 
 	type result struct {
+		id  string // the night's workflow id
 		n   *night
 		log *callLog
 		res fleet.NightResult
 		rep report.Summary
 	}
 	var keep []recorded
-	runNight := func(id string, drifted bool) result {
+	runNight := func(id string, drifted, scheduled bool) result {
 		t.Helper()
 		log := &callLog{inner: driftPolicy{}, calls: map[[2]string]int{}}
 		n := startNight(t, nightOptions{rules: nighttest.Kinds, hosts: 6, policy: log, host: func(i int, c *simhost.Config) {
@@ -89,14 +91,25 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 			}
 		}})
 		n.Night.NoRecipes, n.Night.HostsPerRun, n.Night.Book = false, 4, book
-		res, hist := runOnServer(t, c, n, id)
+		var res fleet.NightResult
+		var hist []recorded
+		if scheduled {
+			// Started by a Temporal schedule, as a nightly night is: no
+			// operator hands it anything but what the schedule holds.
+			res, hist = runStarted(t, c, n, func(ctx context.Context) (string, string) {
+				return triggerSchedule(ctx, t, c, id, n.Night)
+			})
+			id = hist[0].id // the schedule's id and the time it started the night
+		} else {
+			res, hist = runOnServer(t, c, n, id)
+		}
 		for _, h := range hist {
 			if err := fleet.Replay(&fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}, h.id, h.h, temporaltest.Quiet{}); err != nil {
 				t.Errorf("replay of %s: %v", h.file, err)
 			}
 			// Kept: nights 1 and 3's runs (their hosts take no new step;
 			// night 2 takes night 3's).
-			if !strings.Contains(h.file, "%2F") && id != "bk-n2" {
+			if !strings.Contains(h.file, "%2F") && !scheduled {
 				keep = append(keep, h)
 			}
 		}
@@ -117,7 +130,7 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 		if got, want := recipeStates(rs), recipeStates(res.Recipes); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s: the book holds\n %v\nthe night ended with\n %v", id, got, want)
 		}
-		return result{n: n, log: log, res: res, rep: report.NewSummary(rep)}
+		return result{id: id, n: n, log: log, res: res, rep: report.NewSummary(rep)}
 	}
 	// perFixed is the night's model calls for rule × host tasks fixed,
 	// and how many there were.
@@ -134,7 +147,7 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 	debian, rocky := []string{"h00", "h02", "h04"}, []string{"h01", "h03", "h05"}
 
 	// Night 1.
-	n1 := runNight("bk-n1", true)
+	n1 := runNight("bk-n1", true, false)
 	if got, want := recipeStates(n1.res.Recipes), map[string]string{
 		"debian r001 set r001 ok": "demoted 1 1", "debian r001 set --force r001 ok": "active 2 0", "rocky r001 set r001 ok": "active 3 0",
 		"debian r002 set r002 ok": "demoted 1 1", "debian r002 set --force r002 ok": "active 2 0", "rocky r002 set r002 ok": "active 3 0",
@@ -146,8 +159,9 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 		t.Errorf("night 1: %d model calls for %d fixed rule × host tasks, want 12 tasks and the first hosts' calls", calls1, fixed1)
 	}
 
-	// Night 2: fresh hosts, the book's recipes, no model call for a fix.
-	n2 := runNight("bk-n2", false)
+	// Night 2, started by a schedule: fresh hosts, the book's recipes, no
+	// model call for a fix.
+	n2 := runNight("bk-n2", false, true)
 	calls2, fixed2 := perFixed(n2)
 	t.Logf("model calls per fixed rule × host: night 1 %d/%d, night 2 %d/%d", calls1, fixed1, calls2, fixed2)
 	if fixed2 != 12 || calls2 != 0 {
@@ -174,7 +188,7 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 			runs[p.Run] = true
 		}
 	}
-	if !runs["bk-n1"] || !runs["bk-n2"] {
+	if !runs["bk-n1"] || !runs[n2.id] {
 		t.Errorf("the book's proofs of r001 name nights %v, want both", runs)
 	}
 
@@ -201,7 +215,7 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 	}
 
 	// Night 3.
-	n3 := runNight("bk-n3", false)
+	n3 := runNight("bk-n3", false, false)
 	for _, h := range append(slices.Clone(debian), rocky...) {
 		ran := n3.n.Hosts[hostIndex(h)].Log()
 		wantR001 := slices.Contains(debian, h) // the model
@@ -251,6 +265,33 @@ func recipeStates(rs []nightshift.Recipe) map[string]string {
 		out[r.Key.OS+" "+r.Key.Rule+" "+strings.Join(r.Commands, "; ")] = fmt.Sprintf("%s %d %d", r.State, r.Fixes, r.Failures)
 	}
 	return out
+}
+
+// triggerSchedule creates schedule id for night n (a cron that never comes
+// due in a test), triggers it once, deletes it and returns the workflow id
+// and first run of the night it started.
+func triggerSchedule(ctx context.Context, t *testing.T, c client.Client, id string, n fleet.Night) (string, string) {
+	t.Helper()
+	if err := fleet.Schedule(ctx, c, id, "0 0 1 1 *", n); err != nil {
+		t.Fatal(err)
+	}
+	defer fleet.Unschedule(ctx, c, id)
+	h := c.ScheduleClient().GetHandle(ctx, id)
+	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 300 {
+		d, err := h.Describe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := d.Info.RecentActions; len(a) > 0 {
+			return a[0].StartWorkflowResult.WorkflowID, a[0].StartWorkflowResult.FirstExecutionRunID
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("schedule %s started no night", id)
+	return "", ""
 }
 
 // hostIndex is the index of simulated host hNN.
