@@ -92,6 +92,7 @@ func (f *batchFixture) runArgs(journal string, extra ...string) []string {
 }
 
 func TestRunResumeHistory(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 2, 2)
 	j := filepath.Join(f.dir, "night.db")
 	jsonOut, junit, html := filepath.Join(f.dir, "r.json"), filepath.Join(f.dir, "r.xml"), filepath.Join(f.dir, "r.html")
@@ -217,6 +218,7 @@ func waitSteps(t *testing.T, path string) {
 // consistent and `worker resume` finishes the run with every rule × host
 // exactly once.
 func TestSignals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

@@ -67,6 +67,7 @@ func TestMain(m *testing.M) {
 // tokenizer; $LLAMA31_TOKENIZER is its tokenizer.json); the last three are
 // an error under CI when false.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
