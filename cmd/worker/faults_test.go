@@ -391,16 +391,17 @@ func startWrapped(t testing.TB, wrap []string, args []string) (*exec.Cmd, *syncB
 	return cmd, out
 }
 
-// waitFor polls cond every 20ms, failing the test after a minute (a hang
-// guard, not a measure).
+// waitFor polls cond every 20ms, failing the test after three minutes (a
+// hang guard, not a measure: the tests run in parallel, and a race-enabled
+// worker process starting on a loaded 2-core machine can take a minute).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatalf("waited a minute for %s", what)
+	t.Fatalf("waited three minutes for %s", what)
 }
 
 // exitOf waits for cmd to end and returns its exit code. The process must

@@ -199,7 +199,7 @@ func startCLI(t testing.TB, args []string) (*exec.Cmd, *bytes.Buffer) {
 // waitSteps waits until every host has reached its last rule.
 func waitSteps(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a hang guard (see waitFor)
 	for time.Now().Before(deadline) {
 		if j, err := journal.Open(context.Background(), path, journal.Config{ReadOnly: true}); err == nil {
 			tasks, _ := j.Tasks(context.Background(), 1)
