@@ -23,6 +23,9 @@
 //     [ErrOutcomeUnknown] (a command whose outcome is unknown, never run
 //     again) and [ErrModelUnreachable] (the model server stayed down) are
 //     the errors every way of running rules on hosts shares.
+//   - [SSHFacts] is what the worker's SSH client knows of its own login to
+//     a host (the host key known_hosts accepted, the worker's key type, the
+//     address it reached): what the effect judge keeps working.
 //
 // Each enumeration is a small integer type whose zero value means "none"
 // (written as the empty string), with String, MarshalText and UnmarshalText:

@@ -32,7 +32,7 @@ import (
 var (
 	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
 	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3)")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
@@ -84,6 +84,7 @@ func hostileCorpora() []struct{ name, path string } {
 		{"fresh", "../testdata/sandbox/hostile-fresh.jsonl"},
 		{"fresh2", "../testdata/sandbox/hostile-fresh2.jsonl"},
 		{"fresh3", "../testdata/sandbox/hostile-fresh3.jsonl"},
+		{"fresh4", "../testdata/sandbox/hostile-fresh4.jsonl"},
 	}
 }
 
