@@ -11,9 +11,14 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 EXHAUSTIVE  := $(GOBIN)/exhaustive
 
-.PHONY: test deps lint unit bench build demo
+.PHONY: test deps lint unit unit-race unit-e2e bench build demo
 
-test: deps lint unit
+# The linters and the two test runs share the machine: the tests spend most
+# of their time waiting on sshd, Debian targets and timeouts, so the three
+# run at once after deps (docs/benchmarks.md, "make test and .ci/run").
+# `make lint` and `make unit` alone still run their steps in order.
+test: deps
+	@$(MAKE) --no-print-directory -j3 lint unit
 
 deps:
 	./scripts/install-test-deps.sh
@@ -35,15 +40,22 @@ lint:
 # target, where -race sees nothing, while it made them several times slower
 # (docs/benchmarks.md; the Go code they drive runs under -race in its
 # packages' own tests):
-# they run once without -race, in parallel (t.Parallel, a target each),
-# after the race-enabled run of every other test. -skip and -run take the
-# same list, so every test runs exactly once; TestMakeTestRunsEveryTest
-# checks that the list names only tests of cmd/worker.
+# they run once without -race, all three at once (t.Parallel, a target
+# each; -parallel 3), beside the race-enabled run of every other test
+# (unit-race). -skip and -run take the same list, so every test runs
+# exactly once; TestMakeTestRunsEveryTest checks that the list names only
+# tests of cmd/worker.
 E2E := ^(TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible)$$
 
-unit:
-	$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...
-	$(GO) test -count=1 -timeout 30m -run '$(E2E)' ./cmd/worker
+# -parallel 4: the tests that call t.Parallel mostly wait (on processes,
+# sshd and Temporal), so more of them than the 2 cores run at once.
+unit: unit-race unit-e2e
+
+unit-race:
+	$(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '$(E2E)' ./...
+
+unit-e2e:
+	$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(E2E)' ./cmd/worker
 
 build:
 	$(GO) build -o bin/worker ./cmd/worker
