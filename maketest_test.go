@@ -17,7 +17,7 @@ import (
 // prerequisites (which make test runs at once): every test under -race but
 // those E2E names, and those, without -race, in cmd/worker.
 var makeUnit = map[string]string{
-	"unit-race": "$(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '$(E2E)' ./...",
+	"unit-race": "$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...",
 	"unit-e2e":  "$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(E2E)' ./cmd/worker",
 }
 
