@@ -41,14 +41,16 @@ func (p *secretsPolicy) prompts() string {
 	return p.seen.String()
 }
 
-// TestSecretsNotInEvidence: on a real Debian 12 target a command sets
-// root's password (chpasswd: the hash is made on the host) and rotates
-// the ECDSA host key; it is committed. The next attempt blanks root's
-// password; the judge refuses it from the raw shadow diff. Neither the
-// hash nor the new key's material is in the journal's file, the JSON, HTML
-// and JUnit reports, the worker's output, or any prompt the model server
-// received; what the reviewer needs (a hash changed, a blank password was
-// refused, which key changed) is.
+// TestSecretsNotInEvidence: on a real Debian 12 target the model's
+// commands (1) set root's password hash (usermod -p, the hash made on the
+// host) and rotate the ECDSA host key: the judge refuses the new root
+// password; (2) set daemon's password (chpasswd) behind a lock (usermod
+// -L: a usable new hash would be refused) and rotate the key again:
+// committed; (3) blank root's password: the judge refuses it from the raw
+// shadow diff; (4) the fix. Neither hash nor the new key's material is in
+// the journal's files, the JSON, HTML and JUnit reports, the worker's
+// output, or any prompt the model server received; what a reviewer needs
+// (a hash changed, a blank password refused, which key changed) is.
 func TestSecretsNotInEvidence(t *testing.T) {
 	t.Parallel() // its own Debian target and model server
 	tg, c := startDebian(t, debtarget.Options{})
@@ -56,12 +58,14 @@ func TestSecretsNotInEvidence(t *testing.T) {
 	defer cancel()
 
 	const (
-		rotate = "echo 'root:Nightshift-e2e-Secret-1' | chpasswd && rm -f /etc/ssh/ssh_host_ecdsa_key /etc/ssh/ssh_host_ecdsa_key.pub && " +
-			"ssh-keygen -q -t ecdsa -N '' -f /etc/ssh/ssh_host_ecdsa_key"
-		blank = "passwd -d root"
-		fix   = "touch /etc/nightshift-secrets-done"
+		crypt  = `perl -e 'print crypt(q(S3cret-e2e), q($6$nsE2Esalt$))'`
+		rotate = "rm -f /etc/ssh/ssh_host_ecdsa_key /etc/ssh/ssh_host_ecdsa_key.pub && ssh-keygen -q -t ecdsa -N '' -f /etc/ssh/ssh_host_ecdsa_key"
+		root   = `usermod -p "$(` + crypt + `)" root && ` + rotate
+		daemon = "echo 'daemon:Nightshift-e2e-Secret-1' | chpasswd && usermod -L daemon && " + rotate
+		blank  = `eval "$(printf 'passwd -%s root' d)"`
+		fix    = "touch /etc/nightshift-secrets-done"
 	)
-	pol := &secretsPolicy{commands: []string{rotate, blank, fix}}
+	pol := &secretsPolicy{commands: []string{root, daemon, blank, fix}}
 	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +82,7 @@ func TestSecretsNotInEvidence(t *testing.T) {
 
 	dir := t.TempDir()
 	rulesFile := filepath.Join(dir, "rules.yaml")
-	rules := "rules:\n  - id: secrets_e2e\n    check: \"test -f /etc/nightshift-secrets-done\"\n    max_attempts: 3\n" +
+	rules := "rules:\n  - id: secrets_e2e\n    check: \"test -f /etc/nightshift-secrets-done\"\n    max_attempts: 4\n" +
 		"    paths: [/etc/shadow, /etc/ssh, /etc/nightshift-secrets-done]\n"
 	if err := os.WriteFile(rulesFile, []byte(rules), 0o600); err != nil {
 		t.Fatal(err)
@@ -90,25 +94,26 @@ func TestSecretsNotInEvidence(t *testing.T) {
 	}
 	journal, jsonRep, htmlRep, junitRep := filepath.Join(dir, "night.db"), filepath.Join(dir, "night.json"), filepath.Join(dir, "night.html"), filepath.Join(dir, "night.xml")
 	code, out, errOut := cli(t, "", "run", "--rules", rulesFile, "--rule", "secrets_e2e", "--inventory", inv, "--journal", journal,
-		"--known-hosts", tg.KnownHostsFile, "--base-url", url+"/v1", "--max-attempts", "3", "--no-progress",
+		"--known-hosts", tg.KnownHostsFile, "--base-url", url+"/v1", "--max-attempts", "4", "--no-progress",
 		"--json-report", jsonRep, "--html", htmlRep, "--junit", junitRep)
 	if code != exitOK {
 		t.Fatalf("worker run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
-	// The secrets as the host has them now.
-	ex, err := c.Run(ctx, "getent shadow root | cut -d: -f2; sed -n '2,4p' /etc/ssh/ssh_host_ecdsa_key")
+	// The secrets as the host has them now, and the refused root hash as
+	// the host's crypt(3) makes it again.
+	ex, err := c.Run(ctx, crypt+"; echo; getent shadow root daemon | cut -d: -f2; sed -n '2,4p' /etc/ssh/ssh_host_ecdsa_key")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Split(strings.TrimSpace(ex.Stdout), "\n")
-	if len(got) != 4 || !strings.HasPrefix(got[0], "$y$") {
+	if len(got) != 6 || !strings.HasPrefix(got[0], "$6$nsE2Esalt$") || got[1] != "*" || !strings.HasPrefix(got[2], "!$y$") {
 		rep, _ := os.ReadFile(jsonRep)
-		t.Fatalf("root's hash and the new key on the host: %q; want a yescrypt hash (the rotation committed) and three key lines\nreport:\n%s", ex.Stdout, rep)
+		t.Fatalf("the root hash, root's and daemon's password fields and the new key on the host: %q; want $6$nsE2Esalt$…, * (refused), !$y$… (committed) and three key lines\nreport:\n%s", ex.Stdout, rep)
 	}
-	hash := got[0]
-	secrets := map[string]string{"root's password hash": hash, "its salt and digest": hash[strings.LastIndex(hash, "$"):]}
-	for i, l := range got[1:] {
+	secrets := map[string]string{"the refused root hash": got[0], "its digest": got[0][strings.LastIndex(got[0], "$"):],
+		"daemon's hash": got[2][1:], "daemon's digest": got[2][strings.LastIndex(got[2], "$"):]}
+	for i, l := range got[3:] {
 		secrets[fmt.Sprintf("host key line %d", i+2)] = l
 	}
 
@@ -149,7 +154,8 @@ func TestSecretsNotInEvidence(t *testing.T) {
 	// What a reviewer needs is there.
 	rep := read(jsonRep)
 	for _, want := range []string{
-		`+root:\u003cpassword hash changed, $y$\u003e`, // the rotation's shadow line (JSON escapes < and >)
+		`+root:\u003cpassword hash changed, $6$\u003e`,               // the refused root hash (JSON escapes < and >)
+		`+daemon:\u003clocked (!), password hash changed, $y$\u003e`, // the committed one
 		`secret contents not shown (SSH host private key)`,
 		`+root:\u003cblank password\u003e`, // the refused blanking's
 		`"refused"`,
@@ -161,8 +167,7 @@ func TestSecretsNotInEvidence(t *testing.T) {
 	if p := pol.prompts(); !strings.Contains(p, "REFUSED") || !strings.Contains(p, "changed /etc/shadow") {
 		t.Errorf("the model was not told what the commands did:\n%s", p)
 	}
-	// The judge refused the blank password: root keeps its hash.
-	if ex, err := c.Run(ctx, "getent shadow root | cut -d: -f2"); err != nil || strings.TrimSpace(ex.Stdout) != hash {
-		t.Errorf("root's password after the night: %q (%v); want the hash unchanged", ex.Stdout, err)
+	if !strings.Contains(rep, "would blank root's password") || !strings.Contains(rep, "would set root's password to a new hash") {
+		t.Errorf("the JSON report lacks the judge's refusals of root's new and blank password:\n%s", rep)
 	}
 }
