@@ -111,6 +111,18 @@ func (r *Runner) Sandbox() *Sandbox { return r.sb }
 // switch did not bring the host back). The caller treats either as a
 // failure of the host.
 func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	ex, err := r.run(ctx, command)
+	if ex.Evidence != nil {
+		// The reasons too leave the Runner redacted (a reason that quoted
+		// a line of /etc/shadow would carry its hash).
+		red := ex.Evidence.Redacted()
+		ex.Evidence = &red
+	}
+	return ex, err
+}
+
+// run is Run before the evidence's redaction.
+func (r *Runner) run(ctx context.Context, command string) (nightshift.Exec, error) {
 	r.mu.Lock()
 	locked := r.lockedOut
 	r.mu.Unlock()
