@@ -23,6 +23,16 @@
 //     [ErrOutcomeUnknown] (a command whose outcome is unknown, never run
 //     again) and [ErrModelUnreachable] (the model server stayed down) are
 //     the errors every way of running rules on hosts shares.
+//   - [SSHFacts] is what the worker's SSH client knows of its own login to
+//     a host (the host key known_hosts accepted, the worker's key type, the
+//     address it reached): what the effect judge keeps working.
+//   - [Effects] is what one command did in the recording sandbox and
+//     [Evidence] what became of it. [Effects.Redacted] is the one form of
+//     them that may leave the judge: the journal, reports, fleet results,
+//     logs and the model's next turn get no password hash and no private
+//     key (shadow-like password fields masked as blank, locked or hash
+//     changed; key and credential files as their sha256 before and after),
+//     while the judge reads the raw effects.
 //
 // Each enumeration is a small integer type whose zero value means "none"
 // (written as the empty string), with String, MarshalText and UnmarshalText:

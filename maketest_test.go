@@ -13,11 +13,12 @@ import (
 	"testing"
 )
 
-// makeUnit is what the Makefile's unit target must run: every test under
-// -race but those E2E names, then those, without -race, in cmd/worker.
-var makeUnit = []string{
-	"$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...",
-	"$(GO) test -count=1 -timeout 30m -run '$(E2E)' ./cmd/worker",
+// makeUnit is what the Makefile's unit target must run, through its two
+// prerequisites (which make test runs at once): every test under -race but
+// those E2E names, and those, without -race, in cmd/worker.
+var makeUnit = map[string]string{
+	"unit-race": "$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...",
+	"unit-e2e":  "$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(E2E)' ./cmd/worker",
 }
 
 // TestMakeTestRunsEveryTest: `make test` runs every test of the module
@@ -40,16 +41,21 @@ func TestMakeTestRunsEveryTest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("E2E %q: %v", list, err)
 	}
-	recipe := regexp.MustCompile(`(?m)^unit:\n((?:\t.*\n)+)`).FindSubmatch(mk)
-	if recipe == nil {
-		t.Fatal("the Makefile has no unit target")
+	if !regexp.MustCompile(`(?m)^unit: unit-race unit-e2e$`).Match(mk) {
+		t.Error("the Makefile's unit target is not `unit: unit-race unit-e2e`")
 	}
-	var got []string
-	for _, l := range strings.Split(strings.TrimSpace(string(recipe[1])), "\n") {
-		got = append(got, strings.TrimSpace(l))
+	for target, want := range makeUnit {
+		recipe := regexp.MustCompile(`(?m)^` + target + `:\n((?:\t.*\n)+)`).FindSubmatch(mk)
+		if recipe == nil {
+			t.Errorf("the Makefile has no %s target", target)
+			continue
+		}
+		if got := strings.TrimSpace(string(recipe[1])); got != want {
+			t.Errorf("the %s target runs\n\t%s\nwant\n\t%s", target, got, want)
+		}
 	}
-	if !slices.Equal(got, makeUnit) {
-		t.Errorf("the unit target runs\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(makeUnit, "\n\t"))
+	if !regexp.MustCompile(`(?m)^test: deps\n\t.*\$\(MAKE\).* lint unit$`).Match(mk) {
+		t.Error("the Makefile's test target does not run deps, then lint and unit")
 	}
 
 	names := strings.Split(strings.TrimSuffix(strings.TrimPrefix(list, "^("), ")$"), "|")

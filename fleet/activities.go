@@ -179,9 +179,30 @@ func (a *Activities) guard(h inventory.Host) (*lockout.Guard, error) {
 	return lockout.New(cfg)
 }
 
-// hostPolicy is the effect judge's view of the worker's login on h.
-func hostPolicy(h inventory.Host) safety.EffectsPolicy {
-	return safety.EffectsPolicy{Login: h.User, SSHPort: h.Port}
+// hostPolicy is the effect judge's view of the worker's login on h over
+// t: the login and port the connector uses for h, and what t's SSH
+// connection knows of the login (the host key known_hosts accepted, the
+// worker's key, the address dialled) when t is an SSH client.
+func (a *Activities) hostPolicy(ctx context.Context, h inventory.Host, t nightshift.Runner) (safety.EffectsPolicy, error) {
+	pol := safety.EffectsPolicy{Login: h.User, SSHPort: h.Port}
+	if c, ok := a.Connector.(orchestrate.SSHConnector); ok {
+		sc := c.Config(h)
+		pol.Login, pol.SSHPort = sc.User, sc.Port
+	}
+	if f, ok := t.(sshFacter); ok {
+		facts, err := f.SSHFacts(ctx)
+		if err != nil {
+			return pol, fmt.Errorf("the SSH connection's facts: %w", err)
+		}
+		pol = pol.WithSSH(facts)
+	}
+	return pol, nil
+}
+
+// sshFacter is a connection that tells what it knows of the worker's SSH
+// login (sshexec's *Client).
+type sshFacter interface {
+	SSHFacts(ctx context.Context) (nightshift.SSHFacts, error)
 }
 
 // SandboxProbe says whether the recording sandbox can run on the host. A
@@ -248,7 +269,11 @@ func (a *Activities) command(ctx context.Context, in commandInput) (commandResul
 			} else {
 				return nightshift.Exec{ExitCode: -1}, err
 			}
-			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), hostPolicy(in.Host), rcfg).Run(sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: in.Scope, Strict: in.StrictScope, Units: in.Units, Sysctl: in.Sysctl, Keys: in.Keys}), in.Command)
+			pol, err := a.hostPolicy(ctx, in.Host, t)
+			if err != nil {
+				return nightshift.Exec{ExitCode: -1}, err
+			}
+			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), pol, rcfg).Run(sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: in.Scope, Strict: in.StrictScope, Units: in.Units, Sysctl: in.Sysctl, Keys: in.Keys}), in.Command)
 		})
 	} else {
 		ex, err = a.run(ctx, in.Host, in.Command)

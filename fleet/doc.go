@@ -33,6 +33,35 @@
 // writes with recipes.Export. Nights and hosts started before recipes
 // (workflow versions "night-recipes", "host-recipes") replay without them.
 //
+// # The recipe book
+//
+// Recipes outlive a night in the fleet's recipe book: a long-lived entity
+// workflow ("nightshift.RecipeBook", on NightQueue, id Night.Book or
+// DefaultBook; one per fleet sharing a namespace) whose state is a
+// recipes.Memory on its clock — the same proving, demoting, pinning and
+// ranking as a journal's recipes. A night (workflow version "night-book")
+// reads it when it starts, through the ReadRecipeBook activity on the night
+// queue, which starts the book when no run of it is open (so the first
+// night, a scheduled one included, creates it) and returns its recipes
+// without their proofs. The book's recipes, demoted and retired ones
+// included, are the night's; the recipes of Night.Recipes that the book
+// lacks are added and published to it (BookChanges.Adopt): for a recipe
+// both have, the book's state wins. As each host ends, the night signals
+// its RecipeChanges to the book ("publish"; a signal from the workflow, so
+// replay sends nothing twice), and before it ends or continues as new it
+// waits until its signals are delivered (the server drops a signal whose
+// sender has closed): a night that ended has its changes in the book.
+// Recipes and SetRecipeState read and change the book (a query, and the
+// "set-state" Update, whose validator refuses an unknown recipe or state
+// before anything is recorded); nights started after a change replay
+// accordingly, a running night keeps what it started with. The book
+// continues as new after 500 changes, or sooner when the server suggests
+// it, carrying its recipes. Its workers are those of the night queue: a
+// book no worker serves does not answer. A night whose workers cannot reach
+// the book (a worker without a client, e.g. in the SDK's test environment)
+// logs it and keeps its recipes to itself, as nights did before the book;
+// a book that was terminated is started again, empty, by the next night.
+//
 // Its history stays bounded however many hosts a night has: a run of the
 // night workflow starts at most HostsPerRun host workflows (default 500, or
 // fewer when the server suggests continue-as-new), waits for them, and
@@ -113,6 +142,9 @@
 //
 // # Limits
 //
+// A night's input from the book, its Carry and its NightResult.Recipes
+// hold every recipe of the book (without the book's proofs): a book of many
+// thousands of recipes makes them large.
 // The model's name and window are fixed when the night starts. Each host
 // workflow's input carries the night's rules, so a profile of hundreds of
 // SCAP rules makes large child inputs: the server's continue-as-new

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 
+	"go.temporal.io/sdk/client"
 	tworker "go.temporal.io/sdk/worker"
 
 	"github.com/nightshift-dev/nightshift"
@@ -27,8 +28,22 @@ type (
 // environment, with Serve's own registrations.
 func Register(w tworker.Registry, wf *Workflows, a *Activities) {
 	registerZone(w, wf, a)
-	registerNight(w, wf)
+	registerNight(w, wf, nil)
 	registerModel(w, a)
+}
+
+// NightWorker is a worker of the night queue alone (nights, undo, recipe
+// books), for tests whose recipe book outlives the serve processes of
+// their nights.
+func NightWorker(c client.Client, wf *Workflows) tworker.Worker {
+	w := tworker.New(c, NightQueue, tworker.Options{})
+	registerNight(w, wf, c)
+	return w
+}
+
+// StartBook starts recipe book id, continuing as new after perRun changes.
+func StartBook(ctx context.Context, c client.Client, id string, perRun int) (client.WorkflowRun, error) {
+	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: NightQueue}, bookWorkflowName, bookInput{PerRun: perRun})
 }
 
 func HostWorkflowID(night, host string) string { return hostWorkflowID(night, host) }

@@ -159,6 +159,22 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 		}
 		learned = append(learned, c.Learned...)
 	}
+	// The fleet's recipe book: what earlier nights proved (and demoted,
+	// and operators pinned or retired) is the night's before its seed;
+	// what its hosts prove is published to it as each host ends.
+	// pub.book is "" (no book) for a night started before the book or
+	// whose workers cannot reach it.
+	pub := &publisher{night: workflow.GetInfo(ctx).WorkflowExecution.ID}
+	if recs != nil && workflow.GetVersion(ctx, versionNightBook, workflow.DefaultVersion, 1) >= 1 {
+		if c := n.Carry; c != nil {
+			pub.book = c.Book
+		} else if have, ok := readBook(ctx, n.book()); ok {
+			pub.book = n.book()
+			if a := recs.useBook(have, n.Recipes); len(a) > 0 {
+				pub.publish(ctx, BookChanges{Adopt: a})
+			}
+		}
+	}
 	res.Runs++
 
 	child := n
@@ -196,6 +212,9 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 			learned = append(learned, hr.Lessons...)
 			if recs != nil {
 				recs.merge(hr.Recipes)
+				if len(hr.Recipes) > 0 {
+					pub.publish(ctx, BookChanges{Changes: hr.Recipes})
+				}
 			}
 			if waves {
 				learned = newest(learned, maxLessonsPerRule)
@@ -233,13 +252,16 @@ func (f *Workflows) night(ctx workflow.Context, n Night) (NightResult, error) {
 		cont.Lessons = nil // in Learned, which started from them
 		if recs != nil {
 			cont.Carry.Recipes, cont.Recipes = recs.all(), nil // started from n.Recipes
+			cont.Carry.Book = pub.book
 		}
+		pub.wait(ctx)
 		return NightResult{}, workflow.NewContinueAsNewError(ctx, nightWorkflowName, cont)
 	}
 	res.HostRuns = ordered()
 	if recs != nil {
 		res.Recipes = recs.all()
 	}
+	pub.wait(ctx)
 	res.Ended = workflow.Now(ctx)
 	return res, nil
 }

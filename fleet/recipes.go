@@ -108,21 +108,17 @@ func newNightRecipes(ctx workflow.Context, seed []nightshift.Recipe) *nightRecip
 	return r
 }
 
-// merge applies a host's changes. A change the store refuses (a recipe the
-// night no longer has) is logged and skipped: recipes only save model calls.
-func (r *nightRecipes) merge(changes []RecipeChange) {
-	ctx := wfContext{r.ctx}
-	for _, c := range changes {
-		var err error
-		if c.Proof != nil {
-			_, err = r.mem.Prove(ctx, nightshift.Recipe{Key: c.Key, Commands: c.Commands, Check: c.Check}, *c.Proof)
-		} else {
-			err = r.mem.Fail(ctx, c.Failed, c.Key, c.Reason)
-		}
-		if err != nil {
-			workflow.GetLogger(r.ctx).Warn("a host's recipe change refused", "key", c.Key.String(), "err", err)
-		}
+// merge applies a host's changes (applyChanges, as the recipe book does).
+func (r *nightRecipes) merge(changes []RecipeChange) { applyChanges(r.ctx, r.mem, changes) }
+
+// useBook makes the recipes of the fleet's book the night's, then adds the
+// recipes of the night's seed the book does not have, and returns those.
+func (r *nightRecipes) useBook(book, seed []nightshift.Recipe) []nightshift.Recipe {
+	r.mem = recipes.NewMemory(func() time.Time { return workflow.Now(r.ctx).UTC() })
+	if err := r.mem.Load(book...); err != nil {
+		workflow.GetLogger(r.ctx).Warn("the recipe book's recipes refused; the night starts without them", "err", err)
 	}
+	return adopt(r.ctx, r.mem, seed)
 }
 
 // all is every recipe of the night, in List's order.

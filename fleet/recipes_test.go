@@ -138,6 +138,9 @@ func TestNightReplaysRecipesOnServer(t *testing.T) {
 				}
 			}})
 			n.Night.NoRecipes, n.Night.HostsPerRun = tt.noRecipes, 4
+			// A recipe book of its own: each subtest's night starts from
+			// nothing (TestRecipeBookAcrossNightsOnServer has nights share one).
+			n.Night.Book = "book-rcp-" + tt.name
 			res, hist := runOnServer(t, c, n, "rcp-"+tt.name)
 
 			// The call log: per host and rule.
@@ -221,6 +224,19 @@ func TestNightReplaysRecipesOnServer(t *testing.T) {
 // histories of its runs and of host h04, by workflow id.
 func runOnServer(t *testing.T, c client.Client, n *night, id string) (fleet.NightResult, []recorded) {
 	t.Helper()
+	return runStarted(t, c, n, func(ctx context.Context) (string, string) {
+		run, err := fleet.Start(ctx, c, id, n.Night)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, run.GetRunID()
+	})
+}
+
+// runStarted is runOnServer for a night start starts: it returns the
+// night's workflow id and first run.
+func runStarted(t *testing.T, c client.Client, n *night, start func(ctx context.Context) (id, firstRun string)) (fleet.NightResult, []recorded) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	sctx, stop := context.WithCancel(ctx)
@@ -230,12 +246,8 @@ func runOnServer(t *testing.T, c client.Client, n *night, id string) (fleet.Nigh
 			Workflows: &fleet.Workflows{LoadModel: func(string) (*served.Model, error) { return n.Model, nil }}})
 	}()
 	defer func() { stop(); <-done }()
-	run, err := fleet.Start(ctx, c, id, n.Night)
-	if err != nil {
-		t.Fatal(err)
-	}
-	firstRun := run.GetRunID()
-	if err := run.Get(ctx, nil); err != nil {
+	id, firstRun := start(ctx)
+	if err := c.GetWorkflow(ctx, id, firstRun).Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := fleet.Fetch(ctx, c, id)

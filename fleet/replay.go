@@ -16,6 +16,7 @@ func newReplayer(wf *Workflows) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(wf.night, workflow.RegisterOptions{Name: nightWorkflowName})
 	r.RegisterWorkflowWithOptions(wf.host, workflow.RegisterOptions{Name: hostWorkflowName})
+	r.RegisterWorkflowWithOptions(wf.book, workflow.RegisterOptions{Name: bookWorkflowName})
 	return r
 }
 

@@ -31,7 +31,13 @@ import (
 // rcp-recipes@run1, @run2 and rcp-recipes%2Fh04 were recorded by
 // TestNightReplaysRecipesOnServer (versions night-recipes and host-recipes:
 // a night whose later hosts replayed recipes, one demoted, across a
-// continue-as-new, and a host that replayed one).
+// continue-as-new, and a host that replayed one). bk-n1@run1, @run2,
+// bk-n3@run1, @run2 and book-nights@run1 were recorded by
+// TestRecipeBookAcrossNightsOnServer (version night-book: nights that read
+// the fleet's recipe book, published their hosts' changes to it and carried
+// it across a continue-as-new, the third after an operator retired and
+// pinned recipes; and the book's first run, which continued as new after 3
+// changes).
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "replay", "*.json.gz"))
 	if err != nil {

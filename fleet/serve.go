@@ -63,11 +63,15 @@ func registerZone(w tworker.Registry, wf *Workflows, a *Activities) {
 	w.RegisterActivityWithOptions(a.datastream, activity.RegisterOptions{Name: datastreamActivity})
 }
 
-// registerNight registers what the night queue runs: night and undo
-// workflows.
-func registerNight(w tworker.Registry, wf *Workflows) {
+// registerNight registers what the night queue runs: night, undo and
+// recipe book workflows, and the book's read activity (with c, the
+// process's Temporal client; nil fails the read: nights then keep their
+// recipes to themselves).
+func registerNight(w tworker.Registry, wf *Workflows, c client.Client) {
 	w.RegisterWorkflowWithOptions(wf.night, workflow.RegisterOptions{Name: nightWorkflowName})
 	w.RegisterWorkflowWithOptions(wf.undo, workflow.RegisterOptions{Name: undoWorkflowName})
+	w.RegisterWorkflowWithOptions(wf.book, workflow.RegisterOptions{Name: bookWorkflowName})
+	w.RegisterActivityWithOptions(bookReader{c}.read, activity.RegisterOptions{Name: bookReadActivity})
 }
 
 // registerModel registers what the model queue runs: model calls.
@@ -107,7 +111,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	ws = append(ws, zone)
 	if !cfg.NoNight {
 		night := tworker.New(cfg.Client, NightQueue, tworker.Options{})
-		registerNight(night, cfg.Workflows)
+		registerNight(night, cfg.Workflows, cfg.Client)
 		ws = append(ws, night)
 	}
 	if cfg.ModelSlots > 0 {

@@ -140,6 +140,12 @@ type Night struct {
 	// file's); may be empty. A host started after a fix of its key
 	// replays the best recipe before asking the model.
 	Recipes []nightshift.Recipe `json:"recipes,omitempty"`
+	// Book is the workflow id of the fleet's recipe book ("":
+	// DefaultBook): the night starts with the recipes it holds (proven,
+	// demoted, pinned or retired by earlier nights and operators), before
+	// Recipes, and publishes what its hosts prove and demote to it. The
+	// read starts the book when it does not run.
+	Book string `json:"book,omitempty"`
 	// HostsPerRun is how many host workflows one run of the night workflow
 	// starts before it continues as new (0: DefaultHostsPerRun), so that a
 	// night's history stays bounded however many hosts it has.
@@ -160,6 +166,16 @@ type Carry struct {
 	Learned []lessons.Lesson `json:"learned,omitempty"`
 	// Recipes are the night's recipes so far (its seed included).
 	Recipes []nightshift.Recipe `json:"recipes,omitempty"`
+	// Book is the recipe book the night publishes to ("": none).
+	Book string `json:"book,omitempty"`
+}
+
+// book is the workflow id of the night's recipe book.
+func (n Night) book() string {
+	if n.Book == "" {
+		return DefaultBook
+	}
+	return n.Book
 }
 
 // withDefaults fills zero fields.

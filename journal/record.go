@@ -452,13 +452,18 @@ func parseAttemptCheck(a *AttemptEnd, text string) error {
 	return a.Check.UnmarshalText([]byte(text))
 }
 
-// evidenceJSON encodes a command's sandbox evidence, dropping diffs (the
+// evidenceJSON encodes a command's sandbox evidence redacted
+// (nightshift.Evidence.Redacted), dropping diffs (the
 // largest first; their hashes stay) until it fits in limit bytes; "" for
 // none.
 func evidenceJSON(ev *nightshift.Evidence, limit int) (string, error) {
 	if ev == nil {
 		return "", nil
 	}
+	// Never store a secret: the sandbox's Runner redacts its evidence
+	// already; a Runner that did not is redacted here (idempotent).
+	red := ev.Redacted()
+	ev = &red
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return "", err

@@ -176,15 +176,23 @@
 //     PATH by /usr/local, files created where nothing reads them in
 //     /etc/ssh or /boot;
 //   - sshd settings that lock out only at its next reload or restart, from
-//     sshd -T for the login after the command (effects_sshd.go): an
-//     AddressFamily without the family of the worker's address, listen
-//     addresses that no longer cover its connection, Ciphers, MACs and
-//     KexAlgorithms with nothing in common with what the worker's client
-//     (golang.org/x/crypto/ssh, its own default lists) offers, host keys
-//     and PubkeyAcceptedAlgorithms without the worker's pinned host key
-//     type and key type (EffectsPolicy.HostKeyAlgorithms, KeyAlgorithms;
-//     when not given, every type a Debian host has must stay, judged only
-//     when the command touched those settings), MaxSessions 0, a Banner
+//     sshd -T for the login after the command (effects_sshd.go), against
+//     the facts of the worker's own SSH connection when the caller gives
+//     them (EffectsPolicy.WithSSH, from sshexec's Client.SSHFacts; the
+//     worker, worker run and fleet nights do): an AddressFamily without
+//     the family of the address the worker dialled (not known: of its own
+//     address as sshd saw it), listen addresses that no longer cover its
+//     connection (a specific address must be the one it dialled,
+//     EffectsPolicy.SSHAddr, trusted when sshd saw the connection come
+//     from the worker's own end, SSHFrom; not known or translated on the
+//     way: only a loopback worker's own address counts), Ciphers, MACs and KexAlgorithms with nothing in
+//     common with what the worker's client (golang.org/x/crypto/ssh, its
+//     own default lists) offers, host keys and PubkeyAcceptedAlgorithms
+//     without a host key algorithm the worker's known_hosts accepts and
+//     the algorithm its key logs in with (EffectsPolicy.HostKeyAlgorithms,
+//     KeyAlgorithms; when not given, every type a Debian host has must
+//     stay, judged only when the command touched those settings), a host
+//     key file of a pinned type replaced or deleted, MaxSessions 0, a Banner
 //     that is not a regular file, SetEnv or a login's ~/.ssh/environment
 //     setting PATH, LD_* or the shell's start-up variables, and
 //     PermitUserEnvironment turned on; new ways in for someone else
@@ -230,9 +238,13 @@
 // only by the rules above. Among sshd's and the boot's settings: a
 // firewall rule whose matches the judge does not read counts as possibly
 // matching (its accept does not save the worker, its drop refuses); a
-// specific ListenAddress is judged against the worker's address only for a
-// loopback worker (the address the worker reaches sshd at is not in the
-// evidence); nftables include files and iptables-restore input not at the
+// specific ListenAddress is judged against the address the worker
+// dialled, which behind a destination NAT that keeps the source address
+// is not the host's (the lockout net's latent check, which reads the
+// host's own from SSH_CONNECTION, is the net there), and without the
+// caller's facts, or through a translation the judge sees, only for a
+// loopback worker; a host key sshd presents from a file whose name
+// does not say its type counts as of any type; nftables include files and iptables-restore input not at the
 // standard paths, networkd's .network files that take addresses away by
 // matching every link, and MaxStartups beyond what sshd -t rejects are not
 // judged.

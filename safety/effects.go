@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,16 +28,31 @@ type EffectsPolicy struct {
 	LoginHome string
 	// SSHPort is the port the worker reaches sshd on (22 when zero).
 	SSHPort int
+	// SSHAddr is the address the worker reaches sshd at (the address its
+	// SSH connection dialled, nightshift.SSHFacts.Server): sshd's listen
+	// addresses must keep covering it and AddressFamily its family. The
+	// zero value: not known, and the judge goes by the worker's own
+	// address as sshd saw it (Effects.Origin), against which a specific
+	// ListenAddress covers only a loopback worker's connection.
+	SSHAddr netip.Addr
+	// SSHFrom is the worker's own end of that connection (its local
+	// address, nightshift.SSHFacts.Local). When it is given, SSHAddr is
+	// used only if sshd saw the connection come from it (Effects.Origin):
+	// otherwise something translates the connection on the way (a NAT, a
+	// forwarder) and the address dialled may not be the host's. The zero
+	// value: SSHAddr is used as given.
+	SSHFrom netip.Addr
 	// HostKeyAlgorithms are the host key algorithms the worker's
 	// known_hosts accepts for the host: sshd must keep presenting one.
 	// Empty: not known, and a command that changes HostKey or
 	// HostKeyAlgorithms must leave sshd presenting every key type a Debian
 	// host has (ed25519, ECDSA, RSA).
 	HostKeyAlgorithms []string
-	// KeyAlgorithms are the signature algorithms of the worker's own key:
-	// sshd must keep accepting one. Empty: not known, and a command that
-	// changes PubkeyAcceptedAlgorithms must leave ed25519, ECDSA and RSA
-	// keys accepted.
+	// KeyAlgorithms are the public key algorithms the worker's own key
+	// logs in with (certificate forms for a certificate): sshd's
+	// PubkeyAcceptedAlgorithms must keep one. Empty: not known, and a
+	// command that changes PubkeyAcceptedAlgorithms must leave ed25519,
+	// ECDSA and RSA keys accepted.
 	KeyAlgorithms []string
 	// Scope lists the paths (files or directory trees) the rule declares it
 	// touches. Changes outside them, beyond scratch and package-manager
@@ -77,6 +93,36 @@ type EffectsPolicy struct {
 	Units  []string
 	Sysctl []string
 	Keys   []string
+}
+
+// WithSSH returns p with what the worker's SSH connection to the host
+// tells (sshexec's Client.SSHFacts): HostKeyAlgorithms from the host key
+// algorithms its known_hosts accepts, KeyAlgorithms from the algorithm its
+// key logged in with, SSHAddr (and a zero SSHPort) from the address it
+// dialled and SSHFrom from its own end of the connection. Facts not known
+// leave their fields as they are.
+//
+// KeyAlgorithms is the algorithm used, not every one the key could sign
+// with: OpenSSH's server-sig-algs does not follow PubkeyAcceptedAlgorithms,
+// so golang.org/x/crypto/ssh keeps signing an RSA key with the form it
+// chose (rsa-sha2-256) and does not try another when sshd refuses it.
+func (p EffectsPolicy) WithSSH(f nightshift.SSHFacts) EffectsPolicy {
+	if len(f.HostKeyAlgorithms) > 0 {
+		p.HostKeyAlgorithms = slices.Clone(f.HostKeyAlgorithms)
+	}
+	if f.KeyAlgorithm != "" {
+		p.KeyAlgorithms = []string{f.KeyAlgorithm}
+	}
+	if f.Server.IsValid() {
+		p.SSHAddr = f.Server.Addr().Unmap()
+		if p.SSHPort == 0 {
+			p.SSHPort = int(f.Server.Port())
+		}
+	}
+	if f.Local.IsValid() {
+		p.SSHFrom = f.Local.Addr().Unmap()
+	}
+	return p
 }
 
 func (p EffectsPolicy) withDefaults() EffectsPolicy {
@@ -291,6 +337,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, sshdLockout(e.SSHD, pol)...)
 	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	out = append(out, sshdEffectiveHarm(e, pol)...)
+	out = append(out, hostKeyHarm(e, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
 	out = append(out, scopedActions(e, owned, pkgOp, pol)...)
 	out = append(out, keysHarm(e, owned, pol)...)

@@ -217,14 +217,30 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 		}
 		return "IPv6"
 	}
+	// dialled is the address the worker reaches sshd at, when known and
+	// the connection is not translated on the way (sshd saw it come from
+	// the worker's own end); where is the address whose family must stay:
+	// dialled, else the worker's own as sshd saw it (a TCP connection's
+	// two ends share a family).
+	dialled := pol.SSHAddr.Unmap()
+	translated := ""
+	if from := pol.SSHFrom.Unmap(); dialled.IsValid() && from.IsValid() && (originErr != nil || origin != from) {
+		translated = " (the worker's connection leaves it from " + from.String() + " and reaches sshd from " + orUnknown(e.Origin) +
+			": translated on the way, so " + dialled.String() + ", the address it dialled, may not be the host's)"
+		dialled = netip.Addr{}
+	}
+	where, whereText := dialled, "reaches sshd at "+dialled.String()
+	if !dialled.IsValid() {
+		where, whereText = origin, "connects from "+e.Origin
+	}
 
 	listenTouched := sshdTouched(e, "AddressFamily", "ListenAddress", "Port", "Include")
 	switch af := eff["addressfamily"]; {
 	case af == "" || af == "any" || !listenTouched:
-	case originErr != nil:
+	case !where.IsValid():
 		lock("AddressFamily " + af + " and the worker's address is not known (the judge cannot tell its family)")
-	case af == "inet" && !origin.Is4(), af == "inet6" && !origin.Is6():
-		lock("AddressFamily " + af + " and the worker connects over " + family(origin) + " (from " + e.Origin + ")")
+	case af == "inet" && !where.Is4(), af == "inet6" && !where.Is6():
+		lock("AddressFamily " + af + " and the worker connects over " + family(where) + " (it " + whereText + ")")
 	}
 	if las := strings.Fields(eff["listenaddress"]); len(las) > 0 && listenTouched {
 		ports := strings.Fields(eff["port"])
@@ -240,17 +256,28 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 				continue
 			}
 			switch {
-			case originErr != nil:
-				covered = covered || l.wildcard
+			case l.wildcard && where.IsValid():
+				covered = covered || l.addr.Is4() == where.Is4()
 			case l.wildcard:
-				covered = covered || l.addr.Is4() == origin.Is4()
-			case l.addr.IsValid() && origin.IsLoopback():
+				covered = true
+			case l.addr.IsValid() && dialled.IsValid():
+				// The address the worker dialled. Behind a destination NAT
+				// or a forwarder it is not the host's; the lockout net's
+				// latent check reads the host's own (SSH_CONNECTION).
+				covered = covered || l.addr == dialled
+			case l.addr.IsValid() && originErr == nil && origin.IsLoopback():
 				covered = covered || l.addr == origin
 			}
 		}
 		if !covered {
-			lock("sshd would listen only on " + strings.Join(seen, " ") + ", which does not cover the worker's connection (from " + orUnknown(e.Origin) +
-				", port " + strings.Join(ports, " ") + "): listen on 0.0.0.0 or :: of the worker's family, or leave ListenAddress out")
+			conn := "from " + orUnknown(e.Origin)
+			fix := "listen on 0.0.0.0 or :: of the worker's family, or leave ListenAddress out"
+			if dialled.IsValid() {
+				conn += " to " + dialled.String()
+				fix = "listen on " + dialled.String() + " too, on 0.0.0.0 or :: of its family, or leave ListenAddress out"
+			}
+			lock("sshd would listen only on " + strings.Join(seen, " ") + ", which does not cover the worker's connection (" + conn +
+				", port " + strings.Join(ports, " ") + ")" + translated + ": " + fix)
 		}
 	}
 
@@ -317,7 +344,9 @@ func sshdEffectiveHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 					lock("PubkeyAcceptedAlgorithms " + v + " no longer accepts " + t + " keys, which the worker's key may be")
 				}
 			}
-		} else if len(intersect(acc, want)) == 0 {
+		} else if len(intersect(commaList(v), want)) == 0 {
+			// want is what the worker's client logs in with (certificate
+			// forms included, which cl.PublicKeyAuths does not list).
 			lock("PubkeyAcceptedAlgorithms " + v + " does not accept the worker's key (" + strings.Join(want, ",") + ")")
 		}
 	}
@@ -440,6 +469,56 @@ func sshEnvHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 	var out []Refusal
 	for _, name := range userEnvNames(c) {
 		out = append(out, Refusal{Entry: "lockout", Reason: "would set " + name + " in " + c.Path + ": sshd applies it to every SSH session of that login (the worker's commands) when PermitUserEnvironment allows it"})
+	}
+	return out
+}
+
+// defaultHostKeys are the host key files sshd loads when its
+// configuration names none (ssh-keygen -A makes them).
+var defaultHostKeys = []string{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key"}
+
+// hostKeyHarm refuses replacing or deleting a host key file sshd loads
+// whose type the worker's known_hosts pins (EffectsPolicy.HostKeyAlgorithms;
+// not known: any type): from sshd's next restart the host presents another
+// key, or none of that type, and the worker's client refuses it as a
+// changed host key, as OpenSSH does. A mode or owner change is not a
+// replacement.
+func hostKeyHarm(e nightshift.Effects, pol EffectsPolicy) []Refusal {
+	files := slices.Clone(defaultHostKeys)
+	if e.SSHD != nil {
+		files = append(files, strings.Fields(e.SSHD.Effective["hostkey"])...)
+	}
+	pinned := map[string]bool{}
+	for _, a := range pol.HostKeyAlgorithms {
+		pinned[keyTypeOf(a)] = true
+	}
+	known := len(pinned) > 0 && !pinned[""]
+	var out []Refusal
+	for _, c := range e.Changes {
+		if !slices.Contains(files, c.Path) || c.Before.Kind != nightshift.FileRegular {
+			continue
+		}
+		verb := "replace"
+		switch {
+		case c.Change == nightshift.ChangeDeleted || c.After.Kind == nightshift.FileNone:
+			verb = "delete"
+		case c.Change == nightshift.ChangeModified:
+			if c.After.Kind == nightshift.FileRegular && c.Before.SHA256 != "" && c.Before.SHA256 == c.After.SHA256 {
+				continue
+			}
+		default:
+			continue
+		}
+		t := hostKeyFileType(c.Path)
+		why := "which the worker's known_hosts may pin (the judge was not told which types it does)"
+		if known {
+			if t != "" && !pinned[t] {
+				continue
+			}
+			why = "which the worker's known_hosts pins (" + strings.Join(pol.HostKeyAlgorithms, ",") + ")"
+		}
+		out = append(out, Refusal{Entry: "lockout", Reason: "would " + verb + " the host key " + c.Path + ", " + why +
+			": from sshd's next restart the worker's SSH client would refuse the host as one whose key changed; leave the host keys the worker pins, or update its known_hosts first"})
 	}
 	return out
 }

@@ -2,6 +2,8 @@ package safety
 
 import (
 	"maps"
+	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -64,8 +66,63 @@ func TestJudgeSSHDEffective(t *testing.T) {
 		return nightshift.FileChange{Path: p, Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileOther, Mode: 0o644}}
 	}
 	origin := func(e nightshift.Effects, o string) nightshift.Effects { e.Origin = o; return e }
+	// hostKeyChange: a host key file changed (its private key's hash now
+	// sum; "" when deleted), sshd -T otherwise the host's own.
+	hostKeyChange := func(p string, ch nightshift.Change, sum string) nightshift.Effects {
+		before := nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o640, SHA256: "aa", Size: 411}
+		after := before
+		switch ch {
+		case nightshift.ChangeDeleted:
+			after = nightshift.FileState{}
+		case nightshift.ChangeMeta:
+			after.Mode = 0o600
+		default:
+			after.SHA256 = sum
+		}
+		return nightshift.Effects{Origin: "192.0.2.7", Changes: []nightshift.FileChange{{Path: p, Change: ch, Before: before, After: after}},
+			SSHD: &nightshift.SSHDCheck{Login: "root", TestOK: true, Effective: maps.Clone(debianSSHD)}}
+	}
 	root := EffectsPolicy{}
 	pinned := EffectsPolicy{HostKeyAlgorithms: []string{"ssh-ed25519"}, KeyAlgorithms: []string{"ssh-ed25519"}}
+	// Policies from the facts of the worker's SSH connection, as
+	// sshexec's TestOpenSSHFacts sees them against a real sshd: known_hosts
+	// pinning ed25519 or RSA only, an ed25519 key, an RSA key (which
+	// x/crypto signs with rsa-sha2-256), a certificate; the worker dialled
+	// 192.0.2.1:22 and sshd saw it come from 192.0.2.7.
+	server := netip.MustParseAddrPort("192.0.2.1:22")
+	edHost := nightshift.SSHFacts{HostKeyAlgorithm: "ssh-ed25519", HostKeyType: "ssh-ed25519", KnownHostKeyTypes: []string{"ssh-ed25519"},
+		HostKeyAlgorithms: []string{"ssh-ed25519"}, Server: server}
+	rsaHost := nightshift.SSHFacts{HostKeyAlgorithm: "rsa-sha2-512", HostKeyType: "ssh-rsa", KnownHostKeyTypes: []string{"ssh-rsa"},
+		HostKeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512"}, Server: server}
+	edKey := func(f nightshift.SSHFacts) nightshift.SSHFacts {
+		f.KeyType, f.KeyAlgorithm, f.KeyAlgorithms = "ssh-ed25519", "ssh-ed25519", []string{"ssh-ed25519"}
+		return f
+	}
+	rsaKey := func(f nightshift.SSHFacts) nightshift.SSHFacts {
+		f.KeyType, f.KeyAlgorithm, f.KeyAlgorithms = "ssh-rsa", "rsa-sha2-256", []string{"rsa-sha2-256", "rsa-sha2-512", "ssh-rsa"}
+		return f
+	}
+	certKey := func(f nightshift.SSHFacts) nightshift.SSHFacts {
+		c := "ssh-ed25519-cert-v01@openssh.com"
+		f.KeyType, f.KeyAlgorithm, f.KeyAlgorithms = c, c, []string{c}
+		return f
+	}
+	v6 := func(f nightshift.SSHFacts) nightshift.SSHFacts {
+		f.Server = netip.MustParseAddrPort("[2001:db8::1]:22")
+		return f
+	}
+	pinsEd := root.WithSSH(edKey(edHost))
+	pinsRSA := root.WithSSH(edKey(rsaHost))
+	rsaWorker := root.WithSSH(rsaKey(edHost))
+	certWorker := root.WithSSH(certKey(edHost))
+	v6Worker := root.WithSSH(edKey(v6(edHost)))
+	from := func(f nightshift.SSHFacts, a string) nightshift.SSHFacts {
+		f.Local = netip.MustParseAddrPort(a)
+		return f
+	}
+	fromWorker := root.WithSSH(from(edKey(edHost), "192.0.2.7:40000"))
+	natWorker := root.WithSSH(from(edKey(edHost), "10.0.0.7:40000"))
+	noRSA := "ssh-ed25519-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com"
 	tests := []struct {
 		name  string
 		eff   nightshift.Effects
@@ -111,6 +168,49 @@ func TestJudgeSSHDEffective(t *testing.T) {
 		{"PubkeyAcceptedAlgorithms without ssh-rsa", conf("PubkeyAcceptedAlgorithms -ssh-rsa*", map[string]string{"pubkeyacceptedalgorithms": "ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256"}), root, "", ""},
 		{"host's own ed25519-only HostKey, another setting changed", conf("MaxAuthTries 4", map[string]string{"hostkey": "/etc/ssh/ssh_host_ed25519_key", "maxauthtries": "4"}), root, "", ""},
 		{"host's own rsa-only HostKey, worker pins ed25519", conf("MaxAuthTries 4", map[string]string{"hostkey": "/etc/ssh/ssh_host_rsa_key"}), pinned, "lockout", "known_hosts accepts"},
+		// The worker's own facts (sshexec.Client.SSHFacts through
+		// EffectsPolicy.WithSSH).
+		{"HostKey ed25519 only (SSG), known_hosts pins ed25519", conf("HostKey /etc/ssh/ssh_host_ed25519_key", map[string]string{"hostkey": "/etc/ssh/ssh_host_ed25519_key"}), pinsEd, "", ""},
+		{"HostKey ed25519 only, known_hosts pins RSA only", conf("HostKey /etc/ssh/ssh_host_ed25519_key", map[string]string{"hostkey": "/etc/ssh/ssh_host_ed25519_key"}), pinsRSA, "lockout", "no host key the worker's known_hosts accepts (rsa-sha2-256,rsa-sha2-512)"},
+		{"HostKey ed25519 and RSA, known_hosts pins RSA only", conf("HostKey /etc/ssh/ssh_host_ed25519_key\nHostKey /etc/ssh/ssh_host_rsa_key", map[string]string{"hostkey": "/etc/ssh/ssh_host_ed25519_key /etc/ssh/ssh_host_rsa_key"}), pinsRSA, "", ""},
+		{"HostKeyAlgorithms ssh-ed25519 only, known_hosts pins RSA only", conf("HostKeyAlgorithms ssh-ed25519", map[string]string{"hostkeyalgorithms": "ssh-ed25519"}), pinsRSA, "lockout", "known_hosts accepts"},
+		{"PubkeyAcceptedAlgorithms without RSA, the worker's key RSA", conf("PubkeyAcceptedAlgorithms "+noRSA, map[string]string{"pubkeyacceptedalgorithms": noRSA}), rsaWorker, "lockout", "does not accept the worker's key (rsa-sha2-256)"},
+		{"PubkeyAcceptedAlgorithms without RSA, the worker's key ed25519", conf("PubkeyAcceptedAlgorithms "+noRSA, map[string]string{"pubkeyacceptedalgorithms": noRSA}), pinsEd, "", ""},
+		{"PubkeyAcceptedAlgorithms without RSA, the worker's key unknown", conf("PubkeyAcceptedAlgorithms "+noRSA, map[string]string{"pubkeyacceptedalgorithms": noRSA}), root, "lockout", "rsa keys"},
+		// x/crypto signs an RSA login with rsa-sha2-256 whatever sshd
+		// accepts (TestOpenSSHFacts: sshd refuses it).
+		{"PubkeyAcceptedAlgorithms rsa-sha2-512 only, the worker's key RSA", conf("PubkeyAcceptedAlgorithms rsa-sha2-512", map[string]string{"pubkeyacceptedalgorithms": "rsa-sha2-512"}), rsaWorker, "lockout", "does not accept the worker's key"},
+		{"PubkeyAcceptedAlgorithms rsa-sha2-512,rsa-sha2-256, the worker's key RSA", conf("PubkeyAcceptedAlgorithms rsa-sha2-512,rsa-sha2-256", map[string]string{"pubkeyacceptedalgorithms": "rsa-sha2-512,rsa-sha2-256"}), rsaWorker, "", ""},
+		{"PubkeyAcceptedAlgorithms without certificates, the worker's a certificate", conf("PubkeyAcceptedAlgorithms ssh-ed25519", map[string]string{"pubkeyacceptedalgorithms": "ssh-ed25519"}), certWorker, "lockout", "ssh-ed25519-cert-v01@openssh.com"},
+		{"PubkeyAcceptedAlgorithms with its certificate form, the worker's a certificate", conf("PubkeyAcceptedAlgorithms ssh-ed25519-cert-v01@openssh.com,ssh-ed25519", map[string]string{"pubkeyacceptedalgorithms": "ssh-ed25519-cert-v01@openssh.com,ssh-ed25519"}), certWorker, "", ""},
+		{"ListenAddress the address the worker dialled", conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), pinsEd, "", ""},
+		{"ListenAddress the dialled address and loopback", conf("ListenAddress 127.0.0.1\nListenAddress 192.0.2.1", map[string]string{"listenaddress": "127.0.0.1:22 192.0.2.1:22"}), pinsEd, "", ""},
+		{"ListenAddress another address of the host", conf("ListenAddress 192.0.2.99", map[string]string{"listenaddress": "192.0.2.99:22"}), pinsEd, "lockout", "to 192.0.2.1, port 22): listen on 192.0.2.1 too"},
+		{"ListenAddress the dialled address on another port", conf("ListenAddress 192.0.2.1:2222", map[string]string{"listenaddress": "192.0.2.1:2222"}), pinsEd, "lockout", "192.0.2.1:2222"},
+		{"ListenAddress the worker's own address (not the host's)", conf("ListenAddress 192.0.2.7", map[string]string{"listenaddress": "192.0.2.7:22"}), pinsEd, "lockout", "does not cover"},
+		{"ListenAddress the dialled address, address not known", conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), root, "lockout", "does not cover"},
+		{"ListenAddress the dialled IPv6 address", origin(conf("ListenAddress 2001:db8::1", map[string]string{"listenaddress": "[2001:db8::1]:22"}), "2001:db8::7"), v6Worker, "", ""},
+		{"ListenAddress 0.0.0.0, the worker dialled IPv6", origin(conf("ListenAddress 0.0.0.0", map[string]string{"listenaddress": "0.0.0.0:22"}), "2001:db8::7"), v6Worker, "lockout", "does not cover"},
+		{"AddressFamily inet, origin unknown, the worker dialled IPv4", origin(conf("AddressFamily inet", map[string]string{"addressfamily": "inet", "listenaddress": "0.0.0.0:22"}), ""), pinsEd, "", ""},
+		// The worker's own end: sshd sees it (no translation), or another
+		// address (a NAT or a forwarder between them).
+		{"ListenAddress the dialled address, sshd sees the worker's own address", conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), fromWorker, "", ""},
+		{"ListenAddress the dialled address, the connection translated", conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), natWorker, "lockout", "translated on the way, so 192.0.2.1"},
+		{"ListenAddress the dialled address, translated, origin unknown", origin(conf("ListenAddress 192.0.2.1", map[string]string{"listenaddress": "192.0.2.1:22"}), ""), fromWorker, "lockout", "translated on the way"},
+		{"ListenAddress 0.0.0.0, the connection translated", conf("ListenAddress 0.0.0.0", map[string]string{"listenaddress": "0.0.0.0:22"}), natWorker, "", ""},
+		{"AddressFamily inet6, the worker dialled IPv4", conf("AddressFamily inet6", map[string]string{"addressfamily": "inet6", "listenaddress": "[::]:22"}), pinsEd, "lockout", "reaches sshd at 192.0.2.1"},
+		// Host key files replaced or deleted (ssh-keygen over them, rm).
+		{"the pinned ed25519 host key regenerated", hostKeyChange("/etc/ssh/ssh_host_ed25519_key", nightshift.ChangeModified, "bb"), pinsEd, "lockout", "would replace the host key /etc/ssh/ssh_host_ed25519_key, which the worker's known_hosts pins (ssh-ed25519)"},
+		{"the pinned ed25519 host key deleted", hostKeyChange("/etc/ssh/ssh_host_ed25519_key", nightshift.ChangeDeleted, ""), pinsEd, "lockout", "would delete the host key"},
+		{"the RSA host key regenerated, known_hosts pins ed25519", hostKeyChange("/etc/ssh/ssh_host_rsa_key", nightshift.ChangeModified, "bb"), pinsEd, "", ""},
+		{"the RSA host key regenerated, known_hosts pins RSA", hostKeyChange("/etc/ssh/ssh_host_rsa_key", nightshift.ChangeModified, "bb"), pinsRSA, "lockout", "pins (rsa-sha2-256,rsa-sha2-512)"},
+		{"the RSA host key regenerated, pin unknown", hostKeyChange("/etc/ssh/ssh_host_rsa_key", nightshift.ChangeModified, "bb"), root, "lockout", "may pin"},
+		{"a host key sshd_config names, regenerated, pin unknown", func() nightshift.Effects {
+			e := hostKeyChange("/etc/ssh/keys/host", nightshift.ChangeModified, "bb")
+			e.SSHD.Effective["hostkey"] = "/etc/ssh/keys/host"
+			return e
+		}(), pinsEd, "lockout", "/etc/ssh/keys/host"},
+		{"the pinned host key's mode tightened (SSG)", hostKeyChange("/etc/ssh/ssh_host_ed25519_key", nightshift.ChangeMeta, "aa"), pinsEd, "", ""},
 		// Sessions, banner.
 		{"MaxSessions 0", conf("MaxSessions 0", map[string]string{"maxsessions": "0"}), root, "lockout", "MaxSessions 0"},
 		{"MaxSessions 10 (SSG)", conf("MaxSessions 10", map[string]string{"maxsessions": "10"}), root, "", ""},
@@ -159,6 +259,33 @@ func TestJudgeSSHDEffective(t *testing.T) {
 				}
 			}
 			t.Fatalf("want a %s refusal containing %q, got %v", tc.entry, tc.want, refs)
+		})
+	}
+}
+
+// TestEffectsPolicyWithSSH: the facts of the worker's connection fill the
+// policy; those not known leave it as it was.
+func TestEffectsPolicyWithSSH(t *testing.T) {
+	base := EffectsPolicy{Login: "deploy", SSHPort: 2222, HostKeyAlgorithms: []string{"ssh-ed25519"}}
+	tests := []struct {
+		name  string
+		pol   EffectsPolicy
+		facts nightshift.SSHFacts
+		want  EffectsPolicy
+	}{
+		{"nothing known", base, nightshift.SSHFacts{}, base},
+		{"every fact", EffectsPolicy{Login: "deploy"}, nightshift.SSHFacts{HostKeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512"}, KeyAlgorithm: "rsa-sha2-256",
+			KeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512", "ssh-rsa"}, Server: netip.MustParseAddrPort("[::ffff:192.0.2.1]:2200"), Local: netip.MustParseAddrPort("192.0.2.7:40000")},
+			EffectsPolicy{Login: "deploy", SSHPort: 2200, SSHAddr: netip.MustParseAddr("192.0.2.1"), SSHFrom: netip.MustParseAddr("192.0.2.7"), HostKeyAlgorithms: []string{"rsa-sha2-256", "rsa-sha2-512"}, KeyAlgorithms: []string{"rsa-sha2-256"}}},
+		{"through a jump host (no server address), the configured port kept", base, nightshift.SSHFacts{KeyAlgorithm: "ssh-ed25519", Server: netip.AddrPort{}},
+			EffectsPolicy{Login: "deploy", SSHPort: 2222, HostKeyAlgorithms: []string{"ssh-ed25519"}, KeyAlgorithms: []string{"ssh-ed25519"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.pol.WithSSH(tc.facts)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("WithSSH = %+v, want %+v", got, tc.want)
+			}
 		})
 	}
 }

@@ -32,7 +32,7 @@ import (
 var (
 	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
 	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3)")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
@@ -84,6 +84,7 @@ func hostileCorpora() []struct{ name, path string } {
 		{"fresh", "../testdata/sandbox/hostile-fresh.jsonl"},
 		{"fresh2", "../testdata/sandbox/hostile-fresh2.jsonl"},
 		{"fresh3", "../testdata/sandbox/hostile-fresh3.jsonl"},
+		{"fresh4", "../testdata/sandbox/hostile-fresh4.jsonl"},
 	}
 }
 
@@ -324,7 +325,8 @@ func (h *corpusHost) freshLogin() error {
 // targetPID returns a process of the target, found from this machine's
 // /proc (no program of the target runs: a hostile command may have broken
 // them all): one whose mount namespace has, mounted on /, the target's
-// root directory (its pivoted bind mount; /proc/PID/root itself does not
+// root directory (its pivoted bind mount of the overlay debtarget mounts
+// with the root's path as its source; /proc/PID/root itself does not
 // resolve from here).
 func (h *corpusHost) targetPID() (string, error) {
 	ents, err := os.ReadDir("/proc")
@@ -342,7 +344,7 @@ func (h *corpusHost) targetPID() (string, error) {
 		}
 		for _, l := range strings.Split(string(b), "\n") {
 			f := strings.Fields(l)
-			if len(f) > 4 && f[4] == "/" && strings.HasSuffix(f[3], suffix) {
+			if len(f) > 4 && f[4] == "/" && (strings.HasSuffix(f[3], suffix) || strings.Contains(l, " - overlay "+h.tg.Root+" ")) {
 				return e.Name(), nil
 			}
 		}

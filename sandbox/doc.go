@@ -91,7 +91,11 @@
 // /var/lib/nightshift/undo/ID; [Sandbox.Undo] puts them back, last first,
 // after the same check against what the commit left. [Sandbox.RunActions]
 // runs approved actions as literal argv. [Runner] ties it together for the
-// worker: Try, [safety.JudgeEffects], Commit or Discard, RunActions. With
+// worker: Try, [safety.JudgeEffects], Commit or Discard, RunActions. The
+// judge reads a trial's raw effects; the Exec's Evidence carries them
+// redacted ([nightshift.Effects.Redacted]), so no password hash or private
+// key leaves the Runner; the pre-images undo needs byte for byte stay on
+// the host, written under the helper's umask 077. With
 // a lockout Guard ([RunnerConfig.Guard]) every commit runs under
 // [lockout.Guard.Protect]. A commit without recorded actions is marked
 // files-only ([lockout.ArmOptions.FilesOnly]): its rollback restarts sshd

@@ -49,7 +49,8 @@ func RuleScopeOf(ctx context.Context) Scope {
 // Sandbox, judges its effects with safety.JudgeEffects and applies them
 // (Commit, then the approved recorded actions) only when the judge allows
 // them. The Exec it returns is what the command printed and returned in
-// the sandbox, with Evidence saying what it did and what became of it; a
+// the sandbox, with Evidence saying what it did (its Effects redacted:
+// nightshift.Effects.Redacted) and what became of it; a
 // refusal, a conflict or a failure of the sandbox itself is an Exec whose
 // Evidence says so (ExitCode -1 unless the command ran), not an error. An
 // error means the host did not answer and the outcome is unknown (the
@@ -114,6 +115,18 @@ func (r *Runner) Sandbox() *Sandbox { return r.sb }
 // switch did not bring the host back). The caller treats either as a
 // failure of the host.
 func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, error) {
+	ex, err := r.run(ctx, command)
+	if ex.Evidence != nil {
+		// The reasons too leave the Runner redacted (a reason that quoted
+		// a line of /etc/shadow would carry its hash).
+		red := ex.Evidence.Redacted()
+		ex.Evidence = &red
+	}
+	return ex, err
+}
+
+// run is Run before the evidence's redaction.
+func (r *Runner) run(ctx context.Context, command string) (nightshift.Exec, error) {
 	r.mu.Lock()
 	locked := r.lockedOut
 	r.mu.Unlock()
@@ -129,7 +142,11 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		return nightshift.Exec{ExitCode: -1}, err
 	}
 	ex := tr.Exec
-	ev := &nightshift.Evidence{Trial: tr.ID, Effects: tr.Effects}
+	// The judge reads tr.Effects as they are (it reads /etc/shadow's diff
+	// to refuse a blanked password); the evidence that leaves the Runner
+	// (events, the journal, reports, fleet results, the model's next turn)
+	// carries them redacted: no password hash, no private key.
+	ev := &nightshift.Evidence{Trial: tr.ID, Effects: tr.Effects.Redacted()}
 	ex.Evidence = ev
 	discard := func(v nightshift.Verdict, reasons ...string) (nightshift.Exec, error) {
 		ev.Verdict, ev.Reasons = v, append(ev.Reasons, reasons...)
@@ -178,7 +195,8 @@ func (r *Runner) Run(ctx context.Context, command string) (nightshift.Exec, erro
 		ev.Verdict = nightshift.VerdictCommitted
 		if len(tr.Effects.Actions) > 0 {
 			acts, err := r.sb.RunActions(ctx, tr.Effects.Actions)
-			ev.Effects.Actions = append(acts, ev.Effects.Actions[len(acts):]...)
+			ran := nightshift.Effects{Actions: acts}.Redacted().Actions
+			ev.Effects.Actions = append(ran, ev.Effects.Actions[len(ran):]...)
 			return err
 		}
 		return nil

@@ -29,8 +29,9 @@ func (cr *credentials) close() {
 
 // methods builds the single publickey method x/crypto tries key by key:
 // in-memory and file keys first (certificates before their plain keys),
-// then the agent's.
-func (cr *credentials) methods(logger interface{ Debug(string, ...any) }) []ssh.AuthMethod {
+// then the agent's; each passed through wrap (which records the key that
+// signs).
+func (cr *credentials) methods(logger interface{ Debug(string, ...any) }, wrap func(ssh.Signer) ssh.Signer) []ssh.AuthMethod {
 	return []ssh.AuthMethod{ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
 		out := slices.Clone(cr.signers)
 		if cr.agent != nil {
@@ -42,6 +43,9 @@ func (cr *credentials) methods(logger interface{ Debug(string, ...any) }) []ssh.
 			} else {
 				out = append(out, as...)
 			}
+		}
+		for i, s := range out {
+			out[i] = wrap(s)
 		}
 		return out, nil
 	})}

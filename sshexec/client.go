@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/retry"
 )
 
@@ -44,6 +45,7 @@ type Client struct {
 type conn struct {
 	client *ssh.Client
 	jump   *ssh.Client // nil without ProxyJump
+	facts  nightshift.SSHFacts
 	done   chan struct{}
 	err    error // why it ended; read after done is closed
 }
@@ -299,7 +301,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		if err != nil {
 			return nil, &OpError{Host: c.addr, Op: OpDial, Err: fmt.Errorf("jump host %s: %w", jaddr, err)}
 		}
-		jump, err = c.handshake(ctx, jraw, jaddr, c.jump.User)
+		jump, _, err = c.handshake(ctx, jraw, jaddr, c.jump.User)
 		if err != nil {
 			var op *OpError
 			if errors.As(err, &op) {
@@ -319,14 +321,17 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 			return nil, &OpError{Host: c.addr, Op: OpDial, Err: err}
 		}
 	}
-	client, err := c.handshake(ctx, raw, c.addr, c.cfg.User)
+	client, facts, err := c.handshake(ctx, raw, c.addr, c.cfg.User)
 	if err != nil {
 		if jump != nil {
 			jump.Close()
 		}
 		return nil, err
 	}
-	cn := &conn{client: client, jump: jump, done: make(chan struct{})}
+	if jump == nil {
+		connAddrs(&facts, raw)
+	}
+	cn := &conn{client: client, jump: jump, facts: facts, done: make(chan struct{})}
 	go func() {
 		cn.err = client.Wait()
 		if jump != nil {
@@ -342,24 +347,27 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 }
 
 // handshake runs the SSH handshake on raw, bounded by ctx, and classifies
-// failures as handshake, host key or auth errors.
-func (c *Client) handshake(ctx context.Context, raw net.Conn, addr, user string) (*ssh.Client, error) {
-	verify, algos, err := c.keys.callback(addr)
+// failures as handshake, host key or auth errors. It returns the facts the
+// handshake established (all but the server's address).
+func (c *Client) handshake(ctx context.Context, raw net.Conn, addr, user string) (*ssh.Client, nightshift.SSHFacts, error) {
+	verify, algos, known, err := c.keys.callback(addr)
 	if err != nil {
 		raw.Close()
-		return nil, &OpError{Host: addr, Op: OpHostKey, Err: err}
+		return nil, nightshift.SSHFacts{}, &OpError{Host: addr, Op: OpHostKey, Err: err}
 	}
+	hf := &handshakeFacts{known: known, insecure: c.keys.insecure}
 	var hostKeyErr error
 	verified := false
 	cfg := &ssh.ClientConfig{
 		User: user,
-		Auth: c.creds.methods(c.cfg.Logger),
+		Auth: c.creds.methods(c.cfg.Logger, hf.wrap),
 		HostKeyCallback: func(hostname string, remote net.Addr, key ssh.PublicKey) error {
 			err := verify(hostname, remote, key)
 			if err != nil {
 				hostKeyErr = err
 			} else {
 				verified = true
+				hf.hostKey = key
 			}
 			return err
 		},
@@ -374,20 +382,21 @@ func (c *Client) handshake(ctx context.Context, raw net.Conn, addr, user string)
 	stopped := stop()
 	if err != nil {
 		raw.Close()
+		var none nightshift.SSHFacts
 		if ctx.Err() != nil && !stopped {
 			// The context closed the connection under the handshake.
-			return nil, &OpError{Host: addr, Op: OpHandshake, Err: fmt.Errorf("%w (%v)", ctx.Err(), err)}
+			return nil, none, &OpError{Host: addr, Op: OpHandshake, Err: fmt.Errorf("%w (%v)", ctx.Err(), err)}
 		}
 		switch {
 		case hostKeyErr != nil:
-			return nil, &OpError{Host: addr, Op: OpHostKey, Err: hostKeyErr}
+			return nil, none, &OpError{Host: addr, Op: OpHostKey, Err: hostKeyErr}
 		case verified && strings.Contains(err.Error(), "unable to authenticate"):
-			return nil, &OpError{Host: addr, Op: OpAuth, Err: fmt.Errorf("user %q: %w: %w", user, ErrAuthFailed, err)}
+			return nil, none, &OpError{Host: addr, Op: OpAuth, Err: fmt.Errorf("user %q: %w: %w", user, ErrAuthFailed, err)}
 		}
-		return nil, &OpError{Host: addr, Op: OpHandshake, Err: err}
+		return nil, none, &OpError{Host: addr, Op: OpHandshake, Err: err}
 	}
 	raw.SetDeadline(time.Time{})
-	return ssh.NewClient(sconn, chans, reqs), nil
+	return ssh.NewClient(sconn, chans, reqs), hf.facts(sconn), nil
 }
 
 // keepAlive sends keepalive@openssh.com every KeepAlive and closes the

@@ -48,6 +48,14 @@
 // have run, wholly or partly; the caller decides (for example by
 // re-checking state).
 //
+// [Client.SSHFacts] tells what the live connection knows of the login
+// ([nightshift.SSHFacts]), read from the handshake itself: the host key
+// algorithm negotiated and the key types known_hosts holds for the host,
+// the key that authenticated (its signer is wrapped to see which one
+// signs, keeping x/crypto's signer interfaces) and the algorithms x/crypto
+// may use it with, and the addresses of the TCP connection's two ends
+// (none through a jump host). The effect judge keeps them working.
+//
 // Every error is an [*OpError] naming the host and the operation that
 // failed ("config", "dial", "handshake", "host key", "auth", "session"),
 // wrapping the cause with %w so errors.Is and errors.As reach

@@ -60,19 +60,20 @@ func newHostKeys(cfg *Config) (*hostKeys, error) {
 	return h, nil
 }
 
-// callback returns the verifier for one dial of addr ("host:port") and the
-// host key algorithms to offer, known key types first (nil: defaults).
-func (h *hostKeys) callback(addr string) (ssh.HostKeyCallback, []string, error) {
+// callback returns the verifier for one dial of addr ("host:port"), the
+// host key algorithms to offer, known key types first (nil: defaults), and
+// the key types known_hosts holds for addr (sorted).
+func (h *hostKeys) callback(addr string) (ssh.HostKeyCallback, []string, []string, error) {
 	if h.insecure {
 		h.logger.Warn("sshexec: host key verification disabled (InsecureSkipHostKeyVerification)", "host", addr)
-		return ssh.InsecureIgnoreHostKey(), nil, nil
+		return ssh.InsecureIgnoreHostKey(), nil, nil, nil
 	}
 	var existing []string
 	for _, f := range h.files {
 		if _, err := os.Stat(f); err == nil {
 			existing = append(existing, f)
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("known_hosts %s: %w", f, err)
+			return nil, nil, nil, fmt.Errorf("known_hosts %s: %w", f, err)
 		}
 	}
 	var db ssh.HostKeyCallback
@@ -80,7 +81,7 @@ func (h *hostKeys) callback(addr string) (ssh.HostKeyCallback, []string, error) 
 		var err error
 		db, err = knownhosts.New(existing...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read known_hosts: %w", err)
+			return nil, nil, nil, fmt.Errorf("read known_hosts: %w", err)
 		}
 	}
 	lookup := func(hostname string, remote net.Addr, key ssh.PublicKey) error {
@@ -131,7 +132,14 @@ func (h *hostKeys) callback(addr string) (ssh.HostKeyCallback, []string, error) 
 		}
 		return herr
 	}
-	return verify, hostKeyAlgorithms(known), nil
+	var types []string
+	for _, k := range known {
+		if !slices.Contains(types, k.Key.Type()) {
+			types = append(types, k.Key.Type())
+		}
+	}
+	slices.Sort(types)
+	return verify, hostKeyAlgorithms(known), types, nil
 }
 
 // knownKeys lists the keys on file for addr by looking up the probe key.

@@ -20,6 +20,7 @@ const nobody = "65534"
 // nobody when the tests run as root, with a home and a temporary directory
 // of its own and nothing else of the environment.
 func TestDemoWithoutRoot(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the worker binary")
 	}

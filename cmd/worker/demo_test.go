@@ -110,6 +110,7 @@ func TestDemoHostRefuses(t *testing.T) {
 // disposable local OpenSSH server (which needs openssh-server: CI installs
 // it).
 func TestDemoSSHD(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sshd"); err != nil {
 		if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
 			testenv.Unavailable(t, "sshd is not installed")

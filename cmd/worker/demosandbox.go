@@ -74,7 +74,8 @@ func (s *demoSandbox) Run(ctx context.Context, command string) (nightshift.Exec,
 	if err != nil {
 		return nightshift.Exec{ExitCode: -1}, fmt.Errorf("demo sandbox: %w", err)
 	}
-	ev := &nightshift.Evidence{Trial: "demo", Effects: eff}
+	// The judge reads eff as it is; the evidence carries it redacted.
+	ev := &nightshift.Evidence{Trial: "demo", Effects: eff.Redacted()}
 	ex.Evidence = ev
 	if refs := safety.JudgeEffects(eff, s.pol); len(refs) > 0 {
 		ev.Verdict = nightshift.VerdictRefused

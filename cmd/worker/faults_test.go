@@ -52,6 +52,7 @@ func tasksOf(t *testing.T, path string) map[string]journal.Task {
 // whose max_attempts is lower keeps it. aide_db (max_attempts 4) is never
 // fixed, so its attempts are exactly the cap that applied.
 func TestMaxAttemptsCapsTheNight(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		flag string
@@ -121,6 +122,7 @@ func newJournal(t *testing.T, path string) {
 // mount in a mount namespace of its own: root may write any file, not a
 // read-only mount), where SQLite cannot create the journal's -shm file.
 func TestHistoryReadOnlyJournal(t *testing.T) {
+	t.Parallel()
 	testenv.NeedRoot(t, "a read-only bind mount in a mount namespace")
 	if _, err := exec.LookPath("unshare"); err != nil {
 		testenv.Unavailable(t, "unshare (util-linux): %v", err)
@@ -280,6 +282,7 @@ func stoppedNight(t *testing.T) (*batchFixture, string) {
 // rule changed, added or removed, and changes nothing in the journal;
 // --accept-changed-rules resumes with them.
 func TestResumeRefusesChangedRules(t *testing.T) {
+	t.Parallel()
 	f, j := stoppedNight(t)
 	before := tasksOf(t, j)
 	old, err := os.ReadFile(f.rules)
@@ -388,16 +391,17 @@ func startWrapped(t testing.TB, wrap []string, args []string) (*exec.Cmd, *syncB
 	return cmd, out
 }
 
-// waitFor polls cond every 20ms, failing the test after a minute (a hang
-// guard, not a measure).
+// waitFor polls cond every 20ms, failing the test after three minutes (a
+// hang guard, not a measure: the tests run in parallel, and a race-enabled
+// worker process starting on a loaded 2-core machine can take a minute).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatalf("waited a minute for %s", what)
+	t.Fatalf("waited three minutes for %s", what)
 }
 
 // exitOf waits for cmd to end and returns its exit code. The process must
@@ -460,6 +464,7 @@ func newFaultServer(t *testing.T, upstream string, paths ...string) *faultServer
 // seconds, exit 1 naming `worker resume`; the journal is consistent and
 // resume finishes the night with every fix run once on every host.
 func TestFirstSignalEndsModelWait(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 3, 40)
 	fs := newFaultServer(t, strings.TrimSuffix(f.baseURL, "/v1"), "/v1/chat/completions")
 	args := f.runArgs(filepath.Join(f.dir, "night.db"), "--parallel-hosts", "3", "--model-concurrency", "1", "--no-progress",
@@ -494,6 +499,7 @@ func TestFirstSignalEndsModelWait(t *testing.T) {
 // — SIGTERM, SIGINT, and SIGINT to a worker started with SIGINT ignored
 // (a background job of a non-interactive script).
 func TestSignalDuringStartUp(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 1, 2)
 	fs := newFaultServer(t, strings.TrimSuffix(f.baseURL, "/v1"))
 	fs.down.Store(true)
@@ -596,6 +602,7 @@ func (n *sshNight) outage(t *testing.T, extra ...string) (*exec.Cmd, *syncBuffer
 // (--host-reconnect-deadline, 10m by default), the night goes on and ends
 // with both rules fixed, no host unreachable.
 func TestNightOutlastsSSHOutage(t *testing.T) {
+	t.Parallel()
 	n := newSSHNight(t)
 	cmd, out := n.outage(t)
 	time.Sleep(20 * time.Second)
@@ -618,6 +625,7 @@ func TestNightOutlastsSSHOutage(t *testing.T) {
 // unreachable (exit 1, named); once it is back, resume tries it again and
 // finishes its rules.
 func TestResumeRetriesUnreachableHost(t *testing.T) {
+	t.Parallel()
 	n := newSSHNight(t)
 	cmd, out := n.outage(t, "--host-reconnect-deadline", "2s")
 	if code := exitOf(t, cmd, out); code != exitNotFixed || !strings.Contains(out.String(), "unreachable: web1") {
@@ -639,6 +647,7 @@ func TestResumeRetriesUnreachableHost(t *testing.T) {
 // hosts), finished and never started; the rules × hosts never started are
 // counted in the report, not listed one by one.
 func TestStopCountsPlannedTasks(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 3, 40)
 	j := filepath.Join(f.dir, "night.db")
 	jsonOut := filepath.Join(f.dir, "night.json")

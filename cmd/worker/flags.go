@@ -208,8 +208,11 @@ var flagRegistry = []flagSpec{
 	{name: "no-recipes", usage: "never replay a proven fix before asking the model (fixes are still proved into the journal file's recipes)", group: groupRun,
 		field: "worker.Recipes.NoReplay", cmds: cmdRun | cmdResume | cmdStart,
 		usageFor: map[command]string{cmdStart: "never replay a fix proven on an earlier host before asking the model (fixes are still proved into the night's recipes: 'worker fleet export')"}},
-	{name: "recipes", usage: "seed the night with the replayable recipes of journal `FILE` ('worker recipes list FILE'), proven by earlier nights", group: groupRun,
+	{name: "recipes", usage: "seed the night with the replayable recipes of journal `FILE` ('worker recipes list FILE'); the recipe book's own state wins for those it has", group: groupRun,
 		field: "fleet.Night.Recipes", cmds: cmdStart},
+	{name: "book", usage: "the fleet's recipe book: the workflow `ID` nights read their recipes from and publish theirs to", def: fleet.DefaultBook, group: groupFleet,
+		field: "fleet.Night.Book", cmds: cmdStart | cmdRecipes,
+		usageFor: map[command]string{cmdRecipes: "with --temporal: the recipe book's workflow `ID`"}},
 	{name: "metrics-addr", usage: "serve Prometheus metrics at http://`ADDR`/metrics while the run lasts (e.g. :9464)", group: groupRun, cmds: cmdRun | cmdResume,
 		notNight: "a night's progress is in Temporal ('worker fleet status')"},
 	{name: "no-progress", usage: "no progress on stderr (default: a live status on a terminal, plain lines otherwise)", group: groupRun, cmds: cmdRun | cmdResume,
@@ -235,12 +238,12 @@ var flagRegistry = []flagSpec{
 	{name: "dry-run", usage: "list what would be restored; change nothing", group: groupTarget, cmds: cmdFleetUndo | cmdUndo},
 
 	// Temporal.
-	{name: "temporal", usage: "Temporal frontend `ADDR` (host:port)", def: client.DefaultHostPort, group: groupTemporal, field: "client.Options.HostPort", cmds: cmdFleet},
-	{name: "namespace", usage: "Temporal `NAMESPACE`", def: client.DefaultNamespace, group: groupTemporal, field: "client.Options.Namespace", cmds: cmdFleet},
-	{name: "tls-cert", usage: "TLS client certificate `FILE` (PEM) for mTLS to Temporal; needs --tls-key", group: groupTemporal, field: "fleet.TLS.Cert", cmds: cmdFleet},
-	{name: "tls-key", usage: "TLS client private key `FILE` (PEM)", group: groupTemporal, field: "fleet.TLS.Key", cmds: cmdFleet},
-	{name: "tls-ca", usage: "CA bundle `FILE` (PEM) that signed the frontend's certificate (default: the system's roots)", group: groupTemporal, field: "fleet.TLS.CA", cmds: cmdFleet},
-	{name: "tls-server-name", usage: "`NAME` the frontend's certificate must carry (default: the host of --temporal)", group: groupTemporal, field: "fleet.TLS.ServerName", cmds: cmdFleet},
+	{name: "temporal", usage: "Temporal frontend `ADDR` (host:port)", def: client.DefaultHostPort, group: groupTemporal, field: "client.Options.HostPort", cmds: cmdFleet | cmdRecipes},
+	{name: "namespace", usage: "Temporal `NAMESPACE`", def: client.DefaultNamespace, group: groupTemporal, field: "client.Options.Namespace", cmds: cmdFleet | cmdRecipes},
+	{name: "tls-cert", usage: "TLS client certificate `FILE` (PEM) for mTLS to Temporal; needs --tls-key", group: groupTemporal, field: "fleet.TLS.Cert", cmds: cmdFleet | cmdRecipes},
+	{name: "tls-key", usage: "TLS client private key `FILE` (PEM)", group: groupTemporal, field: "fleet.TLS.Key", cmds: cmdFleet | cmdRecipes},
+	{name: "tls-ca", usage: "CA bundle `FILE` (PEM) that signed the frontend's certificate (default: the system's roots)", group: groupTemporal, field: "fleet.TLS.CA", cmds: cmdFleet | cmdRecipes},
+	{name: "tls-server-name", usage: "`NAME` the frontend's certificate must carry (default: the host of --temporal)", group: groupTemporal, field: "fleet.TLS.ServerName", cmds: cmdFleet | cmdRecipes},
 
 	// Reports.
 	{name: "json-report", usage: "write the JSON summary to `FILE`", group: groupReports, cmds: cmdRun | cmdResume | cmdStart | cmdFleetReport},
@@ -252,7 +255,7 @@ var flagRegistry = []flagSpec{
 	{name: "json", usage: "print JSON", group: groupOutput, cmds: cmdHistory | cmdCheckCommand | cmdRecipes, usageFor: map[command]string{cmdCheckCommand: "print the verdict as JSON"}},
 	{name: "dry-run", usage: "check the rules and show the first prompt's budget; run no command and call no model", group: groupOutput, cmds: cmdFix},
 	{name: "v", usage: "log budget events and retries to stderr", group: groupOutput, cmds: cmdFix | cmdRun | cmdResume},
-	{name: "v", usage: "log the Temporal SDK's messages to stderr", group: groupOutput, cmds: cmdFleet},
+	{name: "v", usage: "log the Temporal SDK's messages to stderr", group: groupOutput, cmds: cmdFleet | cmdRecipes},
 
 	// The small commands' own.
 	{name: "keep", usage: "keep the temporary directory", group: groupFlags, cmds: cmdDemo},

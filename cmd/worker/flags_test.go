@@ -38,6 +38,7 @@ var commandHelp = map[command][]string{
 // that command, each flag the registry gives a command is in its help
 // once, and no command has two specs of one name.
 func TestFlagRegistry(t *testing.T) {
+	t.Parallel()
 	require.Len(t, commandHelp, len(commandNames))
 	for c, args := range commandHelp {
 		t.Run(commandNames[c], func(t *testing.T) {

@@ -131,6 +131,7 @@ func readSummary(t *testing.T, path string) jsonSummary {
 // fleet-wide cap (the sum of the processes' --model-slots), and the report
 // equals `worker run`'s on the same inputs except tasks caught mid-command.
 func TestFleetIntegration(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a Temporal dev server")
 	}

@@ -35,9 +35,16 @@ must run for each zone.
 
 A host started after another host of its key (os-release ID and VERSION_ID,
 package manager) fixed a rule replays that fix before asking the model, as
-'worker run' does; --recipes seeds the night with a journal's recipes,
---no-recipes turns replay off. 'worker fleet export RUN' writes the night's
-proven fixes as a playbook.
+'worker run' does. Recipes outlive the night: every night (a scheduled one
+too) starts with the recipes of the fleet's recipe book (--book, a
+long-lived workflow the first night starts) and publishes what its hosts
+prove and demote to it, so tomorrow's night replays tonight's fixes and
+never a recipe demoted on a host's key ('worker recipes list --temporal
+ADDR' lists them; pin and retire change what later nights replay).
+--recipes also seeds the night with a journal's recipes (those the book
+lacks join it; the book's own state wins for the others); --no-recipes turns
+replay off (fixes are still proved and published). 'worker fleet export RUN'
+writes the night's proven fixes as a playbook.
 
 The served model's name and context window are read from --base-url unless
 --model and --context-window give them. RUN (--id, default nightshift-NAME-TIME)
@@ -67,7 +74,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var tf temporalFlags
 	m := &runMeta{}
 	var rulesPaths, ruleIDs, limit stringList
-	var name, id, schedule string
+	var name, id, schedule, book string
 	var wait, noLessons, noRecipes bool
 	var seed string
 	var heartbeat time.Duration
@@ -78,7 +85,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	for name, p := range map[string]any{
 		"rules": &rulesPaths, "datastream": &m.Datastream, "profile": &m.Profile, "rule": &ruleIDs, "inventory": &m.Inventory,
 		"limit": &limit, "name": &name, "id": &id, "schedule": &schedule, "wait": &wait, "no-lessons": &noLessons,
-		"no-recipes": &noRecipes, "recipes": &seed,
+		"no-recipes": &noRecipes, "recipes": &seed, "book": &book,
 		"tokenizer": &m.Tokenizer, "context-window": &m.ContextWindow, "max-tokens": &m.MaxTokens, "max-attempts": &m.MaxAttempts,
 		"keep-turns": &m.KeepTurns, "command-timeout": &m.CommandTimeout, "heartbeat": &heartbeat, "hosts-per-run": &hostsPerRun,
 		"sandbox": &m.Sandbox, "base-url": &m.BaseURL, "model": &m.Model, "api-key-env": &m.APIKeyEnv, "parallel-hosts": &m.ParallelHosts,
@@ -175,7 +182,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 		MaxAttempts: m.MaxAttempts, KeepTurns: m.KeepTurns, ParallelHosts: m.ParallelHosts,
 		RetryDeadline: m.RetryDeadline, RequestTimeout: m.RequestTimeout, CommandTimeout: m.CommandTimeout, Heartbeat: heartbeat, NoLessons: noLessons,
 		HostsPerRun: hostsPerRun, Sandbox: string(m.Sandbox.orDefault()), NoRecipes: noRecipes}
-	n.Recipes = seeded
+	n.Recipes, n.Book = seeded, book
 	if err := n.Validate(); err != nil {
 		return &usageError{err}
 	}

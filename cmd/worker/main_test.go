@@ -67,6 +67,7 @@ func TestHelpExitsZero(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +165,7 @@ func TestTokensChatMalformed(t *testing.T) {
 // simulator (eventual policy) and a sandboxed real sshd: the rule is fixed
 // and the exit code is 0. With --json every line is one JSON event.
 func TestFixEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target, err := sshtarget.Start(context.Background(), sshtarget.Options{Sandbox: true, Writable: []string{dir}})
 	if err != nil {

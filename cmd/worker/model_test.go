@@ -23,6 +23,7 @@ import (
 // backoff's 1 s of a second failure; a 404 is a usage error at once,
 // without retries.
 func TestServerModelRetries(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch calls.Add(1) {
@@ -63,6 +64,7 @@ func TestServerModelRetries(t *testing.T) {
 // unreachable (exit 3). (Before, the first GET
 // waited for as long as the server kept the connection open.)
 func TestServerModelHung(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

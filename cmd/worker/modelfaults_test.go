@@ -69,6 +69,7 @@ func hugeNight(tb testing.TB, huge int) ([]string, string) {
 // files stay smaller than the cap; the rule is fixed by the next answer.
 // (Before: the reply was read whole and stored, 52 MB in the journal.)
 func TestHugeReplyNotStored(t *testing.T) {
+	t.Parallel()
 	args, j := hugeNight(t, 2)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), args, nil, &stdout, &stderr)

@@ -89,6 +89,7 @@ var mismatch = regexp.MustCompile(`(?m)^worker: --verify-count: vllm: prompt cou
 // with the mismatch named and exit 2, in the main mode and in 'worker run'
 // (whose tasks stay unfinished, to be resumed with the right tokenizer).
 func TestVerifyCount(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 1, 3)
 	policy := func() vllmsim.Policy {
 		return vllmsim.Eventual(vllmsim.EventualConfig{FixAt: 2, WrongFixes: []string{"echo attempt %d"},
@@ -160,6 +161,7 @@ func TestVerifyCount(t *testing.T) {
 // nightshift_distill_fallbacks_total{reason="claim"}, read from the run's
 // own --metrics-addr while it runs.
 func TestDistillerModel(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 1, 8)
 	// Long outputs, so that old turns are distilled in a 6,144-token window.
 	long := strings.Repeat("the audit database is not initialised yet ", 40)

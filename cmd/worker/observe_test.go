@@ -83,6 +83,7 @@ func (s *syncBuffer) String() string {
 // plain line per rule start and end and a summary; --no-progress writes
 // none.
 func TestRunProgressLines(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 2, 2)
 	tests := []struct {
 		name    string
@@ -135,6 +136,7 @@ func TestRunProgressLines(t *testing.T) {
 // run lasts; scrapes during the run see attempts and rules counted, and the
 // server is gone once the command returns.
 func TestRunMetricsAddr(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 2, 20)
 	j := filepath.Join(f.dir, "metrics.db")
 	var stderr syncBuffer
@@ -239,6 +241,7 @@ func scrape(url string) (map[string]float64, error) {
 // off (--no-recipes): with them web2 would replay web1's fix and never ask
 // the model (recipes.txtar shows that).
 func TestRunLessonsReachTheNextHost(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		extra   []string

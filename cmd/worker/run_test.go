@@ -92,6 +92,7 @@ func (f *batchFixture) runArgs(journal string, extra ...string) []string {
 }
 
 func TestRunResumeHistory(t *testing.T) {
+	t.Parallel()
 	f := newBatchFixture(t, 2, 2)
 	j := filepath.Join(f.dir, "night.db")
 	jsonOut, junit, html := filepath.Join(f.dir, "r.json"), filepath.Join(f.dir, "r.xml"), filepath.Join(f.dir, "r.html")
@@ -198,7 +199,7 @@ func startCLI(t testing.TB, args []string) (*exec.Cmd, *bytes.Buffer) {
 // waitSteps waits until every host has reached its last rule.
 func waitSteps(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a hang guard (see waitFor)
 	for time.Now().Before(deadline) {
 		if j, err := journal.Open(context.Background(), path, journal.Config{ReadOnly: true}); err == nil {
 			tasks, _ := j.Tasks(context.Background(), 1)
@@ -217,6 +218,7 @@ func waitSteps(t *testing.T, path string) {
 // consistent and `worker resume` finishes the run with every rule × host
 // exactly once.
 func TestSignals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts processes")
 	}

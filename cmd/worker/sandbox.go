@@ -68,7 +68,9 @@ func (e *sandboxRequiredError) Unwrap() error { return e.err }
 // mode: the sandbox over conn (probed first), or conn with the fallback
 // stated; both under the lockout net, except with --sandbox off. fresh is
 // how a fresh login to the host is made (the canary), login and port the
-// worker's own SSH login there.
+// worker's own SSH login there. The effect judge is given what conn's SSH
+// connection knows of that login (the host key known_hosts accepted, the
+// worker's key, the address dialled) when conn is an SSH client.
 func hostSandbox(ctx context.Context, mode sandboxMode, host string, conn nightshift.Runner, fresh sshexec.Config, login string, port int, timeout time.Duration) (batch.SandboxSetup, error) {
 	if mode.orDefault() == sandboxOff {
 		return batch.SandboxSetup{Runner: conn, Fallback: "--sandbox off: the static check alone judged commands on " + host + ", with no lockout net"}, nil
@@ -93,7 +95,20 @@ func hostSandbox(ctx context.Context, mode sandboxMode, host string, conn nights
 			Fallback: fmt.Sprintf("no sandbox on %s (%v): the static check judged commands, the lockout net guarded them", host, err)}, nil
 	}
 	pol := safety.EffectsPolicy{Login: login, SSHPort: port}
+	if f, ok := conn.(sshFacter); ok {
+		facts, err := f.SSHFacts(ctx)
+		if err != nil {
+			return batch.SandboxSetup{}, fmt.Errorf("host %s: the SSH connection's facts: %w", host, err)
+		}
+		pol = pol.WithSSH(facts)
+	}
 	return batch.SandboxSetup{Runner: sandbox.NewRunner(sb, pol, sandbox.RunnerConfig{Guard: guard}), Sandboxed: true}, nil
+}
+
+// sshFacter is a connection that tells what it knows of the worker's SSH
+// login (sshexec's *Client): the effect judge keeps it working.
+type sshFacter interface {
+	SSHFacts(ctx context.Context) (nightshift.SSHFacts, error)
 }
 
 // loginOf is the user an SSH login as user ("" for the default) is: the

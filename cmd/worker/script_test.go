@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 //	                        (and worker), so a script proves what it does
 //	                        not need (sshd, ssh, bwrap)
 //	freeport VAR            set VAR to a free 127.0.0.1:PORT
-//	waitport ADDR           wait (up to a minute) until ADDR accepts TCP
+//	waitport ADDR           wait (up to three minutes) until ADDR accepts TCP
 //	simhosts [-group G] [-zone Z] NAME…
 //	                        start simulated SSH hosts (internal/simhost),
 //	                        write hosts.yaml, hosts.ini, known_hosts and
@@ -67,6 +67,7 @@ func TestMain(m *testing.M) {
 // tokenizer; $LLAMA31_TOKENIZER is its tokenizer.json); the last three are
 // an error under CI when false.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -282,7 +283,7 @@ func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitport ADDR")
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(3 * time.Minute) // a hang guard: scripts run in parallel
 	for {
 		c, err := net.DialTimeout("tcp", args[0], time.Second)
 		if err == nil {

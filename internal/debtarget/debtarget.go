@@ -95,6 +95,7 @@ type Target struct {
 	Login string
 
 	cmd     *exec.Cmd
+	rfs     *rootFS
 	log     *lockedBuffer
 	done    chan struct{}
 	ownDir  bool
@@ -126,13 +127,11 @@ func Start(ctx context.Context, opts Options) (_ *Target, err error) {
 			t.Close()
 		}
 	}()
-	t.Root = filepath.Join(t.Dir, "root")
-	if err := os.MkdirAll(t.Root, 0o755); err != nil {
-		return nil, fmt.Errorf("debtarget: %w", err)
+	t.rfs, err = mountRoot(ctx, tarball, t.Dir)
+	if err != nil {
+		return nil, err
 	}
-	if out, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-I", "zstd", "-xf", tarball, "-C", t.Root).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("debtarget: unpack %s: %w: %v: %s", tarball, ErrBuild, err, bytes.TrimSpace(out))
-	}
+	t.Root = t.rfs.root
 	if err := t.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -390,8 +389,12 @@ var droppedCaps = []string{"sys_admin", "sys_module", "sys_boot", "sys_time", "s
 	"dac_read_search"}
 
 // rootSetup is the part of both targets' PID 1 scripts that builds the
-// target's root ($R) and pivots into it: a private /proc with /proc/sys
-// read-only, a read-only /sys, a minimal /dev with device nodes of the
+// target's root ($R, the overlay mountRoot made) and pivots into it: a
+// private /proc with /proc/sys read-only, a read-only /sys (mounted by a
+// command run as $SYSNS: a sysfs is one superblock per network namespace,
+// so a target without its own has its sysfs mounted from a throwaway one,
+// else it would be this machine's /sys superblock, which a remount inside
+// would change), a minimal /dev with device nodes of the
 // target's own (not binds of this machine's, which a chmod inside would
 // change for the whole machine), private /run and /tmp, the hostname ($H).
 const rootSetup = `mount --make-rprivate /
@@ -399,7 +402,7 @@ mount --bind "$R" "$R"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
-mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
+$SYSNS mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
 mknod -m 666 "$R/dev/null" c 1 3
 mknod -m 666 "$R/dev/zero" c 1 5
@@ -423,7 +426,7 @@ umount -l /mnt
 // setupScript runs as PID 1 of the new namespaces before it becomes the
 // control sshd: rootSetup, then sshd's own directories in /run.
 const setupScript = `set -eu
-R="$1"; H="$2"; CAPS="$3"
+R="$1"; H="$2"; CAPS="$3"; SYSNS="unshare --net"
 ` + rootSetup + `mkdir -p /run/sshd /run/lock
 exec setpriv --bounding-set "$CAPS" /usr/sbin/sshd -D -e -f /etc/nightshift/sshd_config
 `
@@ -473,8 +476,9 @@ func (t *Target) SSHConfig() sshexec.Config {
 }
 
 // Close stops the target (SIGKILL to its PID 1 ends every process in its
-// namespaces, and with them its mounts), checks that no mount under Dir is
-// left on the host and removes Dir if Start created it.
+// namespaces, and with them its mounts), unmounts the root's overlay,
+// checks that no mount under Dir is left on the host and removes Dir if
+// Start created it.
 func (t *Target) Close() error {
 	t.once.Do(func() {
 		if t.cmd != nil && t.cmd.Process != nil {
@@ -482,6 +486,10 @@ func (t *Target) Close() error {
 			<-t.done
 		}
 		if t.Dir == "" {
+			return
+		}
+		if err := t.rfs.unmount(); err != nil {
+			t.closeEr = fmt.Errorf("%w: %w", ErrMountsLeft, err)
 			return
 		}
 		if m := mountsUnder(t.Dir); len(m) > 0 {

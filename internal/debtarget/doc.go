@@ -15,10 +15,23 @@
 // (docs/benchmarks.md has the times and the size). The tarball is never
 // committed.
 //
-// [Start] unpacks the root into a fresh directory and runs the root's own
+// [Start] unpacks the root into a fresh directory (Dir/lower) and mounts,
+// in this process's mount namespace, an overlay over it at Dir/root
+// ([Target.Root]: the target's files with its writes, which go to
+// Dir/upper; the unpacked tree never changes). The overlay is the target's
+// root and a superblock of its own, so a remount of / inside the target
+// (remount,ro, errors=…, which a target that keeps CAP_SYS_ADMIN can run)
+// changes the overlay, never the file system Dir is on (this machine's
+// root): a bind mount of the tree, as before, shared its superblock.
+// A recording sandbox inside stacks its overlays on that one (the kernel
+// allows two levels) with its upper layers on the target's /run, a tmpfs.
+// Start then runs the root's own
 // sshd as PID 1 of new mount, PID, UTS and IPC namespaces (unshare --fork
 // --propagation private --kill-child), chrooted into the root, with a
-// private /proc whose /proc/sys is read-only, a read-only /sys, a minimal
+// private /proc whose /proc/sys is read-only, a read-only /sys (a sysfs
+// mounted from a throwaway network namespace: sysfs has one superblock per
+// network namespace, and one mounted in this machine's would be this
+// machine's /sys superblock, which a remount inside would change), a minimal
 // /dev (its own null, zero, full, random, urandom and tty nodes, never binds
 // of the host's, which a chmod inside would change on the host, and a
 // private devpts), private /run and /tmp, its own hostname, and a bounding set without CAP_SYS_ADMIN,
@@ -39,15 +52,33 @@
 // from the login's own ~/.ssh/authorized_keys: [Target.LoginConfig] is the
 // worker's login as a hardened fleet has it (root's control login stays).
 //
+// Every file system a target mounts is then its own superblock: the
+// overlay, proc (its own PID namespace's), sysfs, devpts (newinstance) and
+// the tmpfs of /dev, /run and /tmp. What stays shared with this machine is
+// the kernel behind them: a target that keeps CAP_SYS_ADMIN and CAP_MKNOD
+// (Options.Sandbox) could remount its /sys read-write and write this
+// machine's kernel attributes, make a node of this machine's disk and
+// mount it (the same superblock as this machine's root), or mount a sysfs
+// of its own, which in Start's target (this machine's network namespace)
+// is this machine's /sys superblock (the recording sandbox's read-only
+// /sys is one; the commands it runs lack CAP_SYS_ADMIN). Commands
+// committed on the target are what the safety judge lets through (for
+// mount: remounts only, and of the target's own mounts those reach only
+// the target).
+//
 // [Target.Close] kills the namespaces' PID 1 (which ends every process in
-// them and with them every mount), checks /proc/self/mountinfo for mounts
+// them and with them every mount), unmounts the overlay (never lazily),
+// checks /proc/self/mountinfo for mounts
 // left under the target's directory ([ErrMountsLeft]; the files are then
 // kept) and removes the directory. A test process that dies takes the target
-// with it (the parent-death signal). Start needs root, unshare, setpriv,
+// with it (the parent-death signal), and a reaper (a shell that waits on a
+// pipe from the test process) unmounts its overlay, which lives in this
+// machine's mount namespace. Start needs root, overlayfs, unshare, setpriv,
 // chroot, tar, zstd and ssh-keygen on the machine; it returns [ErrNotRoot]
 // otherwise.
 //
-// [StartSystem] starts a variant for tests of lockouts (package lockout): a
+// [StartSystem] starts a variant for tests of lockouts (package lockout),
+// its root an overlay as Start's and its /sys its own network namespace's: a
 // [SystemTarget] whose worker logs in through the root's own sshd, the one
 // /etc/ssh/sshd_config configures, on port 22 of the target's own network
 // namespace (reached through a loopback forwarder on this machine, each

@@ -49,6 +49,7 @@ type SystemTarget struct {
 	HasNft bool
 
 	cmd   *exec.Cmd
+	rfs   *rootFS
 	log   *lockedBuffer
 	done  chan struct{}
 	netns *os.File
@@ -144,7 +145,7 @@ while :; do sleep 3600 & wait; done
 // root's init: the loopback interface of the target's own network
 // namespace, then rootSetup.
 const systemSetup = `set -eu
-R="$1"; H="$2"; CAPS="$3"
+R="$1"; H="$2"; CAPS="$3"; SYSNS=
 ip link set lo up
 ` + rootSetup + `exec setpriv --bounding-set "$CAPS" /bin/sh /etc/nightshift/init.sh
 `
@@ -179,13 +180,11 @@ func StartSystem(ctx context.Context, opts Options) (_ *SystemTarget, err error)
 			t.Close()
 		}
 	}()
-	t.Root = filepath.Join(t.Dir, "root")
-	if err := os.MkdirAll(t.Root, 0o755); err != nil {
-		return nil, fmt.Errorf("debtarget: %w", err)
+	t.rfs, err = mountRoot(ctx, tarball, t.Dir)
+	if err != nil {
+		return nil, err
 	}
-	if out, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-I", "zstd", "-xf", tarball, "-C", t.Root).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("debtarget: unpack %s: %w: %v: %s", tarball, ErrBuild, err, bytes.TrimSpace(out))
-	}
+	t.Root = t.rfs.root
 	if err := t.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -475,8 +474,8 @@ func (t *SystemTarget) Exec(ctx context.Context, command string) (string, error)
 	return string(out), nil
 }
 
-// Close stops the forwarder and the target (as Target.Close), checks that
-// no mount is left under Dir and removes Dir.
+// Close stops the forwarder and the target (as Target.Close), unmounts the
+// root's overlay, checks that no mount is left under Dir and removes Dir.
 func (t *SystemTarget) Close() error {
 	t.once.Do(func() {
 		if t.ln != nil {
@@ -495,6 +494,10 @@ func (t *SystemTarget) Close() error {
 		t.wg.Wait()
 		if t.netns != nil {
 			t.netns.Close()
+		}
+		if err := t.rfs.unmount(); err != nil {
+			t.err = fmt.Errorf("%w: %w", ErrMountsLeft, err)
+			return
 		}
 		if m := mountsUnder(t.Dir); len(m) > 0 {
 			t.err = fmt.Errorf("debtarget: %w: %s", ErrMountsLeft, strings.Join(m, ", "))

@@ -14,7 +14,8 @@ import (
 // reads /etc/ssh/sshd_config and which `systemctl restart ssh` restarts
 // (a DenyUsers added there bites after the restart, not before), as root
 // and as the unprivileged login with sudo; the firewall is the target's
-// own; each forwarded connection is a new one inside the namespace.
+// own; each forwarded connection is a new one inside the namespace; its /
+// and /sys are not this machine's superblocks.
 func TestSystemTarget(t *testing.T) {
 	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -76,12 +77,24 @@ func TestSystemTarget(t *testing.T) {
 	if _, err := login(LoginUser, "true"); err != nil {
 		t.Fatalf("after the start: %v", err)
 	}
-	hostDev := devModes(t)
+	// Its / and /sys are superblocks of its own (an overlay; its network
+	// namespace's sysfs), not this machine's.
+	out, err := tg.Exec(ctx, "stat -c %d / /sys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := devsInside(t, out, 2)
+	for i, p := range []string{"/", "/sys"} {
+		if d := hostDev(t, p); in[i] == d {
+			t.Errorf("the target's %s is on device %d, this machine's %s superblock", p, d, p)
+		}
+	}
+	hostModes := devModes(t)
 	if _, err := login("root", "chmod 000 /dev/null /dev/zero /dev/tty"); err != nil {
 		t.Fatal(err)
 	}
-	if got := devModes(t); got != hostDev {
-		t.Errorf("a chmod inside the target changed this machine's device nodes: %s, was %s", got, hostDev)
+	if got := devModes(t); got != hostModes {
+		t.Errorf("a chmod inside the target changed this machine's device nodes: %s, was %s", got, hostModes)
 	}
 	if tg.HasNft {
 		out, err := login("root", "nft list ruleset | wc -l")
