@@ -42,7 +42,7 @@ lint:
 # (docs/benchmarks.md; the Go code they drive runs under -race in its
 # packages' own tests):
 # they run once without -race, all three at once (t.Parallel, a target
-# each; -parallel 3), beside the race-enabled run of every other test
+# each; -parallel 3), after the race-enabled run of every other test
 # (unit-race). -skip and -run take the same list, so every test runs
 # exactly once; TestMakeTestRunsEveryTest checks that the list names only
 # tests of cmd/worker.
