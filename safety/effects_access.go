@@ -506,12 +506,9 @@ func nftCut(args []string, port int) string {
 // leaves the host unable to run programs or write its state.
 var systemMounts = strings.Fields("/ /usr /bin /sbin /lib /lib64 /etc /var /var/lib /boot /opt /root /usr/local")
 
-// mountHarm judges a recorded mount: only remounts are run, and not those
-// that make a file system read-only or the system's programs not
-// executable.
-func mountHarm(args []string) string {
-	var opts []string
-	var ops []string
+// mountArgs splits mount's argv into its options (-o lists, -r as ro)
+// and its mount points or sources (operands, --target).
+func mountArgs(args []string) (opts, ops []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -538,8 +535,29 @@ func mountHarm(args []string) string {
 			ops = append(ops, a)
 		}
 	}
+	return opts, ops
+}
+
+// remountOptions are the options a hardening remount sets (SSG's
+// mount_option_* rules: nodev, nosuid, noexec, /proc's hidepid and gid)
+// or keeps; any other (errors=panic, a superblock's commit interval, a
+// size or mode) is not a hardening change and is refused.
+var remountOptions = strings.Fields("remount bind rw nodev nosuid noexec relatime noatime nodiratime strictatime defaults")
+
+// mountHarm judges a recorded mount: only remounts are run, only with the
+// options hardening sets, and not those that make a file system read-only,
+// the system's programs not executable, or /dev's devices unusable.
+func mountHarm(args []string) string {
+	opts, ops := mountArgs(args)
 	if !slices.Contains(opts, "remount") {
 		return "only remounts (mount -o remount,…) are run; a new mount can hide system files"
+	}
+	if slices.Contains(opts, "nodev") || slices.Contains(opts, "noexec") {
+		for _, m := range ops {
+			if c := path.Clean(m); c == "/dev" || c == "/dev/pts" {
+				return "nodev or noexec on " + m + " takes /dev/null and the terminals away from sshd and every login"
+			}
+		}
 	}
 	for _, o := range opts {
 		if o == "ro" {
@@ -564,6 +582,12 @@ func mountHarm(args []string) string {
 		}
 		if len(ops) == 0 {
 			return "noexec without a mount point cannot be judged"
+		}
+	}
+	for _, o := range opts {
+		k, _, _ := strings.Cut(o, "=")
+		if o != "" && !slices.Contains(remountOptions, o) && k != "hidepid" && k != "gid" {
+			return "the remount option " + o + " is not one hardening sets (nodev, nosuid, noexec, hidepid=, gid=)"
 		}
 	}
 	return ""

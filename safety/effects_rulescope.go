@@ -387,29 +387,7 @@ func firewallRead(name string, args []string) bool {
 // remountHarm says what a mount call breaks: / or the system trees
 // (/usr, /etc, /bin, /sbin, /lib, /lib64) made read-only or noexec; "".
 func remountHarm(args []string) string {
-	var opts, ops []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-o" || a == "--options":
-			if i+1 < len(args) {
-				i++
-				opts = append(opts, strings.Split(args[i], ",")...)
-			}
-		case strings.HasPrefix(a, "-o") && len(a) > 2:
-			opts = append(opts, strings.Split(a[2:], ",")...)
-		case a == "-r" || a == "--read-only":
-			opts = append(opts, "ro")
-		case a == "--target":
-			if i+1 < len(args) {
-				i++
-				ops = append(ops, args[i])
-			}
-		case strings.HasPrefix(a, "-"):
-		default:
-			ops = append(ops, a)
-		}
-	}
+	opts, ops := mountArgs(args)
 	for _, o := range []string{"ro", "noexec"} {
 		if !slices.Contains(opts, o) {
 			continue
