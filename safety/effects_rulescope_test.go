@@ -107,20 +107,7 @@ func TestJudgeEffectsScopedActions(t *testing.T) {
 		{"no strict scope: the verb allow-list alone", acts("systemctl enable debug-shell.service", "sysctl -w vm.max_map_count=65530"), EffectsPolicy{Scope: []string{"/etc/ssh/sshd_config"}}, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, r := range JudgeEffects(tt.eff, tt.pol) {
-				if r.Entry == "scope" {
-					got = append(got, r.Reason)
-				}
-			}
-			switch {
-			case tt.want == "" && len(got) > 0:
-				t.Errorf("refused for scope: %q", got)
-			case tt.want != "" && !strings.Contains(strings.Join(got, "\n"), tt.want):
-				t.Errorf("scope refusals %q, want one containing %q", got, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkScopeRefusals(t, tt.eff, tt.pol, tt.want) })
 	}
 }
 
@@ -170,20 +157,7 @@ func TestJudgeEffectsKeysInScope(t *testing.T) {
 		{"a file outside the scope is the scope's business", mod("/etc/sysctl.conf", "+vm.swappiness=10\n"), sshdRule, "outside the rule's paths"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, r := range JudgeEffects(tt.eff, tt.pol) {
-				if r.Entry == "scope" {
-					got = append(got, r.Reason)
-				}
-			}
-			switch {
-			case tt.want == "" && len(got) > 0:
-				t.Errorf("refused for scope: %q", got)
-			case tt.want != "" && !strings.Contains(strings.Join(got, "\n"), tt.want):
-				t.Errorf("scope refusals %q, want one containing %q", got, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkScopeRefusals(t, tt.eff, tt.pol, tt.want) })
 	}
 }
 

@@ -83,20 +83,7 @@ func TestJudgeEffectsStrictScope(t *testing.T) {
 			"would change /etc/a, /etc/b and 2 other paths, outside"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, r := range JudgeEffects(tt.eff, tt.pol) {
-				if r.Entry == "scope" {
-					got = append(got, r.Reason)
-				}
-			}
-			switch {
-			case tt.want == "" && len(got) > 0:
-				t.Errorf("refused for scope: %q", got)
-			case tt.want != "" && (len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), tt.want)):
-				t.Errorf("scope refusals %q, want one containing %q", got, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkScopeRefusals(t, tt.eff, tt.pol, tt.want) })
 	}
 }
 
@@ -121,5 +108,23 @@ func TestControlSurface(t *testing.T) {
 		if got := ControlSurface(tt.path); got != tt.want {
 			t.Errorf("ControlSurface(%q) = %q, want %q", tt.path, got, tt.want)
 		}
+	}
+}
+
+// checkScopeRefusals judges eff under pol and checks its "scope" refusals:
+// none when want is empty, else one containing want.
+func checkScopeRefusals(t *testing.T, eff nightshift.Effects, pol EffectsPolicy, want string) {
+	t.Helper()
+	var got []string
+	for _, r := range JudgeEffects(eff, pol) {
+		if r.Entry == "scope" {
+			got = append(got, r.Reason)
+		}
+	}
+	switch {
+	case want == "" && len(got) > 0:
+		t.Errorf("refused for scope: %q", got)
+	case want != "" && !strings.Contains(strings.Join(got, "\n"), want):
+		t.Errorf("scope refusals %q, want one containing %q", got, want)
 	}
 }
