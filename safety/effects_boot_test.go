@@ -35,13 +35,7 @@ func TestJudgeBootEffects(t *testing.T) {
 		return nightshift.Effects{Actions: []nightshift.RecordedAction{{Argv: argv}}, Origin: "192.0.2.7"}
 	}
 	root := EffectsPolicy{}
-	tests := []struct {
-		name  string
-		eff   nightshift.Effects
-		pol   EffectsPolicy
-		entry string // "" means allowed
-		want  string
-	}{
+	tests := []judgeCase{ // entry "" means allowed
 		// Drop-ins of the SSH units.
 		{"ssh.service drop-in: ConditionFileNotEmpty", changes(created("/etc/systemd/system/ssh.service.d/10-x.conf", "[Unit]\nConditionFileNotEmpty=/etc/nothing\n")), root, "lockout", "ConditionFileNotEmpty"},
 		{"sshd.service drop-in: IPAddressAllow only", changes(created("/etc/systemd/system/sshd.service.d/ip.conf", "[Service]\nIPAddressDeny=any\nIPAddressAllow=10.0.0.0/8\n")), root, "lockout", "IPAddressDeny=any"},
@@ -136,21 +130,5 @@ func TestJudgeBootEffects(t *testing.T) {
 		{"sysctl -w randomize_va_space=2 (SSG)", acts("sysctl", "-w", "kernel.randomize_va_space=2"), root, "", ""},
 		{"sysctl.d SSG hardening", changes(created("/etc/sysctl.d/99-ssg.conf", "kernel.randomize_va_space = 2\nfs.protected_symlinks = 1\nfs.protected_hardlinks = 1\nfs.suid_dumpable = 0\nkernel.kptr_restrict = 1\nkernel.dmesg_restrict = 1\nkernel.yama.ptrace_scope = 1\nkernel.perf_event_paranoid = 2\nnet.ipv4.tcp_syncookies = 1\nkernel.unprivileged_bpf_disabled = 1\n")), root, "", ""},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			refs := JudgeEffects(tc.eff, tc.pol)
-			if tc.entry == "" {
-				if len(refs) != 0 {
-					t.Fatalf("refused: %v", refs)
-				}
-				return
-			}
-			for _, r := range refs {
-				if r.Entry == tc.entry && strings.Contains(r.Reason, tc.want) {
-					return
-				}
-			}
-			t.Fatalf("want a %s refusal containing %q, got %v", tc.entry, tc.want, refs)
-		})
-	}
+	runJudgeCases(t, tests)
 }

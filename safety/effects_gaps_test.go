@@ -149,13 +149,7 @@ func TestJudgeEffectsGaps(t *testing.T) {
 	}
 	sshdWith := func(line string) string { return line + "\n" + debianPAM["/etc/pam.d/sshd"] }
 	root, ops := EffectsPolicy{}, EffectsPolicy{Login: "ops"}
-	tests := []struct {
-		name  string
-		eff   nightshift.Effects
-		pol   EffectsPolicy
-		entry string // "" means allowed
-		want  string
-	}{
+	tests := []judgeCase{ // entry "" means allowed
 		// PAM stacks that deny without pam_deny.
 		{"pam_access deny-all in sshd's account", pam("root", map[string]string{"/etc/security/access.conf": "-:ALL:ALL\n",
 			"/etc/pam.d/sshd": sshdWith("account required pam_access.so")}), root, "lockout", "pam_access.so (-:ALL:ALL)"},
@@ -339,21 +333,5 @@ func TestJudgeEffectsGaps(t *testing.T) {
 		{"systemctl kill -s SIGUSR1 ssh", acts("systemctl", "kill", "-s", "SIGUSR1", "ssh"), root, "action", "kill would cut"},
 		{"systemctl kill -s INT sshd.service", acts("systemctl", "kill", "-s", "INT", "sshd.service"), root, "action", "kill would cut"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			refs := JudgeEffects(tc.eff, tc.pol)
-			if tc.entry == "" {
-				if len(refs) != 0 {
-					t.Fatalf("refused: %v", refs)
-				}
-				return
-			}
-			for _, r := range refs {
-				if r.Entry == tc.entry && strings.Contains(r.Reason, tc.want) {
-					return
-				}
-			}
-			t.Fatalf("want a %s refusal containing %q, got %v", tc.entry, tc.want, refs)
-		})
-	}
+	runJudgeCases(t, tests)
 }

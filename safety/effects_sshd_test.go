@@ -123,13 +123,7 @@ func TestJudgeSSHDEffective(t *testing.T) {
 	fromWorker := root.WithSSH(from(edKey(edHost), "192.0.2.7:40000"))
 	natWorker := root.WithSSH(from(edKey(edHost), "10.0.0.7:40000"))
 	noRSA := "ssh-ed25519-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com"
-	tests := []struct {
-		name  string
-		eff   nightshift.Effects
-		pol   EffectsPolicy
-		entry string // "" means allowed
-		want  string
-	}{
+	tests := []judgeCase{ // entry "" means allowed
 		{"untouched defaults", conf("# nothing", nil), root, "", ""},
 		// Address family and listen addresses.
 		{"AddressFamily inet6, IPv4 worker", conf("AddressFamily inet6", map[string]string{"addressfamily": "inet6", "listenaddress": "[::]:22"}), root, "lockout", "AddressFamily inet6 and the worker connects over IPv4"},
@@ -244,23 +238,7 @@ func TestJudgeSSHDEffective(t *testing.T) {
 		{"ChrootDirectory for root", conf("ChrootDirectory /var/empty", map[string]string{"chrootdirectory": "/var/empty"}), root, "lockout", "ChrootDirectory /var/empty"},
 		{"ForceCommand for sftp users only", conf("Match Group sftponly\n  ForceCommand internal-sftp", nil), root, "", ""},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			refs := JudgeEffects(tc.eff, tc.pol)
-			if tc.entry == "" {
-				if len(refs) != 0 {
-					t.Fatalf("refused: %v", refs)
-				}
-				return
-			}
-			for _, r := range refs {
-				if r.Entry == tc.entry && strings.Contains(r.Reason, tc.want) {
-					return
-				}
-			}
-			t.Fatalf("want a %s refusal containing %q, got %v", tc.entry, tc.want, refs)
-		})
-	}
+	runJudgeCases(t, tests)
 }
 
 // TestEffectsPolicyWithSSH: the facts of the worker's connection fill the
