@@ -46,12 +46,7 @@ func TestRecipeBookAcrossNightsOnServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal dev server")
 	}
-	addr := temporaltest.Start(t)
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: temporaltest.Quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := devServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	// The book outlives each night's serve process: a worker of the

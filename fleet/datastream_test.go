@@ -13,12 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/nightshift-dev/nightshift/fleet"
-	"github.com/nightshift-dev/nightshift/internal/temporaltest"
 	"github.com/nightshift-dev/nightshift/served"
 
 	"github.com/nightshift-dev/nightshift"
@@ -192,17 +190,12 @@ func TestNightDatastreamOnServer(t *testing.T) {
 	if err := os.WriteFile(path, src, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := temporaltest.Start(t)
+	c := devServer(t)
 	host := &scapHost{state: map[string]string{"accounts_tmout": "ok"}}
 	n := startNight(t, nightOptions{rules: 1, hosts: 1, exec: host.exec})
 	n.Night.RuleFiles, n.Night.MaxAttempts = nil, 3
 	n.Night.Datastream = &fleet.DatastreamSource{Path: path, Profile: "anssi_bp28_high",
 		RuleIDs: []string{"accounts_tmout", "sshd_disable_root_login"}}
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: temporaltest.Quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sctx, stop := context.WithCancel(ctx)

@@ -92,12 +92,7 @@ func TestNightReplaysRecipesOnServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal dev server")
 	}
-	addr := temporaltest.Start(t)
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: temporaltest.Quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := devServer(t)
 	const first, replays, model = "first", "replays", "model" // what a host does for a fixable rule
 	for _, tt := range []struct {
 		name      string

@@ -107,3 +107,16 @@ func history(t *testing.T, c client.Client, id, run string) *historypb.History {
 	}
 	return h
 }
+
+// devServer starts a Temporal dev server for the test and dials it; the
+// client is closed when the test ends.
+func devServer(t *testing.T) client.Client {
+	t.Helper()
+	addr := temporaltest.Start(t)
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: temporaltest.Quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}

@@ -111,20 +111,31 @@ func TestControlSurface(t *testing.T) {
 	}
 }
 
-// checkScopeRefusals judges eff under pol and checks its "scope" refusals:
-// none when want is empty, else one containing want.
+// checkScopeRefusals judges eff under pol and checks its "scope" refusals
+// with checkReasons.
 func checkScopeRefusals(t *testing.T, eff nightshift.Effects, pol EffectsPolicy, want string) {
 	t.Helper()
-	var got []string
+	var scope []Refusal
 	for _, r := range JudgeEffects(eff, pol) {
 		if r.Entry == "scope" {
-			got = append(got, r.Reason)
+			scope = append(scope, r)
 		}
+	}
+	checkReasons(t, scope, want)
+}
+
+// checkReasons checks refusals: none when want is empty, else one whose
+// reason contains want.
+func checkReasons(t *testing.T, refs []Refusal, want string) {
+	t.Helper()
+	var got []string
+	for _, r := range refs {
+		got = append(got, r.Reason)
 	}
 	switch {
 	case want == "" && len(got) > 0:
-		t.Errorf("refused for scope: %q", got)
+		t.Errorf("refused: %q", got)
 	case want != "" && !strings.Contains(strings.Join(got, "\n"), want):
-		t.Errorf("scope refusals %q, want one containing %q", got, want)
+		t.Errorf("refusals %q, want one containing %q", got, want)
 	}
 }
