@@ -208,6 +208,12 @@ inner() {
 		[ "$kind" != overlay ] || dirs+=("$T/u/$n" "$T/w/$n")
 	done <"$T/mounts"
 	mkdir -p -- "${dirs[@]}" || die "mkdir in $T"
+	# In a user namespace (a uid_map other than the whole identity) the
+	# overlays keep their own marks in user.* xattrs: trusted.* is this
+	# machine's root's alone, and without marks a deleted directory fails.
+	local ox= um
+	um=$(</proc/self/uid_map)
+	[ "$(echo $um)" = "0 0 4294967295" ] || ox=,userxattr
 	while read -r n kind mp; do
 		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
 		[ -d "$m" ] || continue # under a directory the command cannot reach
@@ -216,8 +222,8 @@ inner() {
 			# Once in several hundred trials on a busy 6.18 kernel the
 			# first mount fails ("missing 'lowerdir'"); a second try is
 			# harmless.
-			mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" 2>/dev/null ||
-				mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w" "$m" ||
+			mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w$ox" "$m" 2>/dev/null ||
+				mount -t overlay overlay -o "lowerdir=$mp,upperdir=$u,workdir=$w$ox" "$m" ||
 				die "overlay $mp"
 		else
 			rbind_ro "$mp" "$m" || die "read-only bind $mp"
@@ -248,8 +254,12 @@ inner() {
 		mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
 	fi
 	cp -a -- "$STUBS/dev/." "$T/root/dev/" || die "copy the /dev skeleton"
+	# Where mknod was refused (a user namespace) the cache holds empty
+	# files: the host's nodes are bound over them read-only (usable, but a
+	# chmod or chown of them fails).
 	for d in null zero full random urandom tty; do
-		[ -c "$T/root/dev/$d" ] || die "/dev/$d is not a device node"
+		[ -c "$T/root/dev/$d" ] || { rbind_ro "/dev/$d" "$T/root/dev/$d" && [ -c "$T/root/dev/$d" ]; } ||
+			die "/dev/$d is not a device node"
 	done
 	tar -C /run --exclude=./nightshift --exclude=./user --exclude='./nightshift-*' -cf - . 2>/dev/null |
 		tar -C "$T/root/run" -xf - 2>/dev/null
@@ -323,8 +333,10 @@ inner() {
 		M=/run/nightshift-real/mount U=/run/nightshift-real/umount
 		# Any step that fails stops here: the command never runs outside
 		# the pivoted root or with a writable /proc/sys.
+		# Where a fresh proc is refused (a user namespace whose /proc has
+		# locked read-only parts), the host'"'"'s /proc is bound instead.
 		mkdir "$1/run/nightshift-old" && cd "$1" && pivot_root . run/nightshift-old && cd / &&
-			$M -t proc -o nosuid,nodev,noexec proc /proc &&
+			{ $M -t proc -o nosuid,nodev,noexec proc /proc 2>/dev/null || $M --rbind /run/nightshift-old/proc /proc; } &&
 			$U -l /run/nightshift-old && rmdir /run/nightshift-old || exit 96
 		if ! $M -a -T /run/nightshift-fstab 2>/dev/null; then
 			for p in /proc/sys /proc/sysrq-trigger /proc/irq /proc/bus /proc/fs /proc/acpi; do
@@ -847,7 +859,7 @@ stubs_cache() {
 	chmod 0755 "$tmp/dev"
 	for d in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
 		set -- $d
-		mknod -m 666 "$tmp/dev/$1" c "$2" "$3" || die "mknod /dev/$1"
+		mknod -m 666 "$tmp/dev/$1" c "$2" "$3" 2>/dev/null || : >"$tmp/dev/$1" || die "mknod /dev/$1"
 	done
 	ln -s pts/ptmx "$tmp/dev/ptmx"
 	ln -s /proc/self/fd "$tmp/dev/fd"

@@ -388,46 +388,10 @@ var droppedCaps = []string{"sys_admin", "sys_module", "sys_boot", "sys_time", "s
 	// shares with this machine (its root's, devtmpfs behind /dev/null).
 	"dac_read_search"}
 
-// rootSetup is the part of both targets' PID 1 scripts that builds the
-// target's root ($R, the overlay mountRoot made) and pivots into it: a
-// private /proc with /proc/sys read-only, a read-only /sys (mounted by a
-// command run as $SYSNS: a sysfs is one superblock per network namespace,
-// so a target without its own has its sysfs mounted from a throwaway one,
-// else it would be this machine's /sys superblock, which a remount inside
-// would change), a minimal /dev with device nodes of the
-// target's own (not binds of this machine's, which a chmod inside would
-// change for the whole machine), private /run and /tmp, the hostname ($H).
-const rootSetup = `mount --make-rprivate /
-mount --bind "$R" "$R"
-mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
-mount --bind "$R/proc/sys" "$R/proc/sys"
-mount -o remount,bind,ro "$R/proc/sys"
-$SYSNS mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
-mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
-mknod -m 666 "$R/dev/null" c 1 3
-mknod -m 666 "$R/dev/zero" c 1 5
-mknod -m 666 "$R/dev/full" c 1 7
-mknod -m 666 "$R/dev/random" c 1 8
-mknod -m 666 "$R/dev/urandom" c 1 9
-mknod -m 666 "$R/dev/tty" c 5 0
-mkdir -p "$R/dev/pts" "$R/dev/shm"
-mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
-ln -s pts/ptmx "$R/dev/ptmx"
-ln -s /proc/self/fd "$R/dev/fd"
-mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
-mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
-hostname "$H"
-cd "$R"
-pivot_root . mnt
-cd /
-umount -l /mnt
-`
-
-// setupScript runs as PID 1 of the new namespaces before it becomes the
-// control sshd: rootSetup, then sshd's own directories in /run.
-const setupScript = `set -eu
-R="$1"; H="$2"; CAPS="$3"; SYSNS="unshare --net"
-` + rootSetup + `mkdir -p /run/sshd /run/lock
+// setupScript is the end of Start's PID 1 script (userSetup's $S2):
+// sshd's own directories in /run, then the control sshd, with the
+// bounding set $CAPS.
+const setupScript = `mkdir -p /run/sshd /run/lock
 exec setpriv --bounding-set "$CAPS" /usr/sbin/sshd -D -e -f /etc/nightshift/sshd_config
 `
 
@@ -439,8 +403,14 @@ func (t *Target) start(ctx context.Context, hostname string, sandbox bool) error
 		}
 		caps = append(caps, "-"+c)
 	}
-	t.cmd = exec.Command("unshare", "--mount", "--pid", "--uts", "--ipc", "--fork", "--propagation", "private", "--kill-child",
-		"--", "sh", "-c", setupScript, "sh", t.Root, hostname, strings.Join(caps, ","))
+	userns, err := userNamespace()
+	if err != nil {
+		return err
+	}
+	defer userns.Close()
+	t.cmd = exec.Command("unshare", append([]string{"--mount", "--pid", "--fork", "--propagation", "private", "--kill-child", "--"},
+		setupArgs(t.Root, hostname, caps, false, setupScript)...)...)
+	t.cmd.ExtraFiles = []*os.File{userns}
 	t.cmd.Stdout = t.log
 	t.cmd.Stderr = t.log
 	// Its own process group, so a Ctrl-C of the test run reaches it only

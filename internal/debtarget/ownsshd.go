@@ -141,13 +141,10 @@ if /usr/local/sbin/systemctl start ssh; then echo "nightshift-init: sshd started
 while :; do sleep 3600 & wait; done
 `
 
-// systemSetup is run as PID 1 of the new namespaces before it becomes the
-// root's init: the loopback interface of the target's own network
-// namespace, then rootSetup.
-const systemSetup = `set -eu
-R="$1"; H="$2"; CAPS="$3"; SYSNS=
-ip link set lo up
-` + rootSetup + `exec setpriv --bounding-set "$CAPS" /bin/sh /etc/nightshift/init.sh
+// systemSetup is the end of StartSystem's PID 1 script (userSetup's $S2,
+// in the target's own network namespace): the root's init, with the
+// bounding set $CAPS.
+const systemSetup = `exec setpriv --bounding-set "$CAPS" /bin/sh /etc/nightshift/init.sh
 `
 
 // StartSystem starts a target whose worker logs in through the root's own
@@ -327,8 +324,14 @@ func systemDroppedCaps(sandbox bool) []string {
 }
 
 func (t *SystemTarget) start(ctx context.Context, hostname string, sandbox bool) error {
-	t.cmd = exec.Command("unshare", "--mount", "--pid", "--uts", "--ipc", "--net", "--fork", "--propagation", "private", "--kill-child",
-		"--", "sh", "-c", systemSetup, "sh", t.Root, hostname, strings.Join(systemDroppedCaps(sandbox), ","))
+	userns, err := userNamespace()
+	if err != nil {
+		return err
+	}
+	defer userns.Close()
+	t.cmd = exec.Command("unshare", append([]string{"--mount", "--pid", "--fork", "--propagation", "private", "--kill-child", "--"},
+		setupArgs(t.Root, hostname, systemDroppedCaps(sandbox), true, systemSetup)...)...)
+	t.cmd.ExtraFiles = []*os.File{userns}
 	t.cmd.Stdout = t.log
 	t.cmd.Stderr = t.log
 	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
