@@ -152,8 +152,10 @@ func TestTryCommitUndo(t *testing.T) {
 // TestDeviceNodesArePrivate: chmod and chown of the sandbox's device nodes
 // reach neither the host's (the target's) nor this machine's: the sandbox
 // makes its own nodes instead of binding the host's (a bind mount shares
-// the inode). Seen before the fix: a hostile command left this machine's
-// /dev/null mode 000 and owned by nobody.
+// the inode), and where the host refuses mknod (a host in a user
+// namespace, as the Debian target is) it binds the host's read-only, so
+// the chmod and chown fail there. Seen before the fix: a hostile command
+// left this machine's /dev/null mode 000 and owned by nobody.
 func TestDeviceNodesArePrivate(t *testing.T) {
 	h := debian(t)
 	sb := sandbox.New(h.c, sandbox.Config{})
@@ -166,8 +168,14 @@ func TestDeviceNodesArePrivate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Try: %v", err)
 	}
-	if got := strings.TrimSpace(tr.Exec.Stdout); got != "0 65534" {
-		t.Fatalf("inside the sandbox: %q (stderr %q); want the change made there", got, tr.Exec.Stderr)
+	// The host's uid_map: all 2^32-1 IDs in this machine's own user
+	// namespace, fewer in another one.
+	if own := strings.Fields(h.host(t, "cat /proc/self/uid_map")); len(own) == 3 && own[2] == "4294967295" {
+		if got := strings.TrimSpace(tr.Exec.Stdout); got != "0 65534" {
+			t.Fatalf("inside the sandbox: %q (stderr %q); want the change made there", got, tr.Exec.Stderr)
+		}
+	} else if got := strings.TrimSpace(tr.Exec.Stdout); got != "666 0" || strings.Count(tr.Exec.Stderr, "Read-only file system") != 6 {
+		t.Fatalf("inside the sandbox on a host in a user namespace: %q (stderr %q); want the nodes unchanged and each chmod and chown refused", got, tr.Exec.Stderr)
 	}
 	if err := sb.Discard(context.Background(), tr); err != nil {
 		t.Fatal(err)

@@ -56,10 +56,11 @@ type Options struct {
 	Log io.Writer
 	// Sandbox keeps CAP_SYS_ADMIN and CAP_MKNOD in the target, so that a
 	// recording sandbox (package sandbox) can make mount and PID namespaces
-	// and overlays there, as it does on a real host. The target stays in
-	// its own namespaces with its root pivoted (the machine's root is
-	// detached, not merely chrooted away), so mounts made inside reach
-	// nothing outside. False drops both, as before.
+	// and overlays there, as it does on a real host. The target runs in a
+	// user namespace of its own, so those capabilities cover only its own
+	// namespaces: mounts of tmpfs, overlay, devpts and binds there, never
+	// this machine's devices, superblocks, sysctls or /sys (see the package
+	// documentation). False drops both, as before.
 	Sandbox bool
 	// SudoLogin gives Start's target LoginUser, an unprivileged login with
 	// passwordless sudo that the control sshd accepts for the control key

@@ -19,27 +19,55 @@
 // in this process's mount namespace, an overlay over it at Dir/root
 // ([Target.Root]: the target's files with its writes, which go to
 // Dir/upper; the unpacked tree never changes). The overlay is the target's
-// root and a superblock of its own, so a remount of / inside the target
-// (remount,ro, errors=…, which a target that keeps CAP_SYS_ADMIN can run)
-// changes the overlay, never the file system Dir is on (this machine's
-// root): a bind mount of the tree, as before, shared its superblock.
-// A recording sandbox inside stacks its overlays on that one (the kernel
-// allows two levels) with its upper layers on the target's /run, a tmpfs.
-// Start then runs the root's own
-// sshd as PID 1 of new mount, PID, UTS and IPC namespaces (unshare --fork
-// --propagation private --kill-child), chrooted into the root, with a
-// private /proc whose /proc/sys is read-only, a read-only /sys (a sysfs
-// mounted from a throwaway network namespace: sysfs has one superblock per
-// network namespace, and one mounted in this machine's would be this
-// machine's /sys superblock, which a remount inside would change), a minimal
-// /dev (its own null, zero, full, random, urandom and tty nodes, never binds
-// of the host's, which a chmod inside would change on the host, and a
-// private devpts), private /run and /tmp, its own hostname, and a bounding set without CAP_SYS_ADMIN,
-// CAP_SYS_MODULE, CAP_SYS_BOOT, CAP_SYS_TIME, CAP_SYS_RAWIO, CAP_MKNOD,
-// CAP_SYS_PTRACE, CAP_NET_ADMIN and other dangerous capabilities, so
-// commands run on it cannot remount, reach the host's processes, devices,
-// hostname, sysctls or mounts. The network namespace is the host's: the
-// target listens on 127.0.0.1 only.
+// root and a superblock of its own, not the file system Dir is on (this
+// machine's root, which a bind mount of the tree shared): a remount of /
+// inside the target (remount,ro, errors=…) fails, since this machine's
+// root mounted that superblock, and could reach only the overlay if it
+// did not. A recording sandbox inside stacks its overlays on that one (the
+// kernel allows two levels) with its upper layers on the target's /run, a
+// tmpfs.
+//
+// Start then runs the root's own sshd as PID 1 of a new PID namespace, in
+// a user namespace of its own: user and group IDs 0 to 65535 mapped to the
+// same IDs on this machine (so every file of the root keeps its owner,
+// inside and out, and setuid programs, sshd's privilege separation and
+// sudo work as on a host), with new mount, UTS and IPC namespaces that
+// belong to it. Its root keeps full capabilities over what those
+// namespaces own (mounts of tmpfs, overlay, devpts and binds, pivot_root,
+// its hostname, its own network namespace's firewall in StartSystem's
+// targets) and none over this machine: no devtmpfs, no mount of a block
+// device, no mknod of a real device, no remount of a superblock this
+// machine mounted (the overlay root among them), no module loading, no
+// reboot, no clock, no raw I/O, no firewall or interface of this
+// machine's network namespace (Start's target shares it and listens on
+// 127.0.0.1 only).
+//
+// A user namespace alone is not enough: the target's root is this
+// machine's uid 0, which the kernel lets write every sysctl,
+// /proc/sysrq-trigger and every root-writable sysfs attribute through a
+// writable mount, whatever its capabilities. So its kernel interfaces are
+// mounted by this machine's root before the user namespace is entered,
+// which locks them in the target's mount namespace: a private /proc (its
+// PID namespace's) with /proc/sys, /proc/sysrq-trigger, /proc/irq,
+// /proc/bus, /proc/fs and /proc/acpi bound read-only, and a read-only /sys
+// (a sysfs mounted from a throwaway network namespace: sysfs has one
+// superblock per network namespace, and one mounted in this machine's
+// would be this machine's /sys superblock). The target can neither make
+// them writable nor unmount them nor mount a proc or a writable sysfs of
+// its own (the kernel refuses a new proc or sysfs in a user namespace that
+// would show more than the locked ones do). Also mounted then: a minimal
+// /dev (its own null, zero, full, random, urandom and tty nodes, never
+// binds of the host's, which a chmod inside would change on the host, and
+// a private devpts), private /run and /tmp; then the hostname, and the
+// root pivoted (this machine's root detached, not merely chrooted away).
+// Start's sshd has a bounding set without CAP_SYS_ADMIN, CAP_SYS_MODULE,
+// CAP_SYS_BOOT, CAP_SYS_TIME, CAP_SYS_RAWIO, CAP_MKNOD, CAP_SYS_PTRACE,
+// CAP_NET_ADMIN and other dangerous capabilities; with Options.Sandbox it
+// keeps CAP_SYS_ADMIN and CAP_MKNOD, which in the user namespace reach
+// only the target's own mounts: a recording sandbox (package sandbox)
+// builds its namespaces and overlays there as on a host (its overlays with
+// userxattr, its /dev nodes read-only binds, its /proc a bind of the
+// target's: see the helper).
 //
 // The sshd is a control sshd: its configuration, host key and
 // authorized_keys live in /etc/nightshift inside the root, it listens on a
@@ -52,19 +80,17 @@
 // from the login's own ~/.ssh/authorized_keys: [Target.LoginConfig] is the
 // worker's login as a hardened fleet has it (root's control login stays).
 //
-// Every file system a target mounts is then its own superblock: the
-// overlay, proc (its own PID namespace's), sysfs, devpts (newinstance) and
-// the tmpfs of /dev, /run and /tmp. What stays shared with this machine is
-// the kernel behind them: a target that keeps CAP_SYS_ADMIN and CAP_MKNOD
-// (Options.Sandbox) could remount its /sys read-write and write this
-// machine's kernel attributes, make a node of this machine's disk and
-// mount it (the same superblock as this machine's root), or mount a sysfs
-// of its own, which in Start's target (this machine's network namespace)
-// is this machine's /sys superblock (the recording sandbox's read-only
-// /sys is one; the commands it runs lack CAP_SYS_ADMIN). Commands
-// committed on the target are what the safety judge lets through (for
-// mount: remounts only, and of the target's own mounts those reach only
-// the target).
+// Every file system a target mounts is then its own superblock or one it
+// cannot change: the overlay, proc (its own PID namespace's), sysfs,
+// devpts (newinstance) and the tmpfs of /dev, /run and /tmp. What stays
+// shared with this machine is the kernel behind them, reached through
+// what the user namespace leaves to uid 0: files under /proc and /sys
+// that are root-writable without a capability check are read-only to it
+// (the list above is this kernel's; a kernel-wide file elsewhere in /proc
+// that only checks the uid would be writable), and signals reach only
+// processes of its own PID namespace. [SystemTarget.Exec] is the
+// exception by design: it runs as this machine's root with all its
+// capabilities, for tests that must reach a locked-out target.
 //
 // [Target.Close] kills the namespaces' PID 1 (which ends every process in
 // them and with them every mount), unmounts the overlay (never lazily),
@@ -73,9 +99,9 @@
 // kept) and removes the directory. A test process that dies takes the target
 // with it (the parent-death signal), and a reaper (a shell that waits on a
 // pipe from the test process) unmounts its overlay, which lives in this
-// machine's mount namespace. Start needs root, overlayfs, unshare, setpriv,
-// chroot, tar, zstd and ssh-keygen on the machine; it returns [ErrNotRoot]
-// otherwise.
+// machine's mount namespace. Start needs root, user namespaces, overlayfs,
+// unshare, nsenter, setpriv, chroot, tar, zstd and ssh-keygen on the
+// machine (StartSystem ip too); it returns [ErrNotRoot] without root.
 //
 // [StartSystem] starts a variant for tests of lockouts (package lockout),
 // its root an overlay as Start's and its /sys its own network namespace's: a
@@ -87,8 +113,10 @@
 // -t before a start or reload, a restart that leaves it down when sshd -t
 // fails) or /etc/init.d/ssh, as on a Debian host; with root and an
 // unprivileged login with sudo ([LoginUser]) authorized for one key, nft
-// copied in when this machine has it, and CAP_NET_ADMIN and
-// CAP_AUDIT_CONTROL kept (its firewall is its own; pam_loginuid).
+// copied in when this machine has it, and CAP_NET_ADMIN kept (its network
+// namespace belongs to its user namespace: the firewall it changes is its
+// own) and CAP_AUDIT_CONTROL (pam_loginuid; in the user namespace
+// pam_loginuid leaves loginuid alone, as in a container).
 // [SystemTarget.Exec] runs a command inside it through nsenter, not SSH.
 //
 // A Target and a SystemTarget are safe for concurrent use; Close is

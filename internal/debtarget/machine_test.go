@@ -130,7 +130,7 @@ func TestSandboxTargetCannotReachMachine(t *testing.T) {
 		// This machine's root disk (a node on the overlay, which is not
 		// nodev), then a mount of it: this machine's root superblock.
 		{"mknod and mount the machine's disk", "mknod /root/disk b " + disk + " && mount /root/disk /mnt", noMount("/mnt")},
-		{"remount /sys read-write", "mount -o remount,rw /sys && touch /sys/kernel/nightshift", ro("/sys")},
+		{"remount /sys read-write", "mount -o remount,bind,rw /sys || mount -o remount,rw /sys", ro("/sys")},
 		{"remount /proc/sys read-write", "mount -o remount,bind,rw /proc/sys || umount /proc/sys; echo 1 > /proc/sys/vm/drop_caches", ro("/proc/sys")},
 		{"a proc of its own", "mount -t proc proc /mnt && echo 1 > /mnt/sys/vm/drop_caches", noMount("/mnt")},
 		{"a sysfs of its own", "mount -t sysfs sysfs /mnt && touch /mnt/kernel/nightshift", noMount("/mnt")},

@@ -43,61 +43,68 @@ func userNamespace() (*os.File, error) {
 
 // rootSetup is the first half of both targets' PID 1 scripts, run as this
 // machine's root in the new mount and PID namespaces: it mounts the
-// target's kernel interfaces and devices under $R (the overlay mountRoot
-// made), then enters the user namespace on fd 3 and runs $S2 there in new
-// mount, UTS and IPC namespaces ($NET adds a network namespace), with
-// $R $H $CAPS $NET as its arguments.
+// target's kernel interfaces and /dev in $K (Dir/kernel, seen only in
+// these namespaces), then enters the user namespace on fd 3 and runs $S2
+// there in new mount, UTS and IPC namespaces ($NET adds a network
+// namespace), with $R $H $CAPS $NET as its arguments.
 //
 // What it mounts here is locked in the new mount namespace, which belongs
 // to the user namespace: the target's root can neither unmount it (to
 // reveal what is under it) nor make it writable, however many capabilities
-// it keeps, and no new proc or sysfs can be mounted that shows more than
-// these do. That matters because the target's root is this machine's uid
-// 0, which the kernel lets write every sysctl, /proc/sysrq-trigger and
-// every root-writable sysfs attribute through a writable mount, whatever
-// its capabilities: so /proc/sys, /proc/sysrq-trigger and the other
+// it keeps, and the kernel refuses it a new proc, and a sysfs that is not
+// read-only, since those would show more than the locked ones. That
+// matters because the target's root is this machine's uid 0, which the
+// kernel lets write every sysctl, /proc/sysrq-trigger and every
+// root-writable sysfs attribute through a writable mount, whatever its
+// capabilities: so /proc/sys, /proc/sysrq-trigger and the other
 // kernel-wide files under /proc are bound read-only, and /sys is a
 // read-only sysfs (mounted from a throwaway network namespace: sysfs has
 // one superblock per network namespace, and one mounted in this machine's
 // would be this machine's /sys superblock). /dev is a tmpfs with device
 // nodes of the target's own (made here, where mknod is allowed; never
-// binds of this machine's, which a chmod inside would change for the
-// whole machine) and a private devpts; /run and /tmp are tmpfs.
+// binds of this machine's, which a chmod inside would change for the whole
+// machine).
 const rootSetup = `mount --make-rprivate /
-mount --bind "$R" "$R"
-mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
+K="${R%/*}/kernel"
+mkdir -p "$K/proc" "$K/sys" "$K/dev"
+mount -t proc -o nosuid,nodev,noexec proc "$K/proc"
 for p in sys sysrq-trigger irq bus fs acpi scsi; do
-	[ ! -e "$R/proc/$p" ] || { mount --bind "$R/proc/$p" "$R/proc/$p" && mount -o remount,bind,ro "$R/proc/$p"; }
+	[ ! -e "$K/proc/$p" ] || { mount --bind "$K/proc/$p" "$K/proc/$p" && mount -o remount,bind,ro "$K/proc/$p"; }
 done
-unshare --net mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
-mount -t tmpfs -o mode=755,nosuid tmpfs "$R/dev"
-mknod -m 666 "$R/dev/null" c 1 3
-mknod -m 666 "$R/dev/zero" c 1 5
-mknod -m 666 "$R/dev/full" c 1 7
-mknod -m 666 "$R/dev/random" c 1 8
-mknod -m 666 "$R/dev/urandom" c 1 9
-mknod -m 666 "$R/dev/tty" c 5 0
-mkdir -p "$R/dev/pts" "$R/dev/shm"
-mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
-ln -s pts/ptmx "$R/dev/ptmx"
-ln -s /proc/self/fd "$R/dev/fd"
-mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
-mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
+unshare --net mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$K/sys"
+mount -t tmpfs -o mode=755,nosuid tmpfs "$K/dev"
+mknod -m 666 "$K/dev/null" c 1 3
+mknod -m 666 "$K/dev/zero" c 1 5
+mknod -m 666 "$K/dev/full" c 1 7
+mknod -m 666 "$K/dev/random" c 1 8
+mknod -m 666 "$K/dev/urandom" c 1 9
+mknod -m 666 "$K/dev/tty" c 5 0
+mkdir -p "$K/dev/pts" "$K/dev/shm"
+ln -s pts/ptmx "$K/dev/ptmx"
+ln -s /proc/self/fd "$K/dev/fd"
 exec nsenter --user=/proc/self/fd/3 -- unshare --mount --uts --ipc $NET --propagation private -- sh -c "$S2" sh "$R" "$H" "$CAPS" "$NET"
 `
 
 // userSetup is the start of both targets' $S2, run as root of the user
 // namespace: the loopback interface of the target's own network namespace
-// (with $NET), the hostname ($H), then the pivot into $R (a recursive bind
-// of it first: pivot_root refuses a locked mount as the new root, and the
-// bind's copies of the mounts under it stay locked), the machine's root
-// detached.
+// (with $NET), the hostname ($H), then the target's root: a bind of $R
+// with binds of $K's proc, sys and dev (each bind's top is the target's
+// own mount, so the root has no locked mount under it, which a recording
+// sandbox's overlay of / requires; the read-only parts under /proc stay
+// locked), a private devpts, /run and /tmp, and the pivot into it, the
+// machine's root detached.
 const userSetup = `set -eu
-R="$1"; H="$2"; CAPS="$3"; NET="$4"
+R="$1"; H="$2"; CAPS="$3"; NET="$4"; K="${R%/*}/kernel"
 exec 3<&-
 [ -z "$NET" ] || ip link set lo up
 hostname "$H"
-mount --rbind "$R" "$R"
+mount --bind "$R" "$R"
+mount --rbind "$K/proc" "$R/proc"
+mount --bind "$K/sys" "$R/sys"
+mount --bind "$K/dev" "$R/dev"
+mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$R/dev/pts"
+mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
 cd "$R"
 pivot_root . mnt
 cd /
