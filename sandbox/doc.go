@@ -23,6 +23,15 @@
 //     minimal /dev (null, zero, full, random, urandom, tty, its own pts and
 //     shm), a read-only /sys, and a copy of /run without sockets or FIFOs
 //     (systemd, D-Bus and init are not reachable);
+//   - on a host that is itself in a user namespace (a container, or
+//     internal/debtarget's Debian target), where mknod is refused and the
+//     kernel refuses a fresh proc under locked read-only parts: the
+//     overlays keep their marks in user.* xattrs (userxattr), the device
+//     nodes are the host's bound read-only (usable; a chmod or chown of
+//     them fails instead of changing a copy), and /proc is the host's
+//     bound (its read-only parts stay read-only; the command's PID
+//     namespace is still its own, so kill reaches only its processes, but
+//     ps and pgrep list the host's);
 //   - network: the host's, so package downloads work, but without
 //     NET_ADMIN nothing can change interfaces, routes or firewalls;
 //   - recorded actions: systemctl, service, deb-systemd-invoke, invoke-rc.d,

@@ -46,20 +46,24 @@
 // machine's uid 0, which the kernel lets write every sysctl,
 // /proc/sysrq-trigger and every root-writable sysfs attribute through a
 // writable mount, whatever its capabilities. So its kernel interfaces are
-// mounted by this machine's root before the user namespace is entered,
-// which locks them in the target's mount namespace: a private /proc (its
-// PID namespace's) with /proc/sys, /proc/sysrq-trigger, /proc/irq,
-// /proc/bus, /proc/fs and /proc/acpi bound read-only, and a read-only /sys
-// (a sysfs mounted from a throwaway network namespace: sysfs has one
-// superblock per network namespace, and one mounted in this machine's
-// would be this machine's /sys superblock). The target can neither make
-// them writable nor unmount them nor mount a proc or a writable sysfs of
-// its own (the kernel refuses a new proc or sysfs in a user namespace that
-// would show more than the locked ones do). Also mounted then: a minimal
-// /dev (its own null, zero, full, random, urandom and tty nodes, never
-// binds of the host's, which a chmod inside would change on the host, and
-// a private devpts), private /run and /tmp; then the hostname, and the
-// root pivoted (this machine's root detached, not merely chrooted away).
+// mounted by this machine's root before the user namespace is entered (in
+// Dir/kernel, seen only in the target's namespaces), which locks them in
+// the target's mount namespace: a private /proc (its PID namespace's) with
+// /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus, /proc/fs and
+// /proc/acpi bound read-only, and a read-only /sys (a sysfs mounted from
+// a throwaway network namespace: sysfs has one superblock per network
+// namespace, and one mounted in this machine's would be this machine's
+// /sys superblock), then bound into the root from inside (so / has no
+// locked mount under it: a recording sandbox's overlay of / needs that).
+// The target cannot make them writable, unmount the read-only parts of
+// /proc, or mount a proc, or a sysfs that is not read-only, of its own
+// (the kernel refuses a new proc or sysfs in a user namespace that would
+// show more than the locked ones do); unmounting /proc or /sys whole only
+// hides them from itself. Also made then: a minimal /dev (its own null,
+// zero, full, random, urandom and tty nodes, never binds of the host's,
+// which a chmod inside would change on the host); from inside, a private
+// devpts, /run and /tmp, the hostname, and the root pivoted (this
+// machine's root detached, not merely chrooted away).
 // Start's sshd has a bounding set without CAP_SYS_ADMIN, CAP_SYS_MODULE,
 // CAP_SYS_BOOT, CAP_SYS_TIME, CAP_SYS_RAWIO, CAP_MKNOD, CAP_SYS_PTRACE,
 // CAP_NET_ADMIN and other dangerous capabilities; with Options.Sandbox it
