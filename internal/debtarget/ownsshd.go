@@ -156,9 +156,10 @@ const systemSetup = `exec setpriv --bounding-set "$CAPS" /bin/sh /etc/nightshift
 // sshd_config, PAM, the accounts or the firewall can lock the worker out,
 // now or at sshd's next restart. Besides root it has LoginUser, an
 // unprivileged login with passwordless sudo; the client key is authorized
-// for both. The namespaces are those of Start plus a network namespace,
-// and CAP_NET_ADMIN (the firewall it changes is the namespace's own) and
-// CAP_AUDIT_CONTROL (pam_loginuid) stay in the bounding set. When this machine has /usr/sbin/nft, it is copied
+// for both. The namespaces are those of Start plus a network namespace
+// that belongs to the target's user namespace, and CAP_NET_ADMIN (the
+// firewall it changes is that namespace's own) and CAP_AUDIT_CONTROL
+// (pam_loginuid) stay in the bounding set. When this machine has /usr/sbin/nft, it is copied
 // into the root with the libraries it links (HasNft).
 func StartSystem(ctx context.Context, opts Options) (_ *SystemTarget, err error) {
 	if os.Geteuid() != 0 {
@@ -309,7 +310,9 @@ func (t *SystemTarget) copyNft(ctx context.Context) error {
 // without which pam_loginuid refuses every non-root login to an sshd that
 // was restarted from a root session (it inherits that session's loginuid),
 // where a real host's sshd, started by systemd or with full capabilities,
-// lets them in.
+// lets them in. (In the target's user namespace pam_loginuid leaves the
+// loginuid alone, as in a container, so the capability no longer
+// matters there; it is kept as before.)
 func systemDroppedCaps(sandbox bool) []string {
 	var caps []string
 	for _, c := range droppedCaps {
