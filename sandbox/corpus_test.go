@@ -558,14 +558,23 @@ func TestHostileCorpora(t *testing.T) {
 	// -corpus.scope: every command is judged as a proposal for that SSG
 	// rule, under the scope derived from its OVAL check.
 	scoped := func(ctx context.Context) context.Context { return ctx }
-	if *corpusScope != "" {
+	switch *corpusScope {
+	case "":
+	case noneDeclared:
+		// A rule that declares no paths, as the worker judges it: an
+		// empty strict scope.
+		t.Logf("judging every command as a proposal for a rule without paths: StrictScope over no path")
+		scoped = func(ctx context.Context) context.Context {
+			return sandbox.WithRuleScope(ctx, noPathsScope)
+		}
+	default:
 		fs, ok := ssgScopes(t, hosts[0].tg.Root)[*corpusScope]
 		if !ok || !fs.Complete {
 			t.Fatalf("-corpus.scope=%s: no SSG rule of that id with a complete derived scope (%+v)", *corpusScope, fs)
 		}
 		t.Logf("judging every command as a proposal for %s, StrictScope over %v, units %v, sysctl %v, keys %v", *corpusScope, fs.Paths, fs.Units, fs.Sysctl, fs.Keys)
 		scoped = func(ctx context.Context) context.Context {
-			return sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: fs.Paths, Strict: true, Units: fs.Units, Sysctl: fs.Sysctl, Keys: fs.Keys})
+			return sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: fs.Paths, Strict: true, Units: fs.Units, Sysctl: fs.Sysctl, Keys: fs.Keys, Rule: *corpusScope})
 		}
 	}
 

@@ -12,15 +12,22 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/scap"
 )
 
 var (
-	corpusScope = flag.String("corpus.scope", "", "run TestHostileCorpora's commands as proposals for this SSG rule (short id): judged with StrictScope under the scope scap derives from its OVAL check")
+	corpusScope = flag.String("corpus.scope", "", "run TestHostileCorpora's commands as proposals for this SSG rule (short id): judged with StrictScope under the scope scap derives from its OVAL check; "+noneDeclared+": as proposals for a YAML rule without paths (an empty strict scope, as the worker judges every rule)")
 	refusalDump = flag.String("falserefusals.effects", "", "write each TestFalseRefusals command's effects and verdicts to this file, one JSON object a line")
 )
+
+// noneDeclared is the -corpus.scope of a rule that declares no paths.
+const noneDeclared = "none-declared"
+
+// noPathsScope is the scope the worker gives a YAML rule without paths.
+var noPathsScope = sandbox.Scope{Strict: true, Rule: "corpus_rule", Note: rules.NoPathsNote}
 
 // ssgDatastream is where the Debian 12 target's root holds SSG's
 // datastream.
@@ -44,16 +51,14 @@ func ssgScopes(t testing.TB, root string) map[string]scap.FileScope {
 }
 
 // scopedPolicy is base judged as the worker judges a proposal for an SSG
-// rule: with the rule's derived scope, default-deny (StrictScope) when the
-// derivation is complete; base unchanged otherwise (and for rules without
-// an OVAL check).
+// rule: default-deny (StrictScope) under the rule's derived scope, whatever
+// it is (an empty one for a rule without an OVAL check), with the rule's
+// id and scap's note. The bool says whether the derivation was complete.
 func scopedPolicy(base safety.EffectsPolicy, scopes map[string]scap.FileScope, rule string) (safety.EffectsPolicy, bool) {
 	fs, ok := scopes[rule]
-	if !ok || !fs.Complete {
-		return base, false
-	}
 	base.Scope, base.StrictScope, base.Units, base.Sysctl, base.Keys = fs.Paths, true, fs.Units, fs.Sysctl, fs.Keys
-	return base, true
+	base.Rule, base.ScopeNote = rule, scap.ScopeNote(fs, ok)
+	return base, ok && fs.Complete
 }
 
 func scopeString(p safety.EffectsPolicy) string {
@@ -100,8 +105,12 @@ func TestRejudgeFalseRefusals(t *testing.T) {
 		}
 		total[r.Source]++
 		pol := policy
-		if fs, ok := d.Scope(r.Name); ok && fs.Complete && r.Source == "ssg" {
-			pol.Scope, pol.StrictScope, pol.Units, pol.Sysctl, pol.Keys = fs.Paths, true, fs.Units, fs.Sysctl, fs.Keys
+		if r.Source == "ssg" {
+			fs, ok := d.Scope(r.Name)
+			pol, _ = scopedPolicy(policy, map[string]scap.FileScope{r.Name: fs}, r.Name)
+			if !ok {
+				pol, _ = scopedPolicy(policy, nil, r.Name)
+			}
 			scoped++
 		}
 		refs := safety.JudgeEffects(r.Effects, pol)
@@ -136,7 +145,9 @@ func TestRejudgeCorpus(t *testing.T) {
 		t.Skip("a measuring tool: go test ./sandbox -run TestRejudgeCorpus -corpus.rejudge=FILE -corpus.scope=RULE -falserefusals.ds=DS")
 	}
 	pol := safety.EffectsPolicy{Login: "root", SSHPort: 22}
-	if *corpusScope != "none" {
+	if *corpusScope == noneDeclared {
+		pol.StrictScope, pol.Rule, pol.ScopeNote = true, noPathsScope.Rule, noPathsScope.Note
+	} else if *corpusScope != "none" {
 		d, err := scap.Load(*rejudgeDS)
 		if err != nil {
 			t.Fatal(err)

@@ -38,7 +38,10 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	start := time.Now()
 	out = tally{Outcome: nightshift.Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}}
 	if w.cfg.Sandboxed {
-		ctx = sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: r.Paths, Strict: r.StrictScope, Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys})
+		// Every rule is judged default-deny: a rule without paths may
+		// change nothing outside scratch but through the package manager
+		// (safety's doc, "Rule scope").
+		ctx = sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: r.Paths, Strict: true, Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys, Rule: r.ID, Note: r.ScopeNote})
 	}
 	var facts *nightshift.HostFacts
 	defer func() {
