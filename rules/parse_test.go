@@ -288,11 +288,13 @@ func TestParseScope(t *testing.T) {
 				t.Errorf("paths %q note %q, want %q %q", r.Paths, r.ScopeNote, tt.paths, tt.note)
 			}
 			var undeclared []string
-			for _, u := range set.Undeclared() {
-				undeclared = append(undeclared, u.ID)
+			for _, u := range set.Rules() {
+				if u.Undeclared() {
+					undeclared = append(undeclared, u.ID)
+				}
 			}
 			if want := tt.note != ""; want != slices.Equal(undeclared, []string{"a"}) || !want && len(undeclared) > 0 {
-				t.Errorf("Undeclared %q (note %q)", undeclared, tt.note)
+				t.Errorf("undeclared %q (note %q)", undeclared, tt.note)
 			}
 		})
 	}

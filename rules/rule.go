@@ -67,18 +67,10 @@ type Rule struct {
 // refusal of its changes tells its author to do.
 const NoPathsNote = "declares no paths (add paths: to the rule)"
 
-// Undeclared returns the rules of s that declare no paths (ScopeNote
-// NoPathsNote): every change their fix makes outside scratch is refused,
-// so a caller warns about them when it loads them.
-func (s *Set) Undeclared() []Rule {
-	var out []Rule
-	for _, r := range s.Rules() {
-		if r.ScopeNote == NoPathsNote {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// Undeclared reports whether the rule declares no paths (a YAML rule
+// without paths:, ScopeNote NoPathsNote): every change its fix makes
+// outside scratch is refused, so a caller warns about it when it loads it.
+func (r Rule) Undeclared() bool { return r.ScopeNote == NoPathsNote }
 
 // Position is a place in a rule file. Line is 1-based; 0 when unknown.
 type Position struct {

@@ -237,7 +237,7 @@ func writeDemoRules(dir string, s *demoScript, at func(string) string) (*rules.S
     check: %q
     banned: ['systemctl (restart|stop) ssh']
     hints: Edit %s; SSG checks the main file, not sshd_config.d.
-    paths: [/etc/ssh/sshd_config]
+    paths: [/etc/ssh/sshd_config, /etc/ssh/sshd_config.d]
     max_attempts: 10
   - id: %s
     title: Configure auditd max_log_file
