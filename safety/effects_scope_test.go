@@ -31,7 +31,9 @@ func TestJudgeEffectsStrictScope(t *testing.T) {
 	}
 	sshd := []string{"/etc/ssh/sshd_config"}
 	strict := func(scope ...string) EffectsPolicy { return EffectsPolicy{Scope: scope, StrictScope: true} }
-	named := func(rule, note string) EffectsPolicy { return EffectsPolicy{StrictScope: true, Rule: rule, ScopeNote: note} }
+	named := func(rule, note string) EffectsPolicy {
+		return EffectsPolicy{StrictScope: true, Rule: rule, ScopeNote: note}
+	}
 	ch := func(c ...nightshift.FileChange) nightshift.Effects { return nightshift.Effects{Changes: c} }
 	tests := []struct {
 		name string
