@@ -206,6 +206,7 @@ func TestRuleScopeOnTarget(t *testing.T) {
 	sb := sandbox.New(h.c, sandbox.Config{Timeout: time.Minute})
 	run := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{})
 	sshd := sandbox.Scope{Strict: true, Paths: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}
+	noPaths := sandbox.Scope{Strict: true, Rule: "my_rule", Note: rules.NoPathsNote}
 	kptr := sandbox.Scope{Strict: true, Paths: []string{"/etc/sysctl.conf", "/etc/sysctl.d"}, Sysctl: []string{"kernel.kptr_restrict"}, Keys: []string{"kernel.kptr_restrict"}}
 	tests := []struct {
 		name, command string
@@ -220,6 +221,11 @@ func TestRuleScopeOnTarget(t *testing.T) {
 		{"modules_disabled in the rule's sysctl.d", "echo 'kernel.modules_disabled = 1' > /etc/sysctl.d/60-k.conf", kptr, nightshift.VerdictRefused, "kernel.modules_disabled = 1"},
 		{"the rule's own parameter in sysctl.d", "echo 'kernel.kptr_restrict = 1' > /etc/sysctl.d/60-kptr.conf", kptr, nightshift.VerdictCommitted, ""},
 		{"a scratch file", "echo x > /var/tmp/scope-test", sshd, nightshift.VerdictCommitted, ""},
+		// A rule without paths, as the worker gives it (issue 19: every
+		// rule default-deny): the reason names the rule and what to do.
+		{"a rule without paths", "echo x > /etc/scope-test.conf", noPaths, nightshift.VerdictRefused,
+			"would change /etc/scope-test.conf: rule my_rule declares no paths (add paths: to the rule)"},
+		{"a scratch file for a rule without paths", "echo x > /var/tmp/scope-test2", noPaths, nightshift.VerdictCommitted, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
