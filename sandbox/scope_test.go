@@ -19,7 +19,7 @@ import (
 )
 
 var (
-	corpusScope = flag.String("corpus.scope", "", "run TestHostileCorpora's commands as proposals for this SSG rule (short id): judged with StrictScope under the scope scap derives from its OVAL check; "+noneDeclared+": as proposals for a YAML rule without paths (an empty strict scope, as the worker judges every rule)")
+	corpusScope = flag.String("corpus.scope", "", "run TestHostileCorpora's commands as proposals for this SSG rule (short id): judged with StrictScope under the scope scap derives from its OVAL check; own: each command as a proposal for the rule its \"rule\" field names; "+noneDeclared+": as proposals for a YAML rule without paths (an empty strict scope, as the worker judges every rule)")
 	refusalDump = flag.String("falserefusals.effects", "", "write each TestFalseRefusals command's effects and verdicts to this file, one JSON object a line")
 )
 
