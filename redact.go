@@ -323,3 +323,15 @@ func maskHashes(s string) string {
 		return "<password hash " + hashScheme(h) + ">"
 	})
 }
+
+// maskRE matches the masks RedactText and Redacted put in place of a
+// password hash or a private key.
+var maskRE = regexp.MustCompile(`<password hash [^<>]*>|\[[A-Z0-9 ]*private key not shown\]|PRIVATE KEY \[not shown\]`)
+
+// MaskIn returns the first mask of a secret that s holds ("" when none):
+// a command holding one was written from masked text (the model's
+// redacted output, a journal's redacted reply) and cannot do what its
+// author meant; the worker refuses to run it.
+func MaskIn(s string) string {
+	return maskRE.FindString(s)
+}
