@@ -335,6 +335,9 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 // it. It reports whether the command ran.
 func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *tally) (bool, error) {
 	ban, hit := bans.Match(c.command)
+	// The ban's reason and pattern may quote the command: they are logged
+	// and shown, so masked like its text.
+	ban.Reason, ban.Pattern = nightshift.RedactText(ban.Reason), nightshift.RedactText(ban.Pattern)
 	if hit && w.cfg.Sandboxed && !certain(ban) {
 		// The text cannot be analysed: the sandbox judges what it does.
 		w.log().Info("static check cannot analyse the command; the sandbox judges its effects", "rule", rule, "attempt", attempt, "why", ban.Reason)
