@@ -242,6 +242,7 @@ func (a *Activities) check(ctx context.Context, in checkInput) (rules.CheckResul
 		check = scap.Check{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
 	}
 	res, err := check.Evaluate(ctx, hostRunner{a, in.Host})
+	res.Output, res.Detail = nightshift.RedactText(res.Output), nightshift.RedactText(res.Detail)
 	if errors.Is(err, safety.ErrBanned) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), errTypeBanned, err)
 	}
@@ -281,9 +282,11 @@ func (a *Activities) command(ctx context.Context, in commandInput) (commandResul
 	} else {
 		ex, err = a.run(ctx, in.Host, in.Command)
 	}
-	res := commandResult{Exec: ex}
+	// The result is kept in the workflow's history and its report: its
+	// output masked (the command's text, the activity's input, is not).
+	res := commandResult{Exec: ex.Redacted()}
 	if err != nil {
-		res.Err = err.Error()
+		res.Err = nightshift.RedactText(err.Error())
 	}
 	return res, nil
 }

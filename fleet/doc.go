@@ -76,6 +76,16 @@
 // workflow (InChildren); Fetch reads them. Nights started before this
 // (workflow version "night-waves") replay on the path they started on.
 //
+// Secrets: the command and check activities mask their results
+// (nightshift.Exec.Redacted, nightshift.RedactText: password hashes and
+// private keys in the output) before they enter the workflow's history, and
+// the host's report and lessons get the worker's masked events. The
+// history still holds a command's own text in the command activity's input
+// (it is what runs) and the model's tool calls in the model-call
+// activity's input (the model's own history, as package worker keeps it):
+// a command written with a hash or a key in it is in the Temporal server's
+// history as written; the reports and the results are masked.
+//
 // With a Datastream the night first reads the datastream on the first host
 // of the first host's zone that answers (the Datastream activity on that
 // zone's queue: the zone's workers hold the SSH keys), as `worker run
