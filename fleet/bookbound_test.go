@@ -108,7 +108,9 @@ func TestRecipeBookBoundOnServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Minutes, not seconds: under -race on a loaded 2-core machine the
+	// two 1.7 MB signals take most of one (alone, unloaded: 6 s).
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	nw := NightWorker(c, &Workflows{})
 	if err := nw.Start(); err != nil {
