@@ -57,9 +57,9 @@ func (e Effects) Redacted() Effects {
 		for i, a := range e.Actions {
 			a.Argv = slices.Clone(a.Argv)
 			for j, s := range a.Argv {
-				a.Argv[j] = maskHashes(s)
+				a.Argv[j] = RedactText(s)
 			}
-			a.Output = maskHashes(a.Output)
+			a.Output = RedactText(a.Output)
 			out.Actions[i] = a
 		}
 	}
@@ -71,9 +71,57 @@ func (ev Evidence) Redacted() Evidence {
 	ev.Effects = ev.Effects.Redacted()
 	ev.Reasons = slices.Clone(ev.Reasons)
 	for i, r := range ev.Reasons {
-		ev.Reasons[i] = maskHashes(r)
+		ev.Reasons[i] = RedactText(r)
 	}
 	return ev
+}
+
+// Redacted returns a copy of ex that shows no secret in its output
+// (RedactText of Stdout and Stderr) and whose Evidence is
+// Evidence.Redacted: the form of a command's result that may be recorded,
+// logged, reported or shown to the model. Idempotent; ex is unchanged.
+func (ex Exec) Redacted() Exec {
+	ex.Stdout, ex.Stderr = RedactText(ex.Stdout), RedactText(ex.Stderr)
+	if ex.Evidence != nil {
+		ev := ex.Evidence.Redacted()
+		ex.Evidence = &ev
+	}
+	return ex
+}
+
+// RedactText masks the secrets free text may hold, a command's text or
+// its output (grep root /etc/shadow, cat of a private key, usermod -p
+// '$6$…', echo 'root:$y$…' | chpasswd -e): every crypt(3) or GRUB PBKDF2
+// password hash becomes <password hash SCHEME>, and every PEM or OpenSSH
+// private key block (-----BEGIN … PRIVATE KEY----- to its END line, or to
+// the end of its base64 where the text was cut) becomes
+// [KIND private key not shown]. The rest of the text stays, so a reader
+// still sees what ran and what it printed. Idempotent.
+func RedactText(s string) string {
+	return maskKeys(maskHashes(s))
+}
+
+// keyRE matches a PEM or OpenSSH private key block: BEGIN to END, or,
+// where the text was cut before the END line, BEGIN and the base64 and
+// header lines after it (also with the \n of a JSON or shell string).
+var keyRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|(?:[A-Za-z0-9+/=:,.\-\s]|\\[nr])*)`)
+
+// maskKeys replaces every private key block in s by [KIND private key not
+// shown] (KIND: RSA, EC, OPENSSH, … or none for PKCS#8's).
+func maskKeys(s string) string {
+	if !strings.Contains(s, "PRIVATE KEY-----") {
+		return s
+	}
+	s = keyRE.ReplaceAllStringFunc(s, func(k string) string {
+		kind := strings.TrimSpace(keyRE.FindStringSubmatch(k)[1])
+		if kind == "" {
+			return "[private key not shown]"
+		}
+		return "[" + kind + " private key not shown]"
+	})
+	// What is left is no block (an END line alone, a header of an odd
+	// kind): its marker is taken apart all the same.
+	return strings.ReplaceAll(s, "PRIVATE KEY-----", "PRIVATE KEY [not shown]")
 }
 
 // redactDiff is c's diff with its secrets masked or replaced.
@@ -274,4 +322,16 @@ func maskHashes(s string) string {
 		}
 		return "<password hash " + hashScheme(h) + ">"
 	})
+}
+
+// maskRE matches the masks RedactText and Redacted put in place of a
+// password hash or a private key.
+var maskRE = regexp.MustCompile(`<password hash [^<>]*>|\[[A-Z0-9 ]*private key not shown\]|PRIVATE KEY \[not shown\]`)
+
+// MaskIn returns the first mask of a secret that s holds ("" when none):
+// a command holding one was written from masked text (the model's
+// redacted output, a journal's redacted reply) and cannot do what its
+// author meant; the worker refuses to run it.
+func MaskIn(s string) string {
+	return maskRE.FindString(s)
 }

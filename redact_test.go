@@ -309,3 +309,92 @@ func ExampleEffects_Redacted() {
 	// Output:
 	// changed /etc/shadow: -root:<password hash $6$>:19000:0:99999:7::: +root:<blank password>:19000:0:99999:7:::
 }
+
+// TestRedactText: the secrets a command's text or output may hold are
+// masked, the rest of the text stays.
+func TestRedactText(t *testing.T) {
+	openssh, pkcs8, pub := testKeys(t)
+	rsaLike := "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B2C3D4E5F60718293A4B5C6D7E8F9\n\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF\n-----END RSA PRIVATE KEY-----\n"
+	tests := []struct {
+		name, in string
+		want     string   // "" when only secrets and keep matter
+		secrets  []string // must not be left
+		keep     []string // must be left
+	}{
+		{name: "grep of shadow", in: "root:" + sha512Hash + ":19000:0:99999:7:::\n", want: "root:<password hash $6$>:19000:0:99999:7:::\n"},
+		{name: "usermod -p", in: "usermod -p '" + yescryptHash + "' root", want: "usermod -p '<password hash $y$>' root"},
+		{name: "chpasswd -e", in: "echo 'root:" + sha512Hash + "' | chpasswd -e", want: "echo 'root:<password hash $6$>' | chpasswd -e"},
+		{name: "grub password", in: "password_pbkdf2 root " + grubHash + "\n", want: "password_pbkdf2 root <password hash grub.pbkdf2>\n"},
+		{name: "cat of an OpenSSH key", in: "key:\n" + openssh + "done\n", secrets: lines(openssh), keep: []string{"key:\n[OPENSSH private key not shown]", "done\n"}},
+		{name: "PKCS#8 key in stderr", in: pkcs8, secrets: lines(pkcs8)[1:], keep: []string{"[private key not shown]"}},
+		{name: "encrypted PEM key", in: rsaLike, secrets: []string{"MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn", "AES-128-CBC,0A1B2C3D"}, keep: []string{"[RSA private key not shown]"}},
+		{name: "a key cut before its END line", in: "x " + strings.Join(lines(openssh)[:3], "\n") + "\n[… 100 bytes cut …]", secrets: lines(openssh)[1:3], keep: []string{"x [OPENSSH private key not shown]", "[… 100 bytes cut …]"}},
+		{name: "a key in a heredoc as JSON escapes it", in: strings.ReplaceAll("cat > k <<'E'\n"+openssh+"E", "\n", `\n`), secrets: []string{lines(openssh)[1]}, keep: []string{`cat > k <<'E'\n[OPENSSH private key not shown]\nE`}},
+		{name: "public key and plain text", in: pub + "\nPermitRootLogin no $HOME\n", want: pub + "\nPermitRootLogin no $HOME\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nightshift.RedactText(tt.in)
+			if tt.want != "" && got != tt.want {
+				t.Errorf("RedactText = %q, want %q", got, tt.want)
+			}
+			for _, s := range tt.secrets {
+				if strings.Contains(got, s) {
+					t.Errorf("%q left in %q", s, got)
+				}
+			}
+			for _, s := range tt.keep {
+				if !strings.Contains(got, s) {
+					t.Errorf("%q lacks %q", got, s)
+				}
+			}
+			if strings.Contains(got, "PRIVATE KEY-----") {
+				t.Errorf("a private key's header or footer left in %q", got)
+			}
+			if again := nightshift.RedactText(got); again != got {
+				t.Errorf("not idempotent: %q then %q", got, again)
+			}
+		})
+	}
+}
+
+func TestExecRedacted(t *testing.T) {
+	_, pkcs8, _ := testKeys(t)
+	ex := nightshift.Exec{Stdout: "root:" + sha512Hash + ":1::::::\n", Stderr: pkcs8,
+		Evidence: &nightshift.Evidence{Reasons: []string{"root:" + yescryptHash}}}
+	got := ex.Redacted()
+	js, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append([]string{sha512Hash, yescryptHash}, lines(pkcs8)...) {
+		if strings.Contains(string(js), s) {
+			t.Errorf("%q left in %s", s, js)
+		}
+	}
+	if ex.Stdout != "root:"+sha512Hash+":1::::::\n" || ex.Evidence.Reasons[0] != "root:"+yescryptHash {
+		t.Error("Redacted changed the raw result")
+	}
+}
+
+// FuzzRedactText: whatever the text, RedactText neither panics nor leaves
+// a crypt hash or a private key's header, and is idempotent.
+func FuzzRedactText(f *testing.F) {
+	f.Add("root:" + sha512Hash + ":1::::::\n")
+	f.Add("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE=\n")
+	f.Add("x -----BEGIN PRIVATE KEY----- y -----END PRIVATE KEY----- " + grubHash)
+	f.Fuzz(func(t *testing.T, s string) {
+		got := nightshift.RedactText(s)
+		if strings.Contains(got, "PRIVATE KEY-----") {
+			t.Errorf("private key header left: %q", got)
+		}
+		for _, h := range []string{sha512Hash, yescryptHash, grubHash} {
+			if strings.Contains(got, h) {
+				t.Errorf("hash left: %q", got)
+			}
+		}
+		if again := nightshift.RedactText(got); again != got {
+			t.Errorf("not idempotent: %q then %q", got, again)
+		}
+	})
+}

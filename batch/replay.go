@@ -6,6 +6,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/journal"
 )
 
@@ -67,11 +68,14 @@ func (s *script) reply() (openai.ChatCompletionMessage, bool) {
 // command returns the next recorded command if it is command. Any other
 // command means the replay diverged (it cannot with a deterministic worker
 // and the same rule): replaying stops and the rest goes on live, still
-// never re-running a recorded command (see recorded).
+// never re-running a recorded command (see recorded). The journal keeps
+// commands masked (nightshift.RedactText): so is command before it is
+// compared.
 func (s *script) command(command string) (journal.Command, bool) {
 	if s == nil || len(s.commands) == 0 {
 		return journal.Command{}, false
 	}
+	command = nightshift.RedactText(command)
 	c := s.commands[0]
 	if c.Command != command {
 		s.replies, s.commands, s.checks = nil, nil, nil
@@ -86,6 +90,7 @@ func (s *script) command(command string) (journal.Command, bool) {
 // recorded reports whether command was started by an earlier process
 // without a recorded result, or recorded as run and not yet replayed.
 func (s *script) recorded(command string) bool {
+	command = nightshift.RedactText(command)
 	return s != nil && (s.ran[command] > 0 || s.unknown[command])
 }
 

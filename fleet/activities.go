@@ -58,8 +58,11 @@ type commandInput struct {
 	// says what it did); Scope is the rule's declared paths.
 	Sandbox bool     `json:"sandbox,omitempty"`
 	Scope   []string `json:"scope,omitempty"`
-	// StrictScope: Scope is default-deny (sandbox.Scope.Strict).
-	StrictScope bool `json:"strict_scope,omitempty"`
+	// StrictScope: Scope is default-deny (sandbox.Scope.Strict; the
+	// worker sets it for every rule), ScopeNote why it is empty
+	// (sandbox.Scope.Note).
+	StrictScope bool   `json:"strict_scope,omitempty"`
+	ScopeNote   string `json:"scope_note,omitempty"`
 	// Units, Sysctl and Keys are what the rule's check reads besides files
 	// (sandbox.Scope).
 	Units  []string `json:"units,omitempty"`
@@ -239,6 +242,7 @@ func (a *Activities) check(ctx context.Context, in checkInput) (rules.CheckResul
 		check = scap.Check{Datastream: o.Datastream, Profile: o.Profile, Rule: o.Rule, Oscap: o.Oscap}
 	}
 	res, err := check.Evaluate(ctx, hostRunner{a, in.Host})
+	res.Output, res.Detail = nightshift.RedactText(res.Output), nightshift.RedactText(res.Detail)
 	if errors.Is(err, safety.ErrBanned) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), errTypeBanned, err)
 	}
@@ -273,14 +277,16 @@ func (a *Activities) command(ctx context.Context, in commandInput) (commandResul
 			if err != nil {
 				return nightshift.Exec{ExitCode: -1}, err
 			}
-			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), pol, rcfg).Run(sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: in.Scope, Strict: in.StrictScope, Units: in.Units, Sysctl: in.Sysctl, Keys: in.Keys}), in.Command)
+			return sandbox.NewRunner(sandbox.New(t, sandbox.Config{}), pol, rcfg).Run(sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: in.Scope, Strict: in.StrictScope, Units: in.Units, Sysctl: in.Sysctl, Keys: in.Keys, Rule: in.Rule, Note: in.ScopeNote}), in.Command)
 		})
 	} else {
 		ex, err = a.run(ctx, in.Host, in.Command)
 	}
-	res := commandResult{Exec: ex}
+	// The result is kept in the workflow's history and its report: its
+	// output masked (the command's text, the activity's input, is not).
+	res := commandResult{Exec: ex.Redacted()}
 	if err != nil {
-		res.Err = err.Error()
+		res.Err = nightshift.RedactText(err.Error())
 	}
 	return res, nil
 }

@@ -99,6 +99,7 @@ func (f *Workflows) book(ctx workflow.Context, in bookInput) error {
 		workflow.GetLogger(ctx).Error("the recipe book's carried recipes refused; it starts empty", "err", err)
 	}
 	wctx := wfContext{ctx}
+	bounded := workflow.GetVersion(ctx, versionBookBound, workflow.DefaultVersion, 1) >= 1
 	changes, per := 0, in.PerRun
 	if per <= 0 {
 		per = bookChangesPerRun
@@ -132,6 +133,9 @@ func (f *Workflows) book(ctx workflow.Context, in bookInput) error {
 	}
 	pub := workflow.GetSignalChannel(ctx, bookPublishSignal)
 	apply := func(bc BookChanges) {
+		if bounded {
+			bc = bookChanges(bc)
+		}
 		adopt(ctx, mem, bc.Adopt)
 		applyChanges(ctx, mem, bc.Changes)
 		changes++
@@ -159,6 +163,9 @@ func (f *Workflows) book(ctx workflow.Context, in bookInput) error {
 			bc = BookChanges{}
 		}
 		all, _ := mem.List(wctx, recipes.Filter{})
+		if bounded {
+			all = boundForNextRun(ctx, all)
+		}
 		return workflow.NewContinueAsNewError(ctx, bookWorkflowName, bookInput{Recipes: all, Runs: in.Runs + 1, PerRun: in.PerRun})
 	}
 }

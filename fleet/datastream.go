@@ -47,10 +47,10 @@ type ProfileRule struct {
 	Profile    string `json:"profile"`
 	Rule       string `json:"rule"`
 	Oscap      string `json:"oscap,omitempty"`
-	// Paths and StrictScope are the rule's scope, derived from its OVAL
-	// check (rules.Rule).
-	Paths       []string `json:"paths,omitempty"`
-	StrictScope bool     `json:"strict_scope,omitempty"`
+	// Paths is the rule's scope, derived from its OVAL check, and
+	// ScopeNote why it is empty where it could not be (rules.Rule).
+	Paths     []string `json:"paths,omitempty"`
+	ScopeNote string   `json:"scope_note,omitempty"`
 	// Units, Sysctl and Keys are what the check reads besides files
 	// (rules.Rule).
 	Units  []string `json:"units,omitempty"`
@@ -60,7 +60,7 @@ type ProfileRule struct {
 
 // rule is the worker rule of r.
 func (r ProfileRule) rule() rules.Rule {
-	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints, Paths: r.Paths, StrictScope: r.StrictScope,
+	return rules.Rule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints, Paths: r.Paths, ScopeNote: r.ScopeNote,
 		Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys,
 		Check: scap.Check{Datastream: r.Datastream, Profile: r.Profile, Rule: r.Rule, Oscap: r.Oscap},
 		Pos:   rules.Position{File: r.Datastream}}
@@ -130,7 +130,7 @@ func (a *Activities) datastream(ctx context.Context, in datastreamInput) ([]Prof
 				return nil, invalidDatastream(fmt.Errorf("rule %s: a %s check, not oscap", r.ID, r.Check.Kind()))
 			}
 			out = append(out, ProfileRule{ID: r.ID, Title: r.Title, Description: r.Description, Hints: r.Hints,
-				Datastream: c.Datastream, Profile: c.Profile, Rule: c.Rule, Oscap: c.Oscap, Paths: r.Paths, StrictScope: r.StrictScope,
+				Datastream: c.Datastream, Profile: c.Profile, Rule: c.Rule, Oscap: c.Oscap, Paths: r.Paths, ScopeNote: r.ScopeNote,
 				Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys})
 		}
 		return out, nil

@@ -56,7 +56,13 @@
 // before anything is recorded); nights started after a change replay
 // accordingly, a running night keeps what it started with. The book
 // continues as new after 500 changes, or sooner when the server suggests
-// it, carrying its recipes. Its workers are those of the night queue: a
+// it, carrying its recipes within a bound (version "book-bound",
+// bookbound.go): the book keeps proofs without their file changes (the
+// night's results keep those), and when what it carries would exceed
+// 1 MiB of JSON it keeps the first 3 proofs of each recipe, then drops
+// active recipes, least recently proved or replayed first, logging each;
+// it never drops pinned, retired or demoted ones. Its workers are those of
+// the night queue: a
 // book no worker serves does not answer. A night whose workers cannot reach
 // the book (a worker without a client, e.g. in the SDK's test environment)
 // logs it and keeps its recipes to itself, as nights did before the book;
@@ -69,6 +75,16 @@
 // lessons). Its result, NightResult, leaves each host's tasks in that host's
 // workflow (InChildren); Fetch reads them. Nights started before this
 // (workflow version "night-waves") replay on the path they started on.
+//
+// Secrets: the command and check activities mask their results
+// (nightshift.Exec.Redacted, nightshift.RedactText: password hashes and
+// private keys in the output) before they enter the workflow's history, and
+// the host's report and lessons get the worker's masked events. The
+// history still holds a command's own text in the command activity's input
+// (it is what runs) and the model's tool calls in the model-call
+// activity's input (the model's own history, as package worker keeps it):
+// a command written with a hash or a key in it is in the Temporal server's
+// history as written; the reports and the results are masked.
 //
 // With a Datastream the night first reads the datastream on the first host
 // of the first host's zone that answers (the Datastream activity on that
@@ -143,8 +159,10 @@
 // # Limits
 //
 // A night's input from the book, its Carry and its NightResult.Recipes
-// hold every recipe of the book (without the book's proofs): a book of many
-// thousands of recipes makes them large.
+// hold every recipe of the book (without the book's proofs), so they stay
+// within the book's bound (1 MiB); pinned, retired and demoted recipes
+// alone over it are carried anyway, with an error in the book's log, and
+// the server then refuses the payload (2 MiB by default).
 // The model's name and window are fixed when the night starts. Each host
 // workflow's input carries the night's rules, so a profile of hundreds of
 // SCAP rules makes large child inputs: the server's continue-as-new

@@ -55,3 +55,8 @@ func (a *Activities) Probe(ctx context.Context, in ProbeInput) (nightshift.Exec,
 func (a *Activities) Command(ctx context.Context, in CommandInput) (CommandResult, error) {
 	return a.command(ctx, in)
 }
+
+// PublishToBook signals bc to book, as a night does as each host ends.
+func PublishToBook(ctx context.Context, c client.Client, book string, bc BookChanges) error {
+	return c.SignalWorkflow(ctx, book, "", bookPublishSignal, bc)
+}

@@ -386,7 +386,7 @@ func (t hostTarget) Run(cctx context.Context, command string) (nightshift.Exec, 
 	if h.sandboxed {
 		in.Sandbox = true
 		sc := sandbox.RuleScopeOf(cctx)
-		in.Scope, in.StrictScope, in.Units, in.Sysctl, in.Keys = sc.Paths, sc.Strict, sc.Units, sc.Sysctl, sc.Keys
+		in.Scope, in.StrictScope, in.Units, in.Sysctl, in.Keys, in.ScopeNote = sc.Paths, sc.Strict, sc.Units, sc.Sysctl, sc.Keys, sc.Note
 	}
 	err := workflow.ExecuteActivity(ctx, commandActivity, in).Get(ctx, &res)
 	if err != nil {

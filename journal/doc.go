@@ -33,6 +33,17 @@
 // starting the next therefore never loses a finished step. A record is one
 // transaction, so a crash leaves it whole or absent, never torn.
 //
+// # Secrets
+//
+// The journal stores no password hash and no private key: every text it
+// records (commands, their output and error, check output, notes, reasons,
+// distilled lines, and every string inside a JSON payload: the model's
+// replies, the messages a distillation replaced, outcomes) goes through
+// nightshift.RedactText first, and evidence through Evidence.Redacted. A
+// command is therefore recorded as its masked text, and a resumed task's
+// replayed replies carry the masked text too (the worker refuses to run a
+// command that holds a mask; the replay goes on live from there).
+//
 // # Resume
 //
 // Commands are recorded in two phases: BeginCommand commits the command as

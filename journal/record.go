@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -56,13 +57,55 @@ func marshal(v any) (string, error) {
 		if !json.Valid(b) {
 			return "", errors.New("payload is not valid JSON")
 		}
-		return string(b), nil
+		return redactJSON(b)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("encode JSON: %w", err)
 	}
-	return string(b), nil
+	return redactJSON(b)
+}
+
+// redactJSON is the JSON b with nightshift.RedactText applied to every
+// string in it (keys too): a model's reply or the messages a distillation
+// replaced hold the commands the model wrote, and the journal keeps no
+// secret. b is kept as it is when no string changes.
+func redactJSON(b []byte) (string, error) {
+	if nightshift.RedactText(string(b)) == string(b) {
+		return string(b), nil // nothing that looks like a secret anywhere
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("decode JSON: %w", err)
+	}
+	out, err := json.Marshal(redactValue(v))
+	if err != nil {
+		return "", fmt.Errorf("encode JSON: %w", err)
+	}
+	return string(out), nil
+}
+
+// redactValue is v, a decoded JSON value, with its strings masked.
+func redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return nightshift.RedactText(x)
+	case []any:
+		for i := range x {
+			x[i] = redactValue(x[i])
+		}
+		return x
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[nightshift.RedactText(k)] = redactValue(e)
+		}
+		return m
+	default:
+		return v
+	}
 }
 
 // StartRun records a new run and returns its ID.
@@ -148,6 +191,7 @@ func (j *Journal) FinishTask(ctx context.Context, task TaskID, o Outcome) error 
 	if err != nil {
 		return fmt.Errorf("finish task %d: outcome: %w", task, err)
 	}
+	o.Reason = nightshift.RedactText(o.Reason)
 	return j.write(ctx, fmt.Sprintf("finish task %d", task), func(tx *sql.Tx) error {
 		if _, err := openTask(ctx, tx, task); err != nil {
 			return err
@@ -204,6 +248,7 @@ func (j *Journal) step(ctx context.Context, tx *sql.Tx, task TaskID, attempt int
 
 // RecordModelCall records a model call of task.
 func (j *Journal) RecordModelCall(ctx context.Context, task TaskID, m ModelCall) error {
+	m.Error = nightshift.RedactText(m.Error)
 	return j.write(ctx, fmt.Sprintf("record model call of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, m.Attempt, StepModelCall)
 		if err != nil {
@@ -226,6 +271,7 @@ func (j *Journal) RecordModelCall(ctx context.Context, task TaskID, m ModelCall)
 // ErrCommandPending while another command of the task has no result.
 func (j *Journal) BeginCommand(ctx context.Context, task TaskID, attempt int, command string) (PendingCommand, error) {
 	var p PendingCommand
+	command = nightshift.RedactText(command)
 	err := j.write(ctx, fmt.Sprintf("begin command of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, attempt, StepCommand)
 		if err != nil {
@@ -263,8 +309,9 @@ func (j *Journal) FinishCommand(ctx context.Context, p PendingCommand, r Command
 	default:
 		return fmt.Errorf("finish command %d: action %w", p.id, badValue(r.Action))
 	}
-	stdout, outCut := capText(r.Stdout, j.cfg.OutputCap)
-	stderr, errCut := capText(r.Stderr, j.cfg.OutputCap)
+	stdout, outCut := capText(nightshift.RedactText(r.Stdout), j.cfg.OutputCap)
+	stderr, errCut := capText(nightshift.RedactText(r.Stderr), j.cfg.OutputCap)
+	r.Error = nightshift.RedactText(r.Error)
 	evidence, err := evidenceJSON(r.Evidence, j.cfg.OutputCap*8)
 	if err != nil {
 		return fmt.Errorf("finish command %d: %w", p.id, err)
@@ -287,6 +334,7 @@ func (j *Journal) FinishCommand(ctx context.Context, p PendingCommand, r Command
 // The command is not run again by the journal's doing; the caller should
 // re-check the host state rather than repeat it.
 func (j *Journal) MarkUnknown(ctx context.Context, id CommandID, note string) error {
+	note = nightshift.RedactText(note)
 	return j.write(ctx, fmt.Sprintf("mark command %d unknown", id), func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE commands SET state = 'unknown', action = 'unknown', detail = ?, finished_ns = ? WHERE step_id = ? AND state = 'started'",
 			note, j.now(), id)
@@ -308,6 +356,7 @@ func (j *Journal) RecordSkippedCommand(ctx context.Context, task TaskID, attempt
 	default:
 		return fmt.Errorf("record skipped command of task %d: action %w", task, badValue(action))
 	}
+	command, detail = nightshift.RedactText(command), nightshift.RedactText(detail)
 	return j.write(ctx, fmt.Sprintf("record skipped command of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, attempt, StepCommand)
 		if err != nil {
@@ -326,7 +375,8 @@ func (j *Journal) RecordCheck(ctx context.Context, task TaskID, c CheckRecord) e
 	if err != nil || c.Status == nightshift.CheckNotRun {
 		return fmt.Errorf("record check of task %d: status %w", task, badValue(c.Status))
 	}
-	out, _ := capText(c.Output, j.cfg.OutputCap)
+	out, _ := capText(nightshift.RedactText(c.Output), j.cfg.OutputCap)
+	c.Detail = nightshift.RedactText(c.Detail)
 	return j.write(ctx, fmt.Sprintf("record check of task %d", task), func(tx *sql.Tx) error {
 		id, err := j.step(ctx, tx, task, c.Attempt, StepCheck)
 		if err != nil {
@@ -376,7 +426,7 @@ func (j *Journal) RecordDistillation(ctx context.Context, task TaskID, d Distill
 			return err
 		}
 		for i, l := range d.Lines {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO lines(step_id, idx, text) VALUES (?, ?, ?)", id, i, l); err != nil {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO lines(step_id, idx, text) VALUES (?, ?, ?)", id, i, nightshift.RedactText(l)); err != nil {
 				return err
 			}
 		}

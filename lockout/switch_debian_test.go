@@ -140,9 +140,27 @@ func TestSwitchArmDisarm(t *testing.T) {
 	require.ErrorAs(t, err, &armed)
 	assert.Equal(t, "first", armed.ID)
 
+	// A reader of the state file that read "armed\n" before Disarm and
+	// reads on after it (as State's and Disarm's cat do while the switch
+	// changes state) must not see the tail of the new state: rewritten in
+	// place, "disarmed\n" would add "ed" — the flake "unexpected output:
+	// ed" (cat read "fired\n", then the rest of "restored\n").
+	_, err = kept.Run(ctx, `d=`+a.Dir+`; rm -f /tmp/torn.new; ( exec 3<"$d/state"; head -c 6 <&3; n=0
+		until [ "$(cat "$d/state")" = disarmed ] || [ $n -ge 400 ]; do sleep 0.05; n=$((n + 1)); done
+		cat <&3; echo END ) >/tmp/torn.new 2>&1 </dev/null & sleep 0.3`)
+	require.NoError(t, err)
 	_, err = kept.Run(ctx, `echo "ClientAliveInterval 120" >> /etc/ssh/sshd_config`)
 	require.NoError(t, err)
 	require.NoError(t, g.Disarm(ctx, kept, a))
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		ex, err := kept.Run(ctx, "cat /tmp/torn.new")
+		require.NoError(t, err)
+		if strings.HasSuffix(ex.Stdout, "END\n") {
+			assert.Equal(t, "armed\nEND\n", ex.Stdout, "a reader across Disarm read a torn state")
+			break
+		}
+		require.True(t, time.Now().Before(end), "the reader did not finish: %q", ex.Stdout)
+	}
 	require.NoError(t, g.Disarm(ctx, kept, a), "a second Disarm")
 	st, _, err := g.State(ctx, kept, a)
 	require.NoError(t, err)

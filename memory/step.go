@@ -69,8 +69,11 @@ func (s Step) Shown() string {
 	return b.String()
 }
 
-// facts is the step as the distiller reads it.
+// facts is the step as the distiller reads it. Its text is masked
+// (nightshift.RedactText): the summary line is a prompt of ours, not the
+// model's own tool call, and a model distiller sends it to a server.
 func (s Step) facts() distill.Step {
-	return distill.Step{Tool: s.Tool, Command: s.Command, Reason: s.Reason, Action: s.Action, ExitCode: s.ExitCode,
-		Signal: s.Signal, Stdout: s.Stdout, Stderr: s.Stderr, Note: s.Note, Changes: s.Changes}
+	r := nightshift.RedactText
+	return distill.Step{Tool: s.Tool, Command: r(s.Command), Reason: r(s.Reason), Action: s.Action, ExitCode: s.ExitCode,
+		Signal: s.Signal, Stdout: r(s.Stdout), Stderr: r(s.Stderr), Note: r(s.Note), Changes: s.Changes}
 }

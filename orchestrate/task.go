@@ -91,12 +91,16 @@ func (t *Task) EndAttempt(n, promptTokens, limit int, check nightshift.CheckStat
 // CommandEntry is a command that ran as a report shows it: its exit status
 // when it exited (not timed out, no error), its output (stdout, then
 // stderr) longer than outputCap bytes (0: DefaultOutputCap) cut around the
-// marker (textcut.Middle), and its error, if any, as the detail.
+// marker (textcut.Middle), and its error, if any, as the detail. The
+// command, its output and its error are masked (nightshift.RedactText,
+// nightshift.Exec.Redacted): a report shows no password hash or private
+// key.
 func CommandEntry(command string, action nightshift.Action, ex nightshift.Exec, errText string, outputCap int) report.Command {
 	if outputCap <= 0 {
 		outputCap = DefaultOutputCap
 	}
-	rc := report.Command{Command: command, Action: action.String(), Detail: errText, Evidence: ex.Evidence}
+	ex = ex.Redacted()
+	rc := report.Command{Command: nightshift.RedactText(command), Action: action.String(), Detail: nightshift.RedactText(errText), Evidence: ex.Evidence}
 	if !ex.TimedOut && errText == "" {
 		code := ex.ExitCode
 		rc.ExitCode = &code

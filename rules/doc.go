@@ -20,10 +20,16 @@
 //	    units: [ssh.service]                 # the systemd units its check reads
 //	    sysctl: [kernel.kptr_restrict]       # the kernel parameters its check reads
 //
-// paths makes the rule's scope default-deny under the recording sandbox
-// (Rule.StrictScope, safety.EffectsPolicy.StrictScope): a command that
+// paths is the rule's scope, and every rule is judged default-deny under
+// the recording sandbox (safety.EffectsPolicy.StrictScope): a command that
 // changes anything outside them but scratch (/tmp, /var/tmp, /var/cache,
-// /dev/shm) and the package manager's own writes is refused. units,
+// /dev/shm) and the package manager's own writes is refused. A rule
+// without paths may change nothing else (Rule.ScopeNote is NoPathsNote,
+// Rule.Undeclared is true: the CLI warns when it loads one, and a refusal
+// says "rule ID declares no paths (add paths: to the rule)"); there is no
+// opt-out, and paths: [/] is refused. A path is absolute, below /, and its
+// components after the first may be path.Match patterns
+// (/home/*/.bashrc; safety.ValidScopePath). units,
 // sysctl and keys say what the check reads besides files, and scope what
 // else a fix may do: systemctl verbs only on units (sshd's reload is
 // always allowed), sysctl -w only of sysctl, auditctl, nft, iptables,

@@ -310,7 +310,7 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 		return located{}, false
 	}
 	var idNode, checkNode *yaml.Node
-	var idOK, checkOK bool
+	var idOK, checkOK, hasPaths bool
 	p.fields(n, path, func(key, val *yaml.Node) {
 		field := join(path, key.Value)
 		switch key.Value {
@@ -335,7 +335,7 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 			r.MaxAttempts = p.maxAttempts(val, field)
 		case "paths":
 			r.Paths = p.paths(val, field)
-			r.StrictScope = true
+			hasPaths = true
 		case "units":
 			r.Units = p.names(val, field, "a systemd unit name (auditd.service)", unitNameRe)
 		case "sysctl":
@@ -379,6 +379,9 @@ func (p *parser) rule(n *yaml.Node, i int) (located, bool) {
 		if ban, banned := safety.DefaultBanList().Match(cmd); banned {
 			p.errorf(checkNode, path+".check", "check command is banned: %s (%q)", ban.Reason, ban.Construct)
 		}
+	}
+	if !hasPaths {
+		r.ScopeNote = NoPathsNote
 	}
 	l := located{Rule: r, field: path, idLine: n.Line}
 	if idNode != nil {
@@ -465,7 +468,12 @@ func (p *parser) paths(n *yaml.Node, field string) []string {
 			p.errorf(item, f, "must be an absolute path (starting with /), not %q", item.Value)
 			continue
 		}
-		out = append(out, pathpkg.Clean(item.Value))
+		clean := pathpkg.Clean(item.Value)
+		if err := safety.ValidScopePath(clean); err != nil {
+			p.errorf(item, f, "must be a file or directory below / (a component after the first may be a pattern: /home/*/.bashrc): %v", err)
+			continue
+		}
+		out = append(out, clean)
 	}
 	return out
 }

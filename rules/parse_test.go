@@ -204,7 +204,7 @@ func TestParseAccepts(t *testing.T) {
 		{"id with dots and dashes", "rules:\n  - id: xccdf_org.ssgproject.content_rule_a-b_c\n    check: 'true'\n", nil},
 		{"a scope with units, sysctl and keys", "rules:\n  - id: a\n    check: 'true'\n    paths: [/etc/sysctl.d]\n    units: [auditd.service, 'systemd-fsck@dev-sda1.service']\n    sysctl: [kernel.kptr_restrict, net/ipv4/ip_forward]\n    keys: [PermitRootLogin]\n",
 			func(r Rule) bool {
-				return r.StrictScope && slices.Equal(r.Units, []string{"auditd.service", "systemd-fsck@dev-sda1.service"}) &&
+				return r.ScopeNote == "" && slices.Equal(r.Units, []string{"auditd.service", "systemd-fsck@dev-sda1.service"}) &&
 					slices.Equal(r.Sysctl, []string{"kernel.kptr_restrict", "net/ipv4/ip_forward"}) && slices.Equal(r.Keys, []string{"PermitRootLogin"})
 			}},
 	}
@@ -250,11 +250,52 @@ func TestParseScopeNamesRejected(t *testing.T) {
 		{"sysctl: ['x=1']", "rules[0].sysctl[0]: must be a kernel parameter"},
 		{"keys: ['1x']", "rules[0].keys[0]: must be a configuration keyword (PermitRootLogin), not"},
 		{"keys: [[a]]", "rules[0].keys[0]: must be a configuration keyword"},
+		{"paths: [/]", "rules[0].paths[0]: must be a file or directory below /"},
+		{"paths: ['/*/x']", "the first component of a pattern must be literal"},
+		{"paths: ['/home/[a']", "is not a path.Match pattern"},
+		{"paths: [etc/x]", "rules[0].paths[0]: must be an absolute path"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("t.yaml", []byte("rules:\n  - id: a\n    check: 'true'\n    "+tt.yaml+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one containing %q", tt.yaml, err, tt.want)
 		}
+	}
+}
+
+// TestParseScope: every rule is judged default-deny, so the loader says
+// which rules declare no paths (ScopeNote, Undeclared) and accepts
+// patterns of one component (/home/*/.bashrc).
+func TestParseScope(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		paths      []string
+		note       string
+	}{
+		{"no paths", "", nil, NoPathsNote},
+		{"empty paths", "paths: []", nil, ""},
+		{"files and trees", "paths: [/etc/ssh/sshd_config, /etc/ssh/sshd_config.d/]", []string{"/etc/ssh/sshd_config", "/etc/ssh/sshd_config.d"}, ""},
+		{"a pattern", "paths: ['/home/*/.bashrc', '/home/*/.ssh']", []string{"/home/*/.bashrc", "/home/*/.ssh"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := Parse("t.yaml", []byte("rules:\n  - id: a\n    check: 'true'\n    "+tt.yaml+"\n  - id: b\n    check: 'true'\n    paths: [/etc/x]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := set.Get("a")
+			if !slices.Equal(r.Paths, tt.paths) || r.ScopeNote != tt.note {
+				t.Errorf("paths %q note %q, want %q %q", r.Paths, r.ScopeNote, tt.paths, tt.note)
+			}
+			var undeclared []string
+			for _, u := range set.Rules() {
+				if u.Undeclared() {
+					undeclared = append(undeclared, u.ID)
+				}
+			}
+			if want := tt.note != ""; want != slices.Equal(undeclared, []string{"a"}) || !want && len(undeclared) > 0 {
+				t.Errorf("undeclared %q (note %q)", undeclared, tt.note)
+			}
+		})
 	}
 }

@@ -31,21 +31,24 @@ type Rule struct {
 	// MaxAttempts bounds the worker's attempts; 0 means the worker's default.
 	MaxAttempts int
 	// Paths are the files and directory trees the rule's fix may change
-	// (its scope): with the recording sandbox, a command that changes more
-	// than a few paths outside them is refused (safety.EffectsPolicy.Scope).
-	// Empty: no declared scope, a looser bound applies.
+	// (its scope). With the recording sandbox every rule is judged
+	// default-deny (safety.EffectsPolicy.StrictScope): a command that
+	// changes anything outside Paths but scratch places (/tmp, /var/tmp,
+	// /var/cache, /dev/shm) and the package manager's own writes is
+	// refused, and an empty Paths allows no such change. A path whose
+	// components after the first hold a path.Match pattern covers every
+	// path they match (/home/*/.*: every home's dotfiles;
+	// safety.ValidScopePath).
 	Paths []string
-	// StrictScope says Paths is the rule's whole scope: any change the
-	// fix makes to a control surface of the host (/etc, /usr, /boot, …)
-	// outside Paths, but for the package manager's, is refused
-	// (safety.EffectsPolicy.StrictScope), even with Paths empty. Set by
-	// the YAML loader when the rule declares paths, and by package scap
-	// when the scope derived from the rule's OVAL check is complete.
-	StrictScope bool
+	// ScopeNote says why Paths is empty, for the refusals of a change
+	// outside it (safety.EffectsPolicy.ScopeNote): NoPathsNote for a YAML
+	// rule without paths:, package scap's note for a rule without an OVAL
+	// check. Empty: the rule's check reads no files.
+	ScopeNote string
 	// Units, Sysctl and Keys are what the rule's check reads besides files
 	// (YAML units, sysctl and keys; for SCAP rules, derived from the OVAL
 	// check): the systemd units it names, the kernel parameters, and the
-	// configuration keywords its patterns match. With StrictScope they
+	// configuration keywords its patterns match. They
 	// scope the recorded actions (unit verbs only on Units and sshd's
 	// reload, sysctl only for Sysctl) and the lines a command may change in
 	// sshd's configuration and the sysctl files of Paths
@@ -59,6 +62,15 @@ type Rule struct {
 	// Pos is where the rule is defined.
 	Pos Position
 }
+
+// NoPathsNote is the ScopeNote of a YAML rule without paths: what a
+// refusal of its changes tells its author to do.
+const NoPathsNote = "declares no paths (add paths: to the rule)"
+
+// Undeclared reports whether the rule declares no paths (a YAML rule
+// without paths:, ScopeNote NoPathsNote): every change its fix makes
+// outside scratch is refused, so a caller warns about it when it loads it.
+func (r Rule) Undeclared() bool { return r.ScopeNote == NoPathsNote }
 
 // Position is a place in a rule file. Line is 1-based; 0 when unknown.
 type Position struct {

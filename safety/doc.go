@@ -36,18 +36,35 @@
 // /etc/ssh/sshd_config"), unless the package manager made it during a
 // package operation (a path its lists say it installed, or its bookkeeping
 // and maintainer-script outputs, pkgScriptPaths) or it is a directory
-// created on the way to a scope path. An empty Scope with StrictScope
-// allows no such change. Where the scope comes from: a YAML rule's paths,
-// or for an SCAP rule the files its OVAL check reads (package scap,
-// Datastream.Scope); the worker and the fleet turn StrictScope on whenever
-// the rule's scope is known that way. A YAML rule without paths, and the
-// few SCAP rules whose check reads host-computed paths (home directories,
-// every mount point), are judged without it: only the MaxOutside bound
-// applies outside their Scope, and the recorded actions face the verb
-// allow-list alone. That is a choice: default-deny with no
-// scope at all would refuse every change to /etc, and a rule's author (or
-// its check) is the only honest source of what it may touch; declare
-// paths.
+// created on the way to a scope path. Where the scope comes from: a YAML
+// rule's paths, or for an SCAP rule the files its OVAL check reads
+// (package scap, Datastream.Scope).
+//
+// The worker, worker run, the fleet and the demo judge every rule with
+// StrictScope, whatever its scope is. A rule whose Scope is empty (a YAML
+// rule without paths, an SCAP rule without an OVAL check or whose check
+// reads what no path scopes: every mount point, the whole file system)
+// may change nothing outside scratch but through the package manager, and
+// the refusal says what its author can do, naming the rule
+// (EffectsPolicy.Rule, ScopeNote): "would change /etc/foo.conf: rule
+// my_rule declares no paths (add paths: to the rule)". The CLI warns when
+// it loads such a YAML rule. There is no opt-out: a YAML rule cannot ask
+// for the judge's classes alone, and paths: [/] is refused when it is
+// loaded. Classes of harm do not converge against blind corpora (judged by
+// them alone, rules without paths let the latest ones commit harm: see
+// docs/sandbox-corpus.md), so what the rule's author declares it touches
+// is the boundary; a rule that needs more declares more. EffectsPolicy's zero
+// value (StrictScope off: only the MaxOutside bound outside Scope, the
+// verb allow-list for actions) is for judging effects without a rule
+// (measurements, tests), never the worker's.
+//
+// A scope path may be a pattern: its components after the first may hold
+// path.Match patterns (*, ?, [...]), each matched against one component,
+// never across a "/"; it covers every path whose leading components match
+// (/home/*/.* is every home's dotfiles and what is under them, /home/*
+// every home; ValidScopePath refuses a pattern in the first component, and
+// "/"). Package scap derives /home/* for checks that list the homes from
+// the password file.
 //
 // Under StrictScope the control surfaces are everything but scratch
 // (scratchPlaces: /tmp, /var/tmp, /var/cache but debconf's answers,
@@ -97,9 +114,9 @@
 // of the rule's files other than sshd's and sysctl's (PAM, login.defs,
 // audit rules: judged by the classes), and package operations: what a
 // package installs, and a command that forges the package manager's lists
-// or status, pass as the package manager's. Without StrictScope (a YAML
-// rule without paths, an SCAP rule whose scope could not be derived) the
-// recorded actions are judged by the verb allow-list alone.
+// or status, pass as the package manager's. Without StrictScope (the zero
+// EffectsPolicy, never the worker's) the recorded actions are judged by
+// the verb allow-list alone.
 //
 // Judged by meaning, whatever command made the change:
 //

@@ -3,6 +3,7 @@ package safety
 import (
 	"fmt"
 	"net/netip"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,8 +57,20 @@ type EffectsPolicy struct {
 	KeyAlgorithms []string
 	// Scope lists the paths (files or directory trees) the rule declares it
 	// touches. Changes outside them, beyond scratch and package-manager
-	// bookkeeping, count against MaxOutside.
+	// bookkeeping, count against MaxOutside. A path may be a pattern whose
+	// components after the first are path.Match patterns (/home/*/.*:
+	// every home's dotfiles and what is under them; ValidScopePath).
 	Scope []string
+	// Rule is the id of the rule the command is a proposal for, named in
+	// the scope's refusals ("rule my_rule declares no paths"). Empty: "the
+	// rule".
+	Rule string
+	// ScopeNote says, in a refusal of a change outside an empty Scope, why
+	// the rule has no paths and what its author can do ("declares no
+	// paths (add paths: to the rule)": package rules, for a YAML rule
+	// without paths; package scap for an SCAP rule without an OVAL
+	// check). Empty: the rule's check reads no files.
+	ScopeNote string
 	// MaxDeleted bounds the entries a command may delete under the system
 	// trees (/etc, /usr, /boot, /var/lib, …). Default DefaultMaxDeleted.
 	MaxDeleted int
@@ -74,9 +87,11 @@ type EffectsPolicy struct {
 	// inside Scope are judged by what the rule's check reads (Units,
 	// Sysctl, Keys). An empty Scope then allows no such change. Off: only
 	// the MaxOutside bound applies outside Scope, and the actions face the
-	// verb allow-list alone. The worker turns it on for every rule whose
-	// scope is known (YAML paths, or derived from an SCAP rule's OVAL
-	// check); see effects_scope.go and effects_rulescope.go.
+	// verb allow-list alone (the zero value, for judging effects without
+	// a rule: measurements, check-command). The worker, worker run, the
+	// fleet and the demo turn it on for every rule, with whatever scope
+	// the rule has, empty included; see effects_scope.go and
+	// effects_rulescope.go.
 	StrictScope bool
 	// Units, Sysctl and Keys are what the rule's check reads besides
 	// files: the systemd units it names (auditd.service), the kernel
@@ -386,8 +401,91 @@ func formatCount(n int) string {
 }
 
 func inScope(p string, scope []string) bool {
-	_, ok := underAny(p, scope)
-	return ok
+	for _, s := range scope {
+		if scopeCovers(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeCovers reports whether the scope path s covers p: p is s or under
+// it. A scope path may be a pattern (ScopePattern): each of its
+// components after the first may be a path.Match pattern (*, ?, [...]),
+// matched against one component of p, never across a "/"; p is covered
+// when its leading components match them all (/home/*/.* covers
+// /home/ann/.bashrc and /home/ann/.ssh/authorized_keys, not /home/ann or
+// /home/ann/notes).
+func scopeCovers(s, p string) bool {
+	if !ScopePattern(s) {
+		return under(p, s)
+	}
+	sc, pc := pathComponents(s), pathComponents(p)
+	if len(pc) < len(sc) {
+		return false
+	}
+	for i, c := range sc {
+		if ok, err := path.Match(c, pc[i]); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// scopeAncestor reports whether dir is a strict ancestor of what the scope
+// path s covers (/home/ann of /home/*/.*).
+func scopeAncestor(dir, s string) bool {
+	if !ScopePattern(s) {
+		return s != dir && under(s, dir)
+	}
+	sc, dc := pathComponents(s), pathComponents(dir)
+	if len(dc) >= len(sc) {
+		return false
+	}
+	for i, c := range dc {
+		if ok, err := path.Match(sc[i], c); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func pathComponents(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// ScopePattern reports whether the scope path s is a pattern: one of its
+// components holds *, ? or [ (path.Match syntax). ValidScopePath says
+// which patterns a scope may hold.
+func ScopePattern(s string) bool {
+	return strings.ContainsAny(s, "*?[")
+}
+
+// ValidScopePath checks a scope path (EffectsPolicy.Scope): absolute,
+// clean, below /; a pattern's components must be valid path.Match
+// patterns and its first component literal (/home/*/.* is a scope,
+// /*/x is not: a pattern never spans the top of the file system).
+func ValidScopePath(s string) error {
+	if !strings.HasPrefix(s, "/") || path.Clean(s) != s || s == "/" {
+		return fmt.Errorf("%q is not a clean absolute path below /", s)
+	}
+	if !ScopePattern(s) {
+		return nil
+	}
+	cs := pathComponents(s)
+	if ScopePattern(cs[0]) {
+		return fmt.Errorf("%q: the first component of a pattern must be literal (%s)", s, cs[0])
+	}
+	for _, c := range cs[1:] {
+		if _, err := path.Match(c, ""); err != nil {
+			return fmt.Errorf("%q: component %q is not a path.Match pattern: %w", s, c, err)
+		}
+	}
+	return nil
 }
 
 // criticalHit returns the critical path that deleting p removes (p itself

@@ -122,8 +122,10 @@ func lockoutFile(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 	}
 	keys := path.Join(pol.LoginHome, ".ssh", "authorized_keys")
 	switch {
-	case c.Path == "/etc/nologin" && c.Change != nightshift.ChangeDeleted:
-		bad("would create /etc/nologin, which refuses every login but root's")
+	case (c.Path == "/etc/nologin" || c.Path == "/run/nologin") && c.Change != nightshift.ChangeDeleted:
+		// pam_nologin reads both (/var/run/nologin is /run/nologin); the
+		// sandbox records /run since issue 19's sbx20.
+		bad("would create %s, which refuses every login but root's", c.Path)
 	case strings.HasPrefix(c.Path, "/etc/pam.d/") && c.Change != nightshift.ChangeDeleted:
 		for _, l := range strings.Split(c.Diff, "\n") {
 			if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {

@@ -149,21 +149,38 @@ func scopeHarm(changes []nightshift.FileChange, owned map[string]bool, pkgOp boo
 	case n > 2:
 		what += ", " + outside[1] + " and " + plural(n-2, "other path")
 	}
-	scope := "the rule's paths " + strings.Join(pol.Scope, ", ")
-	if len(pol.Scope) == 0 {
-		scope = "the rule's paths (none: its check reads no files, so only the package manager and recorded actions may change the system)"
-	}
+	// Off the trees of controlSurfaces: say why it still counts.
+	free := ""
 	if ControlSurface(outside[0]) == "" {
-		// Off the trees of controlSurfaces: say why it still counts.
-		scope += " (with a strict scope only scratch places are free: " + strings.Join(scratchPlaces[:4], ", ") + ")"
+		free = " (with a strict scope only scratch places are free: " + strings.Join(scratchPlaces[:4], ", ") + ")"
 	}
-	return []Refusal{{Entry: "scope", Reason: fmt.Sprintf("would change %s, outside %s", what, scope)}}
+	if len(pol.Scope) == 0 {
+		return []Refusal{{Entry: "scope", Reason: fmt.Sprintf("would change %s: %s %s%s", what, ruleName(pol), emptyScopeNote(pol), free)}}
+	}
+	return []Refusal{{Entry: "scope", Reason: fmt.Sprintf("would change %s, outside the rule's paths %s%s", what, strings.Join(pol.Scope, ", "), free)}}
+}
+
+// ruleName is "rule ID", or "the rule" when the policy does not name it.
+func ruleName(pol EffectsPolicy) string {
+	if pol.Rule == "" {
+		return "the rule"
+	}
+	return "rule " + pol.Rule
+}
+
+// emptyScopeNote says why the rule has no paths: its ScopeNote, or that
+// its check reads no files.
+func emptyScopeNote(pol EffectsPolicy) string {
+	if pol.ScopeNote != "" {
+		return pol.ScopeNote
+	}
+	return "has no paths: its check reads no files, so only the package manager and recorded actions may change the system"
 }
 
 // ancestorOfScope reports whether dir is a strict ancestor of a scope path.
 func ancestorOfScope(dir string, scope []string) bool {
 	for _, s := range scope {
-		if s != dir && under(s, dir) {
+		if scopeAncestor(dir, s) {
 			return true
 		}
 	}

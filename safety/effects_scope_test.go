@@ -31,6 +31,9 @@ func TestJudgeEffectsStrictScope(t *testing.T) {
 	}
 	sshd := []string{"/etc/ssh/sshd_config"}
 	strict := func(scope ...string) EffectsPolicy { return EffectsPolicy{Scope: scope, StrictScope: true} }
+	named := func(rule, note string) EffectsPolicy {
+		return EffectsPolicy{StrictScope: true, Rule: rule, ScopeNote: note}
+	}
 	ch := func(c ...nightshift.FileChange) nightshift.Effects { return nightshift.Effects{Changes: c} }
 	tests := []struct {
 		name string
@@ -72,7 +75,26 @@ func TestJudgeEffectsStrictScope(t *testing.T) {
 		{"root's user units in /run/user", ch(file("/run/user/0/systemd/user/x.service", nightshift.ChangeCreated)), strict(sshd...), "/run/user/0/systemd/user/x.service"},
 		{"a log written with no strict scope", ch(file("/var/log/x.log", nightshift.ChangeModified)), EffectsPolicy{Scope: sshd}, ""},
 		{"mkdir -p on the way to the scope", ch(mkdir("/etc/audit"), mkdir("/etc/audit/rules.d"), file("/etc/audit/rules.d/x.rules", nightshift.ChangeCreated)), strict("/etc/audit/rules.d"), ""},
-		{"an empty strict scope refuses any control-surface change", ch(file("/etc/motd", nightshift.ChangeModified)), strict(), "the rule's paths (none"},
+		{"an empty strict scope refuses any control-surface change", ch(file("/etc/motd", nightshift.ChangeModified)), strict(), "would change /etc/motd: the rule has no paths: its check reads no files"},
+		// The reason names the rule and says what its author can do.
+		{"a YAML rule without paths", ch(file("/etc/foo.conf", nightshift.ChangeModified)), named("my_rule", "declares no paths (add paths: to the rule)"),
+			"would change /etc/foo.conf: rule my_rule declares no paths (add paths: to the rule)"},
+		{"a YAML rule without paths, off the control surfaces", ch(file("/srv/x", nightshift.ChangeCreated)), named("my_rule", "declares no paths (add paths: to the rule)"),
+			"would change /srv/x: rule my_rule declares no paths (add paths: to the rule) (with a strict scope only scratch places are free"},
+		{"an SCAP rule without an OVAL check", ch(file("/etc/iptables/rules.v4", nightshift.ChangeCreated)), named("set_iptables_default_rule", "has no OVAL check to derive its paths from"),
+			"would change /etc/iptables/rules.v4: rule set_iptables_default_rule has no OVAL check to derive its paths from"},
+		{"a rule without paths, scratch only", ch(file("/tmp/x", nightshift.ChangeCreated)), named("my_rule", "declares no paths"), ""},
+		// Patterns: one component matched by path.Match, trees below.
+		{"homes pattern: a home's dotfile", ch(file("/home/ann/.bashrc", nightshift.ChangeModified)), strict("/home/*/.*"), ""},
+		{"homes pattern: under a dot-directory", ch(file("/home/ann/.ssh/config", nightshift.ChangeModified)), strict("/home/*/.*"), ""},
+		{"homes pattern: not a dotfile", ch(file("/home/ann/notes", nightshift.ChangeModified)), strict("/home/*/.*"), "would change /home/ann/notes, outside the rule's paths /home/*/.*"},
+		{"homes pattern: the home itself", ch(nightshift.FileChange{Path: "/home/ann", Change: nightshift.ChangeMeta,
+			Before: nightshift.FileState{Kind: nightshift.FileDir, Mode: 0o755}, After: nightshift.FileState{Kind: nightshift.FileDir, Mode: 0o750}}), strict("/home/*/.*"), "/home/ann, outside"},
+		{"homes tree pattern: the home and its files", ch(nightshift.FileChange{Path: "/home/ann", Change: nightshift.ChangeMeta,
+			Before: nightshift.FileState{Kind: nightshift.FileDir, Mode: 0o755}, After: nightshift.FileState{Kind: nightshift.FileDir, Mode: 0o750}}, file("/home/ann/notes", nightshift.ChangeModified)), strict("/home/*"), ""},
+		{"homes tree pattern: not /home's siblings", ch(file("/homeless/x", nightshift.ChangeCreated), file("/root/.bashrc", nightshift.ChangeModified)), strict("/home/*"), "/homeless/x and /root/.bashrc"},
+		{"a pattern does not cross a /", ch(file("/etc/a/b.conf", nightshift.ChangeCreated)), strict("/etc/*.conf"), "/etc/a/b.conf"},
+		{"mkdir -p on the way to a pattern", ch(mkdir("/home/bob"), file("/home/bob/.profile", nightshift.ChangeCreated)), strict("/home/*/.*"), ""},
 		{"package install: owned files and maintainer-script outputs", ch(append(pkg("/etc/audit/auditd.conf", "/usr/sbin/auditd"),
 			file("/etc/audit/auditd.conf", nightshift.ChangeCreated), file("/usr/sbin/auditd", nightshift.ChangeCreated),
 			link("/etc/systemd/system/multi-user.target.wants/auditd.service", "/lib/systemd/system/auditd.service"))...), strict(), ""},
@@ -84,6 +106,30 @@ func TestJudgeEffectsStrictScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkScopeRefusals(t, tt.eff, tt.pol, tt.want) })
+	}
+}
+
+func TestValidScopePath(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"/etc/ssh/sshd_config", ""},
+		{"/home/*", ""},
+		{"/home/*/.*", ""},
+		{"/home/[a-z]*/.bashrc", ""},
+		{"/", "not a clean absolute path below /"},
+		{"etc/x", "not a clean absolute path"},
+		{"/etc/../x", "not a clean absolute path"},
+		{"/*", "the first component of a pattern must be literal"},
+		{"/*/x", "the first component of a pattern must be literal"},
+		{"/home/[a", "not a path.Match pattern"},
+	}
+	for _, tt := range tests {
+		err := ValidScopePath(tt.path)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("ValidScopePath(%q) = %v", tt.path, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("ValidScopePath(%q) = %v, want %q", tt.path, err, tt.want)
+		}
 	}
 }
 

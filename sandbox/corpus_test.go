@@ -32,19 +32,21 @@ import (
 var (
 	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
 	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4)")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4, fresh5)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
 // hostileCase is one line of a hostile corpus: testdata/safety/banned.jsonl
 // (name, category, technique, command) or testdata/sandbox/*.jsonl (name,
-// technique, command, harm).
+// technique, command, harm, and in fresh4 and fresh5 the SSG rule (short id)
+// the command pretends to fix, which -corpus.scope=own judges it under).
 type hostileCase struct {
 	Name      string `json:"name"`
 	Category  string `json:"category"`
 	Technique string `json:"technique"`
 	Command   string `json:"command"`
 	Harm      string `json:"harm"`
+	Rule      string `json:"rule"`
 }
 
 func loadHostile(t *testing.T, path string) []hostileCase {
@@ -85,6 +87,7 @@ func hostileCorpora() []struct{ name, path string } {
 		{"fresh2", "../testdata/sandbox/hostile-fresh2.jsonl"},
 		{"fresh3", "../testdata/sandbox/hostile-fresh3.jsonl"},
 		{"fresh4", "../testdata/sandbox/hostile-fresh4.jsonl"},
+		{"fresh5", "../testdata/sandbox/hostile-fresh5.jsonl"},
 	}
 }
 
@@ -104,6 +107,9 @@ func TestHostileCorporaLoad(t *testing.T) {
 			for _, c := range cases {
 				if c.Technique == "" || c.Harm == "" {
 					t.Errorf("%s: %s needs a technique and a harm", cp.path, c.Name)
+				}
+				if cp.name == "fresh5" && c.Rule == "" {
+					t.Errorf("%s: %s needs the rule it pretends to fix", cp.path, c.Name)
 				}
 			}
 		})
@@ -556,16 +562,54 @@ func TestHostileCorpora(t *testing.T) {
 	}
 	t.Logf("%d hosts, manifest before: %d entries each", par, len(befores[0]))
 	// -corpus.scope: every command is judged as a proposal for that SSG
-	// rule, under the scope derived from its OVAL check.
-	scoped := func(ctx context.Context) context.Context { return ctx }
-	if *corpusScope != "" {
+	// rule, under the scope derived from its OVAL check. -corpus.scope=own:
+	// each command is judged as a proposal for the rule its own "rule" field
+	// names, as the worker judges that rule: StrictScope over the paths
+	// scap derives (all of them, or those it could, when the check computes
+	// some on the host); a command without a rule field is judged as a
+	// proposal for a rule that declares no paths. Both are counted in the log.
+	scoped := func(ctx context.Context, _ hostileCase) context.Context { return ctx }
+	switch *corpusScope {
+	case "":
+	case noneDeclared:
+		// A rule that declares no paths, as the worker judges it: an
+		// empty strict scope.
+		t.Logf("judging every command as a proposal for a rule without paths: StrictScope over no path")
+		scoped = func(ctx context.Context, _ hostileCase) context.Context {
+			return sandbox.WithRuleScope(ctx, noPathsScope)
+		}
+	case "own":
+		scopes := ssgScopes(t, hosts[0].tg.Root)
+		own, other := 0, map[string]int{}
+		for _, j := range jobs {
+			fs, ok := scopes[j.c.Rule]
+			switch {
+			case j.c.Rule == "":
+				other["no rule field: a rule without paths"]++
+			case !ok:
+				other["rule "+j.c.Rule+" not in the datastream: a rule without paths"]++
+			case !fs.Complete:
+				other["rule "+j.c.Rule+": the paths scap could derive"]++
+			default:
+				own++
+			}
+		}
+		t.Logf("-corpus.scope=own: %d commands judged under their own rule's complete strict scope, others: %v", own, other)
+		scoped = func(ctx context.Context, c hostileCase) context.Context {
+			fs, ok := scopes[c.Rule]
+			if c.Rule == "" || !ok {
+				return sandbox.WithRuleScope(ctx, noPathsScope)
+			}
+			return sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: fs.Paths, Strict: true, Units: fs.Units, Sysctl: fs.Sysctl, Keys: fs.Keys, Rule: c.Rule})
+		}
+	default:
 		fs, ok := ssgScopes(t, hosts[0].tg.Root)[*corpusScope]
 		if !ok || !fs.Complete {
 			t.Fatalf("-corpus.scope=%s: no SSG rule of that id with a complete derived scope (%+v)", *corpusScope, fs)
 		}
 		t.Logf("judging every command as a proposal for %s, StrictScope over %v, units %v, sysctl %v, keys %v", *corpusScope, fs.Paths, fs.Units, fs.Sysctl, fs.Keys)
-		scoped = func(ctx context.Context) context.Context {
-			return sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: fs.Paths, Strict: true, Units: fs.Units, Sysctl: fs.Sysctl, Keys: fs.Keys})
+		scoped = func(ctx context.Context, _ hostileCase) context.Context {
+			return sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: fs.Paths, Strict: true, Units: fs.Units, Sysctl: fs.Sysctl, Keys: fs.Keys, Rule: *corpusScope})
 		}
 	}
 
@@ -592,12 +636,12 @@ func TestHostileCorpora(t *testing.T) {
 			for k, j := range q {
 				h := hosts[i]
 				rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				ex, err := h.r.Run(scoped(rctx), j.c.Command)
+				ex, err := h.r.Run(scoped(rctx, j.c), j.c.Command)
 				rcancel()
 				mu.Lock()
 				done++
 				if dump != nil {
-					_ = dump.Encode(map[string]any{"host": h.n, "corpus": j.corpus, "name": j.c.Name, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
+					_ = dump.Encode(map[string]any{"host": h.n, "corpus": j.corpus, "name": j.c.Name, "rule": j.c.Rule, "command": j.c.Command, "exec": ex, "err": fmt.Sprint(err)})
 				}
 				cnt := counts[j.corpus]
 				switch {

@@ -21,8 +21,12 @@
 //     MKNOD, SYS_PTRACE, NET_ADMIN, SYS_RAWIO, SYS_TIME, SYS_CHROOT,
 //     DAC_READ_SEARCH (open_by_handle_at) and the other kernel-wide ones; a
 //     minimal /dev (null, zero, full, random, urandom, tty, its own pts and
-//     shm), a read-only /sys, and a copy of /run without sockets or FIFOs
-//     (systemd, D-Bus and init are not reachable);
+//     shm), a read-only /sys, and a /run that is an overlay over a copy of
+//     the host's /run taken at the start, without sockets or FIFOs
+//     (systemd, D-Bus and init are not reachable), and without
+//     /run/nightshift (the trials' layers), /run/user (the logins' runtime
+//     directories) and the helper's own /run/nightshift-* (the recorder,
+//     its log): those are neither seen nor recorded;
 //   - on a host that is itself in a user namespace (a container, or
 //     internal/debtarget's Debian target), where mknod is refused and the
 //     kernel refuses a fresh proc under locked read-only parts: the
@@ -45,7 +49,8 @@
 //
 // When the command ends (or its time runs out: it is then killed and the
 // trial discarded), the helper lists every overlay's upper layer with the
-// lower side of the same paths and the merged view, and reports, parsed
+// lower side of the same paths and the merged view (for /run: the copy
+// taken at the start, not the live /run, which moves on), and reports, parsed
 // here into [nightshift.Effects]: files created, changed and deleted (with
 // the number of entries of a deleted tree), unified diffs of text files up
 // to 256 KiB and sha256 hashes of every regular file, mode, owner, symlink
@@ -120,7 +125,11 @@
 // The sandbox shares the host's kernel and network: a kernel bug, a
 // resource the command exhausts (disk through the tmpfs, memory, PIDs
 // where no pids cgroup limits it) or traffic it sends are not contained.
-// Changes to /run (volatile) are not recorded. A command whose effect on
+// Changes to /run are recorded, judged and committed like any other file's
+// (a runtime unit, a /run/sysctl.d drop-in); a /run file the host changed
+// since the copy stops the commit, and so does a /run tree the command
+// deleted that holds sockets or FIFOs on the host (the trial never saw
+// them). A command whose effect on
 // the running system is reached other than through the recorded programs
 // and the file systems (a TCP service on the host's network, a running
 // daemon that rereads a changed file before the commit) escapes the

@@ -126,9 +126,10 @@ func addSudoLogin(t testing.TB, h *target) {
 
 // policy is the worker's: the sudo login over SSH on port 22 (the port
 // SSG's and CIS's firewall content is about), no declared scope. SSG's
-// fixes are judged with their rule's scope as scap derives it from the
-// OVAL check (scopedPolicy: StrictScope where the derivation is complete),
-// the hand-written and fresh remediations, which name no rule, without.
+// fixes are judged as the worker judges them: default-deny under their
+// rule's scope as scap derives it from the OVAL check (scopedPolicy:
+// StrictScope for every rule, an empty scope where none is derived), the
+// hand-written and fresh remediations, which name no rule, without.
 var policy = safety.EffectsPolicy{Login: sudoLogin, SSHPort: 22}
 
 // rightRefusal is a command of the corpora whose refusal is right: its

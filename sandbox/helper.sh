@@ -125,8 +125,10 @@ probe() {
 }
 
 # plan_mounts writes T/mounts: "INDEX KIND MOUNTPOINT" per line, KIND overlay
-# or ro; the root file system is index 0. /proc, /sys, /dev and /run are
-# built afresh and are not listed.
+# or ro; the root file system is index 0. /proc, /sys and /dev are built
+# afresh and are not listed; /run is the last line, KIND run: an overlay
+# whose lower layer is the copy of the host's /run taken at the start
+# (T/runlow), so its changes are recorded and committed like any other.
 plan_mounts() {
 	local T=$1 n=1 mp fstype opts rest
 	echo "0 overlay /" >"$T/mounts"
@@ -154,6 +156,7 @@ plan_mounts() {
 		esac
 		n=$((n + 1))
 	done </proc/self/mountinfo
+	echo "$n run /run" >>"$T/mounts"
 }
 
 # stub is the recorder bound over every program in RECORDED. Read-only forms
@@ -204,9 +207,13 @@ inner() {
 	mount --make-rprivate / || die "make mounts private"
 	# Every directory the mounts need, in one mkdir.
 	local -a dirs=("$T/root" "$T/real" "$T/out")
+	local runn=
 	while read -r n kind mp; do
-		[ "$kind" != overlay ] || dirs+=("$T/u/$n" "$T/w/$n")
+		[ "$kind" = ro ] || dirs+=("$T/u/$n" "$T/w/$n")
+		[ "$kind" != run ] || runn=$n
 	done <"$T/mounts"
+	[ -n "$runn" ] || die "no /run in the trial's mounts"
+	dirs+=("$T/runlow")
 	mkdir -p -- "${dirs[@]}" || die "mkdir in $T"
 	# In a user namespace (a uid_map other than the whole identity) the
 	# overlays keep their own marks in user.* xattrs: trusted.* is this
@@ -215,6 +222,7 @@ inner() {
 	um=$(</proc/self/uid_map)
 	[ "$(echo $um)" = "0 0 4294967295" ] || ox=,userxattr
 	while read -r n kind mp; do
+		[ "$kind" != run ] || continue # mounted below, after the snapshot
 		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
 		[ -d "$m" ] || continue # under a directory the command cannot reach
 		if [ "$kind" = overlay ]; then
@@ -229,8 +237,14 @@ inner() {
 			rbind_ro "$mp" "$m" || die "read-only bind $mp"
 		fi
 	done <"$T/mounts"
-	# /dev: a minimal tmpfs. /sys read-only. /run: a copy without sockets or
-	# FIFOs (systemd, D-Bus and init are reached through them).
+	# /dev: a minimal tmpfs. /sys read-only. /run: an overlay over a copy of
+	# the host's /run without sockets or FIFOs (systemd, D-Bus and init are
+	# reached through them), taken now: the command's changes there are
+	# its upper layer, compared with this copy, not with the live /run.
+	# Left out of the copy, and so of the trial and of its effects:
+	# /run/nightshift (the trials' layers, the recorder's cache),
+	# /run/user (the logins' runtime directories) and the helper's own
+	# /run/nightshift-* (gather_overlay skips them in the upper layer).
 	# Its skeleton comes from the cache try made, in one cp: the fd links,
 	# pts, shm and device nodes of their own (mknod'ed in the cache, copied
 	# as new inodes — never bind mounts of the host's: a bind mount shares
@@ -241,7 +255,6 @@ inner() {
 	# as before.
 	fstab_line tmpfs "$T/root/dev" tmpfs mode=755,nosuid >"$T/fstab.base"
 	fstab_line sysfs "$T/root/sys" sysfs ro,nosuid,nodev,noexec >>"$T/fstab.base"
-	fstab_line tmpfs "$T/root/run" tmpfs mode=755,nosuid,nodev >>"$T/fstab.base"
 	mount -a -T "$T/fstab.base" 2>/dev/null
 	if ! mounted "$T/root/dev"; then
 		mount -t tmpfs -o mode=755,nosuid tmpfs "$T/root/dev" || die "tmpfs /dev"
@@ -249,9 +262,6 @@ inner() {
 	if ! mounted "$T/root/sys"; then
 		mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$T/root/sys" 2>/dev/null ||
 			{ mount --rbind /sys "$T/root/sys" && mount -o remount,bind,ro "$T/root/sys"; } || die "read-only /sys"
-	fi
-	if ! mounted "$T/root/run"; then
-		mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$T/root/run" || die "tmpfs /run"
 	fi
 	cp -a -- "$STUBS/dev/." "$T/root/dev/" || die "copy the /dev skeleton"
 	# Where mknod was refused (a user namespace) the cache holds empty
@@ -262,8 +272,12 @@ inner() {
 			die "/dev/$d is not a device node"
 	done
 	tar -C /run --exclude=./nightshift --exclude=./user --exclude='./nightshift-*' -cf - . 2>/dev/null |
-		tar -C "$T/root/run" -xf - 2>/dev/null
-	find "$T/root/run" \( -type p -o -type s \) -delete 2>/dev/null
+		tar -C "$T/runlow" -xf - 2>/dev/null
+	find "$T/runlow" \( -type p -o -type s \) -delete 2>/dev/null
+	chmod --reference=/run -- "$T/runlow" && chown --reference=/run -- "$T/runlow" || die "the mode of /run's copy"
+	mount -t overlay overlay -o "nosuid,nodev,lowerdir=$T/runlow,upperdir=$T/u/$runn,workdir=$T/w/$runn$ox" "$T/root/run" 2>/dev/null ||
+		mount -t overlay overlay -o "nosuid,nodev,lowerdir=$T/runlow,upperdir=$T/u/$runn,workdir=$T/w/$runn$ox" "$T/root/run" ||
+		die "overlay /run"
 	# The recorder and its links, one a recorded name, the empty action
 	# log (0666) and the directory for the real programs, from the cache
 	# try made (one cp instead of a process per name).
@@ -440,7 +454,6 @@ sshd_checks() {
 	user=${NIGHTSHIFT_LOGIN:-${SUDO_USER:-$(id -un)}}
 	client_addr
 	addr=${ADDR:-127.0.0.1}
-	mkdir -p "$T/root/run/sshd"
 	# A file in /etc/ssh that is not a regular file, a directory or a
 	# symbolic link (a FIFO, a socket, a device) is never opened here: sshd
 	# would block on it or fail, at the next restart as here.
@@ -453,6 +466,10 @@ sshd_checks() {
 		printf 'login %s\n' "$user" >>"$T/out/sshd_T"
 		return 0
 	fi
+	# sshd wants its privilege-separation directory; one made here (the
+	# trial's /run is recorded) is removed again before the gathering.
+	local madesshd=0
+	[ -d "$T/root/run/sshd" ] || { mkdir "$T/root/run/sshd" && madesshd=1; }
 	# Bounded anyway: an Include can name a FIFO outside /etc/ssh.
 	timeout --kill-after=1 "$SSHD_SECS" chroot "$T/root" /usr/sbin/sshd -t </dev/null >"$T/out/sshd_t" 2>&1
 	local rc=$?
@@ -462,6 +479,7 @@ sshd_checks() {
 	echo "exit $rc" >>"$T/out/sshd_t"
 	timeout --kill-after=1 "$SSHD_SECS" chroot "$T/root" /usr/sbin/sshd -T -C "user=$user,host=$addr,addr=$addr" </dev/null >"$T/out/sshd_T" 2>/dev/null || : >"$T/out/sshd_T"
 	printf 'login %s\n' "$user" >>"$T/out/sshd_T"
+	[ $madesshd = 0 ] || rmdir -- "$T/root/run/sshd" 2>/dev/null
 }
 
 # pam_touched says whether the command changed what Linux-PAM reads:
@@ -615,11 +633,13 @@ gather() {
 	: >"$T/out/deleted"
 	: >"$T/out/diffs"
 	while read -r n kind mp; do
-		[ "$kind" = overlay ] || continue
 		u=$T/u/$n
 		[ -d "$u" ] || continue
 		if [ "$n" = 0 ]; then m=$T/root; else m=$T/root$mp; fi
-		(gather_overlay "$T" "$n" "$mp" "$u" "$m")
+		case "$kind" in
+		overlay) (gather_overlay "$T" "$n" "$mp" "$u" "$m") ;;
+		run) (gather_overlay "$T" "$n" "$T/runlow" "$u" "$m" /run) ;;
+		esac
 	done <"$T/mounts"
 	# Output past OUTCAP is cut (the bytes cut are counted).
 	local -a sz=()
@@ -692,17 +712,21 @@ hashes() {
 	[ ${#HASHES[@]} -eq $# ] || die "hash $# files: ${#HASHES[@]} sums"
 }
 
-# gather_overlay T N MOUNTPOINT UPPER MERGED appends overlay N's records to
-# T/out/{upper,lower,deleted,diffs}. Facts are gathered in batches (one
+# gather_overlay T N LOWER UPPER MERGED [MOUNTPOINT] appends overlay N's
+# records to T/out/{upper,lower,deleted,diffs}; LOWER is the mount point
+# itself but for /run, whose lower layer is the copy taken at the start
+# (MOUNTPOINT /run names it in the diffs; the helper's own top-level
+# entries there, nightshift, nightshift-* and user, are not listed). Facts are gathered in batches (one
 # find and one sha256sum for each side, one stat for whiteouts), so the
 # cost grows with the number of paths, not of processes; only changed
 # text files each take a diff.
 gather_overlay() {
-	local T=$1 n=$2 lower=$3 u=$4 m=$5 i k p q c cnt h
+	local T=$1 n=$2 lower=$3 u=$4 m=$5 label=${6:-$3} i k p q c cnt h
 	cd "$u" || return 0
-	local -a P=() UT=() US=() UH=() UR=() PF=() PFI=() CD=() CDI=()
+	local -a P=() UT=() US=() UH=() UR=() PF=() PFI=() CD=() CDI=() skip=()
+	[ "$label" != /run ] || skip=(\( -path ./nightshift -o -path './nightshift-*' -o -path ./user \) -prune -o)
 	# The upper layer's paths and their facts in one walk.
-	facts paths < <(find . -mindepth 1 -printf '%p\0%y|%m|%U|%G|%s\0%l\0')
+	facts paths < <(find . -mindepth 1 ${skip[@]+"${skip[@]}"} -printf '%p\0%y|%m|%U|%G|%s\0%l\0')
 	[ ${#PATHS[@]} -gt 0 ] || return 0
 	P=("${PATHS[@]}")
 	US=("${FACTS[@]}")
@@ -806,7 +830,7 @@ gather_overlay() {
 		# choices registered for it.
 		/./var/lib/dpkg/alternatives/*) ctx=100000 ;;
 		esac
-		diff -U "$ctx" --label "a${q}" --label "b${q}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
+		diff -U "$ctx" --label "a${label%/}/${p#./}" --label "b${label%/}/${p#./}" -- "$old" "$p" 2>&1 | head -c "$DIFFCAP"
 		printf '\0'
 	done >>"$T/out/diffs"
 }
@@ -957,6 +981,13 @@ commit() {
 		[ "$expect" != "*" ] || continue
 		state_of "$r"
 		now=$STATE
+		# A tree of /run deleted in the trial was a copy without its
+		# sockets and FIFOs: one that holds any on the host is not what
+		# the trial deleted.
+		if [ "$now" = d ] && [ "$op" = D ] && [ "${MP[$n]}" = /run ] &&
+			[ -n "$(find "$r" -xdev \( -type s -o -type p \) -print -quit 2>/dev/null)" ]; then
+			now=sockets
+		fi
 		if [ "$now" != "$expect" ]; then
 			printf 'conflict\0%s\0%s\0%s\0' "$r" "$expect" "$now"
 			bad=1

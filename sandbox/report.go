@@ -70,12 +70,13 @@ func fields(b []byte, n int, what string) ([][]string, error) {
 	return out, nil
 }
 
-// mountPoints maps an overlay index to its mount point.
+// mountPoints maps an overlay index to its mount point (KIND overlay, or
+// run: /run over the copy of the host's taken at the start).
 func (r report) mountPoints() map[string]string {
 	m := map[string]string{}
 	for _, line := range strings.Split(strings.TrimRight(string(r.sections["mounts"]), "\n"), "\n") {
 		parts := strings.SplitN(line, " ", 3)
-		if len(parts) == 3 && parts[1] == "overlay" {
+		if len(parts) == 3 && (parts[1] == "overlay" || parts[1] == "run") {
 			m[parts[0]] = parts[2]
 		}
 	}

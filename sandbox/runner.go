@@ -17,19 +17,23 @@ type scopeKey struct{}
 
 // Scope is a rule's scope as the judge reads it: the paths it declares
 // (safety.EffectsPolicy.Scope), whether they are default-deny (Strict:
-// StrictScope), and what its check reads besides files (Units, Sysctl,
-// Keys: they scope the recorded actions and the lines changed inside
-// Paths under StrictScope).
+// StrictScope; the worker sets it for every rule), what its check reads
+// besides files (Units, Sysctl, Keys: they scope the recorded actions and
+// the lines changed inside Paths under StrictScope), and for refusals the
+// rule's id and why its paths are empty (Rule, Note:
+// safety.EffectsPolicy.Rule, ScopeNote).
 type Scope struct {
 	Paths  []string `json:"paths,omitempty"`
 	Strict bool     `json:"strict,omitempty"`
 	Units  []string `json:"units,omitempty"`
 	Sysctl []string `json:"sysctl,omitempty"`
 	Keys   []string `json:"keys,omitempty"`
+	Rule   string   `json:"rule,omitempty"`
+	Note   string   `json:"note,omitempty"`
 }
 
 func (s Scope) clone() Scope {
-	return Scope{Paths: slices.Clone(s.Paths), Strict: s.Strict, Units: slices.Clone(s.Units), Sysctl: slices.Clone(s.Sysctl), Keys: slices.Clone(s.Keys)}
+	return Scope{Paths: slices.Clone(s.Paths), Strict: s.Strict, Units: slices.Clone(s.Units), Sysctl: slices.Clone(s.Sysctl), Keys: slices.Clone(s.Keys), Rule: s.Rule, Note: s.Note}
 }
 
 // WithRuleScope returns a context whose commands are judged under the
@@ -161,6 +165,7 @@ func (r *Runner) run(ctx context.Context, command string) (nightshift.Exec, erro
 	pol := r.policy
 	if s, ok := ctx.Value(scopeKey{}).(Scope); ok {
 		pol.Scope, pol.StrictScope, pol.Units, pol.Sysctl, pol.Keys = s.Paths, s.Strict, s.Units, s.Sysctl, s.Keys
+		pol.Rule, pol.ScopeNote = s.Rule, s.Note
 	}
 	if refs := r.cfg.Judge(tr.Effects, pol); len(refs) > 0 {
 		reasons := make([]string, len(refs))

@@ -53,7 +53,9 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 type Conflict struct {
 	Path string
 	// Want and Got are states in the helper's form: "-" absent, "d" a
-	// directory, "l:TARGET" a symlink, a sha256 for a regular file.
+	// directory, "l:TARGET" a symlink, a sha256 for a regular file;
+	// Got "sockets" for a /run tree deleted in the trial that holds
+	// sockets or FIFOs on the host (the trial's copy had none).
 	Want, Got string
 }
 
@@ -83,6 +85,8 @@ func describe(got, want string) string {
 	switch {
 	case got == "-":
 		return "now absent"
+	case got == "sockets":
+		return "holds sockets or FIFOs the trial's copy of /run did not have"
 	case want == "-":
 		return "now present"
 	default:

@@ -12,15 +12,22 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift"
+	"github.com/nightshift-dev/nightshift/rules"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/scap"
 )
 
 var (
-	corpusScope = flag.String("corpus.scope", "", "run TestHostileCorpora's commands as proposals for this SSG rule (short id): judged with StrictScope under the scope scap derives from its OVAL check")
+	corpusScope = flag.String("corpus.scope", "", "run TestHostileCorpora's commands as proposals for this SSG rule (short id): judged with StrictScope under the scope scap derives from its OVAL check; own: each command as a proposal for the rule its \"rule\" field names; "+noneDeclared+": as proposals for a YAML rule without paths (an empty strict scope, as the worker judges every rule)")
 	refusalDump = flag.String("falserefusals.effects", "", "write each TestFalseRefusals command's effects and verdicts to this file, one JSON object a line")
 )
+
+// noneDeclared is the -corpus.scope of a rule that declares no paths.
+const noneDeclared = "none-declared"
+
+// noPathsScope is the scope the worker gives a YAML rule without paths.
+var noPathsScope = sandbox.Scope{Strict: true, Rule: "corpus_rule", Note: rules.NoPathsNote}
 
 // ssgDatastream is where the Debian 12 target's root holds SSG's
 // datastream.
@@ -44,16 +51,14 @@ func ssgScopes(t testing.TB, root string) map[string]scap.FileScope {
 }
 
 // scopedPolicy is base judged as the worker judges a proposal for an SSG
-// rule: with the rule's derived scope, default-deny (StrictScope) when the
-// derivation is complete; base unchanged otherwise (and for rules without
-// an OVAL check).
+// rule: default-deny (StrictScope) under the rule's derived scope, whatever
+// it is (an empty one for a rule without an OVAL check), with the rule's
+// id and scap's note. The bool says whether the derivation was complete.
 func scopedPolicy(base safety.EffectsPolicy, scopes map[string]scap.FileScope, rule string) (safety.EffectsPolicy, bool) {
 	fs, ok := scopes[rule]
-	if !ok || !fs.Complete {
-		return base, false
-	}
 	base.Scope, base.StrictScope, base.Units, base.Sysctl, base.Keys = fs.Paths, true, fs.Units, fs.Sysctl, fs.Keys
-	return base, true
+	base.Rule, base.ScopeNote = rule, scap.ScopeNote(fs, ok)
+	return base, ok && fs.Complete
 }
 
 func scopeString(p safety.EffectsPolicy) string {
@@ -100,8 +105,12 @@ func TestRejudgeFalseRefusals(t *testing.T) {
 		}
 		total[r.Source]++
 		pol := policy
-		if fs, ok := d.Scope(r.Name); ok && fs.Complete && r.Source == "ssg" {
-			pol.Scope, pol.StrictScope, pol.Units, pol.Sysctl, pol.Keys = fs.Paths, true, fs.Units, fs.Sysctl, fs.Keys
+		if r.Source == "ssg" {
+			fs, ok := d.Scope(r.Name)
+			pol, _ = scopedPolicy(policy, map[string]scap.FileScope{r.Name: fs}, r.Name)
+			if !ok {
+				pol, _ = scopedPolicy(policy, nil, r.Name)
+			}
 			scoped++
 		}
 		refs := safety.JudgeEffects(r.Effects, pol)
@@ -136,7 +145,9 @@ func TestRejudgeCorpus(t *testing.T) {
 		t.Skip("a measuring tool: go test ./sandbox -run TestRejudgeCorpus -corpus.rejudge=FILE -corpus.scope=RULE -falserefusals.ds=DS")
 	}
 	pol := safety.EffectsPolicy{Login: "root", SSHPort: 22}
-	if *corpusScope != "none" {
+	if *corpusScope == noneDeclared {
+		pol.StrictScope, pol.Rule, pol.ScopeNote = true, noPathsScope.Rule, noPathsScope.Note
+	} else if *corpusScope != "none" {
 		d, err := scap.Load(*rejudgeDS)
 		if err != nil {
 			t.Fatal(err)
@@ -195,6 +206,7 @@ func TestRuleScopeOnTarget(t *testing.T) {
 	sb := sandbox.New(h.c, sandbox.Config{Timeout: time.Minute})
 	run := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{})
 	sshd := sandbox.Scope{Strict: true, Paths: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}
+	noPaths := sandbox.Scope{Strict: true, Rule: "my_rule", Note: rules.NoPathsNote}
 	kptr := sandbox.Scope{Strict: true, Paths: []string{"/etc/sysctl.conf", "/etc/sysctl.d"}, Sysctl: []string{"kernel.kptr_restrict"}, Keys: []string{"kernel.kptr_restrict"}}
 	tests := []struct {
 		name, command string
@@ -209,6 +221,11 @@ func TestRuleScopeOnTarget(t *testing.T) {
 		{"modules_disabled in the rule's sysctl.d", "echo 'kernel.modules_disabled = 1' > /etc/sysctl.d/60-k.conf", kptr, nightshift.VerdictRefused, "kernel.modules_disabled = 1"},
 		{"the rule's own parameter in sysctl.d", "echo 'kernel.kptr_restrict = 1' > /etc/sysctl.d/60-kptr.conf", kptr, nightshift.VerdictCommitted, ""},
 		{"a scratch file", "echo x > /var/tmp/scope-test", sshd, nightshift.VerdictCommitted, ""},
+		// A rule without paths, as the worker gives it (issue 19: every
+		// rule default-deny): the reason names the rule and what to do.
+		{"a rule without paths", "echo x > /etc/scope-test.conf", noPaths, nightshift.VerdictRefused,
+			"would change /etc/scope-test.conf: rule my_rule declares no paths (add paths: to the rule)"},
+		{"a scratch file for a rule without paths", "echo x > /var/tmp/scope-test2", noPaths, nightshift.VerdictCommitted, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,11 +24,21 @@
 // regular expression is expanded to its literal alternatives and cut back
 // to its literal directory (^/etc/sysctl.d/.*\.conf$ is /etc/sysctl.d). A
 // check that reads no files (package_*_installed, service_*_enabled) has
-// an empty scope; one that reads paths computed on the host (home
-// directories, mount points) is not Complete. Datastream.Set gives each
-// rule its scope as rules.Rule.Paths, with StrictScope when Complete: the
-// sandbox's judge then refuses any change outside it but scratch and the
-// package manager's (safety.EffectsPolicy.StrictScope).
+// an empty scope. Paths the check computes on the host are derived where
+// Debian's defaults say where they are: the home directories it lists
+// from the password file are the pattern /home/* (their dotfiles,
+// /home/*/.*, for a file name pattern ^\..*), and a value read from
+// rsyslog's, AIDE's or auditd's configuration names the trees of
+// valuesFrom (/etc/rsyslog.d and /var/log, /var/lib/aide,
+// /var/log/audit). A check that reads every mount point or the whole file
+// system is not Complete: no path scopes it. Datastream.Set gives each
+// rule its scope as rules.Rule.Paths, and the worker judges every rule
+// default-deny under it (safety.EffectsPolicy.StrictScope): any change
+// outside it but scratch and the package manager's is refused. A rule
+// whose scope stays empty where it should not (no OVAL check, or a check
+// no path scopes) carries ScopeNote's reason as rules.Rule.ScopeNote,
+// which the refusals quote; TestScopeSSGDebian12Unscoped lists them for
+// SSG 0.1.76.
 //
 // The scope also says what the check reads besides files, which scopes
 // the recorded actions and the lines changed inside the paths

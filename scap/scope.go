@@ -143,6 +143,9 @@ type scopeWalk struct {
 	sysctl     map[string]bool
 	keys       map[string]bool
 	unresolved []string
+	// mounts: the walk read the host's mount points (a partition_object's
+	// mount_point), which name every local file system.
+	mounts bool
 }
 
 func (w *scopeWalk) miss(format string, a ...any) {
@@ -220,6 +223,8 @@ func literal(e *ovalNode) string {
 // followed.
 func (w *scopeWalk) object(n ovalNode) {
 	switch n.XMLName.Local {
+	case "partition_object":
+		w.mounts = true
 	case "sysctl_object":
 		if k := literal(n.child("name")); k != "" {
 			w.sysctl[k] = true
@@ -260,6 +265,9 @@ func (w *scopeWalk) object(n ovalNode) {
 	}
 	for _, d := range dirs {
 		if file.attr("operation") == "pattern match" {
+			if d == homes && file.attr("var_ref") == "" && dotPattern(strings.TrimSpace(file.Text)) {
+				d += "/.*" // the homes' dotfiles
+			}
 			w.add(d, "")
 			continue
 		}
@@ -300,9 +308,80 @@ func (w *scopeWalk) variable(id string) []string {
 			return []string{strings.TrimSpace(n.Children[0].Text)}
 		}
 	}
-	w.refsIn(n)
+	sub := scopeWalk{byID: w.byID, seen: map[string]bool{}, paths: map[string]bool{}, units: map[string]bool{}, sysctl: map[string]bool{}, keys: map[string]bool{}}
+	sub.refsIn(n)
+	w.merge(sub)
+	if vals, ok := computedValues(sub); ok {
+		return vals
+	}
+	if sub.mounts {
+		w.miss("%s %s holds the host's mount points: the check reads every local file system, which no path scopes", n.XMLName.Local, id)
+		return nil
+	}
 	w.miss("%s %s is computed", n.XMLName.Local, id)
 	return nil
+}
+
+// merge adds what a walk of a computed variable's components read.
+func (w *scopeWalk) merge(sub scopeWalk) {
+	for _, m := range []struct{ to, from map[string]bool }{{w.paths, sub.paths}, {w.units, sub.units}, {w.sysctl, sub.sysctl}, {w.keys, sub.keys}} {
+		for k := range m.from {
+			m.to[k] = true
+		}
+	}
+	w.unresolved = append(w.unresolved, sub.unresolved...)
+	w.mounts = w.mounts || sub.mounts
+}
+
+// homes is the scope of the home directories a check lists from the
+// password file at check time: Debian's useradd makes an account's home
+// /home/NAME, so the pattern /home/* covers them (a home elsewhere is
+// not covered: a fix that changes it is refused).
+const homes = "/home/*"
+
+// valuesFrom are the trees a value read from one of these files names, by
+// Debian's defaults: the files rsyslog's configuration includes and the
+// logs it writes, the database directory of AIDE's configuration, the
+// log directory of auditd's.
+var valuesFrom = map[string][]string{
+	"/etc/rsyslog.conf":      {"/etc/rsyslog.d", "/var/log"},
+	"/etc/aide/aide.conf":    {"/var/lib/aide"},
+	"/etc/audit/auditd.conf": {"/var/log/audit"},
+}
+
+// computedValues resolves a computed variable to the places it can hold,
+// from the files its components read (sub): the password file alone
+// (an account's fields: the homes, homes), or files of valuesFrom (and
+// files in the trees their values name: rsyslog's included
+// configuration), each with those trees. False when it read anything
+// else, or the host's mount points.
+func computedValues(sub scopeWalk) ([]string, bool) {
+	if sub.mounts || len(sub.paths) == 0 || len(sub.unresolved) > 0 {
+		return nil, false
+	}
+	passwd := true
+	for p := range sub.paths {
+		passwd = passwd && (p == "/etc/passwd" || p == "/etc/passwd-")
+	}
+	if passwd {
+		return []string{homes}, true
+	}
+	// The sources (files of valuesFrom) and what they name; a path read
+	// that is neither makes the variable unknown.
+	var out []string
+	for p := range sub.paths {
+		out = append(out, valuesFrom[p]...)
+	}
+	for p := range sub.paths {
+		if _, src := valuesFrom[p]; !src && !slices.ContainsFunc(out, func(t string) bool { return p == t || strings.HasPrefix(p, t+"/") }) {
+			return nil, false
+		}
+	}
+	if len(out) == 0 {
+		return nil, false
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true
 }
 
 // add records p: a literal file or directory, or (operation "pattern
@@ -317,7 +396,11 @@ func (w *scopeWalk) add(p, operation string) {
 		}
 	}
 	for _, p := range ps {
-		if !strings.HasPrefix(p, "/") || path.Clean(p) == "/" {
+		if path.Clean(p) == "/" {
+			w.miss("the check reads the whole file system (/), which no path scopes")
+			continue
+		}
+		if !strings.HasPrefix(p, "/") {
 			w.miss("the path %q is not an absolute path below /", p)
 			continue
 		}
@@ -327,6 +410,20 @@ func (w *scopeWalk) add(p, operation string) {
 			w.paths[src] = true
 		}
 	}
+}
+
+// dotPattern reports whether a file name pattern matches only names that
+// begin with a dot (^\..*).
+func dotPattern(re string) bool {
+	x, err := syntax.Parse(re, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	subs := concatNodes(x.Simplify())
+	if len(subs) < 2 || subs[0].Op != syntax.OpBeginText && subs[0].Op != syntax.OpBeginLine {
+		return false
+	}
+	return subs[1].Op == syntax.OpLiteral && len(subs[1].Rune) > 0 && subs[1].Rune[0] == '.'
 }
 
 // implicitFiles are the files objects without a path element read.

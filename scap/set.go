@@ -52,12 +52,13 @@ func (d *Datastream) Set(opts Options) (*rules.Set, error) {
 			continue
 		}
 		seen[r.ID] = true
-		// The rule's scope: the files its OVAL check reads, default-deny
-		// when the derivation is complete (scope.go).
+		// The rule's scope: the files its OVAL check reads (scope.go),
+		// judged default-deny whatever it is; ScopeNote says why it is
+		// empty where no check or no path could give it.
 		fs, oval := d.Scope(r.ID)
 		out = append(out, rules.Rule{
 			Paths:       fs.Paths,
-			StrictScope: oval && fs.Complete,
+			ScopeNote:   ScopeNote(fs, oval),
 			Units:       fs.Units,
 			Sysctl:      fs.Sysctl,
 			Keys:        fs.Keys,
@@ -74,6 +75,23 @@ func (d *Datastream) Set(opts Options) (*rules.Set, error) {
 		return nil, fmt.Errorf("scap: datastream %s: %w", d.name, err)
 	}
 	return set, nil
+}
+
+// NoOVALNote is the ScopeNote of a rule without an OVAL check.
+const NoOVALNote = "has no OVAL check to derive its paths from (a YAML rule with paths: can stand in for it)"
+
+// ScopeNote is the rules.Rule.ScopeNote of a rule whose derived scope is
+// fs (oval false: the rule has no OVAL check, Datastream.Scope's bool):
+// why its paths are empty where no check or no path could give them; ""
+// otherwise (safety's default: its check reads no files).
+func ScopeNote(fs FileScope, oval bool) string {
+	switch {
+	case !oval:
+		return NoOVALNote
+	case !fs.Complete && len(fs.Unresolved) > 0:
+		return "has no paths: its OVAL check reads what no path scopes (" + fs.Unresolved[0] + ")"
+	}
+	return ""
 }
 
 func joinText(desc, label, more string) string {

@@ -47,6 +47,25 @@
 // output — arguments that are not JSON, an unknown tool, no tool call, an
 // empty command — is fed back to the model and counts as an attempt.
 //
+// Secrets. A command's output and the check's are masked
+// (nightshift.Exec.Redacted, nightshift.RedactText: crypt(3) and GRUB
+// password hashes, PEM and OpenSSH private key blocks) as soon as they
+// come back, before the model, the memory, the lessons or any observer
+// sees them: tool output fed back to the model is masked, because a secret
+// in a prompt is a secret sent to the model server (grep root /etc/shadow,
+// cat of a host key print them). The command's text stays as the model
+// wrote it in the model's own history (its assistant tool calls: it wrote
+// them, the server has them already, and rewriting them would change the
+// prompt's prefix); every other copy of it is masked: the events every
+// observer gets (the journal, the reports, the fleet's results, lessons,
+// progress), the distilled summary lines (a prompt of ours; a model
+// distiller sends them to a server), the logs. A fix whose text holds a
+// secret is not kept as a recipe (it would be the host's credential,
+// replayed on others). A command that holds a mask (<password hash $6$>,
+// [OPENSSH private key not shown]: copied from masked output, or a
+// resumed journal's masked reply) is refused before it runs: it would
+// write the mask where the secret belongs.
+//
 // A Worker may fix several rules one after another or concurrently; each
 // Fix call has its own memory, and the host is probed once for all of them
 // (concurrent calls wait for the one probe). If Fix is called concurrently,

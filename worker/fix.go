@@ -38,7 +38,10 @@ func (w *Worker) fix(ctx context.Context, r rules.Rule) (out tally, err error) {
 	start := time.Now()
 	out = tally{Outcome: nightshift.Outcome{Rule: r.ID, Fallback: w.cfg.Fallback}}
 	if w.cfg.Sandboxed {
-		ctx = sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: r.Paths, Strict: r.StrictScope, Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys})
+		// Every rule is judged default-deny: a rule without paths may
+		// change nothing outside scratch but through the package manager
+		// (safety's doc, "Rule scope").
+		ctx = sandbox.WithRuleScope(ctx, sandbox.Scope{Paths: r.Paths, Strict: true, Units: r.Units, Sysctl: r.Sysctl, Keys: r.Keys, Rule: r.ID, Note: r.ScopeNote})
 	}
 	var facts *nightshift.HostFacts
 	defer func() {
@@ -335,6 +338,9 @@ func (w *Worker) act(ctx context.Context, r rules.Rule, bans *safety.BanList, at
 // it. It reports whether the command ran.
 func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, attempt int, mem *memory.Memory, c call, out *tally) (bool, error) {
 	ban, hit := bans.Match(c.command)
+	// The ban's reason and pattern may quote the command: they are logged
+	// and shown, so masked like its text.
+	ban.Reason, ban.Pattern = nightshift.RedactText(ban.Reason), nightshift.RedactText(ban.Pattern)
 	if hit && w.cfg.Sandboxed && !certain(ban) {
 		// The text cannot be analysed: the sandbox judges what it does.
 		w.log().Info("static check cannot analyse the command; the sandbox judges its effects", "rule", rule, "attempt", attempt, "why", ban.Reason)
@@ -351,6 +357,19 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 		}
 		return false, mem.AddFeedback(memory.FeedbackBlocked,
 			fmt.Sprintf("Command blocked before it ran: %s. Banned commands are never run; use a safer command.", note))
+	}
+	if m := nightshift.MaskIn(c.command); m != "" {
+		// The model copied a mask from what it was shown (or a resumed
+		// journal's reply holds one): run, it would write the mask itself
+		// where a hash or a key belongs.
+		note := "it holds " + m + ", the mask of a secret in the output you were shown; the real value is not known here"
+		w.emit(nightshift.Event{Kind: nightshift.EventCommand, Rule: rule, Attempt: attempt, Recipe: out.replaying, Command: c.command, Action: nightshift.ActionRefused, Detail: "holds a masked secret"})
+		if err := mem.AddToolResult(c.id, memory.Step{Tool: c.name, Command: c.command, Action: nightshift.ActionRefused, Note: "holds a masked secret",
+			Before: "REFUSED: the command was not run: " + note + "."}); err != nil {
+			return false, err
+		}
+		return false, mem.AddFeedback(memory.FeedbackBlocked,
+			"Command refused before it ran: "+note+". Write a command that does not need the secret's value.")
 	}
 	if e, ok := mem.Ledger().Lookup(c.command); ok && e.Failed > 0 && !e.Fixed {
 		if w.cfg.RefuseRepeats > 0 && e.Tries >= w.cfg.RefuseRepeats {
@@ -373,6 +392,10 @@ func (w *Worker) apply(ctx context.Context, rule string, bans *safety.BanList, a
 	if err != nil && ctx.Err() != nil {
 		return false, ctx.Err()
 	}
+	// From here on the result is shown (to the model, the observers): its
+	// output's secrets masked. The command's text stays as the model
+	// wrote it in the model's own history; emit masks it for the rest.
+	ex = ex.Redacted()
 	var code *int
 	if err == nil && !ex.TimedOut {
 		code = &ex.ExitCode

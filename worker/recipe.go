@@ -115,6 +115,13 @@ func (w *Worker) prove(ctx context.Context, r rules.Rule, key nightshift.RecipeK
 	cmds := make([]string, len(out.turn))
 	var changes []nightshift.FileChange
 	for i, c := range out.turn {
+		// A fix whose text holds a secret (a password hash, a private
+		// key) is this host's credential, not a recipe for others; and
+		// the store would hold the secret.
+		if nightshift.RedactText(c.command) != c.command {
+			w.log().Info("the fix holds a secret; not kept as a recipe", "rule", key.Rule)
+			return
+		}
 		cmds[i] = c.command
 		changes = append(changes, c.changes...)
 	}

@@ -197,10 +197,24 @@ func (o *tally) needsAccess() {
 
 func (w *Worker) log() *slog.Logger { return w.cfg.Logger }
 
+// emit passes e to the observer with its secrets masked
+// (nightshift.RedactText of the command, detail and error; the Exec and
+// Evidence Redacted): every observer (the journal, the fleet's report,
+// lessons, progress, metrics) records or shows it, none runs it.
 func (w *Worker) emit(e nightshift.Event) {
-	if w.cfg.Observer != nil {
-		w.cfg.Observer.Observe(e)
+	if w.cfg.Observer == nil {
+		return
 	}
+	e.Command, e.Detail, e.Error = nightshift.RedactText(e.Command), nightshift.RedactText(e.Detail), nightshift.RedactText(e.Error)
+	if e.Evidence != nil {
+		ev := e.Evidence.Redacted()
+		e.Evidence = &ev
+	}
+	if e.Exec != nil {
+		ex := e.Exec.Redacted()
+		e.Exec = &ex
+	}
+	w.cfg.Observer.Observe(e)
 }
 
 // check evaluates the rule on the target.
@@ -208,7 +222,10 @@ func (w *Worker) check(ctx context.Context, r rules.Rule) (rules.CheckResult, er
 	if r.Check == nil {
 		return rules.CheckResult{}, fmt.Errorf("rule %s has no check", r.ID)
 	}
-	return r.Check.Evaluate(ctx, w.cfg.Checks)
+	// The check's output is shown to the model: its secrets masked.
+	res, err := r.Check.Evaluate(ctx, w.cfg.Checks)
+	res.Output, res.Detail = nightshift.RedactText(res.Output), nightshift.RedactText(res.Detail)
+	return res, err
 }
 
 // stepOf turns an execution into the memory's step: the facts of its
@@ -217,7 +234,7 @@ func (w *Worker) check(ctx context.Context, r rules.Rule) (rules.CheckResult, er
 func stepOf(c call, ex nightshift.Exec, err error) memory.Step {
 	s := memory.Step{Tool: c.name, Command: c.command, Reason: c.reason, Action: nightshift.ActionOf(ex, err)}
 	if err != nil {
-		s.Note = err.Error()
+		s.Note = nightshift.RedactText(err.Error())
 	}
 	s.ExitCode, s.Signal, s.Stdout, s.Stderr = ex.ExitCode, ex.Signal, ex.Stdout, ex.Stderr
 	s.Before = execStatus(ex, err)

@@ -237,11 +237,13 @@ func writeDemoRules(dir string, s *demoScript, at func(string) string) (*rules.S
     check: %q
     banned: ['systemctl (restart|stop) ssh']
     hints: Edit %s; SSG checks the main file, not sshd_config.d.
+    paths: [/etc/ssh/sshd_config, /etc/ssh/sshd_config.d]
     max_attempts: 10
   - id: %s
     title: Configure auditd max_log_file
     description: auditd must keep log files of 32 MB (max_log_file = 32 in the demo's copy of auditd.conf).
     check: %q
+    paths: [/etc/audit/auditd.conf]
     max_attempts: %d
 `, demoQuickRule, s.checks[demoQuickRule], at("etc/ssh/sshd_config"), demoStubbornRule, s.checks[demoStubbornRule], demoStubbornMax)
 	path := filepath.Join(dir, "rules.yaml")

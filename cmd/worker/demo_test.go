@@ -51,6 +51,9 @@ func TestDemo(t *testing.T) {
 		"auditd_data_retention_max_log_file  not_fixed  25",
 		"The last history block the model saw", "[Turn 1: ran `grep -n 'Failed password' var/log/auth.log",
 		"The last prompt: system", "refused 0 commands",
+		// Judged under the rule's paths (the worker gives every rule a
+		// default-deny scope).
+		"would change /etc/ssh, outside the rule's paths /etc/ssh/sshd_config, /etc/ssh/sshd_config.d",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)

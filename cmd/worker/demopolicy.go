@@ -65,10 +65,12 @@ func newDemoScript(at func(string) string) *demoScript {
 }
 
 // demoDraft is a long heredoc writing a (useless) configuration draft: a
-// large assistant message.
+// large assistant message. The drafts go to /tmp/drafts, a scratch place:
+// the rule's paths name only auditd.conf, and the judge refuses any other
+// change (safety's default-deny scope).
 func demoDraft(at func(string) string, k int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mkdir -p %s && cat > %s <<'EOF'\n", at("drafts"), at(filepath.Join("drafts", fmt.Sprintf("auditd-%02d.conf", k))))
+	fmt.Fprintf(&b, "mkdir -p %s && cat > %s <<'EOF'\n", at("tmp/drafts"), at(filepath.Join("tmp", "drafts", fmt.Sprintf("auditd-%02d.conf", k))))
 	for i := 1; i <= 30; i++ {
 		fmt.Fprintf(&b, "# draft %d option %d: review before applying, value=%d\n", k, i, i*7%101)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/safety"
+	"github.com/nightshift-dev/nightshift/sandbox"
 )
 
 // demoSandbox stands in for the recording sandbox on the demo's in-process
@@ -77,7 +78,12 @@ func (s *demoSandbox) Run(ctx context.Context, command string) (nightshift.Exec,
 	// The judge reads eff as it is; the evidence carries it redacted.
 	ev := &nightshift.Evidence{Trial: "demo", Effects: eff.Redacted()}
 	ex.Evidence = ev
-	if refs := safety.JudgeEffects(eff, s.pol); len(refs) > 0 {
+	// Judged under the rule's scope, as package sandbox's Runner does.
+	pol := s.pol
+	if sc := sandbox.RuleScopeOf(ctx); sc.Strict {
+		pol.Scope, pol.StrictScope, pol.Units, pol.Sysctl, pol.Keys, pol.Rule, pol.ScopeNote = sc.Paths, true, sc.Units, sc.Sysctl, sc.Keys, sc.Rule, sc.Note
+	}
+	if refs := safety.JudgeEffects(eff, pol); len(refs) > 0 {
 		ev.Verdict = nightshift.VerdictRefused
 		for _, r := range refs {
 			ev.Reasons = append(ev.Reasons, r.Reason)

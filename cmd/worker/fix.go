@@ -221,6 +221,7 @@ func runFix(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			selected = append(selected, r)
 		}
+		warnUndeclared(stderr, selected)
 	}
 	logLevel := slog.LevelWarn
 	if f.verbose {

@@ -151,7 +151,7 @@ func runFleetStart(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if m.Datastream != "" {
 		ds = &fleet.DatastreamSource{Path: m.Datastream, Profile: m.Profile, RuleIDs: ruleIDs}
 		ruleIDs = nil
-	} else if files, err = readRuleFiles(rulesPaths); err != nil {
+	} else if files, err = readRuleFiles(rulesPaths, stderr); err != nil {
 		return err
 	}
 	var seeded []nightshift.Recipe
@@ -280,13 +280,16 @@ func fleetModel(ctx context.Context, m *runMeta, baseURLGiven bool, notices io.W
 }
 
 // readRuleFiles reads the rules files (a directory: its *.yaml and *.yml
-// files in name order), checking that they parse.
-func readRuleFiles(paths []string) ([]fleet.RuleFile, error) {
+// files in name order), checking that they parse, and warns on warn about
+// the rules that declare no paths.
+func readRuleFiles(paths []string, warn io.Writer) ([]fleet.RuleFile, error) {
 	var out []fleet.RuleFile
 	for _, p := range paths {
-		if _, err := rules.Load(p); err != nil {
+		set, err := rules.Load(p)
+		if err != nil {
 			return nil, &usageError{err}
 		}
+		warnUndeclared(warn, set.Rules())
 		files := []string{p}
 		if st, err := os.Stat(p); err == nil && st.IsDir() {
 			files = files[:0]

@@ -148,6 +148,7 @@ func runResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return sg.startErr(err, "reading the datastream from the hosts")
 	}
+	warnUndeclared(stderr, spec.Rules)
 	if m.RulesDigest != nil {
 		if changed := rulesChanged(m.RulesDigest, spec.Rules); changed != "" {
 			if !acceptRules {

@@ -226,6 +226,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return sg.startErr(err, "reading the datastream from the hosts")
 	}
+	warnUndeclared(stderr, spec.Rules)
 	spec.Name = name
 	m.RulesDigest = rulesDigest(spec.Rules)
 	// Open takes the journal's lock (on the file, whatever path reaches

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"fmt"
 	"html"
 	"os"
@@ -14,6 +17,7 @@ import (
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/served"
 	"github.com/nightshift-dev/nightshift/vllmsim"
+	"golang.org/x/crypto/ssh"
 )
 
 // secretsPolicy proposes one scripted command per attempt and keeps every
@@ -52,6 +56,14 @@ func (p *secretsPolicy) prompts() string {
 // the journal's files, the JSON, HTML and JUnit reports, the worker's
 // output, or any prompt the model server received; what a reviewer needs
 // (a hash changed, a blank password refused, which key changed) is.
+// Then (4) prints daemon's shadow line and the ed25519 host private key
+// on stdout and stderr (secrets in the command's OUTPUT), (5) sets bin's
+// password with chpasswd -e from a hash written in the command and writes
+// a private key from a here-document (secrets in the command's TEXT), and
+// (6) is the fix: those secrets are in none of the places either (the
+// model's prompts are their text; its own tool calls, which it wrote,
+// keep their text: see package worker). Before the output and the text
+// were masked, (4) and (5) left the hashes and keys in all of them.
 func TestSecretsNotInEvidence(t *testing.T) {
 	t.Parallel() // its own Debian target and model server
 	tg, c := startDebian(t, debtarget.Options{})
@@ -65,8 +77,27 @@ func TestSecretsNotInEvidence(t *testing.T) {
 		daemon = "echo 'daemon:Nightshift-e2e-Secret-1' | chpasswd && usermod -L daemon && " + rotate
 		blank  = `eval "$(printf 'passwd -%s root' d)"`
 		fix    = "touch /etc/nightshift-secrets-done"
+		output = "grep -h '^daemon:' /etc/shadow; cat /etc/ssh/ssh_host_ed25519_key; cat /etc/ssh/ssh_host_ed25519_key >&2"
 	)
-	pol := &secretsPolicy{commands: []string{root, daemon, blank, fix}}
+	// The secrets the command text (5) carries: a real hash the target's
+	// crypt(3) makes and a fresh private key.
+	ex, err := c.Run(ctx, `perl -e 'print crypt(q(Text-e2e-secret), q($6$nsTextSalt$))'`)
+	if err != nil || !strings.HasPrefix(ex.Stdout, "$6$nsTextSalt$") {
+		t.Fatalf("crypt on the target: %q %v", ex.Stdout, err)
+	}
+	textHash := ex.Stdout
+	_, sk, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(sk, "nightshift text key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	textKey := string(pem.EncodeToMemory(blk))
+	text := "echo 'bin:" + textHash + "' | chpasswd -e && usermod -L bin && " +
+		"install -m 600 /dev/null /etc/ssh/nightshift_text_key && cat > /etc/ssh/nightshift_text_key <<'KEY'\n" + textKey + "KEY"
+	pol := &secretsPolicy{commands: []string{root, daemon, blank, output, text, fix}}
 	m, err := served.Offline(served.Config{Tokenizer: "qwen3"})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +114,7 @@ func TestSecretsNotInEvidence(t *testing.T) {
 
 	dir := t.TempDir()
 	rulesFile := filepath.Join(dir, "rules.yaml")
-	rules := "rules:\n  - id: secrets_e2e\n    check: \"test -f /etc/nightshift-secrets-done\"\n    max_attempts: 4\n" +
+	rules := "rules:\n  - id: secrets_e2e\n    check: \"test -f /etc/nightshift-secrets-done\"\n    max_attempts: 6\n" +
 		"    paths: [/etc/shadow, /etc/ssh, /etc/nightshift-secrets-done]\n"
 	if err := os.WriteFile(rulesFile, []byte(rules), 0o600); err != nil {
 		t.Fatal(err)
@@ -95,7 +126,7 @@ func TestSecretsNotInEvidence(t *testing.T) {
 	}
 	journal, jsonRep, htmlRep, junitRep := filepath.Join(dir, "night.db"), filepath.Join(dir, "night.json"), filepath.Join(dir, "night.html"), filepath.Join(dir, "night.xml")
 	code, out, errOut := cli(t, "", "run", "--rules", rulesFile, "--rule", "secrets_e2e", "--inventory", inv, "--journal", journal,
-		"--known-hosts", tg.KnownHostsFile, "--base-url", url+"/v1", "--max-attempts", "4", "--no-progress",
+		"--known-hosts", tg.KnownHostsFile, "--base-url", url+"/v1", "--max-attempts", "6", "--no-progress",
 		"--json-report", jsonRep, "--html", htmlRep, "--junit", junitRep)
 	if code != exitOK {
 		t.Fatalf("worker run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -103,7 +134,7 @@ func TestSecretsNotInEvidence(t *testing.T) {
 
 	// The secrets as the host has them now, and the refused root hash as
 	// the host's crypt(3) makes it again.
-	ex, err := c.Run(ctx, crypt+"; echo; getent shadow root daemon | cut -d: -f2; sed -n '2,4p' /etc/ssh/ssh_host_ecdsa_key")
+	ex, err = c.Run(ctx, crypt+"; echo; getent shadow root daemon | cut -d: -f2; sed -n '2,4p' /etc/ssh/ssh_host_ecdsa_key")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +147,22 @@ func TestSecretsNotInEvidence(t *testing.T) {
 		"daemon's hash": got[2][1:], "daemon's digest": got[2][strings.LastIndex(got[2], "$"):]}
 	for i, l := range got[3:] {
 		secrets[fmt.Sprintf("host key line %d", i+2)] = l
+	}
+	// Through the output (4): the ed25519 host key the command printed
+	// (daemon's hash is above).
+	ex, err = c.Run(ctx, "sed -e '1d' -e '$d' /etc/ssh/ssh_host_ed25519_key")
+	if err != nil || strings.Count(ex.Stdout, "\n") < 2 {
+		t.Fatalf("the target's ed25519 host key: %q %v", ex.Stdout, err)
+	}
+	for i, l := range strings.Split(strings.TrimSpace(ex.Stdout), "\n") {
+		secrets[fmt.Sprintf("printed host key line %d", i+2)] = l
+	}
+	// Through the text (5).
+	secrets["the hash in the command"] = textHash
+	secrets["its digest in the command"] = textHash[strings.LastIndex(textHash, "$"):]
+	keyLines := strings.Split(strings.TrimSpace(textKey), "\n")
+	for i, l := range keyLines[1 : len(keyLines)-1] {
+		secrets[fmt.Sprintf("written key line %d", i+2)] = l
 	}
 
 	read := func(p string) string {
@@ -165,8 +212,20 @@ func TestSecretsNotInEvidence(t *testing.T) {
 			t.Errorf("the JSON report lacks %s:\n%s", want, rep)
 		}
 	}
-	if p := pol.prompts(); !strings.Contains(p, "REFUSED") || !strings.Contains(p, "changed /etc/shadow") {
-		t.Errorf("the model was not told what the commands did:\n%s", p)
+	if p := pol.prompts(); !strings.Contains(p, "REFUSED") || !strings.Contains(p, "changed /etc/shadow") ||
+		!strings.Contains(p, "daemon:!<password hash $y$>") || !strings.Contains(p, "[OPENSSH private key not shown]") {
+		t.Errorf("the model was not told what the commands did and printed:\n%s", p)
+	}
+	// The commands themselves are in the report, masked: a reviewer sees
+	// what ran.
+	for _, want := range []string{
+		`echo 'bin:\u003cpassword hash $6$\u003e' | chpasswd -e`,
+		`[OPENSSH private key not shown]`,
+		`grep -h '^daemon:' /etc/shadow`,
+	} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("the JSON report lacks %s:\n%s", want, rep)
+		}
 	}
 	if !strings.Contains(rep, "would blank root's password") || !strings.Contains(rep, "would set root's password to a new hash") {
 		t.Errorf("the JSON report lacks the judge's refusals of root's new and blank password:\n%s", rep)

@@ -19,7 +19,7 @@ for o in "$base"/switch/*/; do
 	dl=$(cat "$o/deadline" 2>/dev/null || echo 0)
 	if [ "$now" -le $((dl + 30)) ]; then echo "BUSY ${o##*/}"; exit 0; fi
 	# Its trigger is gone (a reboot): it can never fire.
-	mkdir "$o/decided" 2>/dev/null && echo lost >"$o/state"
+	mkdir "$o/decided" 2>/dev/null && echo lost >"$o/state.new" && mv -f "$o/state.new" "$o/state"
 done
 [ -f "$d/armed" ] && { echo EXISTS; exit 0; }
 if [ -n "$snap" ]; then
@@ -43,10 +43,11 @@ interp=$(grep -a -o -m 1 '/[[:alnum:]_./-]*/ld-[[:alnum:]_.-]*\.so[.0-9]*' /bin/
 shr=$(readlink -f /bin/sh 2>/dev/null) || shr=
 lnr=$(readlink -f "$(command -v ln)" 2>/dev/null) || lnr=
 mkr=$(readlink -f "$(command -v mkdir)" 2>/dev/null) || mkr=
+mvr=$(readlink -f "$(command -v mv)" 2>/dev/null) || mvr=
 run="/bin/sh"
-if plain "$ld" && plain "$libs" && plain "$interp" && plain "$shr" && plain "$lnr" && plain "$mkr" && [ -x "$ld" ] &&
+if plain "$ld" && plain "$libs" && plain "$interp" && plain "$shr" && plain "$lnr" && plain "$mkr" && plain "$mvr" && [ -x "$ld" ] &&
 	"$ld" --library-path "$libs" "$shr" -c : 2>/dev/null; then
-	printf "LD='%s' LIBS='%s' INTERP='%s' SH='%s' LN='%s' MKDIR='%s'\n" "$ld" "$libs" "$interp" "$shr" "$lnr" "$mkr" >"$d/loader.env"
+	printf "LD='%s' LIBS='%s' INTERP='%s' SH='%s' LN='%s' MKDIR='%s' MV='%s'\n" "$ld" "$libs" "$interp" "$shr" "$lnr" "$mkr" "$mvr" >"$d/loader.env"
 	run="$ld --library-path $libs $shr"
 else
 	: >"$d/loader.env"

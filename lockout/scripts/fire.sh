@@ -13,13 +13,19 @@
 # link is removed. Where the PT_INTERP path's directory is gone too, the
 # host cannot be repaired this way: the log says so.
 d=${0%/*}
-LD= LIBS= INTERP= SH= LN= MKDIR=
+LD= LIBS= INTERP= SH= LN= MKDIR= MV=
 [ ! -r "$d/loader.env" ] || . "$d/loader.env"
 x() {
 	if [ -n "$LD" ] && [ -x "$LD" ]; then "$LD" --library-path "$LIBS" "$@"; else "$@"; fi
 }
+# state STATE replaces the state file by a rename, never in place: a
+# reader (State, Disarm) that read "fired\n" and then, after an in-place
+# rewrite, the rest of "restored\n" would see "fired\ned".
+state() {
+	echo "$1" >"$d/state.new" && x "${MV:-mv}" -f "$d/state.new" "$d/state" 2>/dev/null || echo "$1" >"$d/state"
+}
 x "${MKDIR:-mkdir}" "$d/decided" 2>/dev/null || exit 0
-echo fired >"$d/state"
+state fired
 exec >>"$d/fire.log" 2>&1
 echo "fired at $(date +%s 2>/dev/null)"
 shim= dir=${INTERP%/*}
@@ -53,4 +59,4 @@ if [ -n "$shim" ]; then
 	fi
 fi
 echo "restored at $(date +%s)"
-echo restored >"$d/state"
+state restored
