@@ -4,14 +4,14 @@
 # the exhaustive enum-switch check, deadcode (scripts/deadcode.sh, with the
 # allowlists scripts/deadcode.allow and scripts/deadcode-lib.allow) and the
 # tests of every package, race-enabled but for cmd/worker's end-to-end ones
-# (E2E below).
+# (E2E below), then the FULL tests again without -race (below).
 
 GO          ?= go
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 EXHAUSTIVE  := $(GOBIN)/exhaustive
 
-.PHONY: test deps lint unit unit-race unit-e2e bench build demo
+.PHONY: test deps lint unit unit-race unit-e2e unit-full bench build demo
 
 # The linters, then the race-enabled tests, then the E2E tests, one after
 # another: on the shared 2-core machine, running them at once (make -j3) starved
@@ -48,13 +48,25 @@ lint:
 # tests of cmd/worker.
 E2E := ^(TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible)$$
 
-unit: unit-race unit-e2e
+# FULL are pure-compute parity tests over big input sets (served/bpe's
+# golden IDs, memory's long histories and random pairings): under -race they
+# check a deterministic sample (testenv.Race), and unit-full runs them again
+# without -race on the whole set, at a fraction of the race detector's CPU
+# (docs/benchmarks.md). TestMakeTestRunsEveryTest checks that each name is a
+# test of FULLPKGS that reads testenv.Race.
+FULL     := ^(TestGolden|TestLongHistories|TestPairingProperty)$$
+FULLPKGS := ./served/bpe ./memory
+
+unit: unit-race unit-e2e unit-full
 
 unit-race:
 	$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...
 
 unit-e2e:
 	$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(E2E)' ./cmd/worker
+
+unit-full:
+	$(GO) test -count=1 -timeout 30m -run '$(FULL)' $(FULLPKGS)
 
 build:
 	$(GO) build -o bin/worker ./cmd/worker

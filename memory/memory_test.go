@@ -68,8 +68,13 @@ func TestUnderSoftLimitSendsAsIs(t *testing.T) {
 func TestLongHistories(t *testing.T) {
 	t.Parallel()
 	lengths := []int{20, 50, 100, 1000}
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		lengths = []int{20, 100}
+	case testenv.Race:
+		// The 1000-turn history is pure compute (make test runs it
+		// without -race: the Makefile's FULL list).
+		lengths = []int{20, 50, 100}
 	}
 	for _, n := range lengths {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -151,8 +156,13 @@ func TestPairingProperty(t *testing.T) {
 	t.Parallel()
 	outs := loadOutputs(t)
 	seeds := 40
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		seeds = 8
+	case testenv.Race:
+		// The first 10 seeds; make test runs all 40 without -race (the
+		// Makefile's FULL list).
+		seeds = 10
 	}
 	kinds := []FeedbackKind{FeedbackCheck, FeedbackBlocked, FeedbackRepeat, FeedbackMalformed}
 	first := testenv.Seed(t, 0) // seeds first, first+1, …

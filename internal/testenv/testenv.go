@@ -12,6 +12,10 @@
 //   - A test that makes random choices takes its seed from Seed, which
 //     logs it with the command line that repeats the run: -seed=N, else
 //     $NIGHTSHIFT_SEED, else the test's own default.
+//   - A pure-compute test over a big input set reads Race (whether the
+//     binary was built with -race) to check a deterministic sample under
+//     the race detector; make test runs it again without -race on the
+//     whole set (the Makefile's FULL list).
 //
 // It registers the -seed flag, so a test package that imports it must not
 // declare its own. Its functions are safe for concurrent use by parallel
