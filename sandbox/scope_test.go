@@ -142,10 +142,38 @@ var corpusRejudge = flag.String("corpus.rejudge", "", "TestRejudgeCorpus: re-jud
 // measure).
 func TestRejudgeCorpus(t *testing.T) {
 	if *corpusRejudge == "" || *rejudgeDS == "" || *corpusScope == "" {
-		t.Skip("a measuring tool: go test ./sandbox -run TestRejudgeCorpus -corpus.rejudge=FILE -corpus.scope=RULE -falserefusals.ds=DS")
+		t.Skip("a measuring tool: go test ./sandbox -run TestRejudgeCorpus -corpus.rejudge=FILE -corpus.scope=RULE|own|none|none-declared -falserefusals.ds=DS")
 	}
 	pol := safety.EffectsPolicy{Login: "root", SSHPort: 22}
-	if *corpusScope == noneDeclared {
+	// own: each command under its own rule field's scope, as
+	// TestHostileCorpora's -corpus.scope=own judges it.
+	var own func(corpus, name string) safety.EffectsPolicy
+	if *corpusScope == "own" {
+		d, err := scap.Load(*rejudgeDS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule := map[[2]string]string{}
+		for _, cp := range hostileCorpora() {
+			for _, c := range loadHostile(t, cp.path) {
+				rule[[2]string{cp.name, c.Name}] = c.Rule
+			}
+		}
+		own = func(corpus, name string) safety.EffectsPolicy {
+			r := rule[[2]string{corpus, name}]
+			if r == "" {
+				p := pol
+				p.StrictScope, p.Rule, p.ScopeNote = true, noPathsScope.Rule, noPathsScope.Note
+				return p
+			}
+			fs, ok := d.Scope(r)
+			p, _ := scopedPolicy(pol, map[string]scap.FileScope{r: fs}, r)
+			if !ok {
+				p, _ = scopedPolicy(pol, nil, r)
+			}
+			return p
+		}
+	} else if *corpusScope == noneDeclared {
 		pol.StrictScope, pol.Rule, pol.ScopeNote = true, noPathsScope.Rule, noPathsScope.Note
 	} else if *corpusScope != "none" {
 		d, err := scap.Load(*rejudgeDS)
@@ -179,7 +207,11 @@ func TestRejudgeCorpus(t *testing.T) {
 			continue
 		}
 		committed++
-		if refs := safety.JudgeEffects(ev.Effects, pol); len(refs) > 0 {
+		p := pol
+		if own != nil {
+			p = own(r.Corpus, r.Name)
+		}
+		if refs := safety.JudgeEffects(ev.Effects, p); len(refs) > 0 {
 			t.Logf("now refused %s/%s: %v", r.Corpus, r.Name, refs)
 			continue
 		}
