@@ -56,13 +56,19 @@ func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []
 			unitKeys[k] = true
 		}
 	}
+	// Every other key-value file's keywords, compared case-folded.
+	foldKeys := map[string]bool{}
+	for _, k := range pol.Keys {
+		foldKeys[strings.ToLower(k)] = true
+	}
 	var out []Refusal
 	for _, c := range e.Changes {
 		if !inScope(c.Path, pol.Scope) || owned[c.Path] || owned[usrAlias(c.Path)] || c.Change == nightshift.ChangeMeta || c.After.Kind == nightshift.FileDir {
 			continue
 		}
+		kvWhat, kvKeyOf := kvFile(c.Path)
 		if c.Change == nightshift.ChangeDeleted {
-			if isSysctlFile(c.Path) && len(sysKeys) > 0 || isUnitPath(c.Path) && len(unitKeys) > 0 {
+			if isSysctlFile(c.Path) && len(sysKeys) > 0 || isUnitPath(c.Path) && len(unitKeys) > 0 || kvKeyOf != nil && len(foldKeys) > 0 {
 				out = append(out, Refusal{Entry: "scope", Reason: "would delete " + c.Path + ": the settings it held are not known to be only the rule's"})
 			}
 			continue
@@ -95,6 +101,9 @@ func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []
 				k, _, _ := strings.Cut(l, "=")
 				return strings.TrimSpace(k)
 			}
+		case kvKeyOf != nil && len(foldKeys) > 0:
+			keys, what = foldKeys, kvWhat
+			keyOf = func(l string) string { return strings.ToLower(kvKeyOf(l)) }
 		default:
 			continue
 		}
@@ -108,7 +117,9 @@ func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []
 		}
 		var other []string
 		for _, l := range diffLines(c.Diff) {
-			if i := strings.IndexByte(l, '#'); i >= 0 {
+			if t := strings.TrimSpace(l); isSudoers(c.Path) && (strings.HasPrefix(t, "#include") || strings.HasPrefix(t, "@include")) {
+				l = t[1:] // sudo's include directive, not a comment
+			} else if i := strings.IndexByte(l, '#'); i >= 0 {
 				l = l[:i]
 			}
 			l = strings.TrimSpace(l)
@@ -281,4 +292,98 @@ func laterHarm(c nightshift.FileChange) []Refusal {
 		}
 	}
 	return out
+}
+
+// systemdConfs are systemd's own configuration files in /etc/systemd
+// (each with NAME.conf.d drop-ins): `[Section]` headers and KEY=VALUE lines.
+var systemdConfs = strings.Fields("journald logind coredump system user resolved timesyncd networkd sleep oomd homed pstore")
+
+func isSudoers(p string) bool { return p == "/etc/sudoers" || under(p, "/etc/sudoers.d") }
+
+// kvFile reports whether p is a file whose syntax is one setting a line,
+// and how a line (comments stripped, trimmed, not blank) names the setting
+// it sets: the files of the rule's scope whose lines keysHarm limits to
+// the check's keywords besides sshd's, the sysctl files and the units.
+// what names the file's settings in refusals; keyOf returns "" for a line
+// that sets nothing it can name (then it is refused, section headers
+// excepted). nil keyOf: p is not such a file.
+func kvFile(p string) (what string, keyOf func(string) string) {
+	first := func(l string) string {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			return ""
+		}
+		return f[0]
+	}
+	// KEY VALUE, KEY=VALUE and KEY = VALUE.
+	keyValue := func(l string) string {
+		k, _, _ := strings.Cut(l, "=")
+		return first(k)
+	}
+	dir, base := path.Dir(p), path.Base(p)
+	switch {
+	case p == "/etc/login.defs":
+		return "login.defs settings", keyValue
+	case p == "/etc/security/limits.conf" || dir == "/etc/security/limits.d" && strings.HasSuffix(base, ".conf"):
+		// domain type item value: the setting is the item.
+		return "limits items", func(l string) string {
+			if f := strings.Fields(l); len(f) >= 3 {
+				return f[2]
+			}
+			return ""
+		}
+	case dir == "/etc/security" && slices.Contains(strings.Fields("faillock.conf pwquality.conf pwhistory.conf"), base) ||
+		dir == "/etc/security/pwquality.conf.d" && strings.HasSuffix(base, ".conf"):
+		return "PAM module settings", keyValue
+	case p == "/etc/audit/auditd.conf":
+		return "auditd settings", keyValue
+	case dir == "/etc/systemd" && strings.HasSuffix(base, ".conf") && slices.Contains(systemdConfs, strings.TrimSuffix(base, ".conf")) ||
+		path.Dir(dir) == "/etc/systemd" && strings.HasSuffix(dir, ".conf.d") && slices.Contains(systemdConfs, strings.TrimSuffix(path.Base(dir), ".conf.d")) && strings.HasSuffix(base, ".conf"):
+		return "systemd settings", func(l string) string {
+			if strings.HasPrefix(l, "[") {
+				return "" // a section header: free
+			}
+			k, _, _ := strings.Cut(l, "=")
+			return strings.TrimSpace(k)
+		}
+	case under(p, "/etc/default"):
+		// Shell assignments: [export] KEY=VALUE.
+		return "variables", func(l string) string {
+			l = strings.TrimPrefix(l, "export ")
+			k, _, ok := strings.Cut(l, "=")
+			if !ok || strings.ContainsAny(k, " \t$`;(") {
+				return ""
+			}
+			return k
+		}
+	case p == "/etc/chrony/chrony.conf" || p == "/etc/chrony.conf" || (dir == "/etc/chrony/conf.d" || dir == "/etc/chrony/sources.d" || dir == "/etc/chrony.d" || dir == "/etc/chrony/chrony.d"):
+		return "chrony directives", first
+	case p == "/etc/aide/aide.conf" || dir == "/etc/aide/aide.conf.d":
+		return "AIDE settings", keyValue
+	case isSudoers(p):
+		// Defaults[:user|>runas|@host|!cmd] option…: the setting is
+		// Defaults; any other line (a user spec, an alias, an include)
+		// is named by its first word.
+		return "sudo settings", func(l string) string {
+			k := first(l)
+			if i := strings.IndexAny(k, ":>@!"); i > 0 && strings.HasPrefix(k, "Defaults") {
+				k = k[:i]
+			}
+			return k
+		}
+	case (p == "/etc/modprobe.conf" || slices.Contains(strings.Fields("/etc/modprobe.d /run/modprobe.d /usr/lib/modprobe.d /lib/modprobe.d /usr/local/lib/modprobe.d"), dir)) && (strings.HasSuffix(base, ".conf") || p == "/etc/modprobe.conf"):
+		return "modprobe commands", first
+	case slices.Contains(strings.Fields("/etc/modules-load.d /run/modules-load.d /usr/lib/modules-load.d /lib/modules-load.d"), dir) && strings.HasSuffix(base, ".conf") || p == "/etc/modules":
+		return "modules loaded at boot", first
+	case p == "/etc/fstab":
+		// device mount-point type options…: the setting is the mount
+		// point.
+		return "mount points", func(l string) string {
+			if f := strings.Fields(l); len(f) >= 2 {
+				return f[1]
+			}
+			return ""
+		}
+	}
+	return "", nil
 }
