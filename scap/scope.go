@@ -703,7 +703,10 @@ func mountPoint(subs []*syntax.Regexp) string {
 	if i := strings.IndexAny(p, " \t"); i >= 0 {
 		p = p[:i]
 	}
-	if !strings.HasPrefix(p, "/") || len(subs) > 3 && !blankRun(subs[3]) {
+	// The mount point ends at a blank or the line's end (/tmpfoo is not
+	// /tmp).
+	if !strings.HasPrefix(p, "/") || len(p) < len(string(subs[2].Rune)) ||
+		len(subs) < 4 || !blankRun(subs[3]) && subs[3].Op != syntax.OpEndLine && subs[3].Op != syntax.OpEndText {
 		return ""
 	}
 	return p
