@@ -308,7 +308,7 @@ func TestPatternKeywords(t *testing.T) {
 		{`^\s*blacklist\s+cramfs$`, []string{"blacklist", "cramfs"}},
 		{`^[\s]*Defaults[\s]*[^!]\bumask=(\w+)\b.*$`, []string{"Defaults", "umask"}},
 		{`^[\s]*(?!#)[\S]+[\s]+/var/tmp[\s]+[\S]+[\s]+([\S]+)`, []string{"/var/tmp"}},
-		{`^[\s]*[\S]+[\s]+/tmpfoo`, nil},         // no blank after the mount point
+		{`^[\s]*[\S]+[\s]+/tmpfoo`, nil},             // no blank after the mount point
 		{`^\s*installer\s+x`, []string{"installer"}}, // not a modprobe command
 	}
 	for _, tt := range tests {
