@@ -11,8 +11,9 @@ import (
 // Harm inside the rule's own paths. The scope lets a rule change its
 // files; it does not let it change every setting in them. With
 // StrictScope and the keywords the rule's check reads (EffectsPolicy.Keys,
-// Sysctl), a changed line of sshd's configuration or of a sysctl file in
-// Scope must set one of them (keysHarm): an sshd rule about
+// Sysctl), a changed line of sshd's configuration, of a sysctl file, of a
+// unit or of any key-value file of kvFile in Scope must set one of them
+// (keysHarm): an sshd rule about
 // PermitRootLogin does not add an Include, a Subsystem or an
 // AuthorizedKeysFile, and a kptr_restrict rule does not set
 // kernel.modules_disabled. What sshd or the kernel does with the rule's
@@ -38,8 +39,10 @@ func diffLines(diff string) []string {
 	return out
 }
 
-// keysHarm refuses, with StrictScope, lines of sshd's configuration and of
-// sysctl files in Scope that set keywords the rule's check does not read.
+// keysHarm refuses, with StrictScope, lines of sshd's configuration, sysctl
+// files, units and the key-value files of kvFile in Scope that set
+// keywords the rule's check does not read, and the deletion of such a
+// file.
 func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []Refusal {
 	if !pol.StrictScope {
 		return nil

@@ -42,8 +42,13 @@ type FileScope struct {
 	Sysctl []string
 	// Keys are the keywords the check's text patterns match at the start
 	// of a line (^[ \t]*PermitRootLogin[ \t]+… is PermitRootLogin;
-	// ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict): the
-	// settings a fix is expected to change in the rule's files.
+	// ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict), also
+	// after a newline inside the pattern, with what some keywords name
+	// after them (a modprobe command's module: install and rds; a sudo
+	// Defaults option: Defaults and use_pty), and the mount point of an
+	// fstab pattern (/dev/shm): the settings a fix is expected to change
+	// in the rule's files. A mount point is not a rules file keyword
+	// (rules' keyNameRe): only scap derives it.
 	Keys []string
 }
 
@@ -572,7 +577,8 @@ func dropCovered(ps []string) []string {
 }
 
 // patternKeywords returns the keywords a line pattern matches at the start
-// of a line, after optional blanks and flags: ^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
+// of a line (^, or after a literal newline), after optional blanks, flags
+// or [^#]* (lineKeywords): ^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
 // is permitrootlogin (folded to lower case as (?i) reads it),
 // ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict (an unescaped
 // dot read as itself), ^(ExecStartPost=\-\/sbin\/augenrules.*$|Requires=augenrules.service)
