@@ -727,16 +727,11 @@ func concatNodes(x *syntax.Regexp) []*syntax.Regexp {
 	return []*syntax.Regexp{x}
 }
 
-// keywordOf reads the literal run at the start of subs as a setting's
+// keywordRun reads the literal run at the start of subs as a setting's
 // name: letters first, then letters, digits, '_', '.', '-'; it ends at the
 // first other character or node. "" when shorter than 3 characters.
-func keywordOf(subs []*syntax.Regexp) string {
-	k, _ := keywordRun(subs)
-	return k
-}
-
-// keywordRun is keywordOf and the number of nodes the keyword took whole
-// (the nodes after it follow the keyword's name).
+// It also returns the number of nodes the keyword took whole (the nodes
+// after it follow the keyword's name).
 func keywordRun(subs []*syntax.Regexp) (string, int) {
 	var b strings.Builder
 	n := 0
