@@ -94,25 +94,64 @@
 //     kernel-module rules; timedatectl only for time rules; queries
 //     (systemctl status, sysctl -n, nft list, iptables -L, auditctl -l)
 //     always;
-//   - lines inside the rule's own files: in sshd's configuration and the
-//     sysctl files of the scope, every added or removed line must set one
-//     of the keywords the check reads (an sshd rule about PermitRootLogin
-//     does not add an Include or change Subsystem; a kptr_restrict rule
-//     does not set kernel.modules_disabled); a rule without known keywords
-//     has its lines judged by the classes alone.
+//   - lines inside the rule's own files: in every file of the scope whose
+//     syntax is one setting a line, every added or removed line must set
+//     one of the keywords the check reads (an sshd rule about
+//     PermitRootLogin does not add an Include or change Subsystem; a
+//     kptr_restrict rule does not set kernel.modules_disabled; a
+//     PASS_MIN_DAYS rule does not set ENCRYPT_METHOD; a use_pty rule does
+//     not add a NOPASSWD user spec; an rds rule does not install another
+//     module; a /dev/shm rule does not change the / line of fstab).
+//     Comments and blank lines are free; any other line is refused
+//     ("would change LINE in FILE: the rule's check reads only the …"),
+//     and deleting such a file is refused. The files and what names a
+//     line's setting (kvFile in effects_keys.go): sshd's configuration and
+//     drop-ins (the keyword, case-folded, = or blank); sysctl files (the
+//     parameter, / read as .); unit files and drop-ins (the CamelCase
+//     key); login.defs, faillock.conf, pwquality.conf(.d), pwhistory.conf,
+//     auditd.conf, aide.conf (KEY VALUE, KEY=VALUE, KEY = VALUE); limits.conf
+//     and limits.d (the item of domain type item value); systemd's
+//     journald, logind, coredump, system, user… .conf and .conf.d drop-ins
+//     (KEY=VALUE, [Section] headers free); /etc/default/* ([export]
+//     KEY=VALUE; other shell is refused); chrony's configuration (the
+//     directive); sudoers and sudoers.d (each option of a Defaults line;
+//     any other line, #include and @includedir included, by its first
+//     word); modprobe.d (the module of install, blacklist, options,
+//     remove, softdep, alias; - read as _) and modules-load.d (the
+//     module); /etc/fstab (the mount point, compared exactly). Keywords
+//     are compared case-folded except mount points. A rule without known
+//     keywords (Keys empty: SSG 0.1.76's faillock deny, interval and
+//     unlock_time checks, mount_option_nodev_nonroot_local_partitions,
+//     rules whose pattern is computed) has the lines of these files judged by the
+//     classes alone, as before.
+//   - not by keyword: PAM stacks (/etc/pam.d) and audit rules
+//     (/etc/audit/rules.d, audit.rules). Their lines are not key-value:
+//     a PAM line's effect is its control and place in the stack (judged
+//     by the lockout net: pamHarm, pam_exec), and scap derives from SSG's
+//     PAM patterns only the PAM type (password), not the module, so a
+//     type-only discipline would let any password line through and a
+//     module discipline has no derivation yet; SSG's audit patterns begin
+//     with -w or -a, which names no keyword, and audit rules are judged by
+//     the classes (auditctl's allow-list, the rules files' deferred
+//     checks).
 //
 // What the scope guarantees, with StrictScope: no command changes any file
 // outside the rule's paths but scratch, except through the package
 // manager; no recorded action concerns what the rule's check does not
-// read; and, where the check's keywords are known, no line of sshd's
-// configuration or of a sysctl file sets another setting. What it does
+// read; and, where the check's keywords are known, no line of a
+// key-value file of the scope (sshd's, sysctl's, units', login.defs,
+// security/*.conf, auditd.conf, systemd's, /etc/default, chrony, aide,
+// sudoers, modprobe.d, modules-load.d, fstab) sets another setting. What it does
 // not: harm done with the rule's own keywords, units and parameters (the
 // classes below judge that: PermitRootLogin for the worker's login, a
 // weakening sysctl value, a PAM stack that denies), files in scratch
 // places (a script left in /var/tmp runs only if something else runs it),
 // what a recorded action the rule may run does beyond its argv, the lines
-// of the rule's files other than sshd's and sysctl's (PAM, login.defs,
-// audit rules: judged by the classes), and package operations: what a
+// of PAM stacks and audit rules files and of any other file that is not
+// key-value (judged by the classes), the lines of key-value files of a
+// rule whose keywords are unknown, what the rule's own keyword's line
+// says beyond its name (a modules-load.d line loading the very module an
+// rds rule disables; a Defaults line's option value), and package operations: what a
 // package installs, and a command that forges the package manager's lists
 // or status, pass as the package manager's. Without StrictScope (the zero
 // EffectsPolicy, never the worker's) the recorded actions are judged by

@@ -101,8 +101,9 @@ type EffectsPolicy struct {
 	// a unit verb only for these units (and sshd's reload), sysctl only
 	// for these keys, auditctl, nft and iptables, mount, modprobe and
 	// timedatectl only for rules whose paths or units are about them; in
-	// sshd's configuration and the sysctl files of Scope, only lines of
-	// these keywords may change. Empty Keys (or Sysctl) with StrictScope:
+	// sshd's configuration, the sysctl files, the units and the key-value
+	// files of Scope (login.defs, sudoers, modprobe.d, fstab…: kvFile),
+	// only lines of these keywords may change. Empty Keys (or Sysctl) with StrictScope:
 	// the lines of those files are not limited by keyword; empty Units: no
 	// unit of the rule's own.
 	Units  []string

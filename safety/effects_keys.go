@@ -11,8 +11,9 @@ import (
 // Harm inside the rule's own paths. The scope lets a rule change its
 // files; it does not let it change every setting in them. With
 // StrictScope and the keywords the rule's check reads (EffectsPolicy.Keys,
-// Sysctl), a changed line of sshd's configuration or of a sysctl file in
-// Scope must set one of them (keysHarm): an sshd rule about
+// Sysctl), a changed line of sshd's configuration, of a sysctl file, of a
+// unit or of any key-value file of kvFile in Scope must set one of them
+// (keysHarm): an sshd rule about
 // PermitRootLogin does not add an Include, a Subsystem or an
 // AuthorizedKeysFile, and a kptr_restrict rule does not set
 // kernel.modules_disabled. What sshd or the kernel does with the rule's
@@ -38,8 +39,10 @@ func diffLines(diff string) []string {
 	return out
 }
 
-// keysHarm refuses, with StrictScope, lines of sshd's configuration and of
-// sysctl files in Scope that set keywords the rule's check does not read.
+// keysHarm refuses, with StrictScope, lines of sshd's configuration, sysctl
+// files, units and the key-value files of kvFile in Scope that set
+// keywords the rule's check does not read, and the deletion of such a
+// file.
 func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []Refusal {
 	if !pol.StrictScope {
 		return nil
@@ -56,44 +59,79 @@ func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []
 			unitKeys[k] = true
 		}
 	}
+	// Every other key-value file's keywords, compared case-folded.
+	// (modprobe's module names with '_' for '-'), or as they are (mount
+	// points).
+	foldKeys, exactKeys := map[string]bool{}, map[string]bool{}
+	for _, k := range pol.Keys {
+		foldKeys[strings.ToLower(k)] = true
+		foldKeys[strings.ReplaceAll(strings.ToLower(k), "-", "_")] = true
+		exactKeys[k] = true
+	}
 	var out []Refusal
 	for _, c := range e.Changes {
 		if !inScope(c.Path, pol.Scope) || owned[c.Path] || owned[usrAlias(c.Path)] || c.Change == nightshift.ChangeMeta || c.After.Kind == nightshift.FileDir {
 			continue
 		}
+		kv := kvFile(c.Path)
 		if c.Change == nightshift.ChangeDeleted {
-			if isSysctlFile(c.Path) && len(sysKeys) > 0 || isUnitPath(c.Path) && len(unitKeys) > 0 {
+			if isSysctlFile(c.Path) && len(sysKeys) > 0 || isUnitPath(c.Path) && len(unitKeys) > 0 || kv.keysOf != nil && len(pol.Keys) > 0 {
 				out = append(out, Refusal{Entry: "scope", Reason: "would delete " + c.Path + ": the settings it held are not known to be only the rule's"})
 			}
 			continue
 		}
-		var keyOf func(string) string
+		// keysOf names the settings a line (comment stripped, trimmed,
+		// not blank) sets; none: a line that sets nothing nameable,
+		// refused unless it is a section header.
+		var keysOf func(string) []string
 		var keys map[string]bool
 		var what string
+		one := func(f func(string) string) func(string) []string {
+			return func(l string) []string {
+				if k := f(l); k != "" {
+					return []string{k}
+				}
+				return nil
+			}
+		}
 		switch {
 		case isSSHDConfig(c.Path) && len(pol.Keys) > 0:
 			keys, what = sshdKeys, "sshd settings"
-			keyOf = func(l string) string {
+			keysOf = one(func(l string) string {
 				f := strings.Fields(strings.ReplaceAll(l, "=", " "))
 				if len(f) == 0 {
 					return ""
 				}
 				return strings.ToLower(f[0])
-			}
+			})
 		case isSysctlFile(c.Path) && len(sysKeys) > 0:
 			keys, what = sysKeys, "kernel parameters"
-			keyOf = func(l string) string {
+			keysOf = one(func(l string) string {
 				k, _, _ := strings.Cut(l, "=")
 				return sysctlKey(k)
-			}
+			})
 		case isUnitPath(c.Path) && len(unitKeys) > 0:
 			keys, what = unitKeys, "unit settings"
-			keyOf = func(l string) string {
+			keysOf = one(func(l string) string {
 				if strings.HasPrefix(l, "[") {
 					return "" // a section header
 				}
 				k, _, _ := strings.Cut(l, "=")
 				return strings.TrimSpace(k)
+			})
+		case kv.keysOf != nil && len(pol.Keys) > 0:
+			keys, what = foldKeys, kv.what
+			if kv.exact {
+				keys = exactKeys
+			}
+			keysOf = func(l string) []string {
+				ks := kv.keysOf(l)
+				if !kv.exact {
+					for i := range ks {
+						ks[i] = strings.ToLower(ks[i])
+					}
+				}
+				return ks
 			}
 		default:
 			continue
@@ -108,14 +146,21 @@ func keysHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []
 		}
 		var other []string
 		for _, l := range diffLines(c.Diff) {
-			if i := strings.IndexByte(l, '#'); i >= 0 {
+			if t := strings.TrimSpace(l); isSudoers(c.Path) && (strings.HasPrefix(t, "#include") || strings.HasPrefix(t, "@include")) {
+				l = t[1:] // sudo's include directive, not a comment
+			} else if i := strings.IndexByte(l, '#'); i >= 0 {
 				l = l[:i]
 			}
 			l = strings.TrimSpace(l)
 			if l == "" || strings.HasPrefix(l, ";") {
 				continue
 			}
-			if k := keyOf(l); k != "" && !keys[k] && !slices.Contains(other, l) || k == "" && !strings.HasPrefix(l, "[") && !slices.Contains(other, l) {
+			ks := keysOf(l)
+			ok := len(ks) > 0 || strings.HasPrefix(l, "[")
+			for _, k := range ks {
+				ok = ok && keys[k]
+			}
+			if !ok && !slices.Contains(other, l) {
 				other = append(other, l)
 			}
 		}
@@ -279,6 +324,156 @@ func laterHarm(c nightshift.FileChange) []Refusal {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// systemdConfs are systemd's own configuration files in /etc/systemd
+// (each with NAME.conf.d drop-ins): `[Section]` headers and KEY=VALUE lines.
+var systemdConfs = strings.Fields("journald logind coredump system user resolved timesyncd networkd sleep oomd homed pstore")
+
+func isSudoers(p string) bool { return p == "/etc/sudoers" || under(p, "/etc/sudoers.d") }
+
+// kvKind is how keysHarm reads a file whose syntax is one setting a line.
+type kvKind struct {
+	// what names the file's settings in refusals.
+	what string
+	// keysOf names the settings a line (comment stripped, trimmed, not
+	// blank) sets; none for a line that sets nothing it can name (refused
+	// unless a section header).
+	keysOf func(string) []string
+	// exact: the names are compared as they are (mount points), not
+	// case-folded.
+	exact bool
+}
+
+// modprobeCommands name a module in their second field (alias in its
+// third).
+var modprobeCommands = strings.Fields("install blacklist options remove softdep")
+
+// kvFile returns how keysHarm reads p when it is a file whose syntax is one
+// setting a line besides sshd's configuration, the sysctl files and the
+// units; a zero kvKind (nil keysOf) when it is not. The setting a line
+// sets:
+//
+//   - KEY VALUE, KEY=VALUE, KEY = VALUE: KEY (login.defs, faillock.conf,
+//     pwquality.conf, pwhistory.conf, auditd.conf, aide.conf);
+//   - limits.conf and limits.d: domain type ITEM value, the item;
+//   - systemd's journald, logind, coredump, system, user… .conf and their
+//     .conf.d drop-ins: KEY=VALUE, [Section] headers free;
+//   - /etc/default/*: [export] KEY=VALUE shell assignments (any other
+//     shell is refused);
+//   - chrony's configuration: the directive (first word);
+//   - sudoers and sudoers.d: each option of a Defaults line (Defaults
+//     use_pty,!visiblepw is use_pty and visiblepw; Defaults:user too);
+//     any other line (a user spec, an alias, #include, @includedir) its
+//     first word;
+//   - modprobe.d: the module an install, blacklist, options, remove or
+//     softdep line names (alias: its third field), '-' read as '_' as
+//     modprobe does; modules-load.d and /etc/modules: the module;
+//   - /etc/fstab: the mount point (second field), compared exactly.
+func kvFile(p string) kvKind {
+	fields := strings.Fields
+	field := func(n int) func(string) []string {
+		return func(l string) []string {
+			if f := fields(l); len(f) > n {
+				return []string{f[n]}
+			}
+			return nil
+		}
+	}
+	// KEY VALUE, KEY=VALUE and KEY = VALUE.
+	keyValue := func(l string) []string {
+		k, _, _ := strings.Cut(l, "=")
+		return field(0)(k)
+	}
+	module := func(m string) string { return strings.ReplaceAll(m, "-", "_") }
+	dir, base := path.Dir(p), path.Base(p)
+	conf := strings.HasSuffix(base, ".conf")
+	switch {
+	case p == "/etc/login.defs":
+		return kvKind{what: "login.defs settings", keysOf: keyValue}
+	case p == "/etc/security/limits.conf" || dir == "/etc/security/limits.d" && conf:
+		return kvKind{what: "limits items", keysOf: field(2)}
+	case dir == "/etc/security" && slices.Contains(strings.Fields("faillock.conf pwquality.conf pwhistory.conf"), base) ||
+		dir == "/etc/security/pwquality.conf.d" && conf:
+		return kvKind{what: "PAM module settings", keysOf: keyValue}
+	case p == "/etc/audit/auditd.conf":
+		return kvKind{what: "auditd settings", keysOf: keyValue}
+	case dir == "/etc/systemd" && conf && slices.Contains(systemdConfs, strings.TrimSuffix(base, ".conf")) ||
+		path.Dir(dir) == "/etc/systemd" && conf && slices.Contains(systemdConfs, strings.TrimSuffix(path.Base(dir), ".conf.d")) && strings.HasSuffix(dir, ".conf.d"):
+		return kvKind{what: "systemd settings", keysOf: func(l string) []string {
+			if strings.HasPrefix(l, "[") {
+				return nil // a section header: free
+			}
+			k, _, ok := strings.Cut(l, "=")
+			if k = strings.TrimSpace(k); !ok || k == "" {
+				return nil
+			}
+			return []string{k}
+		}}
+	case under(p, "/etc/default"):
+		return kvKind{what: "variables", keysOf: func(l string) []string {
+			l = strings.TrimPrefix(l, "export ")
+			k, _, ok := strings.Cut(l, "=")
+			if !ok || k == "" || strings.ContainsAny(k, " \t$`;(){}&|<>\"'") {
+				return nil
+			}
+			return []string{k}
+		}}
+	case p == "/etc/chrony/chrony.conf" || p == "/etc/chrony.conf" || slices.Contains(strings.Fields("/etc/chrony/conf.d /etc/chrony/sources.d /etc/chrony/chrony.d /etc/chrony.d"), dir):
+		return kvKind{what: "chrony directives", keysOf: field(0)}
+	case p == "/etc/aide/aide.conf" || dir == "/etc/aide/aide.conf.d":
+		return kvKind{what: "AIDE settings", keysOf: keyValue}
+	case isSudoers(p):
+		return kvKind{what: "sudo settings", keysOf: sudoersKeys}
+	case (p == "/etc/modprobe.conf" || slices.Contains(strings.Fields("/etc/modprobe.d /run/modprobe.d /usr/lib/modprobe.d /lib/modprobe.d /usr/local/lib/modprobe.d"), dir) && conf):
+		return kvKind{what: "modules", keysOf: func(l string) []string {
+			f := fields(l)
+			switch {
+			case len(f) >= 2 && slices.Contains(modprobeCommands, f[0]):
+				return []string{module(f[1])}
+			case len(f) >= 3 && f[0] == "alias":
+				return []string{module(f[2])}
+			case len(f) > 0:
+				return []string{f[0]} // another command: refused unless a key
+			}
+			return nil
+		}}
+	case slices.Contains(strings.Fields("/etc/modules-load.d /run/modules-load.d /usr/lib/modules-load.d /lib/modules-load.d"), dir) && conf || p == "/etc/modules":
+		return kvKind{what: "modules", keysOf: func(l string) []string {
+			if f := fields(l); len(f) > 0 {
+				return []string{module(f[0])}
+			}
+			return nil
+		}}
+	case p == "/etc/fstab":
+		return kvKind{what: "mount points", keysOf: field(1), exact: true}
+	}
+	return kvKind{}
+}
+
+// sudoersKeys names what a sudoers line sets: each option of a Defaults
+// line (its name, without ! and before =, += or -=), or the first word of
+// any other line.
+func sudoersKeys(l string) []string {
+	f := strings.Fields(l)
+	if len(f) == 0 {
+		return nil
+	}
+	if !strings.HasPrefix(f[0], "Defaults") || len(f[0]) > len("Defaults") && !strings.ContainsRune(":>@!", rune(f[0][len("Defaults")])) {
+		return []string{f[0]}
+	}
+	var out []string
+	for _, o := range strings.Split(strings.Join(f[1:], " "), ",") {
+		o = strings.TrimLeft(strings.TrimSpace(o), "!")
+		if i := strings.IndexAny(o, "+-= \t"); i >= 0 {
+			o = o[:i]
+		}
+		if o == "" {
+			return nil
+		}
+		out = append(out, o)
 	}
 	return out
 }

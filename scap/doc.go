@@ -47,7 +47,14 @@
 // (service_auditd_enabled: auditd.service, auditd.socket), the kernel
 // parameters of sysctl objects, and the keyword a textfilecontent
 // pattern matches at the start of a line (^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
-// is permitrootlogin, folded to lower case as (?i) reads it).
+// is permitrootlogin, folded to lower case as (?i) reads it), also after
+// a newline inside the pattern (.*\n[^#]*(PASS_MIN_DAYS\s+\d+): login.defs
+// read whole; \n^[ \t]*Storage after a [Coredump] header); with the
+// module a modprobe install, blacklist, options, remove or softdep
+// pattern names (^\s*install\s+rds\s+… is install and rds), the option
+// of a sudo Defaults pattern (^[\s]*Defaults[\s]*[^!]\buse_pty is
+// Defaults and use_pty) and the mount point of an fstab pattern
+// (^[\s]*(?!#)[\S]+[\s]+/dev/shm[\s]+… is /dev/shm).
 //
 // # Checks
 //

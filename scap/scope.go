@@ -42,8 +42,13 @@ type FileScope struct {
 	Sysctl []string
 	// Keys are the keywords the check's text patterns match at the start
 	// of a line (^[ \t]*PermitRootLogin[ \t]+… is PermitRootLogin;
-	// ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict): the
-	// settings a fix is expected to change in the rule's files.
+	// ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict), also
+	// after a newline inside the pattern, with what some keywords name
+	// after them (a modprobe command's module: install and rds; a sudo
+	// Defaults option: Defaults and use_pty), and the mount point of an
+	// fstab pattern (/dev/shm): the settings a fix is expected to change
+	// in the rule's files. A mount point is not a rules file keyword
+	// (rules' keyNameRe): only scap derives it.
 	Keys []string
 }
 
@@ -572,43 +577,145 @@ func dropCovered(ps []string) []string {
 }
 
 // patternKeywords returns the keywords a line pattern matches at the start
-// of a line, after optional blanks and flags: ^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
+// of a line (^, or after a literal newline), after optional blanks, flags
+// or [^#]* (lineKeywords): ^[ \t]*(?i)PermitRootLogin(?-i)[ \t]+…
 // is permitrootlogin (folded to lower case as (?i) reads it),
 // ^[\s]*kernel.kptr_restrict[\s]*=… is kernel.kptr_restrict (an unescaped
 // dot read as itself), ^(ExecStartPost=\-\/sbin\/augenrules.*$|Requires=augenrules.service)
 // is ExecStartPost and Requires (a group's alternatives each); none when
 // the pattern does not begin that way or the word is not a setting's name.
 func patternKeywords(re string) []string {
-	x, err := syntax.Parse(re, syntax.Perl)
+	// A negative look-ahead of a comment ((?!#), which Go's syntax does
+	// not have) only narrows the lines; without it the keyword is the
+	// same.
+	x, err := syntax.Parse(strings.ReplaceAll(re, "(?!#)", ""), syntax.Perl)
 	if err != nil {
 		return nil
 	}
 	subs := concatNodes(x)
-	if len(subs) == 0 || (subs[0].Op != syntax.OpBeginLine && subs[0].Op != syntax.OpBeginText) {
-		return nil
+	var out []string
+	// Every line start of the top-level sequence: ^, or after a literal
+	// newline (.*\n[^#]*(PASS_MIN_DAYS\s+\d+): login.defs read as one
+	// text; \n^[ \t]*Storage after a [Coredump] header).
+	for j, n := range subs {
+		lineStart := n.Op == syntax.OpBeginLine || n.Op == syntax.OpBeginText ||
+			n.Op == syntax.OpLiteral && len(n.Rune) > 0 && n.Rune[len(n.Rune)-1] == '\n'
+		if lineStart {
+			out = append(out, lineKeywords(subs[j+1:])...)
+		}
 	}
-	i := 1
-	// Blanks before the keyword: [ \t]*, \s*, [\s]*.
-	for i < len(subs) && (subs[i].Op == syntax.OpStar || subs[i].Op == syntax.OpQuest) && subs[i].Sub[0].Op == syntax.OpCharClass {
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// blankRun reports whether n is a run of blanks or of non-comment
+// characters before a keyword: [ \t]*, \s*, [\s]*, [ ]+, [^#]*.
+func blankRun(n *syntax.Regexp) bool {
+	if n.Op != syntax.OpStar && n.Op != syntax.OpQuest && n.Op != syntax.OpPlus {
+		return false
+	}
+	c := n.Sub[0]
+	return c.Op == syntax.OpCharClass || c.Op == syntax.OpLiteral && strings.TrimSpace(string(c.Rune)) == ""
+}
+
+// lineKeywords reads the keywords at the start of one line of a pattern:
+// after blanks, a keyword, or a group whose alternatives each begin with
+// one; with what a keyword names after it (modprobe's module, sudo's
+// Defaults option), and an fstab line's mount point.
+func lineKeywords(subs []*syntax.Regexp) []string {
+	i := 0
+	for i < len(subs) && blankRun(subs[i]) {
+		if m := mountPoint(subs[i+1:]); m != "" {
+			return []string{m}
+		}
 		i++
 	}
-	if i < len(subs) && subs[i].Op == syntax.OpCapture {
+	if i >= len(subs) {
+		return nil
+	}
+	if subs[i].Op == syntax.OpCapture {
 		var out []string
 		alts := []*syntax.Regexp{subs[i].Sub[0]}
 		if subs[i].Sub[0].Op == syntax.OpAlternate {
 			alts = subs[i].Sub[0].Sub
 		}
 		for _, a := range alts {
-			if k := keywordOf(concatNodes(a)); k != "" {
-				out = append(out, k)
-			}
+			out = append(out, keywordAndObject(concatNodes(a))...)
 		}
 		return out
 	}
-	if k := keywordOf(subs[i:]); k != "" {
-		return []string{k}
+	return keywordAndObject(subs[i:])
+}
+
+// keywordAndObject is the keyword at the start of subs, and what it names
+// after it: a module after modprobe's install, blacklist, options, remove
+// or softdep (^\s*install\s+rds\s+… is install and rds), an option after
+// sudo's Defaults (^[\s]*Defaults[\s]*[^!]\buse_pty is Defaults and
+// use_pty).
+func keywordAndObject(subs []*syntax.Regexp) []string {
+	k, n := keywordRun(subs)
+	if k == "" {
+		return nil
 	}
-	return nil
+	out := []string{k}
+	rest := subs[n:]
+	switch {
+	case slices.Contains([]string{"install", "blacklist", "options", "remove", "softdep"}, k):
+		// Blanks, then the module's literal name.
+		if len(rest) >= 2 && blankRun(rest[0]) {
+			if m := wordOf(rest[1]); m != "" {
+				out = append(out, m)
+			}
+		}
+	case k == "Defaults":
+		// Blanks, a character class ([^!]), a word boundary, the option.
+		for _, r := range rest {
+			if blankRun(r) || r.Op == syntax.OpCharClass || r.Op == syntax.OpWordBoundary {
+				continue
+			}
+			if o := wordOf(r); o != "" {
+				out = append(out, o)
+			}
+			break
+		}
+	}
+	return out
+}
+
+// wordOf is the name (letters, digits, '_', '-') a literal node begins
+// with.
+func wordOf(n *syntax.Regexp) string {
+	if n.Op != syntax.OpLiteral {
+		return ""
+	}
+	w := string(n.Rune)
+	for j, r := range w {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			w = w[:j]
+			break
+		}
+	}
+	return w
+}
+
+// mountPoint reads an fstab line's pattern, [\S]+[\s]+/tmp[\s]+…: the
+// device (a run of non-blanks), blanks, then the mount point's literal
+// path.
+func mountPoint(subs []*syntax.Regexp) string {
+	if len(subs) < 3 || subs[0].Op != syntax.OpPlus || subs[0].Sub[0].Op != syntax.OpCharClass || !blankRun(subs[1]) || subs[2].Op != syntax.OpLiteral {
+		return ""
+	}
+	p := string(subs[2].Rune)
+	if i := strings.IndexAny(p, " \t"); i >= 0 {
+		p = p[:i]
+	}
+	// The mount point ends at a blank or the line's end (/tmpfoo is not
+	// /tmp).
+	if !strings.HasPrefix(p, "/") || len(p) < len(string(subs[2].Rune)) ||
+		len(subs) < 4 || !blankRun(subs[3]) && subs[3].Op != syntax.OpEndLine && subs[3].Op != syntax.OpEndText {
+		return ""
+	}
+	return p
 }
 
 // concatNodes is x's sequence of nodes (x alone when it is not a
@@ -620,17 +727,20 @@ func concatNodes(x *syntax.Regexp) []*syntax.Regexp {
 	return []*syntax.Regexp{x}
 }
 
-// keywordOf reads the literal run at the start of subs as a setting's
+// keywordRun reads the literal run at the start of subs as a setting's
 // name: letters first, then letters, digits, '_', '.', '-'; it ends at the
 // first other character or node. "" when shorter than 3 characters.
-func keywordOf(subs []*syntax.Regexp) string {
+// It also returns the number of nodes the keyword took whole (the nodes
+// after it follow the keyword's name).
+func keywordRun(subs []*syntax.Regexp) (string, int) {
 	var b strings.Builder
+	n := 0
 loop:
-	for _, n := range subs {
-		switch n.Op {
+	for _, x := range subs {
+		switch x.Op {
 		case syntax.OpLiteral:
-			lit := string(n.Rune)
-			if n.Flags&syntax.FoldCase != 0 {
+			lit := string(x.Rune)
+			if x.Flags&syntax.FoldCase != 0 {
 				lit = strings.ToLower(lit) // (?i): sshd's keywords are case-insensitive
 			}
 			b.WriteString(lit)
@@ -638,7 +748,7 @@ loop:
 			b.WriteByte('.')
 		case syntax.OpCharClass:
 			// [.] or a folded single letter ([Pp]).
-			r := n.Rune
+			r := x.Rune
 			if len(r) != 2 || r[0] != r[1] {
 				break loop
 			}
@@ -648,8 +758,10 @@ loop:
 			// keyword.
 			break loop
 		}
+		n++
 	}
-	k := b.String()
+	full := b.String()
+	k := full
 	for j, r := range k {
 		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 		if !letter && (j == 0 || !(r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')) {
@@ -657,8 +769,11 @@ loop:
 			break
 		}
 	}
-	if k = strings.Trim(k, ".-"); len(k) < 3 {
-		return ""
+	if k != full {
+		n = len(subs) // the keyword ends inside a node: nothing follows it
 	}
-	return k
+	if k = strings.Trim(k, ".-"); len(k) < 3 {
+		return "", 0
+	}
+	return k, n
 }

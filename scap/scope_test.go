@@ -246,6 +246,30 @@ func TestScopeSSGDebian12Reads(t *testing.T) {
 		// dpkginfo_object only.
 		{"package_audit_installed", nil, nil, nil},
 		{"apt_conf_disallow_unauthenticated", nil, nil, []string{"allowunauthenticated"}},
+		// Key-value files (keys20). .*\n[^#]*(PASS_MIN_DAYS\s+\d+)\s*\n:
+		// login.defs read as one text, the keyword after a newline.
+		{"accounts_minimum_age_login_defs", nil, nil, []string{"PASS_MIN_DAYS"}},
+		{"set_password_hashing_algorithm_logindefs", nil, nil, []string{"ENCRYPT_METHOD"}},
+		// ^[ ]*disk_full_action[ ]+=[ ]+(\S+)[ ]*$: [ ] parses as a literal
+		// blank.
+		{"auditd_data_disk_full_action", nil, nil, []string{"disk_full_action"}},
+		{"auditd_data_retention_num_logs", nil, nil, []string{"num_logs"}},
+		// ^\s*\[Coredump\].*(?:\n\s*[^[\s].*)*\n^[ \t]*(?i)Storage(?-i)…:
+		// the keyword on the line after the section header.
+		{"coredump_disable_storage", nil, nil, []string{"storage"}},
+		{"logind_session_timeout", nil, nil, []string{"StopIdleSessionSec"}},
+		// ^\s*install\s+rds\s+(/bin/false|/bin/true)$: the module too.
+		{"kernel_module_rds_disabled", nil, nil, []string{"install", "rds"}},
+		// ^[\s]*Defaults[\s]*[^!]\buse_pty.*$: the Defaults option too.
+		{"sudo_add_use_pty", nil, nil, []string{"Defaults", "use_pty"}},
+		{"sudo_custom_logfile", nil, nil, []string{"Defaults", "logfile"}},
+		// ^[\s]*(?!#)[\S]+[\s]+/dev/shm[\s]+[\S]+[\s]+([\S]+): the mount
+		// point (the look-ahead Go's syntax lacks only skips comments).
+		{"mount_option_dev_shm_nodev", nil, nil, []string{"/dev/shm"}},
+		{"mount_option_var_log_noexec", nil, nil, []string{"/var/log"}},
+		{"accounts_password_pam_dcredit", nil, nil, []string{"dcredit", "password"}},
+		// Every mount point: no literal one.
+		{"mount_option_nodev_nonroot_local_partitions", nil, nil, nil},
 	}
 	for _, tt := range tests {
 		fs, ok := d.Scope(tt.rule)
@@ -276,6 +300,16 @@ func TestPatternKeywords(t *testing.T) {
 		{`^\s*(\S+)\s*=`, nil},        // no literal
 		{`^ab`, nil},                  // too short
 		{`^[`, nil},                   // does not parse
+		// keys20: any line start of the sequence; what follows a keyword.
+		{`.*\n[^#]*(PASS_MIN_DAYS\s+\d+)\s*\n`, []string{"PASS_MIN_DAYS"}},
+		{`^[ ]*num_logs[ ]+=[ ]+(\d+)[ ]*$`, []string{"num_logs"}},
+		{`^\s*\[Journal\].*(?:\n\s*[^[\s].*)*\n^[ \t]*Storage[ \t]*=`, []string{"Storage"}},
+		{`^\s*install\s+usb-storage\s+/bin/true$`, []string{"install", "usb-storage"}},
+		{`^\s*blacklist\s+cramfs$`, []string{"blacklist", "cramfs"}},
+		{`^[\s]*Defaults[\s]*[^!]\bumask=(\w+)\b.*$`, []string{"Defaults", "umask"}},
+		{`^[\s]*(?!#)[\S]+[\s]+/var/tmp[\s]+[\S]+[\s]+([\S]+)`, []string{"/var/tmp"}},
+		{`^[\s]*[\S]+[\s]+/tmpfoo`, nil},             // no blank after the mount point
+		{`^\s*installer\s+x`, []string{"installer"}}, // not a modprobe command
 	}
 	for _, tt := range tests {
 		if got := patternKeywords(tt.re); !slices.Equal(got, tt.want) {
