@@ -11,14 +11,6 @@ import (
 // sysctl's are (cases written here, keys as scap derives them from SSG's
 // Debian 12 patterns: scap's TestScopeSSGDebian12Reads).
 func TestJudgeEffectsKeyValueFiles(t *testing.T) {
-	mod := func(p, diff string) nightshift.Effects {
-		return nightshift.Effects{Changes: []nightshift.FileChange{{Path: p, Change: nightshift.ChangeModified,
-			Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, Diff: diff}}}
-	}
-	created := func(p, diff string) nightshift.Effects {
-		return nightshift.Effects{Changes: []nightshift.FileChange{{Path: p, Change: nightshift.ChangeCreated,
-			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, Diff: diff}}}
-	}
 	deleted := func(p string) nightshift.Effects {
 		return nightshift.Effects{Changes: []nightshift.FileChange{{Path: p, Change: nightshift.ChangeDeleted,
 			Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}}}}
@@ -48,45 +40,45 @@ func TestJudgeEffectsKeyValueFiles(t *testing.T) {
 		want string
 	}{
 		// The check's keyword, comments and blank lines: allowed.
-		{"SSG's PASS_MIN_DAYS fix", mod("/etc/login.defs", " PASS_MAX_DAYS\t99999\n-PASS_MIN_DAYS\t0\n+PASS_MIN_DAYS 7\n+\n+# hardening\n"), minDays, ""},
-		{"login.defs keywords case-folded", mod("/etc/login.defs", "+pass_min_days 7\n"), minDays, ""},
-		{"pwquality with =", created("/etc/security/pwquality.conf", "+dcredit = -1\n"), dcredit, ""},
-		{"limits.conf: the item is the key", mod("/etc/security/limits.conf", "+*\thard\tmaxlogins\t10\n"), logins, ""},
-		{"auditd.conf", mod("/etc/audit/auditd.conf", "-disk_full_action = SUSPEND\n+disk_full_action = HALT\n"), diskFull, ""},
-		{"coredump drop-in with its section", created("/etc/systemd/coredump.conf.d/x.conf", "+[Coredump]\n+Storage=none\n"), storage, ""},
-		{"journald.conf", mod("/etc/systemd/journald.conf", " [Journal]\n-#Storage=auto\n+Storage=persistent\n"), journald, ""},
-		{"grub's command line", mod("/etc/default/grub", "-GRUB_CMDLINE_LINUX=\"\"\n+GRUB_CMDLINE_LINUX=\"audit=1\"\n"), grub, ""},
-		{"chrony server", mod("/etc/chrony/chrony.conf", "+server 0.pool.ntp.org iburst\n"), chrony, ""},
-		{"sudo Defaults use_pty", created("/etc/sudoers.d/pty", "+Defaults use_pty\n+Defaults:root use_pty\n"), usePty, ""},
-		{"modprobe install and blacklist of the module", created("/etc/modprobe.d/rds.conf", "+install rds /bin/false\n+blacklist rds\n"), rds, ""},
-		{"modprobe: - and _ are one module", created("/etc/modprobe.d/usb.conf", "+install usb_storage /bin/true\n"), usb, ""},
-		{"fstab line of the mount point", mod("/etc/fstab", "+tmpfs /dev/shm tmpfs defaults,nodev,nosuid 0 0\n"), devShm, ""},
-		{"no keys known: classes alone", mod("/etc/login.defs", "+ENCRYPT_METHOD MD5\n"), noKeys, ""},
-		{"no keys known: fstab free", mod("/etc/fstab", "+/dev/sdb1 / ext4 ro 0 1\n"), noKeys, ""},
+		{"SSG's PASS_MIN_DAYS fix", modDiff("/etc/login.defs", " PASS_MAX_DAYS\t99999\n-PASS_MIN_DAYS\t0\n+PASS_MIN_DAYS 7\n+\n+# hardening\n"), minDays, ""},
+		{"login.defs keywords case-folded", modDiff("/etc/login.defs", "+pass_min_days 7\n"), minDays, ""},
+		{"pwquality with =", createdDiff("/etc/security/pwquality.conf", "+dcredit = -1\n"), dcredit, ""},
+		{"limits.conf: the item is the key", modDiff("/etc/security/limits.conf", "+*\thard\tmaxlogins\t10\n"), logins, ""},
+		{"auditd.conf", modDiff("/etc/audit/auditd.conf", "-disk_full_action = SUSPEND\n+disk_full_action = HALT\n"), diskFull, ""},
+		{"coredump drop-in with its section", createdDiff("/etc/systemd/coredump.conf.d/x.conf", "+[Coredump]\n+Storage=none\n"), storage, ""},
+		{"journald.conf", modDiff("/etc/systemd/journald.conf", " [Journal]\n-#Storage=auto\n+Storage=persistent\n"), journald, ""},
+		{"grub's command line", modDiff("/etc/default/grub", "-GRUB_CMDLINE_LINUX=\"\"\n+GRUB_CMDLINE_LINUX=\"audit=1\"\n"), grub, ""},
+		{"chrony server", modDiff("/etc/chrony/chrony.conf", "+server 0.pool.ntp.org iburst\n"), chrony, ""},
+		{"sudo Defaults use_pty", createdDiff("/etc/sudoers.d/pty", "+Defaults use_pty\n+Defaults:root use_pty\n"), usePty, ""},
+		{"modprobe install and blacklist of the module", createdDiff("/etc/modprobe.d/rds.conf", "+install rds /bin/false\n+blacklist rds\n"), rds, ""},
+		{"modprobe: - and _ are one module", createdDiff("/etc/modprobe.d/usb.conf", "+install usb_storage /bin/true\n"), usb, ""},
+		{"fstab line of the mount point", modDiff("/etc/fstab", "+tmpfs /dev/shm tmpfs defaults,nodev,nosuid 0 0\n"), devShm, ""},
+		{"no keys known: classes alone", modDiff("/etc/login.defs", "+ENCRYPT_METHOD MD5\n"), noKeys, ""},
+		{"no keys known: fstab free", modDiff("/etc/fstab", "+/dev/sdb1 / ext4 ro 0 1\n"), noKeys, ""},
 		{"no keys known: deletion is the classes'", deleted("/etc/login.defs"), noKeys, ""},
-		{"no strict scope", mod("/etc/login.defs", "+ENCRYPT_METHOD MD5\n"), EffectsPolicy{Scope: minDays.Scope, Keys: minDays.Keys}, ""},
+		{"no strict scope", modDiff("/etc/login.defs", "+ENCRYPT_METHOD MD5\n"), EffectsPolicy{Scope: minDays.Scope, Keys: minDays.Keys}, ""},
 
 		// Other settings of the rule's files: refused.
-		{"ENCRYPT_METHOD for a PASS_MIN_DAYS rule", mod("/etc/login.defs", "+PASS_MIN_DAYS 7\n+ENCRYPT_METHOD MD5\n"), minDays,
+		{"ENCRYPT_METHOD for a PASS_MIN_DAYS rule", modDiff("/etc/login.defs", "+PASS_MIN_DAYS 7\n+ENCRYPT_METHOD MD5\n"), minDays,
 			"would change ENCRYPT_METHOD MD5 in /etc/login.defs: the rule's check reads only the login.defs settings pass_min_days"},
-		{"a removed UMASK line", mod("/etc/login.defs", "-UMASK 027\n"), minDays, "UMASK 027"},
-		{"minlen for a dcredit rule", created("/etc/security/pwquality.conf", "+dcredit = -1\n+minlen = 1\n"), dcredit, "minlen = 1"},
-		{"limits.conf nofile for a maxlogins rule", mod("/etc/security/limits.conf", "+*\thard\tnofile\t0\n"), logins, "only the limits items maxlogins"},
-		{"space_left_action for a disk_full rule", mod("/etc/audit/auditd.conf", "+space_left_action = halt\n"), diskFull, "space_left_action = halt"},
-		{"ForwardToSyslog for a Storage rule", created("/etc/systemd/journald.conf.d/x.conf", "+[Journal]\n+Storage=persistent\n+ForwardToSyslog=no\n"), journald, "ForwardToSyslog=no"},
-		{"GRUB_INIT_TUNE for a command-line rule", mod("/etc/default/grub", "+GRUB_INIT_TUNE=\"480 440 1\"\n"), grub, "GRUB_INIT_TUNE"},
-		{"shell in /etc/default/grub", mod("/etc/default/grub", "+$(reboot)\n"), grub, "$(reboot)"},
-		{"chrony cmdallow for a server rule", mod("/etc/chrony/chrony.conf", "+cmdallow all\n"), chrony, "cmdallow all"},
-		{"another Defaults option", created("/etc/sudoers.d/pty", "+Defaults use_pty,!authenticate\n"), usePty, "Defaults use_pty,!authenticate"},
-		{"a user spec for a Defaults rule", created("/etc/sudoers.d/pty", "+Defaults use_pty\n+ALL ALL=(ALL) NOPASSWD: ALL\n"), usePty, "ALL ALL=(ALL) NOPASSWD: ALL"},
-		{"sudo's #includedir is no comment", mod("/etc/sudoers", "+#includedir /tmp/s\n"), usePty, "includedir /tmp/s"},
-		{"another module for an rds rule", created("/etc/modprobe.d/rds.conf", "+install rds /bin/false\n+install usb-storage /bin/true\n"), rds, "install usb-storage /bin/true"},
-		{"a module loaded at boot for an rds rule", created("/etc/modules-load.d/x.conf", "+usb_storage\n"), rds, "usb_storage"},
-		{"another mount point for a /dev/shm rule", mod("/etc/fstab", "+/dev/sdb1 / ext4 ro 0 1\n"), devShm, "would change /dev/sdb1 / ext4 ro 0 1 in /etc/fstab: the rule's check reads only the mount points /dev/shm"},
-		{"mount points compared exactly", mod("/etc/fstab", "+tmpfs /DEV/SHM tmpfs defaults 0 0\n"), devShm, "/DEV/SHM"},
+		{"a removed UMASK line", modDiff("/etc/login.defs", "-UMASK 027\n"), minDays, "UMASK 027"},
+		{"minlen for a dcredit rule", createdDiff("/etc/security/pwquality.conf", "+dcredit = -1\n+minlen = 1\n"), dcredit, "minlen = 1"},
+		{"limits.conf nofile for a maxlogins rule", modDiff("/etc/security/limits.conf", "+*\thard\tnofile\t0\n"), logins, "only the limits items maxlogins"},
+		{"space_left_action for a disk_full rule", modDiff("/etc/audit/auditd.conf", "+space_left_action = halt\n"), diskFull, "space_left_action = halt"},
+		{"ForwardToSyslog for a Storage rule", createdDiff("/etc/systemd/journald.conf.d/x.conf", "+[Journal]\n+Storage=persistent\n+ForwardToSyslog=no\n"), journald, "ForwardToSyslog=no"},
+		{"GRUB_INIT_TUNE for a command-line rule", modDiff("/etc/default/grub", "+GRUB_INIT_TUNE=\"480 440 1\"\n"), grub, "GRUB_INIT_TUNE"},
+		{"shell in /etc/default/grub", modDiff("/etc/default/grub", "+$(reboot)\n"), grub, "$(reboot)"},
+		{"chrony cmdallow for a server rule", modDiff("/etc/chrony/chrony.conf", "+cmdallow all\n"), chrony, "cmdallow all"},
+		{"another Defaults option", createdDiff("/etc/sudoers.d/pty", "+Defaults use_pty,!authenticate\n"), usePty, "Defaults use_pty,!authenticate"},
+		{"a user spec for a Defaults rule", createdDiff("/etc/sudoers.d/pty", "+Defaults use_pty\n+ALL ALL=(ALL) NOPASSWD: ALL\n"), usePty, "ALL ALL=(ALL) NOPASSWD: ALL"},
+		{"sudo's #includedir is no comment", modDiff("/etc/sudoers", "+#includedir /tmp/s\n"), usePty, "includedir /tmp/s"},
+		{"another module for an rds rule", createdDiff("/etc/modprobe.d/rds.conf", "+install rds /bin/false\n+install usb-storage /bin/true\n"), rds, "install usb-storage /bin/true"},
+		{"a module loaded at boot for an rds rule", createdDiff("/etc/modules-load.d/x.conf", "+usb_storage\n"), rds, "usb_storage"},
+		{"another mount point for a /dev/shm rule", modDiff("/etc/fstab", "+/dev/sdb1 / ext4 ro 0 1\n"), devShm, "would change /dev/sdb1 / ext4 ro 0 1 in /etc/fstab: the rule's check reads only the mount points /dev/shm"},
+		{"mount points compared exactly", modDiff("/etc/fstab", "+tmpfs /DEV/SHM tmpfs defaults 0 0\n"), devShm, "/DEV/SHM"},
 		{"login.defs deleted", deleted("/etc/login.defs"), minDays, "would delete /etc/login.defs"},
 		{"fstab deleted", deleted("/etc/fstab"), devShm, "would delete /etc/fstab"},
-		{"login.defs without a diff", mod("/etc/login.defs", ""), minDays, "without a text diff"},
+		{"login.defs without a diff", modDiff("/etc/login.defs", ""), minDays, "without a text diff"},
 		{"login.defs made a link", nightshift.Effects{Changes: []nightshift.FileChange{{Path: "/etc/login.defs", Change: nightshift.ChangeModified,
 			Before: nightshift.FileState{Kind: nightshift.FileRegular}, After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "/etc/x"}}}}, minDays, "which login.defs settings it sets cannot be judged"},
 	}

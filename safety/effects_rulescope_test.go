@@ -111,50 +111,54 @@ func TestJudgeEffectsScopedActions(t *testing.T) {
 	}
 }
 
+// modDiff and createdDiff are a modified and a created regular file whose
+// diff is just the given lines (no headers), as keysHarm reads diffs.
+func modDiff(p, diff string) nightshift.Effects {
+	return nightshift.Effects{Changes: []nightshift.FileChange{{Path: p, Change: nightshift.ChangeModified,
+		Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, Diff: diff}}}
+}
+
+func createdDiff(p, diff string) nightshift.Effects {
+	return nightshift.Effects{Changes: []nightshift.FileChange{{Path: p, Change: nightshift.ChangeCreated,
+		After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, Diff: diff}}}
+}
+
 func TestJudgeEffectsKeysInScope(t *testing.T) {
-	mod := func(p, diff string) nightshift.Effects {
-		return nightshift.Effects{Changes: []nightshift.FileChange{{Path: p, Change: nightshift.ChangeModified,
-			Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, Diff: diff}}}
-	}
-	created := func(p, diff string) nightshift.Effects {
-		return nightshift.Effects{Changes: []nightshift.FileChange{{Path: p, Change: nightshift.ChangeCreated,
-			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644}, Diff: diff}}}
-	}
 	tests := []struct {
 		name string
 		eff  nightshift.Effects
 		pol  EffectsPolicy
 		want string
 	}{
-		{"Include /tmp/*.conf for a PermitRootLogin rule", mod("/etc/ssh/sshd_config", "@@ -1 +1,2 @@\n+Include /tmp/*.conf\n Port 22\n"), sshdRule,
+		{"Include /tmp/*.conf for a PermitRootLogin rule", modDiff("/etc/ssh/sshd_config", "@@ -1 +1,2 @@\n+Include /tmp/*.conf\n Port 22\n"), sshdRule,
 			"would change Include /tmp/*.conf in /etc/ssh/sshd_config: the rule's check reads only the sshd settings permitrootlogin"},
-		{"Subsystem replaced for a PermitRootLogin rule", mod("/etc/ssh/sshd_config", "-Subsystem\tsftp\t/usr/lib/openssh/sftp-server\n+Subsystem\tsftp /bin/false\n"), sshdRule, "Subsystem"},
-		{"PermitRootLogin and X11Forwarding", mod("/etc/ssh/sshd_config", "+PermitRootLogin no\n+X11Forwarding yes\n"), sshdRule, "X11Forwarding yes"},
-		{"kernel.modules_disabled for a kptr rule", created("/etc/sysctl.d/99-k.conf", "+kernel.kptr_restrict = 1\n+kernel.modules_disabled = 1\n"), kptrRule,
+		{"Subsystem replaced for a PermitRootLogin rule", modDiff("/etc/ssh/sshd_config", "-Subsystem\tsftp\t/usr/lib/openssh/sftp-server\n+Subsystem\tsftp /bin/false\n"), sshdRule, "Subsystem"},
+		{"PermitRootLogin and X11Forwarding", modDiff("/etc/ssh/sshd_config", "+PermitRootLogin no\n+X11Forwarding yes\n"), sshdRule, "X11Forwarding yes"},
+		{"kernel.modules_disabled for a kptr rule", createdDiff("/etc/sysctl.d/99-k.conf", "+kernel.kptr_restrict = 1\n+kernel.modules_disabled = 1\n"), kptrRule,
 			"would change kernel.modules_disabled = 1 in /etc/sysctl.d/99-k.conf: the rule's check reads only the kernel parameters kernel.kptr_restrict"},
-		{"vm.max_map_count for a kptr rule", created("/etc/sysctl.d/x.conf", "+vm.max_map_count=1\n"), kptrRule, "vm.max_map_count=1"},
-		{"a sysctl file changed without a diff", created("/etc/sysctl.d/x.conf", ""), kptrRule, "without a text diff"},
+		{"vm.max_map_count for a kptr rule", createdDiff("/etc/sysctl.d/x.conf", "+vm.max_map_count=1\n"), kptrRule, "vm.max_map_count=1"},
+		{"a sysctl file changed without a diff", createdDiff("/etc/sysctl.d/x.conf", ""), kptrRule, "without a text diff"},
 		{"a sysctl file made a link to scratch", nightshift.Effects{Changes: []nightshift.FileChange{{Path: "/etc/sysctl.d/99-x.conf", Change: nightshift.ChangeCreated,
 			After: nightshift.FileState{Kind: nightshift.FileSymlink, Target: "/tmp/x.conf"}}}}, kptrRule, "which kernel parameters it sets cannot be judged"},
 
-		{"auditd.service made to run nothing for an audit rule", mod("/usr/lib/systemd/system/auditd.service", " [Service]\n-ExecStart=/sbin/auditd\n+ExecStart=/bin/true\n"), auditRule,
+		{"auditd.service made to run nothing for an audit rule", modDiff("/usr/lib/systemd/system/auditd.service", " [Service]\n-ExecStart=/sbin/auditd\n+ExecStart=/bin/true\n"), auditRule,
 			"would change ExecStart=/sbin/auditd; ExecStart=/bin/true in /usr/lib/systemd/system/auditd.service: the rule's check reads only the unit settings ExecStartPost, Requires"},
 		{"a sysctl file of the scope deleted", nightshift.Effects{Changes: []nightshift.FileChange{{Path: "/usr/lib/sysctl.d/protect-links.conf", Change: nightshift.ChangeDeleted,
 			Before: nightshift.FileState{Kind: nightshift.FileRegular}}}}, kptrRule, "would delete /usr/lib/sysctl.d/protect-links.conf"},
 
 		// SSG's own fixes: their keyword only, comments and blank lines.
-		{"augenrules in auditd.service", mod("/usr/lib/systemd/system/auditd.service", " [Service]\n+ExecStartPost=-/sbin/augenrules --load\n"), auditRule, ""},
+		{"augenrules in auditd.service", modDiff("/usr/lib/systemd/system/auditd.service", " [Service]\n+ExecStartPost=-/sbin/augenrules --load\n"), auditRule, ""},
 		{"a sysctl file a package installs", nightshift.Effects{Changes: []nightshift.FileChange{
 			{Path: "/var/lib/dpkg/status", Change: nightshift.ChangeModified, Before: nightshift.FileState{Kind: nightshift.FileRegular}, After: nightshift.FileState{Kind: nightshift.FileRegular}},
 			{Path: "/var/lib/dpkg/info/procps.list", Change: nightshift.ChangeModified, Before: nightshift.FileState{Kind: nightshift.FileRegular}, After: nightshift.FileState{Kind: nightshift.FileRegular}, Diff: "+/usr/lib/sysctl.d/50-pid-max.conf\n"},
 			{Path: "/usr/lib/sysctl.d/50-pid-max.conf", Change: nightshift.ChangeCreated, After: nightshift.FileState{Kind: nightshift.FileRegular}, Diff: "+kernel.pid_max = 4194304\n"}}}, kptrRule, ""},
-		{"SSG's PermitRootLogin fix", mod("/etc/ssh/sshd_config", "-#PermitRootLogin prohibit-password\n+PermitRootLogin no\n+\n"), sshdRule, ""},
-		{"keywords case-insensitively, with =", mod("/etc/ssh/sshd_config", "+PERMITROOTLOGIN=no # hardening\n"), sshdRule, ""},
-		{"SSG's sysctl fix comments the key out elsewhere", mod("/etc/sysctl.conf", "-kernel.kptr_restrict = 0\n+# kernel.kptr_restrict = 0\n+kernel.kptr_restrict = 1\n"), kptrRule, ""},
-		{"a sysctl.d line with - and slashes", created("/etc/sysctl.d/x.conf", "+-kernel/kptr_restrict = 2\n"), kptrRule, ""},
-		{"no keys known: lines not limited", mod("/etc/ssh/sshd_config", "+X11Forwarding no\n"), EffectsPolicy{StrictScope: true, Scope: []string{"/etc/ssh/sshd_config"}}, ""},
-		{"no strict scope", mod("/etc/ssh/sshd_config", "+X11Forwarding no\n"), EffectsPolicy{Scope: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}, ""},
-		{"a file outside the scope is the scope's business", mod("/etc/sysctl.conf", "+vm.swappiness=10\n"), sshdRule, "outside the rule's paths"},
+		{"SSG's PermitRootLogin fix", modDiff("/etc/ssh/sshd_config", "-#PermitRootLogin prohibit-password\n+PermitRootLogin no\n+\n"), sshdRule, ""},
+		{"keywords case-insensitively, with =", modDiff("/etc/ssh/sshd_config", "+PERMITROOTLOGIN=no # hardening\n"), sshdRule, ""},
+		{"SSG's sysctl fix comments the key out elsewhere", modDiff("/etc/sysctl.conf", "-kernel.kptr_restrict = 0\n+# kernel.kptr_restrict = 0\n+kernel.kptr_restrict = 1\n"), kptrRule, ""},
+		{"a sysctl.d line with - and slashes", createdDiff("/etc/sysctl.d/x.conf", "+-kernel/kptr_restrict = 2\n"), kptrRule, ""},
+		{"no keys known: lines not limited", modDiff("/etc/ssh/sshd_config", "+X11Forwarding no\n"), EffectsPolicy{StrictScope: true, Scope: []string{"/etc/ssh/sshd_config"}}, ""},
+		{"no strict scope", modDiff("/etc/ssh/sshd_config", "+X11Forwarding no\n"), EffectsPolicy{Scope: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}, ""},
+		{"a file outside the scope is the scope's business", modDiff("/etc/sysctl.conf", "+vm.swappiness=10\n"), sshdRule, "outside the rule's paths"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkScopeRefusals(t, tt.eff, tt.pol, tt.want) })
