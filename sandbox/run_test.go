@@ -166,12 +166,7 @@ func TestRunJudged(t *testing.T) {
 	sshd := sandbox.Scope{Strict: true, Paths: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}
 	kptr := sandbox.Scope{Strict: true, Paths: []string{"/etc/sysctl.conf", "/etc/sysctl.d", "/run/sysctl.d"}, Sysctl: []string{"kernel.kptr_restrict"}, Keys: []string{"kernel.kptr_restrict"}}
 	h.host(t, "rm -rf /run/sysctl.d/9*-sbx20*.conf /run/systemd/system/sbx20.service /run/nologin")
-	tests := []struct {
-		name, command string
-		scope         sandbox.Scope
-		want          nightshift.Verdict
-		reason        string // substring of a reason when refused
-	}{
+	tests := []scopeCase{
 		{"a runtime sysctl.d drop-in for an sshd rule", "mkdir -p /run/sysctl.d && printf 'kernel.x=1\\n' > /run/sysctl.d/99-sbx20.conf", sshd, nightshift.VerdictRefused, "/run/sysctl.d/99-sbx20.conf"},
 		{"another parameter in /run/sysctl.d for a kptr rule", "mkdir -p /run/sysctl.d && echo 'kernel.modules_disabled = 1' > /run/sysctl.d/98-sbx20.conf", kptr, nightshift.VerdictRefused, "kernel.modules_disabled = 1"},
 		{"a runtime unit for an sshd rule", "mkdir -p /run/systemd/system && printf '[Service]\\nExecStart=/bin/true\\n' > /run/systemd/system/sbx20.service", sshd, nightshift.VerdictRefused, "/run/systemd/system"},
@@ -179,21 +174,7 @@ func TestRunJudged(t *testing.T) {
 		{"/run/nologin without a scope", "touch /run/nologin", sandbox.Scope{}, nightshift.VerdictRefused, "would create /run/nologin"},
 		{"the rule's own parameter in /run/sysctl.d", "mkdir -p /run/sysctl.d && echo 'kernel.kptr_restrict = 1' > /run/sysctl.d/97-sbx20.conf", kptr, nightshift.VerdictCommitted, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ex, err := run.Run(sandbox.WithRuleScope(ctx, tt.scope), tt.command)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev := ex.Evidence
-			if ev == nil || ev.Verdict != tt.want {
-				t.Fatalf("evidence %+v, want verdict %s", ev, tt.want)
-			}
-			if tt.reason != "" && !strings.Contains(strings.Join(ev.Reasons, "\n"), tt.reason) {
-				t.Errorf("reasons %q, want one containing %q", ev.Reasons, tt.reason)
-			}
-		})
-	}
+	runScopeCases(ctx, t, run, tests)
 	if got := h.host(t, "cat /run/sysctl.d/97-sbx20.conf; ls /run/sysctl.d/99-sbx20.conf /run/sysctl.d/98-sbx20.conf /run/systemd/system/sbx20.service /run/nologin 2>&1 | grep -v 'No such' ; true"); strings.TrimSpace(got) != "kernel.kptr_restrict = 1" {
 		t.Errorf("the host's /run holds %q", got)
 	}

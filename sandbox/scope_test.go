@@ -232,33 +232,18 @@ func TestRejudgeCorpus(t *testing.T) {
 // is about is committed. Every case of fresh3 that this judge closes has
 // its pure regression case in package safety; this one proves the
 // context reaches the judge and the sandbox records what it judges.
-func TestRuleScopeOnTarget(t *testing.T) {
-	h := debian(t)
-	ctx := context.Background()
-	sb := sandbox.New(h.c, sandbox.Config{Timeout: time.Minute})
-	run := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{})
-	sshd := sandbox.Scope{Strict: true, Paths: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}
-	noPaths := sandbox.Scope{Strict: true, Rule: "my_rule", Note: rules.NoPathsNote}
-	kptr := sandbox.Scope{Strict: true, Paths: []string{"/etc/sysctl.conf", "/etc/sysctl.d"}, Sysctl: []string{"kernel.kptr_restrict"}, Keys: []string{"kernel.kptr_restrict"}}
-	tests := []struct {
-		name, command string
-		scope         sandbox.Scope
-		want          nightshift.Verdict
-		reason        string // substring of a reason when refused
-	}{
-		{"debug-shell for an sshd rule", "systemctl enable debug-shell.service", sshd, nightshift.VerdictRefused, "the rule's check reads no unit"},
-		{"another kernel parameter for a kptr rule", "sysctl -w vm.max_map_count=1", kptr, nightshift.VerdictRefused, "vm.max_map_count is not among"},
-		{"wtmp to /dev/null", "ln -sf /dev/null /var/log/wtmp", sshd, nightshift.VerdictRefused, "would change /var/log/wtmp"},
-		{"Include of /tmp in the rule's own file", "sed -i '1i Include /tmp/*.conf' /etc/ssh/sshd_config", sshd, nightshift.VerdictRefused, "Include /tmp/*.conf"},
-		{"modules_disabled in the rule's sysctl.d", "echo 'kernel.modules_disabled = 1' > /etc/sysctl.d/60-k.conf", kptr, nightshift.VerdictRefused, "kernel.modules_disabled = 1"},
-		{"the rule's own parameter in sysctl.d", "echo 'kernel.kptr_restrict = 1' > /etc/sysctl.d/60-kptr.conf", kptr, nightshift.VerdictCommitted, ""},
-		{"a scratch file", "echo x > /var/tmp/scope-test", sshd, nightshift.VerdictCommitted, ""},
-		// A rule without paths, as the worker gives it (issue 19: every
-		// rule default-deny): the reason names the rule and what to do.
-		{"a rule without paths", "echo x > /etc/scope-test.conf", noPaths, nightshift.VerdictRefused,
-			"would change /etc/scope-test.conf: rule my_rule declares no paths (add paths: to the rule)"},
-		{"a scratch file for a rule without paths", "echo x > /var/tmp/scope-test2", noPaths, nightshift.VerdictCommitted, ""},
-	}
+// scopeCase is a command run through the Runner as a proposal for a rule
+// whose scope the context carries, and the verdict it must get.
+type scopeCase struct {
+	name, command string
+	scope         sandbox.Scope
+	want          nightshift.Verdict
+	reason        string // substring of a reason when refused
+}
+
+// runScopeCases runs each case through run, one subtest each.
+func runScopeCases(ctx context.Context, t *testing.T, run *sandbox.Runner, tests []scopeCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ex, err := run.Run(sandbox.WithRuleScope(ctx, tt.scope), tt.command)
@@ -274,6 +259,31 @@ func TestRuleScopeOnTarget(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRuleScopeOnTarget(t *testing.T) {
+	h := debian(t)
+	ctx := context.Background()
+	sb := sandbox.New(h.c, sandbox.Config{Timeout: time.Minute})
+	run := sandbox.NewRunner(sb, safety.EffectsPolicy{Login: "root", SSHPort: 22}, sandbox.RunnerConfig{})
+	sshd := sandbox.Scope{Strict: true, Paths: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}
+	noPaths := sandbox.Scope{Strict: true, Rule: "my_rule", Note: rules.NoPathsNote}
+	kptr := sandbox.Scope{Strict: true, Paths: []string{"/etc/sysctl.conf", "/etc/sysctl.d"}, Sysctl: []string{"kernel.kptr_restrict"}, Keys: []string{"kernel.kptr_restrict"}}
+	tests := []scopeCase{
+		{"debug-shell for an sshd rule", "systemctl enable debug-shell.service", sshd, nightshift.VerdictRefused, "the rule's check reads no unit"},
+		{"another kernel parameter for a kptr rule", "sysctl -w vm.max_map_count=1", kptr, nightshift.VerdictRefused, "vm.max_map_count is not among"},
+		{"wtmp to /dev/null", "ln -sf /dev/null /var/log/wtmp", sshd, nightshift.VerdictRefused, "would change /var/log/wtmp"},
+		{"Include of /tmp in the rule's own file", "sed -i '1i Include /tmp/*.conf' /etc/ssh/sshd_config", sshd, nightshift.VerdictRefused, "Include /tmp/*.conf"},
+		{"modules_disabled in the rule's sysctl.d", "echo 'kernel.modules_disabled = 1' > /etc/sysctl.d/60-k.conf", kptr, nightshift.VerdictRefused, "kernel.modules_disabled = 1"},
+		{"the rule's own parameter in sysctl.d", "echo 'kernel.kptr_restrict = 1' > /etc/sysctl.d/60-kptr.conf", kptr, nightshift.VerdictCommitted, ""},
+		{"a scratch file", "echo x > /var/tmp/scope-test", sshd, nightshift.VerdictCommitted, ""},
+		// A rule without paths, as the worker gives it (issue 19: every
+		// rule default-deny): the reason names the rule and what to do.
+		{"a rule without paths", "echo x > /etc/scope-test.conf", noPaths, nightshift.VerdictRefused,
+			"would change /etc/scope-test.conf: rule my_rule declares no paths (add paths: to the rule)"},
+		{"a scratch file for a rule without paths", "echo x > /var/tmp/scope-test2", noPaths, nightshift.VerdictCommitted, ""},
+	}
+	runScopeCases(ctx, t, run, tests)
 	// The committed sysctl.d file is on the host; the refused ones are not.
 	if got := h.host(t, "cat /etc/sysctl.d/60-kptr.conf; test -e /etc/sysctl.d/60-k.conf && echo refused-file-present; readlink /var/log/wtmp; true"); strings.TrimSpace(got) != "kernel.kptr_restrict = 1" {
 		t.Errorf("the host holds %q", got)
