@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,10 +34,32 @@ func startSystem(t testing.TB) *debtarget.SystemTarget {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	tg, err := debtarget.StartSystem(ctx, debtarget.Options{})
+	tg, err := debtarget.StartSystem(ctx, debtarget.Options{HostKeys: hostKeys(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, tg.Close()) })
 	return tg
+}
+
+// One set of host keys (debtarget.NewHostKeys) for every Debian target
+// this test binary starts: an RSA host key costs more than half a second
+// of CPU per start, and these tests prove nothing about the keys.
+var (
+	hostKeysOnce sync.Once
+	hostKeysSet  *debtarget.HostKeys
+	hostKeysErr  error
+)
+
+func hostKeys(t testing.TB) *debtarget.HostKeys {
+	t.Helper()
+	hostKeysOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		hostKeysSet, hostKeysErr = debtarget.NewHostKeys(ctx)
+	})
+	if hostKeysErr != nil {
+		t.Fatalf("host keys for the Debian targets: %v", hostKeysErr)
+	}
+	return hostKeysSet
 }
 
 func lookPath(name string) (string, error) {

@@ -270,8 +270,8 @@ type corpusHost struct {
 // the target; the test reaches it through a loopback forwarder). Only the
 // sandbox's Timeout, LayerSize and OutputCap differ from the worker's
 // defaults, to keep the run short and this machine's memory safe.
-func startCorpusHost(ctx context.Context, n int) (*corpusHost, error) {
-	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true, Hostname: fmt.Sprintf("corpus-%d", n)})
+func startCorpusHost(ctx context.Context, n int, keys *debtarget.HostKeys) (*corpusHost, error) {
+	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true, Hostname: fmt.Sprintf("corpus-%d", n), HostKeys: keys})
 	if err != nil {
 		return nil, err
 	}
@@ -512,6 +512,7 @@ func TestHostileCorpora(t *testing.T) {
 		queues[i%par] = append(queues[i%par], j)
 	}
 
+	keys := hostKeys(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	hosts := make([]*corpusHost, par)
 	var startErr error
@@ -521,7 +522,7 @@ func TestHostileCorpora(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h, err := startCorpusHost(ctx, i)
+			h, err := startCorpusHost(ctx, i, keys)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -743,7 +744,7 @@ func TestHostileCorpora(t *testing.T) {
 				// Replace the host, so that every command still gets a verdict.
 				h.close()
 				sctx, scancel := context.WithTimeout(context.Background(), 10*time.Minute)
-				nh, err := startCorpusHost(sctx, n)
+				nh, err := startCorpusHost(sctx, n, keys)
 				scancel()
 				var nerr error
 				if err == nil {

@@ -37,7 +37,7 @@ type netSandbox struct {
 func startNetSandbox(ctx context.Context, t *testing.T, deadline time.Duration) netSandbox {
 	t.Helper()
 	testenv.NeedRoot(t, "a Debian 12 target in namespaces")
-	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true})
+	tg, err := debtarget.StartSystem(ctx, debtarget.Options{Sandbox: true, HostKeys: hostKeys(t)})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}

@@ -26,7 +26,7 @@ func TestTryThroughSudo(t *testing.T) {
 	testenv.NeedRoot(t, "the sandbox tests start a Debian 12 target in namespaces")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true, SudoLogin: true})
+	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true, SudoLogin: true, HostKeys: hostKeys(t)})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}

@@ -37,10 +37,11 @@ func debian(t testing.TB) *target {
 	if os.Geteuid() != 0 {
 		testenv.NeedRoot(t, "the sandbox tests start a Debian 12 target in namespaces")
 	}
+	keys := hostKeys(t)
 	sharedOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true})
+		tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true, HostKeys: keys})
 		if err != nil {
 			sharedErr = err
 			return
@@ -59,6 +60,28 @@ func debian(t testing.TB) *target {
 		t.Fatalf("start the Debian 12 target: %v", sharedErr)
 	}
 	return shared
+}
+
+// One set of host keys (debtarget.NewHostKeys) for every Debian target
+// this test binary starts: an RSA host key costs more than half a second
+// of CPU per start, and these tests prove nothing about the keys.
+var (
+	hostKeysOnce sync.Once
+	hostKeysSet  *debtarget.HostKeys
+	hostKeysErr  error
+)
+
+func hostKeys(t testing.TB) *debtarget.HostKeys {
+	t.Helper()
+	hostKeysOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		hostKeysSet, hostKeysErr = debtarget.NewHostKeys(ctx)
+	})
+	if hostKeysErr != nil {
+		t.Fatalf("host keys for the Debian targets: %v", hostKeysErr)
+	}
+	return hostKeysSet
 }
 
 func TestMain(m *testing.M) {

@@ -71,6 +71,10 @@ type Options struct {
 	// no such login and no sudo, as before. StartSystem's targets always
 	// have LoginUser.
 	SudoLogin bool
+	// HostKeys are the root's own host keys in /etc/ssh (NewHostKeys),
+	// shared by the targets given the same value; nil: new ones for each
+	// target (ssh-keygen -A in the root, an RSA key among them).
+	HostKeys *HostKeys
 }
 
 // Target is a running disposable Debian 12 host reachable over SSH as root
@@ -133,7 +137,7 @@ func Start(ctx context.Context, opts Options) (_ *Target, err error) {
 		return nil, err
 	}
 	t.Root = t.rfs.root
-	if err := t.prepare(ctx); err != nil {
+	if err := t.prepare(ctx, opts.HostKeys); err != nil {
 		return nil, err
 	}
 	hostname := opts.Hostname
@@ -202,7 +206,7 @@ func findScript() (string, error) {
 // prepare writes the control sshd's config, host key and authorized_keys
 // under /etc/nightshift in the root, the client key outside it, and the
 // target's own host keys.
-func (t *Target) prepare(ctx context.Context) error {
+func (t *Target) prepare(ctx context.Context, hk *HostKeys) error {
 	etc := filepath.Join(t.Root, "etc", "nightshift")
 	if err := os.MkdirAll(etc, 0o700); err != nil {
 		return fmt.Errorf("debtarget: %w", err)
@@ -222,8 +226,8 @@ func (t *Target) prepare(ctx context.Context) error {
 		return err
 	}
 	// The target's own host keys, as a Debian install has them.
-	if out, err := exec.CommandContext(ctx, "chroot", t.Root, "ssh-keygen", "-A").CombinedOutput(); err != nil {
-		return fmt.Errorf("debtarget: ssh-keygen -A in the root: %w: %s", err, bytes.TrimSpace(out))
+	if err := hostKeys(ctx, t.Root, hk); err != nil {
+		return err
 	}
 	pub, err := os.ReadFile(t.IdentityFile + ".pub")
 	if err != nil {

@@ -75,6 +75,13 @@ func TestTargetIsolation(t *testing.T) {
 	}
 	tg := start(t)
 	c := dial(t, tg)
+	// Without Options.HostKeys the root gets its own host keys, as a
+	// Debian install does (ssh-keygen -A).
+	for _, typ := range []string{"rsa", "ecdsa", "ed25519"} {
+		if _, err := os.Stat(tg.Root + "/etc/ssh/ssh_host_" + typ + "_key"); err != nil {
+			t.Errorf("no %s host key in the root: %v", typ, err)
+		}
+	}
 	tests := []struct {
 		name, cmd string
 		exit      int
@@ -164,7 +171,7 @@ func TestStartFailureTearsDown(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := Start(ctx, Options{Hostname: strings.Repeat("h", 100), Log: testLog{t}})
+	tg, err := Start(ctx, Options{Hostname: strings.Repeat("h", 100), Log: testLog{t}, HostKeys: testHostKeys(t)})
 	if err == nil {
 		tg.Close()
 		t.Fatal("Start with a 100-character hostname succeeded")
@@ -189,7 +196,7 @@ func TestSudoLogin(t *testing.T) {
 	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := Start(ctx, Options{SudoLogin: true, Log: testLog{t}})
+	tg, err := Start(ctx, Options{SudoLogin: true, Log: testLog{t}, HostKeys: testHostKeys(t)})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}

@@ -91,7 +91,7 @@ func TestSandboxTargetCannotReachMachine(t *testing.T) {
 	sysBefore := mountAt(targetMounts(t, os.Getpid()), "/sys")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := Start(ctx, Options{Sandbox: true, Log: testLog{t}})
+	tg, err := Start(ctx, Options{Sandbox: true, Log: testLog{t}, HostKeys: testHostKeys(t)})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}
@@ -204,7 +204,7 @@ func TestSystemTargetFirewallIsOwn(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := StartSystem(ctx, Options{Sandbox: true, Log: testLog{t}})
+	tg, err := StartSystem(ctx, Options{Sandbox: true, Log: testLog{t}, HostKeys: testHostKeys(t)})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}

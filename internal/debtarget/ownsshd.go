@@ -183,7 +183,7 @@ func StartSystem(ctx context.Context, opts Options) (_ *SystemTarget, err error)
 		return nil, err
 	}
 	t.Root = t.rfs.root
-	if err := t.prepare(ctx); err != nil {
+	if err := t.prepare(ctx, opts.HostKeys); err != nil {
 		return nil, err
 	}
 	hostname := opts.Hostname
@@ -200,7 +200,7 @@ func StartSystem(ctx context.Context, opts Options) (_ *SystemTarget, err error)
 	return t, nil
 }
 
-func (t *SystemTarget) prepare(ctx context.Context) error {
+func (t *SystemTarget) prepare(ctx context.Context, hk *HostKeys) error {
 	run := func(name string, args ...string) error {
 		if out, err := exec.CommandContext(ctx, name, args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("debtarget: %s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(out))
@@ -211,7 +211,7 @@ func (t *SystemTarget) prepare(ctx context.Context) error {
 	if err := run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "nightshift-worker", "-f", t.IdentityFile); err != nil {
 		return err
 	}
-	if err := run("chroot", t.Root, "ssh-keygen", "-A"); err != nil {
+	if err := hostKeys(ctx, t.Root, hk); err != nil {
 		return err
 	}
 	if err := installSudo(ctx, t.Root); err != nil {

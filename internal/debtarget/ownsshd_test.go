@@ -20,10 +20,14 @@ func TestSystemTarget(t *testing.T) {
 	testenv.NeedRoot(t, "the target's namespaces, chroot and mounts")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	tg, err := StartSystem(ctx, Options{Log: testLog{t}})
+	hk := testHostKeys(t)
+	tg, err := StartSystem(ctx, Options{Log: testLog{t}, HostKeys: hk})
 	if err != nil {
 		t.Fatalf("StartSystem: %v", err)
 	}
+	// The root's own sshd serves the given host keys: the logins below
+	// verify it against KnownHostsFile, made from the root's ed25519 key.
+	checkHostKeys(t, tg.Root, hk)
 	t.Cleanup(func() {
 		if err := tg.Close(); err != nil {
 			t.Errorf("Close: %v", err)

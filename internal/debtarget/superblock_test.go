@@ -71,7 +71,7 @@ func TestRootOwnSuperblock(t *testing.T) {
 	before := rootOptions(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := Start(ctx, Options{Sandbox: true, Log: testLog{t}})
+	tg, err := Start(ctx, Options{Sandbox: true, Log: testLog{t}, HostKeys: testHostKeys(t)})
 	if err != nil {
 		t.Fatalf("start the Debian 12 target: %v", err)
 	}
