@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -167,12 +169,29 @@ func lastLine(s string) string {
 // that scope alone brings are logged as REFUSED-BY-SCOPE); and every refusal, with
 // its reason, as testdata/sandbox/refused-effects.golden lists it (-update
 // rewrites it). The static pre-filter is not involved.
+//
+// The trials come from a recording when it is current (issue 23, fast
+// tests; falserefusal_record_test.go): every command is judged, with the
+// judge of this tree, from the effects a run for real recorded in
+// testdata/sandbox/falserefusals-evidence.jsonl.gz, and a deterministic
+// sample of about sampleTrials commands over the three corpora (and the
+// right refusals) is tried for real and compared with its recording. The
+// recording is current when its stamp (sha256 of the sandbox helper, the
+// Go files that collect effects, the effects' types, this test's setup,
+// the Debian root's tarball name and package versions) is this tree's and
+// it holds every corpus command as it is now; otherwise every command is
+// tried for real, and the log says how to record again
+// (-falserefusals.record). -falserefusals.all tries every command for real
+// whatever the recording. The trade: a change outside the stamp that
+// changes what a trial records (sshexec, the kernel's overlayfs) is seen
+// only through the sample until the next recording.
 func TestFalseRefusals(t *testing.T) {
 	h := debian(t)
 	ctx := context.Background()
 	h.host(t, offlineApt)
 	addSudoLogin(t, h)
-	sb := sandbox.New(h.c, sandbox.Config{Timeout: 3 * time.Minute, Login: sudoLogin})
+	cfg := sandbox.Config{Timeout: 3 * time.Minute, Login: sudoLogin}
+	sb := sandbox.New(h.c, cfg)
 	if err := sb.Probe(ctx); err != nil {
 		t.Fatalf("Probe: %v", err)
 	}
@@ -183,6 +202,32 @@ func TestFalseRefusals(t *testing.T) {
 	before := h.host(t, manifest)
 	cases := loadCorpora(t)
 	scopes := ssgScopes(t, h.tg.Root)
+	polOf := func(c corpusCase) safety.EffectsPolicy {
+		if c.Source == "ssg" {
+			pol, _ := scopedPolicy(policy, scopes, c.Name)
+			return pol
+		}
+		return policy
+	}
+	// What to try for real: every command when recording, when asked, or
+	// when the recording cannot stand for the trials; else the sample.
+	stamp, parts := falseRefusalsStamp(t, h, fmt.Sprintf("%s\n%s\n%+v", offlineApt, sudoLogin, cfg))
+	var recs map[[2]string]trialRecord
+	if !*recordFalseRefusals && !*allFalseRefusals {
+		var why string
+		if recs, why = loadEvidence(stamp, cases); recs == nil {
+			t.Logf("STALE EVIDENCE: every command is tried for real: %s; %s", why, recordHint)
+		}
+	}
+	live := make([]int, 0, len(cases))
+	if recs != nil {
+		live = sampleIndices(cases, sampleTrials)
+		t.Logf("the recording %s is current (stamp %s): all %d commands re-judged from it, %d of them tried for real and compared with it", falseRefusalsEvidence, stamp, len(cases), len(live))
+	} else {
+		for i := range cases {
+			live = append(live, i)
+		}
+	}
 	results := make([]verdict, len(cases))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -191,21 +236,45 @@ func TestFalseRefusals(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				pol := policy
-				if cases[i].Source == "ssg" {
-					pol, _ = scopedPolicy(policy, scopes, cases[i].Name)
-				}
-				results[i] = judgeOne(ctx, sb, cases[i], pol)
+				results[i] = judgeOne(ctx, sb, cases[i], polOf(cases[i]))
 			}
 		}()
 	}
-	for i := range cases {
+	for _, i := range live {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
 	if after := h.host(t, manifest); after != before {
 		t.Errorf("the target's trees changed although every trial was discarded:\n%s\nwas\n%s", after, before)
+	}
+	// The recording keeps what the judge reads: each live trial read back
+	// from its JSON is judged as the trial was.
+	for _, i := range live {
+		if r := results[i]; r.err == nil {
+			back := judgeRecord(roundTrip(t, recordOf(r)), r.c, r.policy)
+			if !reflect.DeepEqual(back.refusals, r.refusals) || !reflect.DeepEqual(back.unscoped, r.unscoped) {
+				t.Errorf("%s %s: judged %v from the trial, %v from its recording's JSON", r.c.Source, r.c.Name, r.refusals, back.refusals)
+			}
+		}
+	}
+	switch {
+	case *recordFalseRefusals:
+		out := make([]trialRecord, len(results))
+		for i, r := range results {
+			out[i] = recordOf(r)
+		}
+		writeEvidence(t, stamp, parts, out)
+	case recs != nil:
+		sampled := results
+		results = make([]verdict, len(cases))
+		for i, c := range cases {
+			results[i] = judgeRecord(recs[[2]string{c.Source, c.Name}], c, polOf(c))
+		}
+		for _, i := range live {
+			compareWithRecording(t, sampled[i], recs[[2]string{cases[i].Source, cases[i].Name}], results[i])
+			results[i].took = sampled[i].took
+		}
 	}
 
 	total := map[string]int{}
@@ -322,6 +391,24 @@ func judgeOne(ctx context.Context, sb *sandbox.Sandbox, c corpusCase, pol safety
 		v.err = err
 	}
 	v.took = time.Since(start)
+	return v
+}
+
+// judgeRecord is judgeOne's verdict from a recorded trial (judged now,
+// with the judge of this tree).
+func judgeRecord(r trialRecord, c corpusCase, pol safety.EffectsPolicy) verdict {
+	v := verdict{c: c, policy: pol, exit: r.Exit, timedOut: r.TimedOut, effects: r.Effects, stderr: r.Stderr}
+	if r.Err != "" {
+		v.err = errors.New(r.Err)
+		return v
+	}
+	v.effects.PAM = r.PAM
+	v.changes = len(v.effects.Changes)
+	for _, a := range v.effects.Actions {
+		v.actions = append(v.actions, a.String())
+	}
+	v.refusals = safety.JudgeEffects(v.effects, pol)
+	v.unscoped = safety.JudgeEffects(v.effects, policy)
 	return v
 }
 
