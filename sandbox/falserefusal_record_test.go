@@ -47,9 +47,11 @@ const (
 )
 
 // stampFiles produce a trial's effects: the helper that runs on the
-// target, the package's Go code that starts it and parses its report, and
-// the effects' types.
-var stampFiles = []string{"helper.sh", "sandbox.go", "report.go", "commit.go", "../effects.go"}
+// target, the package's Go code that starts it and parses its report, the
+// effects' types, and how the Debian target is set up (its namespaces,
+// capabilities and root).
+var stampFiles = []string{"helper.sh", "sandbox.go", "report.go", "commit.go", "../effects.go",
+	"../internal/debtarget/debtarget.go", "../internal/debtarget/userns.go", "../internal/debtarget/rootfs.go"}
 
 // trialRecord is one command's trial as recorded: what Try returned, the
 // PAM view included (Effects does not put it in its JSON).

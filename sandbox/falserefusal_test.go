@@ -178,7 +178,8 @@ func lastLine(s string) string {
 // right refusals) is tried for real and compared with its recording. The
 // recording is current when its stamp (sha256 of the sandbox helper, the
 // Go files that collect effects, the effects' types, this test's setup,
-// the Debian root's tarball name and package versions) is this tree's and
+// internal/debtarget's target setup, the Debian root's tarball name and
+// package versions) is this tree's and
 // it holds every corpus command as it is now; otherwise every command is
 // tried for real, and the log says how to record again
 // (-falserefusals.record). -falserefusals.all tries every command for real
