@@ -127,35 +127,50 @@ func falseRefusalsStamp(t testing.TB, h *target, setup string) (string, map[stri
 
 // loadEvidence reads the recording. It returns nil and why when it cannot
 // stand for the trials: absent, another stamp, or a command of cases
-// without a recording of that command.
+// without a recording of that command (evidenceFor).
 func loadEvidence(stamp string, cases []corpusCase) (map[[2]string]trialRecord, string) {
-	raw, err := os.ReadFile(falseRefusalsEvidence)
+	hd, recs, err := readEvidence()
 	if err != nil {
 		return nil, err.Error()
 	}
+	return evidenceFor(hd, recs, stamp, cases)
+}
+
+// readEvidence reads the recording's header and trials.
+func readEvidence() (evidenceHeader, map[[2]string]trialRecord, error) {
+	var hd evidenceHeader
+	raw, err := os.ReadFile(falseRefusalsEvidence)
+	if err != nil {
+		return hd, nil, err
+	}
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Sprintf("%s: %v", falseRefusalsEvidence, err)
+		return hd, nil, fmt.Errorf("%s: %w", falseRefusalsEvidence, err)
 	}
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(nil, 1<<28)
-	var hd evidenceHeader
 	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &hd) != nil {
-		return nil, fmt.Sprintf("%s: no header line", falseRefusalsEvidence)
-	}
-	if hd.Stamp != stamp {
-		return nil, fmt.Sprintf("%s was recorded with stamp %s (%v), this tree and target give %s", falseRefusalsEvidence, hd.Stamp, hd.Parts, stamp)
+		return hd, nil, fmt.Errorf("%s: no header line", falseRefusalsEvidence)
 	}
 	recs := map[[2]string]trialRecord{}
 	for n := 2; sc.Scan(); n++ {
 		var r trialRecord
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Sprintf("%s:%d: %v", falseRefusalsEvidence, n, err)
+			return hd, nil, fmt.Errorf("%s:%d: %w", falseRefusalsEvidence, n, err)
 		}
 		recs[[2]string{r.Source, r.Name}] = r
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Sprintf("%s: %v", falseRefusalsEvidence, err)
+		return hd, nil, fmt.Errorf("%s: %w", falseRefusalsEvidence, err)
+	}
+	return hd, recs, nil
+}
+
+// evidenceFor returns recs when they stand for the trials of cases under
+// stamp, else nil and why.
+func evidenceFor(hd evidenceHeader, recs map[[2]string]trialRecord, stamp string, cases []corpusCase) (map[[2]string]trialRecord, string) {
+	if hd.Stamp != stamp {
+		return nil, fmt.Sprintf("%s was recorded with stamp %s (%v), this tree and target give %s", falseRefusalsEvidence, hd.Stamp, hd.Parts, stamp)
 	}
 	for _, c := range cases {
 		if r, ok := recs[[2]string{c.Source, c.Name}]; !ok || r.Command != sha([]byte(c.Command)) {
@@ -298,24 +313,14 @@ func compareWithRecording(t *testing.T, live verdict, rec trialRecord, rejudged 
 // stamp matches is TestFalseRefusals' log line, on the target.)
 func TestFalseRefusalsEvidenceStale(t *testing.T) {
 	cases := loadCorpora(t)
-	raw, err := os.ReadFile(falseRefusalsEvidence)
+	hd, all, err := readEvidence()
 	if err != nil {
 		t.Fatal(err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
+	if len(hd.Stamp) != 64 || hd.Cases != len(cases) || len(all) != len(cases) {
+		t.Fatalf("header %+v, %d trials; want a sha256 stamp and %d cases", hd, len(all), len(cases))
 	}
-	line, err := bufio.NewReader(zr).ReadBytes('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hd evidenceHeader
-	if err := json.Unmarshal(line, &hd); err != nil || len(hd.Stamp) != 64 || hd.Cases != len(cases) {
-		t.Fatalf("header %s: %v; want a sha256 stamp and %d cases", line, err, len(cases))
-	}
-	recs, why := loadEvidence(hd.Stamp, cases)
-	if recs == nil || len(recs) != len(cases) {
+	if recs, why := evidenceFor(hd, all, hd.Stamp, cases); recs == nil {
 		t.Fatalf("the recording does not hold the corpora as they are: %s (%s)", why, recordHint)
 	}
 	changed := slices.Clone(cases)
@@ -331,7 +336,7 @@ func TestFalseRefusalsEvidenceStale(t *testing.T) {
 		{"a command changed", hd.Stamp, changed, changed[len(changed)/2].Name + ": not recorded, or recorded with another command"},
 		{"a command added", hd.Stamp, added, "fresh not-recorded: not recorded"},
 	} {
-		if recs, why := loadEvidence(tt.stamp, tt.cases); recs != nil || !strings.Contains(why, tt.why) {
+		if recs, why := evidenceFor(hd, all, tt.stamp, tt.cases); recs != nil || !strings.Contains(why, tt.why) {
 			t.Errorf("%s: %d records, why %q; want none, why containing %q", tt.name, len(recs), why, tt.why)
 		}
 	}
