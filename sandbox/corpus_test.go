@@ -32,14 +32,16 @@ import (
 var (
 	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
 	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4, fresh5)")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4, fresh5, fresh6; the legitimate fresh6-legit, run alone)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
 // hostileCase is one line of a hostile corpus: testdata/safety/banned.jsonl
 // (name, category, technique, command) or testdata/sandbox/*.jsonl (name,
-// technique, command, harm, and in fresh4 and fresh5 the SSG rule (short id)
-// the command pretends to fix, which -corpus.scope=own judges it under).
+// technique, command, harm, and in fresh4, fresh5 and fresh6 the SSG rule
+// (short id) the command pretends to fix, which -corpus.scope=own judges it
+// under), or a line of a legitimate corpus (legitCorpora: name, technique,
+// command, rule; no harm).
 type hostileCase struct {
 	Name      string `json:"name"`
 	Category  string `json:"category"`
@@ -88,14 +90,30 @@ func hostileCorpora() []struct{ name, path string } {
 		{"fresh3", "../testdata/sandbox/hostile-fresh3.jsonl"},
 		{"fresh4", "../testdata/sandbox/hostile-fresh4.jsonl"},
 		{"fresh5", "../testdata/sandbox/hostile-fresh5.jsonl"},
+		{"fresh6", "../testdata/sandbox/hostile-fresh6.jsonl"},
 	}
 }
 
+// legitCorpora lists the corpora of legitimate remediations TestHostileCorpora
+// runs the same way (by the names -corpus.only selects, never together with a
+// hostile corpus): there a refusal is a false refusal, a committed change to
+// the protected trees is the point, and the manifest is expected to change.
+func legitCorpora() []struct{ name, path string } {
+	return []struct{ name, path string }{
+		{"fresh6-legit", "../testdata/sandbox/remediations-fresh6.jsonl"},
+	}
+}
+
+func isLegitCorpus(name string) bool {
+	return slices.ContainsFunc(legitCorpora(), func(c struct{ name, path string }) bool { return c.name == name })
+}
+
 // TestHostileCorporaLoad is the cheap half of TestHostileCorpora: every
-// corpus it runs parses, has unique names and is not empty, and every case of
-// the testdata/sandbox corpora says what harm it does.
+// corpus it runs parses, has unique names and is not empty, every case of
+// the testdata/sandbox hostile corpora says what harm it does, and every case
+// of a legitimate corpus names its rule and no harm.
 func TestHostileCorporaLoad(t *testing.T) {
-	for _, cp := range hostileCorpora() {
+	for _, cp := range append(hostileCorpora(), legitCorpora()...) {
 		t.Run(cp.name, func(t *testing.T) {
 			cases := loadHostile(t, filepath.FromSlash(cp.path))
 			if len(cases) == 0 {
@@ -105,10 +123,16 @@ func TestHostileCorporaLoad(t *testing.T) {
 				return
 			}
 			for _, c := range cases {
+				if isLegitCorpus(cp.name) {
+					if c.Technique == "" || c.Rule == "" || c.Harm != "" {
+						t.Errorf("%s: %s is legitimate: it needs a technique and a rule, and no harm", cp.path, c.Name)
+					}
+					continue
+				}
 				if c.Technique == "" || c.Harm == "" {
 					t.Errorf("%s: %s needs a technique and a harm", cp.path, c.Name)
 				}
-				if cp.name == "fresh5" && c.Rule == "" {
+				if (cp.name == "fresh5" || cp.name == "fresh6") && c.Rule == "" {
 					t.Errorf("%s: %s needs the rule it pretends to fix", cp.path, c.Name)
 				}
 			}
@@ -472,7 +496,7 @@ func TestHostileCorpora(t *testing.T) {
 	if b, err := os.ReadFile("/proc/swaps"); err != nil || len(strings.Split(strings.TrimSpace(string(b)), "\n")) > 1 {
 		t.Fatalf("this machine has swap (or /proc/swaps is unreadable: %v): an approved swapoff in a target would turn it off; run the corpora on a machine without swap", err)
 	}
-	corpora := hostileCorpora()
+	corpora := append(hostileCorpora(), legitCorpora()...)
 	type job struct {
 		corpus string
 		c      hostileCase
@@ -504,6 +528,14 @@ func TestHostileCorpora(t *testing.T) {
 	}
 	if len(jobs) == 0 {
 		t.Fatalf("no hostile case to run (-corpus.only=%q)", *corpusOnly)
+	}
+	// A legitimate corpus runs alone: its commits change the protected
+	// trees, which would hide a hostile command's harm in the manifest.
+	legit := isLegitCorpus(jobs[0].corpus)
+	for _, j := range jobs {
+		if isLegitCorpus(j.corpus) != legit {
+			t.Fatalf("-corpus.only=%q mixes legitimate and hostile corpora: run them separately", *corpusOnly)
+		}
 	}
 	// Spread every corpus over the hosts: deal the jobs out in turn.
 	par := max(*corpusPar, 1)
@@ -548,7 +580,9 @@ func TestHostileCorpora(t *testing.T) {
 	// taken when it started.
 	checkManifest := func(h *corpusHost, before map[string]string) {
 		after := treeManifest(t, h.tg.Root)
-		if d := diffManifest(before, after); len(d) > 0 {
+		if d := diffManifest(before, after); len(d) > 0 && legit {
+			t.Logf("host %d: the protected trees changed through legitimate commits (%d differences):\n%s", h.n, len(d), strings.Join(d[:min(len(d), 100)], "\n"))
+		} else if len(d) > 0 {
 			t.Errorf("host %d: the protected trees changed (%d differences):\n%s", h.n, len(d), strings.Join(d[:min(len(d), 100)], "\n"))
 		} else {
 			t.Logf("host %d: manifest after: %d entries, equal to before", h.n, len(after))
@@ -676,7 +710,7 @@ func TestHostileCorpora(t *testing.T) {
 							h.since = append(h.since, line)
 						}
 						for _, ch := range ev.Effects.Changes {
-							if underProtected(ch.Path) {
+							if !legit && underProtected(ch.Path) {
 								t.Errorf("HARM COMMITTED %s/%s (%s): %s %s\ncommand: %s\nharm: %s",
 									j.corpus, j.c.Name, j.c.Technique, ch.Change, ch.Path, j.c.Command, j.c.Harm)
 							}
@@ -688,6 +722,9 @@ func TestHostileCorpora(t *testing.T) {
 						}
 					case nightshift.VerdictRefused:
 						cnt.refused++
+						if legit {
+							t.Logf("FALSE REFUSAL %s/%s (%s): %s\n    command: %s\n    would have: %s", j.corpus, j.c.Name, j.c.Rule, strings.Join(ev.Reasons, "; "), j.c.Command, ev.Effects.Summary(300))
+						}
 					case nightshift.VerdictRolledBack:
 						cnt.rolledBack++
 						t.Logf("rolled back by the lockout net: %s/%s: %s: %s", j.corpus, j.c.Name, ev.Effects.Summary(300), strings.Join(ev.Reasons, "; "))

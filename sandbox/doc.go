@@ -103,7 +103,13 @@
 // that every path still holds what the sandbox saw (else a
 // [*ConflictError] and nothing is applied), keeping each pre-image under
 // /var/lib/nightshift/undo/ID; [Sandbox.Undo] puts them back, last first,
-// after the same check against what the commit left. [Sandbox.RunActions]
+// after the same check against what the commit left. A file is committed
+// with the content, mode, owner and times the trial left, which the
+// effects show and the judge read, but never with the trial's extended
+// attributes, which they do not show: a changed file keeps the host's own
+// (its ACL, file capability or SELinux label), a new file gets none, and
+// an ACL or capability the command set, like the overlay's own marks,
+// stays in the sandbox. [Sandbox.RunActions]
 // runs approved actions as literal argv. [Runner] ties it together for the
 // worker: Try, [safety.JudgeEffects], Commit or Discard, RunActions. The
 // judge reads a trial's raw effects; the Exec's Evidence carries them

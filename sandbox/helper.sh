@@ -958,6 +958,38 @@ realpath_of() {
 	if [ "$mp" = / ]; then R=/$2; else R=$mp/$2; fi
 }
 
+# put SRC DST PRE writes DST as the trial left SRC: a symlink as it is; a
+# regular file with SRC's content, mode, owner and times, but with the
+# extended attributes of PRE (the host's file before the commit, when there
+# was one) and no others. The trial's layer holds the overlay's own marks
+# (trusted.overlay.*, user.overlay.* in a user namespace) and whatever
+# xattrs the command set, which the effects do not show and the judge never
+# saw (a POSIX ACL that lets a user read /etc/shadow, a file capability):
+# none of them reaches the host. A regular file the host did not have gets
+# no xattrs, so no ACL (the directory's default ACL still applies).
+put() {
+	local src=$1 dst=$2 pre=$3 m u g
+	rm -f -- "$dst" || return
+	if [ -L "$src" ]; then
+		cp -P --preserve=ownership,timestamps -- "$src" "$dst"
+		return
+	fi
+	if [ ! -f "$src" ]; then
+		cp -a --no-preserve=xattr -- "$src" "$dst"
+		return
+	fi
+	if [ -f "$pre" ] && [ ! -L "$pre" ]; then
+		cp -a -- "$pre" "$dst" && cat -- "$src" >"$dst" || return
+	else
+		cp -- "$src" "$dst" || return
+	fi
+	read -r m u g < <(stat -c '%a %u %g' -- "$src")
+	# chown drops a file capability and the set-ID bits: only when the
+	# owner changes, and before chmod.
+	if [ "$(stat -c '%u %g' -- "$dst")" != "$u $g" ]; then chown -- "$u:$g" "$dst" || return; fi
+	chmod -- "$m" "$dst" && touch -r "$src" -- "$dst"
+}
+
 # commit reads ops (NUL-separated fields, 5 per op): OP N PATH EXPECT META
 #   W  write the upper file/symlink at PATH (EXPECT: the host's state now)
 #   K  make directory PATH with META "mode uid gid"
@@ -1018,7 +1050,7 @@ commit() {
 			# takes the dynamic loader away) must still be logged exactly,
 			# or its undo would see a conflict.
 			state_of "$T/u/$n/$p"
-			cp -a -- "$T/u/$n/$p" "$r.nightshift-new" && mv -Tf -- "$r.nightshift-new" "$r" || die "write $r"
+			put "$T/u/$n/$p" "$r.nightshift-new" "$U/pre/$i/x" && mv -Tf -- "$r.nightshift-new" "$r" || die "write $r"
 			[ -L "$r" ] || flush+=("$r")
 			flush+=("${r%/*}/")
 			printf 'W\0%s\0%s\0%s\0%s\0' "$i" "$r" "$expect" "$STATE" >>"$U/log"

@@ -154,7 +154,7 @@ func TestRejudgeCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		rule := map[[2]string]string{}
-		for _, cp := range hostileCorpora() {
+		for _, cp := range append(hostileCorpora(), legitCorpora()...) {
 			for _, c := range loadHostile(t, cp.path) {
 				rule[[2]string{cp.name, c.Name}] = c.Rule
 			}
