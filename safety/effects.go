@@ -106,9 +106,27 @@ type EffectsPolicy struct {
 	// only lines of these keywords may change. Empty Keys (or Sysctl) with StrictScope:
 	// the lines of those files are not limited by keyword; empty Units: no
 	// unit of the rule's own.
+	//
+	// Keys may also hold the check's own line patterns, each as
+	// LinePatternPrefix followed by the regular expression (package scap
+	// derives them from the check's text patterns): with StrictScope they
+	// judge the lines of the scope's files that no keyword names (PAM
+	// stacks, audit rules, profile scripts, cron, apt's lists; a key-value
+	// file of a rule without keywords): every line a command adds must
+	// match one of them (effects_lines.go). And it may hold the mode bits
+	// and owners the check's file states name, each as FileStatePrefix
+	// followed by the OVAL entity (owrite, user_id): with StrictScope a
+	// mode or owner change in Scope changes only those (modeScopeHarm).
 	Units  []string
 	Sysctl []string
 	Keys   []string
+
+	// linePatterns are Keys' line patterns (withDefaults moves them out of
+	// Keys).
+	linePatterns []string
+	// fileStates are Keys' file state entities (suid … oexec, user_id,
+	// group_id).
+	fileStates []string
 }
 
 // WithSSH returns p with what the worker's SSH connection to the host
@@ -154,6 +172,19 @@ func (p EffectsPolicy) withDefaults() EffectsPolicy {
 	}
 	if p.SSHPort == 0 {
 		p.SSHPort = 22
+	}
+	if slices.ContainsFunc(p.Keys, func(k string) bool { return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) }) {
+		var keys []string
+		for _, k := range p.Keys {
+			if re, ok := strings.CutPrefix(k, LinePatternPrefix); ok {
+				p.linePatterns = append(p.linePatterns, re)
+			} else if st, ok := strings.CutPrefix(k, FileStatePrefix); ok {
+				p.fileStates = append(p.fileStates, st)
+			} else {
+				keys = append(keys, k)
+			}
+		}
+		p.Keys = keys
 	}
 	if p.MaxDeleted <= 0 {
 		p.MaxDeleted = DefaultMaxDeleted
@@ -357,6 +388,10 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, judgeActions(e.Actions, pol)...)
 	out = append(out, scopedActions(e, owned, pkgOp, pol)...)
 	out = append(out, keysHarm(e, owned, pol)...)
+	out = append(out, linesHarm(e, owned, pol)...)
+	out = append(out, modeScopeHarm(e, owned, pol)...)
+	out = append(out, valuePathHarm(e, owned, pol)...)
+	out = append(out, sysctlSlashHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)

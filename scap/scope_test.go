@@ -12,6 +12,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/safety"
 )
 
 func TestRegexPaths(t *testing.T) {
@@ -277,8 +278,49 @@ func TestScopeSSGDebian12Reads(t *testing.T) {
 			t.Errorf("%s: no derived scope", tt.rule)
 			continue
 		}
-		if !slices.Equal(fs.Units, tt.units) || !slices.Equal(fs.Sysctl, tt.sysctl) || !slices.Equal(fs.Keys, tt.keys) {
-			t.Errorf("%s: units %q sysctl %q keys %q, want %q %q %q", tt.rule, fs.Units, fs.Sysctl, fs.Keys, tt.units, tt.sysctl, tt.keys)
+		if !slices.Equal(fs.Units, tt.units) || !slices.Equal(fs.Sysctl, tt.sysctl) || !slices.Equal(fs.Keywords(), tt.keys) {
+			t.Errorf("%s: units %q sysctl %q keys %q, want %q %q %q", tt.rule, fs.Units, fs.Sysctl, fs.Keywords(), tt.units, tt.sysctl, tt.keys)
+		}
+	}
+}
+
+// TestScopeSSGDebian12LinePatterns derives, from the real datastream, the
+// check's own line patterns (the textfilecontent54 patterns with literal
+// text, cited per row; a var_ref pattern is not derived) and the file
+// state entities of permission and owner checks (their tests' states and
+// their objects' filters), which Keys carries for package safety.
+func TestScopeSSGDebian12LinePatterns(t *testing.T) {
+	d := ssgDatastream(t)
+	tests := []struct {
+		rule             string
+		patterns, states []string
+	}{
+		{"sshd_set_login_grace_time", []string{`^[\s]*(?i)LoginGraceTime[\s]+(\d+)[\s]*(?:#.*)?$`}, nil},
+		// The audit rules' patterns (-w lines) and auditd.service's.
+		{"audit_rules_session_events", []string{`^(ExecStartPost=\-\/sbin\/augenrules.*$|Requires=augenrules.service)`, `^ExecStartPost=\-\/sbin\/auditctl.*$`,
+			`^\-w\s+/var/log/btmp\s+\-p\s+wa\b.*$`, `^\-w\s+/var/log/wtmp\s+\-p\s+wa\b.*$`, `^\-w\s+/var/run/utmp\s+\-p\s+wa\b.*$`}, nil},
+		{"accounts_password_pam_dcredit", []string{`^\s*dcredit[\s]*=[\s]*(-?\d+)(?:[\s]|$)`, `^\s*password\s+(?:(?:required)|(?:requisite))\s+pam_pwquality\.so.*$`}, nil},
+		// A file_object whose filter drops the files of the right state:
+		// unix:file_state gwrite, owrite (binaries) or user_id (/var/log).
+		{"file_permissions_binary_dirs", nil, []string{"gwrite", "owrite"}},
+		{"file_owner_var_log", nil, []string{"user_id"}},
+		// dpkginfo_object only.
+		{"package_audit_installed", nil, nil},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		var states []string
+		for _, k := range fs.Keys {
+			if s, ok := strings.CutPrefix(k, safety.FileStatePrefix); ok {
+				states = append(states, s)
+			}
+		}
+		if !slices.Equal(fs.LinePatterns(), tt.patterns) || !slices.Equal(states, tt.states) {
+			t.Errorf("%s: patterns %q states %q, want %q %q", tt.rule, fs.LinePatterns(), states, tt.patterns, tt.states)
 		}
 	}
 }
