@@ -127,6 +127,8 @@ type EffectsPolicy struct {
 	// fileStates are Keys' file state entities (suid … oexec, user_id,
 	// group_id).
 	fileStates []string
+	// valueChecks are Keys' ValueChecks.
+	valueChecks []ValueCheck
 }
 
 // WithSSH returns p with what the worker's SSH connection to the host
@@ -173,18 +175,24 @@ func (p EffectsPolicy) withDefaults() EffectsPolicy {
 	if p.SSHPort == 0 {
 		p.SSHPort = 22
 	}
-	if slices.ContainsFunc(p.Keys, func(k string) bool { return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) }) {
+	if slices.ContainsFunc(p.Keys, func(k string) bool {
+		return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) || strings.HasPrefix(k, ValueKeyPrefix)
+	}) {
+		var values []string
 		var keys []string
 		for _, k := range p.Keys {
 			if re, ok := strings.CutPrefix(k, LinePatternPrefix); ok {
 				p.linePatterns = append(p.linePatterns, re)
 			} else if st, ok := strings.CutPrefix(k, FileStatePrefix); ok {
 				p.fileStates = append(p.fileStates, st)
+			} else if v, ok := strings.CutPrefix(k, ValueKeyPrefix); ok {
+				values = append(values, v)
 			} else {
 				keys = append(keys, k)
 			}
 		}
 		p.Keys = keys
+		p.valueChecks = valueChecks(values)
 	}
 	if p.MaxDeleted <= 0 {
 		p.MaxDeleted = DefaultMaxDeleted
@@ -392,6 +400,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, modeScopeHarm(e, owned, pol)...)
 	out = append(out, valuePathHarm(e, owned, pol)...)
 	out = append(out, sysctlSlashHarm(e, owned, pol)...)
+	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)
