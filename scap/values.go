@@ -37,8 +37,8 @@ func (d *Datastream) valueCandidates(id string) []string {
 // its files (safety.ValueCheck): for every textfilecontent54 test the
 // check requires (reached through criteria and extended definitions
 // without a negation on the way, check_existence not none_exist), whose
-// object has a literal pattern with a group, each subexpression of its
-// states (state operator AND) with a literal value or an external
+// object has a literal pattern (or a set of objects with the same one),
+// each subexpression of its states (state operator AND, or one state) with a literal value or an external
 // variable's values (external: the XCCDF values the rule exports to it,
 // every value the datastream gives them).
 func deriveValueChecks(defs []string, byID map[string]ovalNode, external func(ovalVar string) []string) []safety.ValueCheck {
@@ -78,8 +78,7 @@ func deriveValueChecks(defs []string, byID map[string]ovalNode, external func(ov
 
 // testValueChecks is what one textfilecontent54 test states.
 func testValueChecks(t ovalNode, byID map[string]ovalNode, external func(string) []string) []safety.ValueCheck {
-	if t.XMLName.Local != "textfilecontent54_test" || t.attr("check_existence") == "none_exist" ||
-		t.attr("state_operator") != "" && t.attr("state_operator") != "AND" {
+	if t.XMLName.Local != "textfilecontent54_test" || t.attr("check_existence") == "none_exist" {
 		return nil
 	}
 	var pattern string
@@ -87,17 +86,15 @@ func testValueChecks(t ovalNode, byID map[string]ovalNode, external func(string)
 	for _, c := range t.Children {
 		switch c.XMLName.Local {
 		case "object":
-			o, ok := byID[c.attr("object_ref")]
-			if p := o.child("pattern"); ok && p != nil && p.attr("var_ref") == "" {
-				pattern = strings.TrimSpace(p.Text)
-			}
+			pattern = objectPattern(byID[c.attr("object_ref")], byID)
 		case "state":
 			if s, ok := byID[c.attr("state_ref")]; ok {
 				states = append(states, s)
 			}
 		}
 	}
-	if pattern == "" {
+	// Several states under OR: a value may satisfy any one of them.
+	if pattern == "" || len(states) > 1 && t.attr("state_operator") != "" && t.attr("state_operator") != "AND" {
 		return nil
 	}
 	var out []safety.ValueCheck
@@ -125,4 +122,34 @@ func testValueChecks(t ovalNode, byID map[string]ovalNode, external func(string)
 		}
 	}
 	return out
+}
+
+// objectPattern is a textfilecontent54 object's literal pattern, or the
+// one pattern every object of its set has; "" otherwise.
+func objectPattern(o ovalNode, byID map[string]ovalNode) string {
+	if p := o.child("pattern"); p != nil {
+		if p.attr("var_ref") != "" {
+			return ""
+		}
+		return strings.TrimSpace(p.Text)
+	}
+	set := o.child("set")
+	if set == nil {
+		return ""
+	}
+	pattern := ""
+	for _, c := range set.Children {
+		if c.XMLName.Local != "object_reference" {
+			if c.XMLName.Local == "filter" {
+				return "" // a filter narrows the items: not every line
+			}
+			continue
+		}
+		p := objectPattern(byID[strings.TrimSpace(c.Text)], byID)
+		if p == "" || pattern != "" && p != pattern {
+			return ""
+		}
+		pattern = p
+	}
+	return pattern
 }
