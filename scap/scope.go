@@ -59,7 +59,9 @@ type FileScope struct {
 	// check's file states state (suid … oexec, user_id, group_id), each as
 	// safety.FileStatePrefix followed by the entity's name: a mode or owner
 	// change a fix makes in the rule's paths changes only those
-	// (effects_lines.go). Keywords() is Keys without either.
+	// (effects_lines.go). And the values the check states (a
+	// safety.ValueCheck each, safety.ValueKeyPrefix and its JSON form;
+	// effects_values.go). Keywords() is Keys without any of these.
 	Keys []string
 }
 
@@ -82,7 +84,7 @@ func (d *Datastream) Scope(id string) (FileScope, bool) {
 func (fs FileScope) Keywords() []string {
 	var out []string
 	for _, k := range fs.Keys {
-		if !strings.HasPrefix(k, safety.LinePatternPrefix) && !strings.HasPrefix(k, safety.FileStatePrefix) {
+		if !strings.HasPrefix(k, safety.LinePatternPrefix) && !strings.HasPrefix(k, safety.FileStatePrefix) && !strings.HasPrefix(k, safety.ValueKeyPrefix) {
 			out = append(out, k)
 		}
 	}

@@ -2,9 +2,11 @@ package scap
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -321,6 +323,54 @@ func TestScopeSSGDebian12LinePatterns(t *testing.T) {
 		}
 		if !slices.Equal(fs.LinePatterns(), tt.patterns) || !slices.Equal(states, tt.states) {
 			t.Errorf("%s: patterns %q states %q, want %q %q", tt.rule, fs.LinePatterns(), states, tt.patterns, tt.states)
+		}
+	}
+}
+
+// TestScopeSSGDebian12Values derives, from the real datastream, the
+// values checks state for their pattern's first group
+// (textfilecontent54_state subexpressions: a literal, or every value the
+// datastream gives the XCCDF value the rule exports to the external
+// variable), cited per row.
+func TestScopeSSGDebian12Values(t *testing.T) {
+	d := ssgDatastream(t)
+	grace := `^[\s]*(?i)LoginGraceTime[\s]+(\d+)[\s]*(?:#.*)?$`
+	tests := []struct {
+		rule string
+		want []safety.ValueCheck
+	}{
+		// state_logingracetime_value_lower_bound: greater than 0 (a
+		// literal); the upper bound: var_sshd_set_login_grace_time.
+		{"sshd_set_login_grace_time", []safety.ValueCheck{{Pattern: grace, Operation: "greater than", Datatype: "int", Values: []string{"0"}},
+			{Pattern: grace, Operation: "less than or equal", Datatype: "int", Values: []string{"60"}}}},
+		// var_password_pam_dcredit's values.
+		{"accounts_password_pam_dcredit", []safety.ValueCheck{{Pattern: `^\s*dcredit[\s]*=[\s]*(-?\d+)(?:[\s]|$)`, Operation: "less than or equal", Datatype: "int", Values: []string{"-1", "-2", "0"}}}},
+		// The static sysctl test: a set of objects with one pattern, one
+		// state under state_operator OR.
+		{"sysctl_net_ipv4_conf_all_rp_filter", []safety.ValueCheck{{Pattern: `^[\s]*net.ipv4.conf.all.rp_filter[\s]*=[\s]*(.*\S)[\s]*$`, Operation: "equals", Datatype: "int", Values: []string{"1", "2"}}}},
+		{"mount_option_tmp_nosuid", []safety.ValueCheck{{Pattern: `^[\s]*(?!#)[\S]+[\s]+/tmp[\s]+[\S]+[\s]+([\S]+)`, Operation: "pattern match", Values: []string{"nosuid"}}}},
+		// Patterns built from variables: nothing derived.
+		{"accounts_passwords_pam_faillock_deny", nil},
+		{"package_audit_installed", nil},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		var got []safety.ValueCheck
+		for _, k := range fs.Keys {
+			if v, ok := strings.CutPrefix(k, safety.ValueKeyPrefix); ok {
+				var c safety.ValueCheck
+				if err := json.Unmarshal([]byte(v), &c); err != nil {
+					t.Fatalf("%s: %q: %v", tt.rule, k, err)
+				}
+				got = append(got, c)
+			}
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: value checks %+v, want %+v", tt.rule, got, tt.want)
 		}
 	}
 }
