@@ -70,7 +70,7 @@ type Rule struct {
 	Selected bool
 
 	desc, rationale, title richText
-	ovalDefs               []string // the OVAL definitions its checks name
+	ovalDefs               []string          // the OVAL definitions its checks name
 	exports                map[string]string // OVAL external variable -> XCCDF value it is exported from
 }
 
