@@ -282,6 +282,11 @@ func underAny(p string, dirs []string) (string, bool) {
 //     recorded action about what the rule's check does not read
 //     (scopedActions), and lines of sshd's configuration or sysctl files
 //     in Scope that set other keywords than the check's (keysHarm);
+//     lines of the scope's other files that no pattern of the check
+//     matches (linesHarm), values its states reject (valueHarm), values
+//     naming secrets or read-whole directories (valuePathHarm), mode and
+//     owner changes of what its file states do not state
+//     (modeScopeHarm), the slash form of sysctl keys (sysctlSlashHarm);
 //   - the classes the package documentation lists under "Judged by
 //     meaning": PAM stacks that come to deny (effects_pam.go), limits,
 //     login.defs, sysctl files and actions, /etc/hosts, tcp wrappers,

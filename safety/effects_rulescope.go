@@ -38,7 +38,8 @@ import (
 //     (and never /, /usr, /etc, /var or the program trees read-only or
 //     noexec);
 //   - modprobe, rmmod, insmod: only for a rule whose paths hold
-//     /etc/modprobe.d (modprobe.conf, modules-load.d);
+//     /etc/modprobe.d (modprobe.conf, modules-load.d), never with -C
+//     (its commands from another file);
 //   - timedatectl: set-ntp and set-timezone only for a rule whose paths or
 //     units are time synchronisation's.
 //

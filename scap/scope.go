@@ -61,7 +61,7 @@ type FileScope struct {
 	// change a fix makes in the rule's paths changes only those
 	// (effects_lines.go). And the values the check states (a
 	// safety.ValueCheck each, safety.ValueKeyPrefix and its JSON form;
-	// effects_values.go). Keywords() is Keys without any of these.
+	// effects_values.go).
 	Keys []string
 }
 
@@ -78,28 +78,6 @@ func (d *Datastream) Scope(id string) (FileScope, bool) {
 	fs.Unresolved = slices.Clone(fs.Unresolved)
 	fs.Units, fs.Sysctl, fs.Keys = slices.Clone(fs.Units), slices.Clone(fs.Sysctl), slices.Clone(fs.Keys)
 	return fs, ok
-}
-
-// Keywords returns Keys without the check's line patterns.
-func (fs FileScope) Keywords() []string {
-	var out []string
-	for _, k := range fs.Keys {
-		if !strings.HasPrefix(k, safety.LinePatternPrefix) && !strings.HasPrefix(k, safety.FileStatePrefix) && !strings.HasPrefix(k, safety.ValueKeyPrefix) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// LinePatterns returns the check's line patterns that Keys holds.
-func (fs FileScope) LinePatterns() []string {
-	var out []string
-	for _, k := range fs.Keys {
-		if re, ok := strings.CutPrefix(k, safety.LinePatternPrefix); ok {
-			out = append(out, re)
-		}
-	}
-	return out
 }
 
 // ovalNode is any OVAL element, kept whole.
