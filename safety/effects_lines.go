@@ -187,27 +187,39 @@ func linesHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) [
 			}
 			return strings.Join(ls, "; ")
 		}
-		why := ": the rule's check looks for no such line (" + patternsNote(pol.linePatterns) + ")"
+		why := func(l string) string {
+			return ": the rule's check looks for no such line (" + patternsNote(pol.linePatterns, l) + ")"
+		}
 		if len(added) > 0 {
-			out = append(out, Refusal{Entry: "scope", Reason: "would add " + first(added) + " to " + c.Path + why})
+			out = append(out, Refusal{Entry: "scope", Reason: "would add " + first(added) + " to " + c.Path + why(added[0])})
 		}
 		if len(removed) > 0 {
-			out = append(out, Refusal{Entry: "scope", Reason: "would remove " + first(removed) + " from " + c.Path + why})
+			out = append(out, Refusal{Entry: "scope", Reason: "would remove " + first(removed) + " from " + c.Path + why(removed[0])})
 		}
 	}
 	return out
 }
 
-// patternsNote names the check's patterns in a refusal: the first, cut,
-// and how many more.
-func patternsNote(res []string) string {
+// patternsNote names the check's patterns in a refusal of line: the
+// first whose text (backslashes dropped) holds the line's first word (an
+// audit rule's -a, a PAM line's type), else the first, cut; and how many
+// more there are.
+func patternsNote(res []string, line string) string {
 	p := res[0]
+	if f := strings.Fields(line); len(f) > 0 {
+		for _, r := range res {
+			if strings.Contains(strings.ReplaceAll(r, `\`, ""), f[0]) {
+				p = r
+				break
+			}
+		}
+	}
 	if len(p) > 80 {
 		p = p[:80] + "…"
 	}
 	s := "its pattern " + p
 	if len(res) > 1 {
-		s = "its patterns " + p + " and " + plural(len(res)-1, "other")
+		s = "its patterns include " + p + ", " + plural(len(res)-1, "other")
 	}
 	return s
 }
