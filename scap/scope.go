@@ -7,6 +7,8 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift/safety"
 )
 
 // OVALNamespace is the namespace of OVAL 5 definitions, tests, objects,
@@ -48,7 +50,18 @@ type FileScope struct {
 	// Defaults option: Defaults and use_pty), and the mount point of an
 	// fstab pattern (/dev/shm): the settings a fix is expected to change
 	// in the rule's files. A mount point is not a rules file keyword
-	// (rules' keyNameRe): only scap derives it.
+	// (rules' keyNameRe): only scap derives it. Keys also holds each
+	// literal text pattern of the check itself, as
+	// safety.LinePatternPrefix followed by the pattern: the lines a fix
+	// adds to the rule's files that no keyword names (PAM stacks, audit
+	// rules, profile scripts) must be lines the check looks for
+	// (package safety, effects_lines.go). And the mode bits and owners the
+	// check's file states state (suid … oexec, user_id, group_id), each as
+	// safety.FileStatePrefix followed by the entity's name: a mode or owner
+	// change a fix makes in the rule's paths changes only those
+	// (effects_lines.go). And the values the check states (a
+	// safety.ValueCheck each, safety.ValueKeyPrefix and its JSON form;
+	// effects_values.go).
 	Keys []string
 }
 
@@ -172,7 +185,26 @@ func (w *scopeWalk) ref(id string) {
 		w.object(n)
 		return
 	}
+	if n.XMLName.Local == "file_state" {
+		w.fileState(n) // an object's filter
+		return
+	}
 	w.refsIn(n)
+}
+
+// fileStateEntities are the file_state entities that state a file's mode
+// bits and owners.
+var fileStateEntities = strings.Fields("suid sgid sticky uread uwrite uexec gread gwrite gexec oread owrite oexec user_id group_id")
+
+// fileState adds the mode bits and owners a file_state states, as
+// safety.FileStatePrefix keys: what a fix for a permission or owner rule
+// may change.
+func (w *scopeWalk) fileState(n ovalNode) {
+	for _, c := range n.Children {
+		if slices.Contains(fileStateEntities, c.XMLName.Local) {
+			w.keys[safety.FileStatePrefix+c.XMLName.Local] = true
+		}
+	}
 }
 
 // refsIn follows every reference inside n (criteria, tests' objects and
@@ -201,6 +233,10 @@ func (w *scopeWalk) refsIn(n ovalNode) {
 // check reads.
 func (w *scopeWalk) state(id string) {
 	n, ok := w.byID[id]
+	if ok && n.XMLName.Local == "file_state" {
+		w.fileState(n)
+		return
+	}
 	if !ok || n.XMLName.Local != "systemdunitdependency_state" {
 		return
 	}
@@ -243,11 +279,24 @@ func (w *scopeWalk) object(n ovalNode) {
 			for _, k := range patternKeywords(strings.TrimSpace(p.Text)) {
 				w.keys[k] = true
 			}
+			// The pattern itself judges the lines no keyword names.
+			if re := strings.TrimSpace(p.Text); re != "" {
+				w.keys[safety.LinePatternPrefix+re] = true
+			}
 		}
 	}
 	if fixed, ok := implicitFiles[n.XMLName.Local]; ok {
 		for _, p := range fixed {
 			w.add(p, "")
+		}
+	}
+	// A file object's filters: the file states it keeps or drops (the
+	// mode bits and owners a permission rule states).
+	for _, c := range n.Children {
+		if c.XMLName.Local == "filter" {
+			if st, ok := w.byID[strings.TrimSpace(c.Text)]; ok && st.XMLName.Local == "file_state" {
+				w.fileState(st)
+			}
 		}
 	}
 	fp, dir, file := n.child("filepath"), n.child("path"), n.child("filename")
