@@ -124,6 +124,13 @@ func deriveScopes(ruleDefs map[string][]string, byID map[string]ovalNode) map[st
 		for _, d := range defs {
 			w.ref(d)
 		}
+		if w.openLines {
+			for k := range w.keys {
+				if strings.HasPrefix(k, safety.LinePatternPrefix) {
+					delete(w.keys, k)
+				}
+			}
+		}
 		fs := FileScope{Complete: len(w.unresolved) == 0, Unresolved: w.unresolved,
 			Units: sortedSet(w.units), Sysctl: sortedSet(w.sysctl), Keys: sortedSet(w.keys)}
 		fs.Paths = dropCovered(sortedSet(w.paths))
@@ -164,6 +171,12 @@ type scopeWalk struct {
 	// mounts: the walk read the host's mount points (a partition_object's
 	// mount_point), which name every local file system.
 	mounts bool
+	// openLines: the check's line patterns do not say what lines a fix
+	// writes: one is computed on the host (a var_ref), or a test wants its
+	// pattern's lines absent (check_existence none_exist: the pattern names
+	// what a fix removes, not what it adds). The rule then gets no line
+	// patterns, and its lines are judged without them.
+	openLines bool
 }
 
 func (w *scopeWalk) miss(format string, a ...any) {
@@ -188,6 +201,9 @@ func (w *scopeWalk) ref(id string) {
 	if n.XMLName.Local == "file_state" {
 		w.fileState(n) // an object's filter
 		return
+	}
+	if strings.HasPrefix(n.XMLName.Local, "textfilecontent") && strings.HasSuffix(n.XMLName.Local, "_test") && n.attr("check_existence") == "none_exist" {
+		w.openLines = true
 	}
 	w.refsIn(n)
 }
@@ -275,7 +291,9 @@ func (w *scopeWalk) object(n ovalNode) {
 			w.units[u] = true
 		}
 	case "textfilecontent54_object", "textfilecontent_object":
-		if p := n.child("pattern"); p != nil && p.attr("var_ref") == "" {
+		if p := n.child("pattern"); p != nil && p.attr("var_ref") != "" {
+			w.openLines = true
+		} else if p != nil {
 			for _, k := range patternKeywords(strings.TrimSpace(p.Text)) {
 				w.keys[k] = true
 			}
@@ -385,6 +403,7 @@ func (w *scopeWalk) merge(sub scopeWalk) {
 	}
 	w.unresolved = append(w.unresolved, sub.unresolved...)
 	w.mounts = w.mounts || sub.mounts
+	w.openLines = w.openLines || sub.openLines
 }
 
 // homes is the scope of the home directories a check lists from the
