@@ -91,7 +91,8 @@
 //     -D, -d, -W, -e 0, -e 2 or a never rule; nft and iptables changes only
 //     for firewall rules; mount and swap only for rules whose paths hold
 //     /etc/fstab (never / read-only); modprobe and rmmod only for
-//     kernel-module rules; timedatectl only for time rules; queries
+//     kernel-module rules (never -C, another configuration file);
+//     timedatectl only for time rules; queries
 //     (systemctl status, sysctl -n, nft list, iptables -L, auditctl -l)
 //     always;
 //   - lines inside the rule's own files: in every file of the scope whose
@@ -122,40 +123,97 @@
 //     are compared case-folded except mount points. A rule without known
 //     keywords (Keys empty: SSG 0.1.76's faillock deny, interval and
 //     unlock_time checks, mount_option_nodev_nonroot_local_partitions,
-//     rules whose pattern is computed) has the lines of these files judged by the
-//     classes alone, as before.
-//   - not by keyword: PAM stacks (/etc/pam.d) and audit rules
-//     (/etc/audit/rules.d, audit.rules). Their lines are not key-value:
-//     a PAM line's effect is its control and place in the stack (judged
-//     by the lockout net: pamHarm, pam_exec), and scap derives from SSG's
-//     PAM patterns only the PAM type (password), not the module, so a
-//     type-only discipline would let any password line through and a
-//     module discipline has no derivation yet; SSG's audit patterns begin
-//     with -w or -a, which names no keyword, and audit rules are judged by
-//     the classes (auditctl's allow-list, the rules files' deferred
-//     checks).
+//     rules whose pattern is computed) has the lines of these files judged
+//     by the check's line patterns where they are known (below), by the
+//     classes alone where not.
+//   - lines of the files no keyword names, by the check's own line
+//     patterns (effects_lines.go; Keys' LinePatternPrefix entries, which
+//     scap derives from the check's literal text patterns): PAM stacks,
+//     audit rules files, profile scripts, cron tables, apt's lists and
+//     configuration, and a key-value file of a rule whose keywords are
+//     not known. Every line a command adds (comments and blank lines
+//     free) must be matched, at least in part, by one of the patterns, as
+//     the check reads the file (the diff's context lines around it
+//     count); every line it removes must be matched by one, or be edited
+//     into a line one matches (the same first word, at least half of its
+//     words kept). So a pam_pwquality rule adds no pam_cracklib line and
+//     a pam_unix remember rule no pam_pwhistory line; an audit rule adds
+//     the -a or -w lines its check looks for, not -S all, -W, -D, a never
+//     action, a read of every file under / or -e 2 (but the immutable
+//     rule, whose pattern is -e 2); an umask rule does not empty
+//     /etc/profile; an aide cron rule adds only the cron line its check
+//     reads. A rule with a pattern Go's regular expressions cannot read
+//     (a look-ahead other than (?!#), a back-reference) has these lines
+//     judged by the classes alone;
+//   - values (effects_values.go): where the check states the value its
+//     pattern's first group must hold (an OVAL textfilecontent54 state's
+//     subexpression, reached through criteria without a negation: a
+//     literal, or every value the datastream gives the XCCDF value the
+//     rule exports: default, selectors, profiles' set-values), a line a
+//     command adds to the rule's files that the pattern matches must hold
+//     a value one of them satisfies (Keys' ValueKeyPrefix entries,
+//     ValueCheck): LoginGraceTime 0 (greater than 0), dcredit = 9 (at
+//     most -1, -2 or 0), rp_filter = 0 (1 or 2), an fstab /tmp line
+//     without nosuid (or with a typo in it). A value the comparison cannot
+//     read (not a number for an int) is left to the classes;
+//   - values naming files (valuePathHarm): a line added to sshd's
+//     configuration or a key-value file of the scope whose value names a
+//     secret (the shadow files, opasswd, sudoers, the host's private
+//     keys) or a file in a directory another program reads whole
+//     (sudoers.d, pam.d, cron.d, profile.d, sysctl.d, modprobe.d,
+//     sshd_config.d, audit's rules.d, systemd/system, apt.conf.d, …) is
+//     refused, but for include and HostKey keywords: Banner showing
+//     the host key, AIDE's database_out over /etc/shadow, sudo's logfile
+//     in sudoers.d;
+//   - modes and owners (modeScopeHarm): for a rule whose check states
+//     files' modes or owners (Keys' FileStatePrefix entries: the OVAL
+//     file_state entities of its tests and its objects' filters, suid …
+//     oexec, user_id, group_id), a mode or owner change in the rule's
+//     paths may change only the bits and owners the check states: a rule
+//     about group- and world-writable binaries does not strip setuid from
+//     su and passwd (chmod -R 755) nor make /usr/sbin 0700, a rule about
+//     /var/log's owner does not change its files' group;
+//   - sysctl files: a line in the slash form (net/ipv4/ip_forward),
+//     which sysctl applies and the check's patterns (dots) do not read;
+//     and modprobe -C FILE, whose install and remove commands come from a
+//     file the judge does not read as modprobe.d.
 //
 // What the scope guarantees, with StrictScope: no command changes any file
 // outside the rule's paths but scratch, except through the package
 // manager; no recorded action concerns what the rule's check does not
-// read; and, where the check's keywords are known, no line of a
-// key-value file of the scope (sshd's, sysctl's, units', login.defs,
-// security/*.conf, auditd.conf, systemd's, /etc/default, chrony, aide,
-// sudoers, modprobe.d, modules-load.d, fstab) sets another setting. What it does
-// not: harm done with the rule's own keywords, units and parameters (the
-// classes below judge that: PermitRootLogin for the worker's login, a
-// weakening sysctl value, a PAM stack that denies), files in scratch
-// places (a script left in /var/tmp runs only if something else runs it),
-// what a recorded action the rule may run does beyond its argv, the lines
-// of PAM stacks and audit rules files and of any other file that is not
-// key-value (judged by the classes), the lines of key-value files of a
-// rule whose keywords are unknown, what the rule's own keyword's line
-// says beyond its name (a modules-load.d line loading the very module an
-// rds rule disables; a Defaults line's option value), and package operations: what a
-// package installs, and a command that forges the package manager's lists
-// or status, pass as the package manager's. Without StrictScope (the zero
-// EffectsPolicy, never the worker's) the recorded actions are judged by
-// the verb allow-list alone.
+// read; where the check's keywords are known, no line of a key-value file
+// of the scope (sshd's, sysctl's, units', login.defs, security/*.conf,
+// auditd.conf, systemd's, /etc/default, chrony, aide, sudoers,
+// modprobe.d, modules-load.d, fstab) sets another setting; where the
+// check's line patterns are known and readable, no line is added to the
+// scope's other files (PAM stacks, audit rules, profile, cron, apt) that
+// the check does not look for, and none removed that it does not look
+// for but in an edit; where the check states a value for its pattern, no
+// added line it matches holds a value the check rejects under every
+// value the datastream offers; for a permission or owner rule, no mode
+// bit or owner the check does not state changes in its paths. What it
+// does not: harm done with a value the check accepts (faillock deny = 1
+// with even_deny_root where the check allows 1, a billion pam_unix rounds
+// where it asks for at least 5000, disk_full_action = SINGLE; the classes
+// below judge what they know: PermitRootLogin for the worker's login, a
+// weakening sysctl value, a PAM stack that denies), values of checks
+// whose pattern or state is built from variables the host computes (the
+// faillock checks of SSG 0.1.76, login.defs' UMASK as a number), where a
+// matching line goes (a PAM line the check names moved before pam_unix,
+// -e 2 in a rules file that sorts first: augenrules emits -e last, the
+// order of PAM lines is the lockout net's), the direction of a mode
+// change among the bits the check states, files in scratch places (a
+// script left in /var/tmp runs only if something else runs it), what a
+// recorded action the rule may run does beyond its argv, the lines of a
+// file whose rule's check reads it by metadata only (/etc/shells for a
+// permission rule), file deletions inside the scope but of key-value
+// files, what the rule's own keyword's line says beyond its name and
+// value (a modules-load.d line loading the very module an rds rule
+// disables), and package operations: what a package installs, and a
+// command that forges the package manager's lists or status, pass as the
+// package manager's. Without StrictScope (the zero EffectsPolicy, never
+// the worker's) the recorded actions are judged by the verb allow-list
+// alone.
 //
 // Judged by meaning, whatever command made the change:
 //

@@ -106,9 +106,29 @@ type EffectsPolicy struct {
 	// only lines of these keywords may change. Empty Keys (or Sysctl) with StrictScope:
 	// the lines of those files are not limited by keyword; empty Units: no
 	// unit of the rule's own.
+	//
+	// Keys may also hold the check's own line patterns, each as
+	// LinePatternPrefix followed by the regular expression (package scap
+	// derives them from the check's text patterns): with StrictScope they
+	// judge the lines of the scope's files that no keyword names (PAM
+	// stacks, audit rules, profile scripts, cron, apt's lists; a key-value
+	// file of a rule without keywords): every line a command adds must
+	// match one of them (effects_lines.go). And it may hold the mode bits
+	// and owners the check's file states name, each as FileStatePrefix
+	// followed by the OVAL entity (owrite, user_id): with StrictScope a
+	// mode or owner change in Scope changes only those (modeScopeHarm).
 	Units  []string
 	Sysctl []string
 	Keys   []string
+
+	// linePatterns are Keys' line patterns (withDefaults moves them out of
+	// Keys).
+	linePatterns []string
+	// fileStates are Keys' file state entities (suid … oexec, user_id,
+	// group_id).
+	fileStates []string
+	// valueChecks are Keys' ValueChecks.
+	valueChecks []ValueCheck
 }
 
 // WithSSH returns p with what the worker's SSH connection to the host
@@ -154,6 +174,25 @@ func (p EffectsPolicy) withDefaults() EffectsPolicy {
 	}
 	if p.SSHPort == 0 {
 		p.SSHPort = 22
+	}
+	if slices.ContainsFunc(p.Keys, func(k string) bool {
+		return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) || strings.HasPrefix(k, ValueKeyPrefix)
+	}) {
+		var values []string
+		var keys []string
+		for _, k := range p.Keys {
+			if re, ok := strings.CutPrefix(k, LinePatternPrefix); ok {
+				p.linePatterns = append(p.linePatterns, re)
+			} else if st, ok := strings.CutPrefix(k, FileStatePrefix); ok {
+				p.fileStates = append(p.fileStates, st)
+			} else if v, ok := strings.CutPrefix(k, ValueKeyPrefix); ok {
+				values = append(values, v)
+			} else {
+				keys = append(keys, k)
+			}
+		}
+		p.Keys = keys
+		p.valueChecks = valueChecks(values)
 	}
 	if p.MaxDeleted <= 0 {
 		p.MaxDeleted = DefaultMaxDeleted
@@ -243,6 +282,11 @@ func underAny(p string, dirs []string) (string, bool) {
 //     recorded action about what the rule's check does not read
 //     (scopedActions), and lines of sshd's configuration or sysctl files
 //     in Scope that set other keywords than the check's (keysHarm);
+//     lines of the scope's other files that no pattern of the check
+//     matches (linesHarm), values its states reject (valueHarm), values
+//     naming secrets or read-whole directories (valuePathHarm), mode and
+//     owner changes of what its file states do not state
+//     (modeScopeHarm), the slash form of sysctl keys (sysctlSlashHarm);
 //   - the classes the package documentation lists under "Judged by
 //     meaning": PAM stacks that come to deny (effects_pam.go), limits,
 //     login.defs, sysctl files and actions, /etc/hosts, tcp wrappers,
@@ -357,6 +401,11 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, judgeActions(e.Actions, pol)...)
 	out = append(out, scopedActions(e, owned, pkgOp, pol)...)
 	out = append(out, keysHarm(e, owned, pol)...)
+	out = append(out, linesHarm(e, owned, pol)...)
+	out = append(out, modeScopeHarm(e, owned, pol)...)
+	out = append(out, valuePathHarm(e, owned, pol)...)
+	out = append(out, sysctlSlashHarm(e, owned, pol)...)
+	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)

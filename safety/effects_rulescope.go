@@ -38,7 +38,8 @@ import (
 //     (and never /, /usr, /etc, /var or the program trees read-only or
 //     noexec);
 //   - modprobe, rmmod, insmod: only for a rule whose paths hold
-//     /etc/modprobe.d (modprobe.conf, modules-load.d);
+//     /etc/modprobe.d (modprobe.conf, modules-load.d), never with -C
+//     (its commands from another file);
 //   - timedatectl: set-ntp and set-timezone only for a rule whose paths or
 //     units are time synchronisation's.
 //
@@ -112,6 +113,13 @@ func scopedAction(acts []nightshift.RecordedAction, i int, owned map[string]bool
 		}
 		return "only a mount-option rule (its paths hold /etc/fstab) mounts or swaps (the rule's paths: " + scopeList(pol.Scope) + ")"
 	case "modprobe", "rmmod", "insmod":
+		for _, a := range args {
+			if a == "-C" || strings.HasPrefix(a, "--config") || strings.HasPrefix(a, "-C") {
+				// modprobe -C FILE reads FILE instead of modprobe.d: its
+				// install and remove commands are not the judged files'.
+				return "modprobe " + a + " reads its commands from a file other than the system's configuration (/etc/modprobe.d), which the judge does not read"
+			}
+		}
 		for _, a := range args {
 			if a == "-n" || a == "--dry-run" || a == "--show-depends" || a == "-D" || a == "-c" || a == "--showconfig" {
 				return ""

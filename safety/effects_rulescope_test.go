@@ -155,7 +155,11 @@ func TestJudgeEffectsKeysInScope(t *testing.T) {
 		{"SSG's PermitRootLogin fix", modDiff("/etc/ssh/sshd_config", "-#PermitRootLogin prohibit-password\n+PermitRootLogin no\n+\n"), sshdRule, ""},
 		{"keywords case-insensitively, with =", modDiff("/etc/ssh/sshd_config", "+PERMITROOTLOGIN=no # hardening\n"), sshdRule, ""},
 		{"SSG's sysctl fix comments the key out elsewhere", modDiff("/etc/sysctl.conf", "-kernel.kptr_restrict = 0\n+# kernel.kptr_restrict = 0\n+kernel.kptr_restrict = 1\n"), kptrRule, ""},
-		{"a sysctl.d line with - and slashes", createdDiff("/etc/sysctl.d/x.conf", "+-kernel/kptr_restrict = 2\n"), kptrRule, ""},
+		{"a sysctl.d line with -", createdDiff("/etc/sysctl.d/x.conf", "+-kernel.kptr_restrict = 2\n"), kptrRule, ""},
+		// judge21: sysctl applies the slash form, the check's patterns
+		// (dots) do not read it.
+		{"a sysctl.d line in the slash form", createdDiff("/etc/sysctl.d/x.conf", "+-kernel/kptr_restrict = 2\n"), kptrRule,
+			"would set -kernel/kptr_restrict = 2 in /etc/sysctl.d/x.conf in the slash form: the check reads kernel parameters written with dots (kernel.kptr_restrict)"},
 		{"no keys known: lines not limited", modDiff("/etc/ssh/sshd_config", "+X11Forwarding no\n"), EffectsPolicy{StrictScope: true, Scope: []string{"/etc/ssh/sshd_config"}}, ""},
 		{"no strict scope", modDiff("/etc/ssh/sshd_config", "+X11Forwarding no\n"), EffectsPolicy{Scope: []string{"/etc/ssh/sshd_config"}, Keys: []string{"permitrootlogin"}}, ""},
 		{"a file outside the scope is the scope's business", modDiff("/etc/sysctl.conf", "+vm.swappiness=10\n"), sshdRule, "outside the rule's paths"},

@@ -70,7 +70,8 @@ type Rule struct {
 	Selected bool
 
 	desc, rationale, title richText
-	ovalDefs               []string // the OVAL definitions its checks name
+	ovalDefs               []string          // the OVAL definitions its checks name
+	exports                map[string]string // OVAL external variable -> XCCDF value it is exported from
 }
 
 // HasBashFix reports whether the rule ships a shell remediation.
@@ -210,6 +211,18 @@ func Parse(r io.Reader, name string) (*Datastream, error) {
 		}
 	}
 	d.scopes = deriveScopes(defs, oval)
+	for _, r := range d.rules {
+		fs, ok := d.scopes[r.ID]
+		if !ok {
+			continue
+		}
+		for _, c := range deriveValueChecks(r.ovalDefs, oval, func(v string) []string { return d.valueCandidates(r.exports[v]) }) {
+			fs.Keys = append(fs.Keys, c.Key())
+		}
+		slices.Sort(fs.Keys)
+		fs.Keys = slices.Compact(fs.Keys)
+		d.scopes[r.ID] = fs
+	}
 	return d, nil
 }
 
@@ -231,6 +244,12 @@ func (d *Datastream) addRule(x xccdfRule) error {
 		for _, e := range c.Exports {
 			if e.ValueID != "" && !slices.Contains(r.Values, e.ValueID) {
 				r.Values = append(r.Values, e.ValueID)
+			}
+			if e.ValueID != "" && e.Name != "" {
+				if r.exports == nil {
+					r.exports = map[string]string{}
+				}
+				r.exports[e.Name] = e.ValueID
 			}
 		}
 	}
@@ -412,6 +431,7 @@ type xccdfRule struct {
 		System  string `xml:"system,attr"`
 		Exports []struct {
 			ValueID string `xml:"value-id,attr"`
+			Name    string `xml:"export-name,attr"`
 		} `xml:"check-export"`
 		Refs []struct {
 			Name string `xml:"name,attr"`

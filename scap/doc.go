@@ -56,6 +56,21 @@
 // Defaults and use_pty) and the mount point of an fstab pattern
 // (^[\s]*(?!#)[\S]+[\s]+/dev/shm[\s]+… is /dev/shm).
 //
+// Keys also carries what the judge needs to hold a fix to its check
+// (package safety, effects_lines.go and effects_values.go), each entry
+// marked by its prefix: the check's literal text patterns themselves
+// (safety.LinePatternPrefix: the lines a fix adds to the rule's PAM
+// stacks, audit rules, profile scripts must be lines they match), the
+// mode bits and owners its file states state (safety.FileStatePrefix:
+// the entities of the file_state of its tests and of its file objects'
+// filters, gwrite, owrite, user_id…: what a permission or owner fix may
+// change), and the values its textfilecontent54 states require of a
+// pattern's first group (safety.ValueKeyPrefix and a safety.ValueCheck:
+// the operation, and a literal or every value the datastream gives the
+// XCCDF value the rule exports to the external variable; states reached
+// through a negated criterion, several states under OR and patterns or
+// values computed on the host give none).
+//
 // # Checks
 //
 // Check (a rules.Check) runs `oscap xccdf eval --profile P --rule R DS` on

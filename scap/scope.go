@@ -7,6 +7,8 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+
+	"github.com/nightshift-dev/nightshift/safety"
 )
 
 // OVALNamespace is the namespace of OVAL 5 definitions, tests, objects,
@@ -48,7 +50,18 @@ type FileScope struct {
 	// Defaults option: Defaults and use_pty), and the mount point of an
 	// fstab pattern (/dev/shm): the settings a fix is expected to change
 	// in the rule's files. A mount point is not a rules file keyword
-	// (rules' keyNameRe): only scap derives it.
+	// (rules' keyNameRe): only scap derives it. Keys also holds each
+	// literal text pattern of the check itself, as
+	// safety.LinePatternPrefix followed by the pattern: the lines a fix
+	// adds to the rule's files that no keyword names (PAM stacks, audit
+	// rules, profile scripts) must be lines the check looks for
+	// (package safety, effects_lines.go). And the mode bits and owners the
+	// check's file states state (suid … oexec, user_id, group_id), each as
+	// safety.FileStatePrefix followed by the entity's name: a mode or owner
+	// change a fix makes in the rule's paths changes only those
+	// (effects_lines.go). And the values the check states (a
+	// safety.ValueCheck each, safety.ValueKeyPrefix and its JSON form;
+	// effects_values.go).
 	Keys []string
 }
 
@@ -111,6 +124,13 @@ func deriveScopes(ruleDefs map[string][]string, byID map[string]ovalNode) map[st
 		for _, d := range defs {
 			w.ref(d)
 		}
+		if w.openLines {
+			for k := range w.keys {
+				if strings.HasPrefix(k, safety.LinePatternPrefix) {
+					delete(w.keys, k)
+				}
+			}
+		}
 		fs := FileScope{Complete: len(w.unresolved) == 0, Unresolved: w.unresolved,
 			Units: sortedSet(w.units), Sysctl: sortedSet(w.sysctl), Keys: sortedSet(w.keys)}
 		fs.Paths = dropCovered(sortedSet(w.paths))
@@ -151,6 +171,12 @@ type scopeWalk struct {
 	// mounts: the walk read the host's mount points (a partition_object's
 	// mount_point), which name every local file system.
 	mounts bool
+	// openLines: the check's line patterns do not say what lines a fix
+	// writes: one is computed on the host (a var_ref), or a test wants its
+	// pattern's lines absent (check_existence none_exist: the pattern names
+	// what a fix removes, not what it adds). The rule then gets no line
+	// patterns, and its lines are judged without them.
+	openLines bool
 }
 
 func (w *scopeWalk) miss(format string, a ...any) {
@@ -172,7 +198,29 @@ func (w *scopeWalk) ref(id string) {
 		w.object(n)
 		return
 	}
+	if n.XMLName.Local == "file_state" {
+		w.fileState(n) // an object's filter
+		return
+	}
+	if strings.HasPrefix(n.XMLName.Local, "textfilecontent") && strings.HasSuffix(n.XMLName.Local, "_test") && n.attr("check_existence") == "none_exist" {
+		w.openLines = true
+	}
 	w.refsIn(n)
+}
+
+// fileStateEntities are the file_state entities that state a file's mode
+// bits and owners.
+var fileStateEntities = strings.Fields("suid sgid sticky uread uwrite uexec gread gwrite gexec oread owrite oexec user_id group_id")
+
+// fileState adds the mode bits and owners a file_state states, as
+// safety.FileStatePrefix keys: what a fix for a permission or owner rule
+// may change.
+func (w *scopeWalk) fileState(n ovalNode) {
+	for _, c := range n.Children {
+		if slices.Contains(fileStateEntities, c.XMLName.Local) {
+			w.keys[safety.FileStatePrefix+c.XMLName.Local] = true
+		}
+	}
 }
 
 // refsIn follows every reference inside n (criteria, tests' objects and
@@ -201,6 +249,10 @@ func (w *scopeWalk) refsIn(n ovalNode) {
 // check reads.
 func (w *scopeWalk) state(id string) {
 	n, ok := w.byID[id]
+	if ok && n.XMLName.Local == "file_state" {
+		w.fileState(n)
+		return
+	}
 	if !ok || n.XMLName.Local != "systemdunitdependency_state" {
 		return
 	}
@@ -239,15 +291,30 @@ func (w *scopeWalk) object(n ovalNode) {
 			w.units[u] = true
 		}
 	case "textfilecontent54_object", "textfilecontent_object":
-		if p := n.child("pattern"); p != nil && p.attr("var_ref") == "" {
+		if p := n.child("pattern"); p != nil && p.attr("var_ref") != "" {
+			w.openLines = true
+		} else if p != nil {
 			for _, k := range patternKeywords(strings.TrimSpace(p.Text)) {
 				w.keys[k] = true
+			}
+			// The pattern itself judges the lines no keyword names.
+			if re := strings.TrimSpace(p.Text); re != "" {
+				w.keys[safety.LinePatternPrefix+re] = true
 			}
 		}
 	}
 	if fixed, ok := implicitFiles[n.XMLName.Local]; ok {
 		for _, p := range fixed {
 			w.add(p, "")
+		}
+	}
+	// A file object's filters: the file states it keeps or drops (the
+	// mode bits and owners a permission rule states).
+	for _, c := range n.Children {
+		if c.XMLName.Local == "filter" {
+			if st, ok := w.byID[strings.TrimSpace(c.Text)]; ok && st.XMLName.Local == "file_state" {
+				w.fileState(st)
+			}
 		}
 	}
 	fp, dir, file := n.child("filepath"), n.child("path"), n.child("filename")
@@ -336,6 +403,7 @@ func (w *scopeWalk) merge(sub scopeWalk) {
 	}
 	w.unresolved = append(w.unresolved, sub.unresolved...)
 	w.mounts = w.mounts || sub.mounts
+	w.openLines = w.openLines || sub.openLines
 }
 
 // homes is the scope of the home directories a check lists from the

@@ -2,9 +2,11 @@ package scap
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
+	"github.com/nightshift-dev/nightshift/safety"
 )
 
 func TestRegexPaths(t *testing.T) {
@@ -277,8 +280,120 @@ func TestScopeSSGDebian12Reads(t *testing.T) {
 			t.Errorf("%s: no derived scope", tt.rule)
 			continue
 		}
-		if !slices.Equal(fs.Units, tt.units) || !slices.Equal(fs.Sysctl, tt.sysctl) || !slices.Equal(fs.Keys, tt.keys) {
-			t.Errorf("%s: units %q sysctl %q keys %q, want %q %q %q", tt.rule, fs.Units, fs.Sysctl, fs.Keys, tt.units, tt.sysctl, tt.keys)
+		if !slices.Equal(fs.Units, tt.units) || !slices.Equal(fs.Sysctl, tt.sysctl) || !slices.Equal(keywords(fs), tt.keys) {
+			t.Errorf("%s: units %q sysctl %q keys %q, want %q %q %q", tt.rule, fs.Units, fs.Sysctl, keywords(fs), tt.units, tt.sysctl, tt.keys)
+		}
+	}
+}
+
+// keywords is fs.Keys without the check's line patterns, file states and
+// value checks.
+func keywords(fs FileScope) []string {
+	var out []string
+	for _, k := range fs.Keys {
+		if !strings.HasPrefix(k, safety.LinePatternPrefix) && !strings.HasPrefix(k, safety.FileStatePrefix) && !strings.HasPrefix(k, safety.ValueKeyPrefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// linePatterns is the check's line patterns fs.Keys holds.
+func linePatterns(fs FileScope) []string {
+	var out []string
+	for _, k := range fs.Keys {
+		if re, ok := strings.CutPrefix(k, safety.LinePatternPrefix); ok {
+			out = append(out, re)
+		}
+	}
+	return out
+}
+
+// TestScopeSSGDebian12LinePatterns derives, from the real datastream, the
+// check's own line patterns (the textfilecontent54 patterns with literal
+// text, cited per row; a var_ref pattern is not derived) and the file
+// state entities of permission and owner checks (their tests' states and
+// their objects' filters), which Keys carries for package safety.
+func TestScopeSSGDebian12LinePatterns(t *testing.T) {
+	d := ssgDatastream(t)
+	tests := []struct {
+		rule             string
+		patterns, states []string
+	}{
+		{"sshd_set_login_grace_time", []string{`^[\s]*(?i)LoginGraceTime[\s]+(\d+)[\s]*(?:#.*)?$`}, nil},
+		// The audit rules' patterns (-w lines) and auditd.service's.
+		{"audit_rules_session_events", []string{`^(ExecStartPost=\-\/sbin\/augenrules.*$|Requires=augenrules.service)`, `^ExecStartPost=\-\/sbin\/auditctl.*$`,
+			`^\-w\s+/var/log/btmp\s+\-p\s+wa\b.*$`, `^\-w\s+/var/log/wtmp\s+\-p\s+wa\b.*$`, `^\-w\s+/var/run/utmp\s+\-p\s+wa\b.*$`}, nil},
+		{"accounts_password_pam_dcredit", []string{`^\s*dcredit[\s]*=[\s]*(-?\d+)(?:[\s]|$)`, `^\s*password\s+(?:(?:required)|(?:requisite))\s+pam_pwquality\.so.*$`}, nil},
+		// A file_object whose filter drops the files of the right state:
+		// unix:file_state gwrite, owrite (binaries) or user_id (/var/log).
+		{"file_permissions_binary_dirs", nil, []string{"gwrite", "owrite"}},
+		{"file_owner_var_log", nil, []string{"user_id"}},
+		// dpkginfo_object only.
+		{"package_audit_installed", nil, nil},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		var states []string
+		for _, k := range fs.Keys {
+			if s, ok := strings.CutPrefix(k, safety.FileStatePrefix); ok {
+				states = append(states, s)
+			}
+		}
+		if !slices.Equal(linePatterns(fs), tt.patterns) || !slices.Equal(states, tt.states) {
+			t.Errorf("%s: patterns %q states %q, want %q %q", tt.rule, linePatterns(fs), states, tt.patterns, tt.states)
+		}
+	}
+}
+
+// TestScopeSSGDebian12Values derives, from the real datastream, the
+// values checks state for their pattern's first group
+// (textfilecontent54_state subexpressions: a literal, or every value the
+// datastream gives the XCCDF value the rule exports to the external
+// variable), cited per row.
+func TestScopeSSGDebian12Values(t *testing.T) {
+	d := ssgDatastream(t)
+	grace := `^[\s]*(?i)LoginGraceTime[\s]+(\d+)[\s]*(?:#.*)?$`
+	tests := []struct {
+		rule string
+		want []safety.ValueCheck
+	}{
+		// state_logingracetime_value_lower_bound: greater than 0 (a
+		// literal); the upper bound: var_sshd_set_login_grace_time.
+		{"sshd_set_login_grace_time", []safety.ValueCheck{{Pattern: grace, Operation: "greater than", Datatype: "int", Values: []string{"0"}},
+			{Pattern: grace, Operation: "less than or equal", Datatype: "int", Values: []string{"60"}}}},
+		// var_password_pam_dcredit's values.
+		{"accounts_password_pam_dcredit", []safety.ValueCheck{{Pattern: `^\s*dcredit[\s]*=[\s]*(-?\d+)(?:[\s]|$)`, Operation: "less than or equal", Datatype: "int", Values: []string{"-1", "-2", "0"}}}},
+		// The static sysctl test: a set of objects with one pattern, one
+		// state under state_operator OR.
+		{"sysctl_net_ipv4_conf_all_rp_filter", []safety.ValueCheck{{Pattern: `^[\s]*net.ipv4.conf.all.rp_filter[\s]*=[\s]*(.*\S)[\s]*$`, Operation: "equals", Datatype: "int", Values: []string{"1", "2"}}}},
+		{"mount_option_tmp_nosuid", []safety.ValueCheck{{Pattern: `^[\s]*(?!#)[\S]+[\s]+/tmp[\s]+[\S]+[\s]+([\S]+)`, Operation: "pattern match", Values: []string{"nosuid"}}}},
+		// Patterns built from variables: nothing derived.
+		{"accounts_passwords_pam_faillock_deny", nil},
+		{"package_audit_installed", nil},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		var got []safety.ValueCheck
+		for _, k := range fs.Keys {
+			if v, ok := strings.CutPrefix(k, safety.ValueKeyPrefix); ok {
+				var c safety.ValueCheck
+				if err := json.Unmarshal([]byte(v), &c); err != nil {
+					t.Fatalf("%s: %q: %v", tt.rule, k, err)
+				}
+				got = append(got, c)
+			}
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: value checks %+v, want %+v", tt.rule, got, tt.want)
 		}
 	}
 }
