@@ -75,13 +75,14 @@ HFNATIVEPKGS := ./served
 NORACE := ^(TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible|TestScripts)$$
 
 # RACEPKGS is every package of the module (go list ./...), the longest under
-# -race first (HEAVY, longest first, from the -json times in
-# docs/benchmarks.md): go test starts the test binaries in the order given,
-# two at a time on two cores, so the long poles start at once and the short
-# packages fill the end, instead of a long one running alone there. A name
-# in HEAVY that is no package makes go test fail.
+# -race first (HEAVY, longest first by the per-package times in
+# docs/benchmarks.md, cmd/worker without its NORACE tests): go test starts
+# the test binaries in the order given, two at a time on two cores, so the
+# long poles start first and the short packages fill the end, instead of a
+# long one running alone there (sandbox and lockout, late in alphabetical
+# order). TestMakeRacePackages checks that every package runs once.
 MODULE   := github.com/nightshift-dev/nightshift
-HEAVY    := cmd/worker sandbox lockout worker fleet memory served/bpe internal/debtarget batch safety
+HEAVY    := sandbox cmd/worker lockout worker fleet memory served/bpe internal/debtarget batch safety
 RACEPKGS  = $(addprefix $(MODULE)/,$(HEAVY)) $(filter-out $(addprefix $(MODULE)/,$(HEAVY)),$(shell $(GO) list ./...))
 
 # FULL are pure-compute parity tests over big input sets (served/bpe's
