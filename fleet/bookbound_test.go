@@ -104,7 +104,7 @@ func TestRecipeBookBoundOnServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal dev server")
 	}
-	c, err := client.Dial(client.Options{HostPort: temporaltest.Start(t), Logger: temporaltest.Quiet{}})
+	c, err := client.Dial(client.Options{HostPort: temporaltest.Start(t), Logger: temporaltest.Quiet{}, DataConverter: DataConverter()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +115,12 @@ func TestRecipeBookBoundOnServer(t *testing.T) {
 	defer cancel()
 	// The book's one workflow task decodes two 1.7 MB signals: a few tens
 	// of milliseconds in a normal build, but over the SDK's 1 s deadlock
-	// detector in a race-built test on a loaded 2-core machine (the task
-	// then panics and is retried forever). The detector is not what this
-	// test is about, so its worker gives it a minute.
-	nw := tworker.New(c, NightQueue, tworker.Options{DeadlockDetectionTimeout: time.Minute})
+	// detector in a race-built test on a loaded 2-core machine, where the
+	// task panicked and was retried forever before the client's
+	// DataConverter left decoding out of the detector's budget (without it,
+	// at load 13: the book never continued as new within the 4 minutes).
+	// The worker keeps the SDK's default detector.
+	nw := tworker.New(c, NightQueue, tworker.Options{})
 	registerNight(nw, &Workflows{}, c)
 	if err := nw.Start(); err != nil {
 		t.Fatal(err)

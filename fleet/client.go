@@ -9,9 +9,24 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/nightshift-dev/nightshift"
 )
+
+// DataConverter is the data converter for the clients of a fleet's
+// processes (client.Options.DataConverter of ServeConfig.Client and of the
+// CLI's clients): the SDK's default JSON encoding, with the time spent
+// encoding and decoding left out of the workflow deadlock detector's budget
+// (one second without a yield by default). A recipe book decodes every
+// publication pending when its workflow task starts, each up to a few MB;
+// counted against that budget, a busy process's book task panicked and was
+// retried forever (TMPRL1101). The encoding is the default's, so clients
+// without it interoperate with those that have it.
+func DataConverter() converter.DataConverter {
+	return workflow.DataConverterWithoutDeadlockDetection(converter.GetDefaultDataConverter())
+}
 
 // ErrNotFound is wrapped when a night (or schedule) does not exist.
 var ErrNotFound = errors.New("no such night")

@@ -17,7 +17,9 @@ var ErrConfig = errors.New("invalid fleet configuration")
 
 // ServeConfig configures one worker process of a fleet.
 type ServeConfig struct {
-	// Client is connected to the Temporal frontend (required).
+	// Client is connected to the Temporal frontend (required), with
+	// DataConverter as its data converter (without it, large signals can
+	// trip the SDK's deadlock detector on a busy process).
 	Client client.Client
 	// Zone is the zone whose hosts this process works on; "" is DefaultZone.
 	Zone string

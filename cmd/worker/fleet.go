@@ -100,7 +100,7 @@ func (t temporalFlags) options(stderr io.Writer) (client.Options, error) {
 		level = slog.LevelDebug
 	}
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
-	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: logger}
+	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: logger, DataConverter: fleet.DataConverter()}
 	cfg, err := t.tls.Config()
 	if err != nil {
 		return opts, &usageError{err}
