@@ -11,7 +11,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 EXHAUSTIVE  := $(GOBIN)/exhaustive
 
-.PHONY: test deps lint lint-vet lint-staticcheck lint-exhaustive lint-deadcode unit unit-race unit-norace unit-full bench build demo
+.PHONY: test deps lint unit unit-race unit-norace unit-full bench build demo
 
 # The linters, then the race-enabled tests, then the NORACE tests, one after
 # another: on the shared 2-core machine, running them at once (make -j3) starved
@@ -24,28 +24,15 @@ test: deps
 deps:
 	./scripts/install-test-deps.sh
 
-# gofmt and go mod tidy, then the four linters that load the module at once
-# (-O: each one's output together): each has phases that use one core
-# (loading, deadcode's RTA), which the others fill; they run before any test,
-# so they take no CPU from Temporal's workflow tasks (docs/benchmarks.md).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) mod tidy -diff
-	@$(MAKE) --no-print-directory -j4 -O lint-vet lint-staticcheck lint-exhaustive lint-deadcode
-
-lint-vet:
 	$(GO) vet ./...
 	$(GO) vet -tags hf_native $(HFNATIVEPKGS)
-
-lint-staticcheck:
 	$(STATICCHECK) ./...
-
+	$(GO) mod tidy -diff
 # exhaustive -d: a default case counts as handling the values it does not list.
-lint-exhaustive:
 	$(EXHAUSTIVE) -d ./...
-
-lint-deadcode:
 	DEADCODE=$(GOBIN)/deadcode ./scripts/deadcode.sh
 
 # HFNATIVEPKGS are the packages with hf_native files (only served: its
