@@ -3,17 +3,17 @@
 # gofmt, go vet (default and hf_native tags), staticcheck, go mod tidy -diff,
 # the exhaustive enum-switch check, deadcode (scripts/deadcode.sh, with the
 # allowlists scripts/deadcode.allow and scripts/deadcode-lib.allow) and the
-# tests of every package, race-enabled but for cmd/worker's end-to-end ones
-# (E2E below), then the FULL tests again without -race (below).
+# tests of every package, race-enabled but for cmd/worker's NORACE ones
+# (below), then the FULL tests again without -race (below).
 
 GO          ?= go
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 EXHAUSTIVE  := $(GOBIN)/exhaustive
 
-.PHONY: test deps lint unit unit-race unit-e2e unit-full bench build demo
+.PHONY: test deps lint unit unit-race unit-norace unit-full bench build demo
 
-# The linters, then the race-enabled tests, then the E2E tests, one after
+# The linters, then the race-enabled tests, then the NORACE tests, one after
 # another: on the shared 2-core machine, running them at once (make -j3) starved
 # Temporal's workflow tasks past the SDK's 1 s deadlock detector and
 # cmd/worker's tests past their timeout (docs/benchmarks.md, "make test and
@@ -28,25 +28,49 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags hf_native ./...
+	$(GO) vet -tags hf_native $(HFNATIVEPKGS)
 	$(STATICCHECK) ./...
 	$(GO) mod tidy -diff
 # exhaustive -d: a default case counts as handling the values it does not list.
 	$(EXHAUSTIVE) -d ./...
 	DEADCODE=$(GOBIN)/deadcode ./scripts/deadcode.sh
 
-# E2E are cmd/worker's end-to-end tests on the Debian target (the SCAP
-# nights as root and through sudo, the recipes' Ansible export applied to
-# a fresh target). Their time goes to OpenSCAP, bash and sshd on the
-# target, where -race sees nothing, while it made them several times slower
-# (docs/benchmarks.md; the Go code they drive runs under -race in its
-# packages' own tests):
-# they run once without -race, all three at once (t.Parallel, a target
-# each; -parallel 3), after the race-enabled run of every other test
-# (unit-race). -skip and -run take the same list, so every test runs
-# exactly once; TestMakeTestRunsEveryTest checks that the list names only
-# tests of cmd/worker.
-E2E := ^(TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible)$$
+# HFNATIVEPKGS are the packages with hf_native files (only served: its
+# native backend, whose API no other package uses), so vetting them with the
+# tag is the same check as vetting ./... with it, without type-checking the
+# whole module a second time. TestMakeVetsHFNative keeps the list whole.
+HFNATIVEPKGS := ./served
+
+# NORACE are cmd/worker's tests that run once without -race (unit-norace),
+# at once (-parallel 3), after the race-enabled run of every other test:
+# - the end-to-end tests on the Debian target (the SCAP nights as root and
+#   through sudo, the recipes' Ansible export applied to a fresh target):
+#   their time goes to OpenSCAP, bash and sshd on the target, where -race
+#   sees nothing, while it made them several times slower;
+# - TestScripts: the scripts check the CLI's flags, exit codes and output
+#   through ~280 re-executions of the test binary, where a race-built worker
+#   start costs 4.1-4.7 CPU-s against 0.58 s without -race.
+# The Go code they drive runs race-enabled in its packages' own tests, and
+# cmd/worker's own concurrent paths in its in-process tests (run(ctx, args,
+# ...)): fleet serve and start (TestFleetIntegration), run over several
+# hosts (TestRunResumeHistory), progress and metrics (TestRunProgressLines,
+# TestRunMetricsAddr), demo (TestDemo), simulate-server
+# (TestSimulateServerInProcess). docs/benchmarks.md has the times. -skip and
+# -run take the same list, so every test runs exactly once;
+# TestMakeTestRunsEveryTest checks that the list names only tests of
+# cmd/worker.
+NORACE := ^(TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible|TestScripts)$$
+
+# RACEPKGS is every package of the module (go list ./...), the longest under
+# -race first (HEAVY, longest first by the per-package times in
+# docs/benchmarks.md, cmd/worker without its NORACE tests): go test starts
+# the test binaries in the order given, two at a time on two cores, so the
+# long poles start first and the short packages fill the end, instead of a
+# long one running alone there (sandbox and lockout, late in alphabetical
+# order). TestMakeRacePackages checks that every package runs once.
+MODULE   := github.com/nightshift-dev/nightshift
+HEAVY    := sandbox cmd/worker lockout worker fleet memory served/bpe internal/debtarget batch safety
+RACEPKGS  = $(addprefix $(MODULE)/,$(HEAVY)) $(filter-out $(addprefix $(MODULE)/,$(HEAVY)),$(shell $(GO) list ./...))
 
 # FULL are pure-compute parity tests over big input sets (served/bpe's
 # golden IDs, memory's long histories and random pairings): under -race they
@@ -57,13 +81,13 @@ E2E := ^(TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAp
 FULL     := ^(TestGolden|TestLongHistories|TestPairingProperty)$$
 FULLPKGS := ./served/bpe ./memory
 
-unit: unit-race unit-e2e unit-full
+unit: unit-race unit-norace unit-full
 
 unit-race:
-	$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...
+	$(GO) test -race -count=1 -timeout 30m -skip '$(NORACE)' $(RACEPKGS)
 
-unit-e2e:
-	$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(E2E)' ./cmd/worker
+unit-norace:
+	$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(NORACE)' ./cmd/worker
 
 unit-full:
 	$(GO) test -count=1 -timeout 30m -run '$(FULL)' $(FULLPKGS)

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,18 +15,20 @@ import (
 )
 
 // makeUnit is what the Makefile's unit target must run, through its
-// prerequisites (one after another): every test under -race but those E2E
-// names, and those, without -race, in cmd/worker; then the FULL names again
-// without -race in FULLPKGS (under -race they check a sample).
+// prerequisites (one after another): every test of every package (RACEPKGS,
+// checked by TestMakeRacePackages) under -race but those NORACE names, and
+// those, without -race, in cmd/worker; then the FULL names again without
+// -race in FULLPKGS (under -race they check a sample).
 var makeUnit = map[string]string{
-	"unit-race": "$(GO) test -race -count=1 -timeout 30m -skip '$(E2E)' ./...",
-	"unit-e2e":  "$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(E2E)' ./cmd/worker",
-	"unit-full": "$(GO) test -count=1 -timeout 30m -run '$(FULL)' $(FULLPKGS)",
+	"unit-race":   "$(GO) test -race -count=1 -timeout 30m -skip '$(NORACE)' $(RACEPKGS)",
+	"unit-norace": "$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(NORACE)' ./cmd/worker",
+	"unit-full":   "$(GO) test -count=1 -timeout 30m -run '$(FULL)' $(FULLPKGS)",
 }
 
 // TestMakeTestRunsEveryTest: `make test` runs every test of the module
-// exactly once. Its unit target skips the E2E list in the race-enabled run
-// of ./... and runs that list alone in ./cmd/worker, so the list must name
+// exactly once. Its unit target skips the NORACE list in the race-enabled
+// run of every package and runs that list alone in ./cmd/worker, so the
+// list must name
 // only tests that cmd/worker defines (a name it matched elsewhere would
 // run nowhere), and each name it gives must still be one (a renamed test
 // would run under -race, and the list would go stale).
@@ -34,17 +37,17 @@ func TestMakeTestRunsEveryTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^E2E := (.+)$`).FindSubmatch(mk)
+	m := regexp.MustCompile(`(?m)^NORACE := (.+)$`).FindSubmatch(mk)
 	if m == nil {
-		t.Fatal("the Makefile has no E2E := line")
+		t.Fatal("the Makefile has no NORACE := line")
 	}
 	list := strings.ReplaceAll(string(m[1]), "$$", "$")
 	re, err := regexp.Compile(list)
 	if err != nil {
-		t.Fatalf("E2E %q: %v", list, err)
+		t.Fatalf("NORACE %q: %v", list, err)
 	}
-	if !regexp.MustCompile(`(?m)^unit: unit-race unit-e2e unit-full$`).Match(mk) {
-		t.Error("the Makefile's unit target is not `unit: unit-race unit-e2e unit-full`")
+	if !regexp.MustCompile(`(?m)^unit: unit-race unit-norace unit-full$`).Match(mk) {
+		t.Error("the Makefile's unit target is not `unit: unit-race unit-norace unit-full`")
 	}
 	for target, want := range makeUnit {
 		recipe := regexp.MustCompile(`(?m)^` + target + `:\n((?:\t.*\n)+)`).FindSubmatch(mk)
@@ -61,7 +64,7 @@ func TestMakeTestRunsEveryTest(t *testing.T) {
 	}
 
 	names := strings.Split(strings.TrimSuffix(strings.TrimPrefix(list, "^("), ")$"), "|")
-	defined := map[string][]string{} // a test function matching E2E → the directories defining one
+	defined := map[string][]string{} // a test function matching NORACE → the directories defining one
 	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -89,13 +92,13 @@ func TestMakeTestRunsEveryTest(t *testing.T) {
 	for name, dirs := range defined {
 		for _, dir := range dirs {
 			if dir != filepath.Join("cmd", "worker") {
-				t.Errorf("E2E matches %s in %s: the race-enabled run skips it and the E2E run (./cmd/worker) does not reach it", name, dir)
+				t.Errorf("NORACE matches %s in %s: the race-enabled run skips it and the NORACE run (./cmd/worker) does not reach it", name, dir)
 			}
 		}
 	}
 	for _, name := range names {
 		if !slices.Contains(defined[name], filepath.Join("cmd", "worker")) || !strings.HasPrefix(name, "Test") {
-			t.Errorf("E2E names %s, which is no test function of cmd/worker", name)
+			t.Errorf("NORACE names %s, which is no test function of cmd/worker", name)
 		}
 	}
 }
@@ -153,6 +156,106 @@ func TestMakeFullReadsRace(t *testing.T) {
 			t.Errorf("FULL names %s, which is no test function of %s", name, pkgs[1])
 		case !r:
 			t.Errorf("FULL names %s, which does not read testenv.Race (it would check the same set twice)", name)
+		}
+	}
+}
+
+// TestMakeRacePackages: unit-race runs the tests of every package of the
+// module once (RACEPKGS: go list ./..., HEAVY's first in HEAVY's order,
+// the longest under -race first so that no long one runs alone at the end).
+// It reads what make would run (make -n), so a HEAVY name that is no
+// package, one listed twice, or a package left out shows here.
+func TestMakeRacePackages(t *testing.T) {
+	out, err := exec.Command("make", "--no-print-directory", "-n", "unit-race").Output()
+	if err != nil {
+		t.Fatalf("make -n unit-race: %v", err)
+	}
+	fields := strings.Fields(string(out))
+	if slices.Contains(fields, "./...") {
+		t.Fatalf("unit-race runs ./..., not the packages longest first: %s", out)
+	}
+	var got []string
+	for _, f := range fields {
+		if strings.HasPrefix(f, "github.com/nightshift-dev/nightshift") {
+			got = append(got, f)
+		}
+	}
+	list, err := exec.Command("go", "list", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	want := strings.Fields(string(list))
+	if sorted := slices.Sorted(slices.Values(got)); !slices.Equal(sorted, want) {
+		t.Errorf("unit-race runs the packages\n\t%v\nwant each of go list ./... once:\n\t%v", got, want)
+	}
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heavy := regexp.MustCompile(`(?m)^HEAVY +:= (.+)$`).FindSubmatch(mk)
+	if heavy == nil {
+		t.Fatal("the Makefile has no HEAVY := line")
+	}
+	for i, name := range strings.Fields(string(heavy[1])) {
+		if i >= len(got) || got[i] != "github.com/nightshift-dev/nightshift/"+name {
+			t.Errorf("unit-race does not start with HEAVY's %s (package %d of %v)", name, i+1, got)
+		}
+	}
+}
+
+// TestMakeVetsHFNative: lint vets the packages with hf_native files
+// (HFNATIVEPKGS) with that tag, and only them, so every directory with a
+// file whose build constraint names hf_native must be in the list, and no
+// file outside them may use what only those files define (Native and
+// NewNative of package served): then vetting the rest with the tag would check what
+// vetting it without the tag does.
+func TestMakeVetsHFNative(t *testing.T) {
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^HFNATIVEPKGS := (.+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile has no HFNATIVEPKGS := line")
+	}
+	listed := strings.Fields(string(m[1]))
+	tagged := map[string]bool{} // directory (./dir) → it has hf_native files
+	constraint := regexp.MustCompile(`(?m)^//go:build .*\bhf_native\b`)
+	nativeAPI := regexp.MustCompile(`\bserved\.(Native|NewNative)\b`)
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir := "./" + filepath.ToSlash(filepath.Dir(path))
+		if constraint.Match(b) {
+			tagged[dir] = true
+		}
+		if nativeAPI.Match(b) {
+			t.Errorf("%s uses the hf_native API of served: vet it with the tag too (HFNATIVEPKGS)", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := range tagged {
+		if !slices.Contains(listed, dir) {
+			t.Errorf("%s has hf_native files, and HFNATIVEPKGS (%v) does not name it", dir, listed)
+		}
+	}
+	for _, dir := range listed {
+		if !tagged[dir] {
+			t.Errorf("HFNATIVEPKGS names %s, which has no hf_native file", dir)
 		}
 	}
 }

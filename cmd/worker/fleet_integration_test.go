@@ -125,7 +125,8 @@ func readSummary(t *testing.T, path string) jsonSummary {
 }
 
 // A night on a real Temporal dev server with three `worker fleet serve`
-// processes on two zones, one of them killed with SIGKILL mid-run: every
+// on two zones (zone a's two processes, zone b's in this test's process),
+// one of zone a's killed with SIGKILL mid-run: every
 // rule × host ends exactly once, no command ran twice on its host (counted
 // in the hosts' own exec logs), the model calls in flight never exceed the
 // fleet-wide cap (the sum of the processes' --model-slots), and the report
@@ -163,11 +164,33 @@ func TestFleetIntegration(t *testing.T) {
 		})
 		return cmd
 	}
+	// Zone b's worker runs in this process (run, as main calls it) and
+	// stops when its context does: the race detector watches fleet serve's
+	// own code here, since TestScripts' fleet scripts run without -race
+	// (the Makefile's NORACE).
+	serveHere := func(zone string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		out := new(syncBuffer)
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"fleet", "serve", "--temporal", addr, "--zone", zone, "--model-slots", strconv.Itoa(slots),
+				"--base-url", baseURL, "--identity", key, "--known-hosts", kh, "--command-timeout", "30s"}, nil, out, out)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("fleet serve %s (in this process): %v", zone, err)
+			}
+			if t.Failed() {
+				t.Logf("serve %s (in this process):\n%s", zone, out.String())
+			}
+		})
+	}
 	// Zone a starts with one worker, so that it holds zone a's host
 	// workflows (sticky) and their activities; a second one joins before the
 	// first is killed and must take them over.
 	victim := serve("a")
-	serve("b")
+	serveHere("b")
 
 	report := filepath.Join(dir, "fleet.json")
 	start, startOut := startCLI(t, []string{"fleet", "start", "--temporal", addr, "--sandbox", "auto", "--rules", rulesFile, "--inventory", inv,

@@ -1,6 +1,7 @@
 package bpe
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,30 +51,47 @@ func (s *jscan) expect(c byte) error {
 }
 
 // str reads a string and returns its bytes: a slice of the input when it
-// has no escapes (the common case), else a fresh decoding.
+// has no escapes (the common case), else a fresh decoding. The closing quote
+// and a backslash are found with bytes.IndexByte and the bytes before them
+// are read once (control characters and UTF-8 together): under the race
+// detector every byte a Go loop reads is a call, and a tokenizer file is
+// megabytes of strings.
 func (s *jscan) str() ([]byte, error) {
 	if err := s.expect('"'); err != nil {
 		return nil, err
 	}
 	start := s.pos
-	for i := start; i < len(s.data); i++ {
-		switch c := s.data[i]; {
-		case c == '"':
-			s.pos = i + 1
-			b := s.data[start:i]
-			if !utf8.Valid(b) {
-				return s.slowStr(start - 1)
-			}
-			return b, nil
-		case c == '\\':
-			return s.slowStr(start - 1)
+	q := bytes.IndexByte(s.data[start:], '"')
+	if q < 0 {
+		q = len(s.data) - start // no quote: check to the end, then fail
+	}
+	b := s.data[start : start+q]
+	if bs := bytes.IndexByte(b, '\\'); bs >= 0 {
+		b = b[:bs]
+	}
+	valid := true // UTF-8
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
 		case c < 0x20:
-			s.pos = i
+			s.pos = start + i
 			return nil, s.fail("control character in string")
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			valid = valid && !(r == utf8.RuneError && n == 1)
+			i += n
 		}
 	}
-	s.pos = len(s.data)
-	return nil, s.fail("unterminated string")
+	switch {
+	case start+len(b) == len(s.data):
+		s.pos = len(s.data)
+		return nil, s.fail("unterminated string")
+	case s.data[start+len(b)] == '\\', !valid:
+		return s.slowStr(start - 1)
+	}
+	s.pos = start + len(b) + 1
+	return b, nil
 }
 
 // slowStr decodes the string starting at the quote at q with encoding/json.
@@ -135,6 +153,64 @@ func (s *jscan) skip() (json.RawMessage, error) {
 	}
 	if depth == 0 && s.pos > start {
 		return s.valid(start)
+	}
+	return nil, s.fail("unterminated value")
+}
+
+// skipNested passes over one value as skip does, checking only where it
+// ends (its strings and brackets), not json.Valid: for a value that is read
+// again strictly (the merges, by parseMerges), so that its megabytes are
+// not scanned byte by byte twice more. Strings are passed with
+// bytes.IndexByte.
+func (s *jscan) skipNested() (json.RawMessage, error) {
+	s.ws()
+	start := s.pos
+	depth := 0
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case '"':
+			end := s.pos + 1
+			for {
+				q := bytes.IndexByte(s.data[end:], '"')
+				if q < 0 {
+					s.pos = len(s.data)
+					return nil, s.fail("unterminated string")
+				}
+				end += q
+				bs := 0 // backslashes before the quote
+				for end-1-bs > s.pos && s.data[end-1-bs] == '\\' {
+					bs++
+				}
+				if bs%2 == 0 {
+					break
+				}
+				end++
+			}
+			s.pos = end + 1
+			if depth == 0 {
+				return s.data[start:s.pos], nil
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return s.data[start:s.pos], nil
+			}
+			depth--
+			if depth == 0 {
+				s.pos++
+				return s.data[start:s.pos], nil
+			}
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return s.data[start:s.pos], nil
+			}
+		}
+		s.pos++
+	}
+	if depth == 0 && s.pos > start {
+		return s.data[start:s.pos], nil
 	}
 	return nil, s.fail("unterminated value")
 }

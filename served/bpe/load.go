@@ -163,8 +163,8 @@ func parseModel(s *jscan) (*modelJSON, json.RawMessage, error) {
 				m.Vocab[string(tok)] = id
 				return nil
 			})
-		case "merges":
-			raw, err := s.skip()
+		case "merges": // parseMerges reads them strictly
+			raw, err := s.skipNested()
 			if err != nil {
 				return err
 			}
