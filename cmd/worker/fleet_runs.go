@@ -181,8 +181,12 @@ func finishFleetReport(id string, m *runMeta, res fleet.NightResult, stdout io.W
 			bad++
 		}
 	}
+	// A rule × host with no result (its host never started: the night was
+	// cancelled first, or has not reached it) is not fixed either.
+	total := max(st.Total, len(rep.Results))
+	bad += total - len(rep.Results)
 	if bad > 0 {
-		return &notFixed{bad, len(rep.Results)}
+		return &notFixed{bad, total}
 	}
 	return nil
 }
