@@ -36,10 +36,10 @@ type UnreachableError struct {
 func (e *UnreachableError) Error() string {
 	var re *ReplyError
 	switch {
-	case errors.As(e.Err, &re):
-		return fmt.Sprintf("model server gave no usable reply after %d tries over %s: %v", e.Tries, e.Since.Round(time.Millisecond), e.Err)
 	case e.Fault != nil:
 		return fmt.Sprintf("model server gave no usable reply after %d tries over %s: %v (last try: %v)", e.Tries, e.Since.Round(time.Millisecond), e.Fault, e.Err)
+	case errors.As(e.Err, &re):
+		return fmt.Sprintf("model server gave no usable reply after %d tries over %s: %v", e.Tries, e.Since.Round(time.Millisecond), e.Err)
 	}
 	return fmt.Sprintf("model server unreachable after %d tries over %s: %v", e.Tries, e.Since.Round(time.Millisecond), e.Err)
 }
@@ -95,19 +95,22 @@ func complete(ctx context.Context, model ChatModel, req openai.ChatCompletionReq
 		if cl := served.ParseContextLength(err); cl != nil {
 			return cl
 		}
+		if rctx.Err() != nil {
+			// What the client made of the cut (a truncated body) is not
+			// the server's fault: the time ran out.
+			return &tryTimeout{err: err, after: timeout, bound: bound}
+		}
 		var re *ReplyError
 		if errors.As(err, &re) {
 			fault = re
-		}
-		if rctx.Err() != nil {
-			return &tryTimeout{err: err, after: timeout, bound: bound}
 		}
 		return err
 	})
 	var gu *retry.GiveUpError
 	if errors.As(err, &gu) {
 		ue := &UnreachableError{Tries: gu.Tries, Since: time.Since(start), Err: gu.Err}
-		if re := (*ReplyError)(nil); !errors.As(gu.Err, &re) {
+		var re *ReplyError
+		if to := (*tryTimeout)(nil); errors.As(gu.Err, &to) || !errors.As(gu.Err, &re) {
 			ue.Fault = fault
 		}
 		return resp, ue
