@@ -248,6 +248,9 @@ func judgeAction(argv []string, pol EffectsPolicy) string {
 	case "reboot", "shutdown", "poweroff", "halt", "kexec", "telinit", "init":
 		return "the worker never reboots or halts a host"
 	case "systemctl":
+		if why := systemctlOptions(args); why != "" {
+			return why
+		}
 		if len(ops) == 0 {
 			return "no verb"
 		}
