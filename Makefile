@@ -3,8 +3,8 @@
 # gofmt, go vet (default and hf_native tags), staticcheck, go mod tidy -diff,
 # the exhaustive enum-switch check, deadcode (scripts/deadcode.sh, with the
 # allowlists scripts/deadcode.allow and scripts/deadcode-lib.allow) and the
-# tests of every package, race-enabled but for cmd/worker's NORACE ones
-# (below), then the FULL tests again without -race (below).
+# tests of every package, race-enabled but for the NORACE ones (below),
+# then the FULL tests again without -race (below).
 
 GO          ?= go
 GOBIN       := $(shell $(GO) env GOPATH)/bin
@@ -41,25 +41,55 @@ lint:
 # whole module a second time. TestMakeVetsHFNative keeps the list whole.
 HFNATIVEPKGS := ./served
 
-# NORACE are cmd/worker's tests that run once without -race (unit-norace),
-# at once (-parallel 3), after the race-enabled run of every other test:
+# NORACE.<dir> are the tests of package ./<dir> that run once without -race
+# (unit-norace), after the race-enabled run of every other test; NORACEPKGS
+# are those packages, run at once (two test binaries at a time, -parallel 3
+# inside one). A test is listed when its time goes to a real target (OpenSSH,
+# bash, OpenSCAP on a Debian root), where -race sees nothing while the
+# race-built Go side (x/crypto/ssh's crypto, the test's port forwarding) made
+# it several times dearer, and when a race-enabled test still drives the Go
+# concurrency it reaches (named below); a test that is the only race
+# coverage of some goroutine code stays.
+# cmd/worker:
 # - the end-to-end tests on the Debian target (the SCAP nights as root and
 #   through sudo, the recipes' Ansible export applied to a fresh target):
-#   their time goes to OpenSCAP, bash and sshd on the target, where -race
-#   sees nothing, while it made them several times slower;
+#   their time goes to OpenSCAP, bash and sshd on the target;
 # - TestScripts: the scripts check the CLI's flags, exit codes and output
 #   through ~280 re-executions of the test binary, where a race-built worker
 #   start costs 4.1-4.7 CPU-s against 0.58 s without -race.
-# The Go code they drive runs race-enabled in its packages' own tests, and
-# cmd/worker's own concurrent paths in its in-process tests (run(ctx, args,
-# ...)): fleet serve and start (TestFleetIntegration), run over several
-# hosts (TestRunResumeHistory), progress and metrics (TestRunProgressLines,
-# TestRunMetricsAddr), demo (TestDemo), simulate-server
-# (TestSimulateServerInProcess). docs/benchmarks.md has the times. -skip and
-# -run take the same list, so every test runs exactly once;
-# TestMakeTestRunsEveryTest checks that the list names only tests of
-# cmd/worker.
-NORACE := ^(TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible|TestScripts)$$
+#   The Go code they drive runs race-enabled in its packages' own tests, and
+#   cmd/worker's own concurrent paths in its in-process tests (run(ctx, args,
+#   ...)): fleet serve and start (TestFleetIntegration), run over several
+#   hosts (TestRunResumeHistory), progress and metrics (TestRunProgressLines,
+#   TestRunMetricsAddr), demo (TestDemo), simulate-server
+#   (TestSimulateServerInProcess).
+NORACE.cmd/worker := TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible|TestScripts
+# lockout: every test on a Debian target (the lockout cases as root and as
+#   a sudo login, the net without root, Protect's whole flow, the Runner
+#   without a sandbox, the switch killed with its worker and disarmed): their
+#   time goes to sshd restarts, logins and snapshots on the target. lockout's
+#   goroutines keep race-enabled tests: Check's concurrent fresh login
+#   (TestCheckFreshLogin), Protect's precheck (TestProtectLoginFailsBefore;
+#   on a real target, sandbox's TestLockoutNetBehindTheSandbox); the Runner
+#   runs one command at a time in TestRunnerWithoutSandbox (nothing there
+#   for -race to see); the target's port forwarding is debtarget's
+#   (TestSystemTarget), the SSH client sshexec's own tests.
+NORACE.lockout := TestLockoutsOnDebian|TestLockoutsWithoutRoot|TestProtectOnDebian|TestRunnerWithoutSandbox|TestSwitchSurvivesSIGKILL|TestSwitchArmDisarm
+# worker: TestSCAPStubbornStaysInsideTheWindow, 25 attempts each judged by
+#   OpenSCAP in the Debian root; the same attempt loop and memory under the
+#   same stubborn policy run race-enabled in TestStubbornStaysInsideTheWindow
+#   (a real sshd on loopback) and, concurrently, TestConcurrentFixOnOneWorker.
+NORACE.worker := TestSCAPStubbornStaysInsideTheWindow
+NORACEPKGS := cmd/worker lockout worker
+# NORACE is every NORACE.<dir> list in one pattern: -skip (unit-race, every
+# package) and -run (unit-norace, NORACEPKGS) take the same one, so every
+# test runs exactly once; TestMakeTestRunsEveryTest checks that each name is
+# a test of the package whose list gives it and that the pattern matches no
+# test of a package outside NORACEPKGS (it would run nowhere).
+# docs/benchmarks.md has the times.
+empty :=
+space := $(empty) $(empty)
+NORACE = ^($(subst $(space),|,$(strip $(foreach d,$(NORACEPKGS),$(NORACE.$(d))))))$$
 
 # RACEPKGS is every package of the module (go list ./...), the longest under
 # -race first (HEAVY, longest first by the per-package times in
@@ -87,7 +117,7 @@ unit-race:
 	$(GO) test -race -count=1 -timeout 30m -skip '$(NORACE)' $(RACEPKGS)
 
 unit-norace:
-	$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(NORACE)' ./cmd/worker
+	$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(NORACE)' $(addprefix ./,$(NORACEPKGS))
 
 unit-full:
 	$(GO) test -count=1 -timeout 30m -run '$(FULL)' $(FULLPKGS)
