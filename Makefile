@@ -64,23 +64,14 @@ HFNATIVEPKGS := ./served
 #   TestRunMetricsAddr), demo (TestDemo), simulate-server
 #   (TestSimulateServerInProcess).
 NORACE.cmd/worker := TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible|TestScripts
-# lockout: every test on a Debian target (the lockout cases as root and as
-#   a sudo login, the net without root, Protect's whole flow, the Runner
-#   without a sandbox, the switch killed with its worker and disarmed): their
-#   time goes to sshd restarts, logins and snapshots on the target. lockout's
-#   goroutines keep race-enabled tests: Check's concurrent fresh login
-#   (TestCheckFreshLogin), Protect's precheck (TestProtectLoginFailsBefore;
-#   on a real target, sandbox's TestLockoutNetBehindTheSandbox); the Runner
-#   runs one command at a time in TestRunnerWithoutSandbox (nothing there
-#   for -race to see); the target's port forwarding is debtarget's
-#   (TestSystemTarget), the SSH client sshexec's own tests.
-NORACE.lockout := TestLockoutsOnDebian|TestLockoutsWithoutRoot|TestProtectOnDebian|TestRunnerWithoutSandbox|TestSwitchSurvivesSIGKILL|TestSwitchArmDisarm
+# (lockout's Debian-target tests were measured for this list and left out:
+# their CPU is the same with and without -race, docs/benchmarks.md, speed26.)
 # worker: TestSCAPStubbornStaysInsideTheWindow, 25 attempts each judged by
 #   OpenSCAP in the Debian root; the same attempt loop and memory under the
 #   same stubborn policy run race-enabled in TestStubbornStaysInsideTheWindow
 #   (a real sshd on loopback) and, concurrently, TestConcurrentFixOnOneWorker.
 NORACE.worker := TestSCAPStubbornStaysInsideTheWindow
-NORACEPKGS := cmd/worker lockout worker
+NORACEPKGS := cmd/worker worker
 # NORACE is every NORACE.<dir> list in one pattern: -skip (unit-race, every
 # package) and -run (unit-norace, NORACEPKGS) take the same one, so every
 # test runs exactly once; TestMakeTestRunsEveryTest checks that each name is
