@@ -94,13 +94,15 @@ HEAVY    := sandbox cmd/worker lockout worker fleet memory served/bpe internal/d
 RACEPKGS  = $(addprefix $(MODULE)/,$(HEAVY)) $(filter-out $(addprefix $(MODULE)/,$(HEAVY)),$(shell $(GO) list ./...))
 
 # FULL are pure-compute parity tests over big input sets (served/bpe's
-# golden IDs, memory's long histories and random pairings): under -race they
-# check a deterministic sample (testenv.Race), and unit-full runs them again
-# without -race on the whole set, at a fraction of the race detector's CPU
-# (docs/benchmarks.md). TestMakeTestRunsEveryTest checks that each name is a
-# test of FULLPKGS that reads testenv.Race.
-FULL     := ^(TestGolden|TestLongHistories|TestPairingProperty)$$
-FULLPKGS := ./served/bpe ./memory
+# golden IDs, memory's long histories and random pairings, worker's 25, 50
+# and 100 stubborn attempts whose every prompt is counted twice): under
+# -race they check a deterministic sample (testenv.Race; worker's: the 50
+# attempts), and unit-full runs them again without -race on the whole set,
+# at a fraction of the race detector's CPU (docs/benchmarks.md).
+# TestMakeFullReadsRace checks that each name is a test of FULLPKGS that
+# reads testenv.Race.
+FULL     := ^(TestGolden|TestLongHistories|TestPairingProperty|TestStubbornStaysInsideTheWindow)$$
+FULLPKGS := ./served/bpe ./memory ./worker
 
 unit: unit-race unit-norace unit-full
 
