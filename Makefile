@@ -44,12 +44,13 @@ HFNATIVEPKGS := ./served
 # NORACE.<dir> are the tests of package ./<dir> that run once without -race
 # (unit-norace), after the race-enabled run of every other test; NORACEPKGS
 # are those packages, run at once (two test binaries at a time, -parallel 3
-# inside one). A test is listed when its time goes to a real target (OpenSSH,
-# bash, OpenSCAP on a Debian root), where -race sees nothing while the
-# race-built Go side (x/crypto/ssh's crypto, the test's port forwarding) made
-# it several times dearer, and when a race-enabled test still drives the Go
-# concurrency it reaches (named below); a test that is the only race
-# coverage of some goroutine code stays.
+# inside one). A test is listed when it measured markedly cheaper without
+# -race (CPU-s of all it starts, targets included: docs/benchmarks.md), its
+# time on a real target (OpenSSH, bash, OpenSCAP on a Debian root) where
+# -race sees nothing while the race-built Go side (x/crypto/ssh, the
+# tokenizer's counts) made it dearer, and when a race-enabled test still
+# drives the Go concurrency it reaches (named below); a test that is the
+# only race coverage of some goroutine code stays.
 # cmd/worker:
 # - the end-to-end tests on the Debian target (the SCAP nights as root and
 #   through sudo, the recipes' Ansible export applied to a fresh target):
@@ -65,11 +66,13 @@ HFNATIVEPKGS := ./served
 #   (TestSimulateServerInProcess).
 NORACE.cmd/worker := TestSCAPDatastreamEndToEnd|TestSCAPDatastreamSudoLogin|TestSCAPExportAppliedByAnsible|TestScripts
 # (lockout's Debian-target tests were measured for this list and left out:
-# their CPU is the same with and without -race, docs/benchmarks.md, speed26.)
+# their CPU is the same with and without -race, e.g. TestLockoutsOnDebian
+# 97.5 and 98.0 CPU-s: docs/benchmarks.md, speed26.)
 # worker: TestSCAPStubbornStaysInsideTheWindow, 25 attempts each judged by
-#   OpenSCAP in the Debian root; the same attempt loop and memory under the
-#   same stubborn policy run race-enabled in TestStubbornStaysInsideTheWindow
-#   (a real sshd on loopback) and, concurrently, TestConcurrentFixOnOneWorker.
+#   OpenSCAP in the Debian root (86.6 CPU-s under -race, 47.5 without); the
+#   same attempt loop and memory under the same stubborn policy run
+#   race-enabled in TestStubbornStaysInsideTheWindow (a real sshd on
+#   loopback) and, concurrently, TestConcurrentFixOnOneWorker.
 NORACE.worker := TestSCAPStubbornStaysInsideTheWindow
 NORACEPKGS := cmd/worker worker
 # NORACE is every NORACE.<dir> list in one pattern: -skip (unit-race, every
