@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,34 +18,27 @@ import (
 // makeUnit is what the Makefile's unit target must run, through its
 // prerequisites (one after another): every test of every package (RACEPKGS,
 // checked by TestMakeRacePackages) under -race but those NORACE names, and
-// those, without -race, in cmd/worker; then the FULL names again without
-// -race in FULLPKGS (under -race they check a sample).
+// those, without -race, in their packages (NORACEPKGS); then the FULL names
+// again without -race in FULLPKGS (under -race they check a sample).
 var makeUnit = map[string]string{
 	"unit-race":   "$(GO) test -race -count=1 -timeout 30m -skip '$(NORACE)' $(RACEPKGS)",
-	"unit-norace": "$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(NORACE)' ./cmd/worker",
+	"unit-norace": "$(GO) test -count=1 -timeout 30m -parallel 3 -run '$(NORACE)' $(addprefix ./,$(NORACEPKGS))",
 	"unit-full":   "$(GO) test -count=1 -timeout 30m -run '$(FULL)' $(FULLPKGS)",
 }
 
 // TestMakeTestRunsEveryTest: `make test` runs every test of the module
-// exactly once. Its unit target skips the NORACE list in the race-enabled
-// run of every package and runs that list alone in ./cmd/worker, so the
-// list must name
-// only tests that cmd/worker defines (a name it matched elsewhere would
-// run nowhere), and each name it gives must still be one (a renamed test
-// would run under -race, and the list would go stale).
+// exactly once. Its unit target skips the NORACE pattern in the race-enabled
+// run of every package and runs that pattern alone in NORACEPKGS, so, read
+// from what make runs (make -n): -skip and -run get the same pattern; the
+// pattern is the NORACE.<dir> lists, one per NORACEPKGS package; each name
+// of NORACE.<dir> is a test function of ./<dir> (a renamed test would run
+// under -race, and the list would go stale); and no test function the
+// pattern matches is outside the list of its own package (outside
+// NORACEPKGS it would run nowhere).
 func TestMakeTestRunsEveryTest(t *testing.T) {
 	mk, err := os.ReadFile("Makefile")
 	if err != nil {
 		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^NORACE := (.+)$`).FindSubmatch(mk)
-	if m == nil {
-		t.Fatal("the Makefile has no NORACE := line")
-	}
-	list := strings.ReplaceAll(string(m[1]), "$$", "$")
-	re, err := regexp.Compile(list)
-	if err != nil {
-		t.Fatalf("NORACE %q: %v", list, err)
 	}
 	if !regexp.MustCompile(`(?m)^unit: unit-race unit-norace unit-full$`).Match(mk) {
 		t.Error("the Makefile's unit target is not `unit: unit-race unit-norace unit-full`")
@@ -63,8 +57,53 @@ func TestMakeTestRunsEveryTest(t *testing.T) {
 		t.Error("the Makefile's test target does not run deps, then lint and unit")
 	}
 
-	names := strings.Split(strings.TrimSuffix(strings.TrimPrefix(list, "^("), ")$"), "|")
-	defined := map[string][]string{} // a test function matching NORACE → the directories defining one
+	// The lists as written: NORACE.<dir> := A|B, and NORACEPKGS := dir ….
+	lists := map[string][]string{} // dir (slash-separated) → the test names its list gives
+	for _, m := range regexp.MustCompile(`(?m)^NORACE\.(\S+) *:= *(\S+)$`).FindAllSubmatch(mk, -1) {
+		lists[string(m[1])] = strings.Split(string(m[2]), "|")
+	}
+	pkgsLine := regexp.MustCompile(`(?m)^NORACEPKGS := (.+)$`).FindSubmatch(mk)
+	if pkgsLine == nil || len(lists) == 0 {
+		t.Fatal("the Makefile has no NORACEPKGS := line or no NORACE.<dir> := lists")
+	}
+	pkgs := strings.Fields(string(pkgsLine[1]))
+	if got, want := slices.Sorted(slices.Values(pkgs)), slices.Sorted(maps.Keys(lists)); !slices.Equal(got, want) {
+		t.Errorf("NORACEPKGS is %v, and the NORACE.<dir> lists are of %v: each package needs its list and each list its package", got, want)
+	}
+
+	// What make runs.
+	out, err := exec.Command("make", "--no-print-directory", "-n", "unit-race", "unit-norace").Output()
+	if err != nil {
+		t.Fatalf("make -n unit-race unit-norace: %v", err)
+	}
+	skip := regexp.MustCompile(`-race .*-skip '([^']+)'`).FindSubmatch(out)
+	run := regexp.MustCompile(`(?m)-parallel 3 -run '([^']+)' (.+)$`).FindSubmatch(out)
+	if skip == nil || run == nil {
+		t.Fatalf("make -n: no -skip in unit-race or no -run in unit-norace:\n%s", out)
+	}
+	if string(skip[1]) != string(run[1]) {
+		t.Errorf("unit-race skips %s and unit-norace runs %s: they must be one pattern", skip[1], run[1])
+	}
+	var all []string
+	for _, dir := range pkgs {
+		all = append(all, lists[dir]...)
+	}
+	if want := "^(" + strings.Join(all, "|") + ")$"; string(run[1]) != want {
+		t.Errorf("make runs the NORACE pattern %s, want the NORACE.<dir> lists in NORACEPKGS' order, %s", run[1], want)
+	}
+	var runDirs []string
+	for _, f := range strings.Fields(string(run[2])) {
+		runDirs = append(runDirs, strings.TrimPrefix(f, "./"))
+	}
+	if !slices.Equal(runDirs, pkgs) {
+		t.Errorf("unit-norace runs the packages %v, want NORACEPKGS %v", runDirs, pkgs)
+	}
+	re, err := regexp.Compile(string(run[1]))
+	if err != nil {
+		t.Fatalf("NORACE %q: %v", run[1], err)
+	}
+
+	defined := map[string]map[string]bool{} // dir → its test functions matching NORACE
 	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -81,7 +120,11 @@ func TestMakeTestRunsEveryTest(t *testing.T) {
 		}
 		for _, decl := range f.Decls {
 			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil && re.MatchString(fn.Name.Name) {
-				defined[fn.Name.Name] = append(defined[fn.Name.Name], filepath.Dir(path))
+				dir := filepath.ToSlash(filepath.Dir(path))
+				if defined[dir] == nil {
+					defined[dir] = map[string]bool{}
+				}
+				defined[dir][fn.Name.Name] = true
 			}
 		}
 		return nil
@@ -89,16 +132,21 @@ func TestMakeTestRunsEveryTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, dirs := range defined {
-		for _, dir := range dirs {
-			if dir != filepath.Join("cmd", "worker") {
-				t.Errorf("NORACE matches %s in %s: the race-enabled run skips it and the NORACE run (./cmd/worker) does not reach it", name, dir)
+	for dir, names := range defined {
+		for name := range names {
+			switch {
+			case !slices.Contains(pkgs, dir):
+				t.Errorf("NORACE matches %s in %s: the race-enabled run skips it and the NORACE run (%v) does not reach it", name, dir, pkgs)
+			case !slices.Contains(lists[dir], name):
+				t.Errorf("NORACE matches %s in %s, which NORACE.%s does not name: list it there or rename it", name, dir, dir)
 			}
 		}
 	}
-	for _, name := range names {
-		if !slices.Contains(defined[name], filepath.Join("cmd", "worker")) || !strings.HasPrefix(name, "Test") {
-			t.Errorf("NORACE names %s, which is no test function of cmd/worker", name)
+	for dir, names := range lists {
+		for _, name := range names {
+			if !defined[dir][name] || !strings.HasPrefix(name, "Test") {
+				t.Errorf("NORACE.%s names %s, which is no test function of ./%s", dir, name, dir)
+			}
 		}
 	}
 }

@@ -43,11 +43,12 @@ type Options struct {
 	// Script is scripts/debian-target.sh; empty means it is looked up in
 	// the working directory and its parents (the module root).
 	Script string
-	// CacheDir holds the root's tarball; empty means $NIGHTSHIFT_CACHE or
+	// CacheDir holds the root's tarball and the tree unpacked from it
+	// (shared by every target); empty means $NIGHTSHIFT_CACHE or
 	// /var/cache/nightshift.
 	CacheDir string
-	// Dir is where the root is unpacked; empty means a new temporary
-	// directory, removed by Close.
+	// Dir holds the target's overlay (its root and its writes); empty
+	// means a new temporary directory, removed by Close.
 	Dir string
 	// Hostname is the target's hostname (its own UTS namespace); default
 	// "nightshift-target".

@@ -15,10 +15,12 @@
 // (docs/benchmarks.md has the times and the size). The tarball is never
 // committed.
 //
-// [Start] unpacks the root into a fresh directory (Dir/lower) and mounts,
-// in this process's mount namespace, an overlay over it at Dir/root
-// ([Target.Root]: the target's files with its writes, which go to
-// Dir/upper; the unpacked tree never changes). The overlay is the target's
+// [Start] mounts, in this process's mount namespace, an overlay at
+// Dir/root ([Target.Root]: the target's files with its writes, which go to
+// Dir/upper) over the unpacked root (Dir/lower links to it). The tarball is
+// unpacked once, beside it (named after its size and modification time),
+// and that tree is the read-only lower layer of every target of every
+// process: an overlay never changes it. The overlay is the target's
 // root and a superblock of its own, not the file system Dir is on (this
 // machine's root, which a bind mount of the tree shared): a remount of /
 // inside the target (remount,ro, errors=…) fails, since this machine's

@@ -20,7 +20,8 @@ import (
 // tree) could not be made.
 var ErrRootFS = errors.New("mount the debian target's root")
 
-// rootFS is a target's root: the unpacked tree in Dir/lower under an
+// rootFS is a target's root: the unpacked tree (Dir/lower, a symbolic
+// link to the tree unpacked once per tarball, see unpacked) under an
 // overlay mounted at Dir/root in this process's mount namespace, its
 // writes in Dir/upper (Dir/work is the overlay's work directory). The
 // overlay is a superblock of its own: a remount of / inside the target
@@ -45,8 +46,9 @@ const reaperScript = `read -r v
 for i in 1 2 3 4 5 6 7 8 9 10; do umount "$1" 2>/dev/null && exit 0; sleep 1; done
 exit 1`
 
-// mountRoot unpacks tarball into dir/lower and mounts the overlay at
-// dir/root; the caller unmounts it with unmount, also after an error.
+// mountRoot mounts the overlay over tarball's unpacked tree (dir/lower
+// links to it) at dir/root; the caller unmounts it with unmount, also
+// after an error.
 func mountRoot(ctx context.Context, tarball, dir string) (*rootFS, error) {
 	// The overlay's option string separates its fields with ',' and lower
 	// layers with ':'; a backslash escapes them.
@@ -54,14 +56,21 @@ func mountRoot(ctx context.Context, tarball, dir string) (*rootFS, error) {
 		return nil, fmt.Errorf("debtarget: directory %q has a ',', ':', '\\' or newline, which overlayfs options cannot carry: %w", dir, ErrRootFS)
 	}
 	r := &rootFS{dir: dir, root: filepath.Join(dir, "root")}
-	lower, upper, work := filepath.Join(dir, "lower"), filepath.Join(dir, "upper"), filepath.Join(dir, "work")
-	for _, d := range []string{lower, upper, work, r.root} {
+	upper, work := filepath.Join(dir, "upper"), filepath.Join(dir, "work")
+	for _, d := range []string{upper, work, r.root} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return r, fmt.Errorf("debtarget: %w", err)
 		}
 	}
-	if out, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-I", "zstd", "-xf", tarball, "-C", lower).CombinedOutput(); err != nil {
-		return r, fmt.Errorf("debtarget: unpack %s: %w: %v: %s", tarball, ErrBuild, err, bytes.TrimSpace(out))
+	lower, err := unpacked(ctx, tarball)
+	if err != nil {
+		return r, err
+	}
+	if err := os.Symlink(lower, filepath.Join(dir, "lower")); err != nil {
+		return r, fmt.Errorf("debtarget: %w", err)
+	}
+	if strings.ContainsAny(lower, ",:\\\n") {
+		return r, fmt.Errorf("debtarget: directory %q has a ',', ':', '\\' or newline, which overlayfs options cannot carry: %w", lower, ErrRootFS)
 	}
 	// The upper layer's root carries the tree's own mode and owner (the
 	// overlay's / shows the upper's).
@@ -130,4 +139,40 @@ func (r *rootFS) unmount() error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("debtarget: unmount %s: %w", r.root, err)
+}
+
+// unpacked returns the directory holding tarball's tree, unpacking it the
+// first time: beside the tarball, named after its size and modification
+// time (a rebuilt tarball gets a tree of its own), shared read-only by the
+// overlays of every target of every process. An overlay never writes its
+// lower layer, so one unpacked tree serves them all, where each target
+// unpacked (and removed) ≈370 MB of its own. The tree is unpacked into a
+// temporary directory beside it and renamed into place, so a tree that
+// exists is whole; two processes unpacking at once both finish, and the
+// one that renames second removes its copy and uses the first.
+func unpacked(ctx context.Context, tarball string) (string, error) {
+	fi, err := os.Stat(tarball)
+	if err != nil {
+		return "", fmt.Errorf("debtarget: unpack %s: %w: %v", tarball, ErrBuild, err)
+	}
+	tree := fmt.Sprintf("%s.unpacked-%d-%d", tarball, fi.Size(), fi.ModTime().UnixNano())
+	if st, err := os.Stat(tree); err == nil && st.IsDir() {
+		return tree, nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(tarball), filepath.Base(tarball)+".unpacking-")
+	if err != nil {
+		return "", fmt.Errorf("debtarget: %w", err)
+	}
+	if out, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-I", "zstd", "-xf", tarball, "-C", tmp).CombinedOutput(); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("debtarget: unpack %s: %w: %v: %s", tarball, ErrBuild, err, bytes.TrimSpace(out))
+	}
+	if err := os.Rename(tmp, tree); err != nil {
+		// Another process renamed its tree first (EEXIST, ENOTEMPTY).
+		os.RemoveAll(tmp)
+		if st, serr := os.Stat(tree); serr != nil || !st.IsDir() {
+			return "", fmt.Errorf("debtarget: unpack %s: %w", tarball, err)
+		}
+	}
+	return tree, nil
 }
