@@ -58,7 +58,31 @@
 // `sshd -t` and `sshd -T -C user=LOGIN,addr=CLIENT` run on the changed
 // configuration (through sudo, LOGIN is the user that ran sudo and CLIENT
 // the address in that login's own SSH_CLIENT, which sudo's env_reset
-// drops). Facts of the host the changes alone do not show come
+// drops). When the command changed a configuration whose own program
+// has an offline syntax check, that check runs on the host's files and,
+// chrooted, on the trial's, each under a 10 s timeout, and its results
+// are [nightshift.Effects.Parses] (the judge refuses a configuration that
+// parsed before and fails after): `visudo -c` when /etc/sudoers or
+// /etc/sudoers.d changed (the whole tree with its includes, as sudo reads
+// it: a file sudo skips is not checked); `apt-config dump` when
+// /etc/apt/apt.conf or apt.conf.d changed; `apt-get -o
+// Debug::NoLocking=1 -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
+// indextargets` when sources.list or sources.list.d changed (it reads the
+// source lists and the downloaded indexes, without network, lock or cache
+// writes). A check runs only where its program is installed; on the
+// trial's side, not when the command changed programs, libraries or the
+// loader's configuration (/usr/bin, /usr/lib, /etc/ld.so.*, …: the
+// trial's programs run only inside the sandbox, never as root beside the
+// host; the check is then reported skipped), and not when what it reads
+// holds a FIFO, socket or device (reported failed, with the path). Not
+// checked: systemd units (`systemd-analyze verify` loads every unit a
+// unit names and wants the running manager's paths; its warnings for the
+// host's own units would refuse what the command did not break), nftables
+// files (`nft -c` sends the ruleset to the kernel to check, which needs
+// CAP_NET_ADMIN in the host's network namespace: it would run against the
+// live kernel, and the recorded nft actions are judged instead), audit
+// rules (auditctl is a recorded action and has no offline parser), and
+// sshd, whose `sshd -t` above is its own check. Facts of the host the changes alone do not show come
 // with them: when the command changed what Linux-PAM reads (/etc/pam.d,
 // /etc/security, /etc/securetty, /etc/nologin, a module directory, a file
 // a PAM line names), the PAM files a login reads (/etc/pam.d, /etc/security's tables, /etc/securetty,
