@@ -148,4 +148,40 @@ func TestConfigParses(t *testing.T) {
 	}
 	// What the host is left with still parses.
 	host("visudo -c && apt-config dump >/dev/null")
+
+	// The false-refusal corpora's target (TestFalseRefusals) has no sudo
+	// package, so visudo checks none of their trials there. Here, with
+	// sudo installed, every corpus command that names sudoers or apt's
+	// configuration is tried: the checks run and none leaves a
+	// configuration its program rejects.
+	t.Run("corpora", func(t *testing.T) {
+		host(offlineApt)
+		defer host("rm -f /etc/apt/apt.conf.d/99nightshift-offline")
+		checked := 0
+		for _, c := range loadCorpora(t) {
+			if !strings.Contains(c.Command, "sudoers") && !strings.Contains(c.Command, "/etc/apt/") {
+				continue
+			}
+			tr, err := sb.Try(ctx, c.Command)
+			if err != nil {
+				t.Fatalf("%s %s: Try: %v", c.Source, c.Name, err)
+			}
+			for _, p := range tr.Effects.Parses {
+				if p.Skipped == "" {
+					checked++
+				}
+				t.Logf("%s %s: %s before %v after %v %s", c.Source, c.Name, p.Program, p.BeforeOK, p.AfterOK, p.Skipped)
+				if p.Broken() {
+					t.Errorf("%s %s: %s rejects what it left: %s", c.Source, c.Name, p.Program, p.Message)
+				}
+			}
+			if err := sb.Discard(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if checked < 10 {
+			t.Errorf("%d checks ran on the corpora's sudoers and apt commands, want at least 10", checked)
+		}
+		t.Logf("%d checks ran", checked)
+	})
 }
