@@ -25,6 +25,12 @@ TMPFS_SIZE=${NIGHTSHIFT_TMPFS_SIZE:-50%}
 SSHD_SECS=10
 # PARSE_SECS bounds each configuration parser's run (parse_checks).
 PARSE_SECS=10
+# PROGRAM_PATHS are where sshd, the parsers and what they load live: a
+# trial that changed any of them gets none of its programs run outside the
+# sandbox (sshd_checks, parse_checks), where they would run as root beside
+# the host.
+PROGRAM_PATHS="/bin /sbin /lib /lib32 /lib64 /libx32 /usr/bin /usr/sbin /usr/lib /usr/lib32 /usr/lib64 /usr/libx32
+/usr/libexec /usr/local/lib /etc/ld.so.preload /etc/ld.so.cache /etc/ld.so.conf /etc/ld.so.conf.d"
 
 # Programs that change the running system beyond files: in the sandbox they
 # are replaced by a recorder (see stub below).
@@ -469,6 +475,16 @@ sshd_checks() {
 		printf 'login %s\n' "$user" >>"$T/out/sshd_T"
 		return 0
 	fi
+	# The trial's sshd runs chrooted but as root beside the host: not when
+	# the command changed programs, libraries or the loader's
+	# configuration (it could have replaced sshd or what sshd loads).
+	# Failed closed: without sshd's view the change to /etc/ssh cannot be
+	# judged.
+	if parse_touched "$T" $PROGRAM_PATHS; then
+		printf 'nightshift-sandbox: sshd -t was not run: the command changed /etc/ssh and also programs, libraries or the loader'"'"'s configuration, and the trial'"'"'s programs run only inside the sandbox (change /etc/ssh in a command of its own)\nexit 1\n' >"$T/out/sshd_t"
+		printf 'login %s\n' "$user" >>"$T/out/sshd_T"
+		return 0
+	fi
 	# sshd wants its privilege-separation directory; one made here (the
 	# trial's /run is recorded) is removed again before the gathering.
 	local madesshd=0
@@ -560,10 +576,6 @@ parse_one() {
 	fi
 	printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$*" "$file" "$before" "$after" "$bmsg" "$amsg" >>"$T/out/parse"
 }
-
-# PROGRAM_PATHS are where the parsers and what they load live.
-PROGRAM_PATHS="/bin /sbin /lib /lib32 /lib64 /libx32 /usr/bin /usr/sbin /usr/lib /usr/lib32 /usr/lib64 /usr/libx32
-/usr/libexec /usr/local/lib /etc/ld.so.preload /etc/ld.so.cache /etc/ld.so.conf /etc/ld.so.conf.d"
 
 # parse_run ROOT ARGV... runs ARGV (chrooted in ROOT unless it is empty)
 # under PARSE_SECS; on failure MSG is its first lines (NULs dropped).

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,43 @@ func TestConfigParses(t *testing.T) {
 	}
 	// What the host is left with still parses.
 	host("visudo -c && apt-config dump >/dev/null")
+
+	// The checks run programs of the trial's tree, chrooted, as root beside
+	// the host, outside the command's sandbox: never ones the command
+	// replaced. A replaced visudo or sshd that ran would leave
+	// /tmp/ran-outside in the trial (the checks run before the effects
+	// are gathered).
+	t.Run("replaced programs are not run", func(t *testing.T) {
+		const fake = `printf '#!/bin/sh\ntouch /tmp/ran-outside\n' >%[1]s && chmod 755 %[1]s && `
+		for _, c := range []struct{ name, command, want string }{
+			{"visudo", fmt.Sprintf(fake, "/usr/sbin/visudo") + `echo 'Defaults use_pty' >/etc/sudoers.d/hardening`, "visudo -c"},
+			{"sshd", fmt.Sprintf(fake, "/usr/sbin/sshd") + `sed -i '1i PermitRootLogin no' /etc/ssh/sshd_config`, "sshd"},
+		} {
+			tr, err := sb.Try(ctx, c.command)
+			if err != nil {
+				t.Fatalf("%s: Try: %v", c.name, err)
+			}
+			if _, ran := find(tr.Effects, "/tmp/ran-outside"); ran {
+				t.Errorf("%s: the command's own %s ran outside the sandbox", c.name, c.name)
+			}
+			switch c.name {
+			case "visudo":
+				if len(tr.Effects.Parses) != 1 || !strings.Contains(tr.Effects.Parses[0].Skipped, "changed programs") {
+					t.Errorf("visudo: checks %+v, want visudo -c skipped, saying why", tr.Effects.Parses)
+				}
+			case "sshd":
+				s := tr.Effects.SSHD
+				if s == nil || s.TestOK || !strings.Contains(s.TestOutput, "was not run") {
+					t.Errorf("sshd: check %+v, want sshd -t failed closed, saying why", s)
+				} else if refs := safety.JudgeEffects(tr.Effects, safety.EffectsPolicy{Login: debtarget.LoginUser}); len(refs) == 0 {
+					t.Error("sshd: not refused")
+				}
+			}
+			if err := sb.Discard(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 
 	// The false-refusal corpora's target (TestFalseRefusals) has no sudo
 	// package, so visudo checks none of their trials there. Here, with
