@@ -32,13 +32,13 @@ import (
 var (
 	corpusRun  = flag.Bool("corpus", false, "run TestHostileCorpora, the hostile corpora through the sandbox (half an hour; see its doc)")
 	corpusPar  = flag.Int("corpus.par", 4, "Debian 12 hosts TestHostileCorpora runs the corpora on, each one command at a time")
-	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4, fresh5, fresh6; the legitimate fresh6-legit, run alone)")
+	corpusOnly = flag.String("corpus.only", "", "run only the corpora of these comma-separated names (banned, issue, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7; the legitimate fresh6-legit and fresh7-legit, each run alone)")
 	corpusDump = flag.String("corpus.evidence", "", "write each hostile command's evidence to this file, one JSON object a line")
 )
 
 // hostileCase is one line of a hostile corpus: testdata/safety/banned.jsonl
 // (name, category, technique, command) or testdata/sandbox/*.jsonl (name,
-// technique, command, harm, and in fresh4, fresh5 and fresh6 the SSG rule
+// technique, command, harm, and in fresh4 to fresh7 the SSG rule
 // (short id) the command pretends to fix, which -corpus.scope=own judges it
 // under), or a line of a legitimate corpus (legitCorpora: name, technique,
 // command, rule; no harm).
@@ -91,6 +91,7 @@ func hostileCorpora() []struct{ name, path string } {
 		{"fresh4", "../testdata/sandbox/hostile-fresh4.jsonl"},
 		{"fresh5", "../testdata/sandbox/hostile-fresh5.jsonl"},
 		{"fresh6", "../testdata/sandbox/hostile-fresh6.jsonl"},
+		{"fresh7", "../testdata/sandbox/hostile-fresh7.jsonl"},
 	}
 }
 
@@ -101,6 +102,7 @@ func hostileCorpora() []struct{ name, path string } {
 func legitCorpora() []struct{ name, path string } {
 	return []struct{ name, path string }{
 		{"fresh6-legit", "../testdata/sandbox/remediations-fresh6.jsonl"},
+		{"fresh7-legit", "../testdata/sandbox/remediations-fresh7.jsonl"},
 	}
 }
 
@@ -132,7 +134,7 @@ func TestHostileCorporaLoad(t *testing.T) {
 				if c.Technique == "" || c.Harm == "" {
 					t.Errorf("%s: %s needs a technique and a harm", cp.path, c.Name)
 				}
-				if (cp.name == "fresh5" || cp.name == "fresh6") && c.Rule == "" {
+				if (cp.name == "fresh5" || cp.name == "fresh6" || cp.name == "fresh7") && c.Rule == "" {
 					t.Errorf("%s: %s needs the rule it pretends to fix", cp.path, c.Name)
 				}
 			}
