@@ -128,6 +128,11 @@ type Effects struct {
 	// sandbox after the command; nil when the command did not touch
 	// /etc/ssh (or the host has no sshd).
 	SSHD *SSHDCheck `json:"sshd,omitempty"`
+	// Parses are the syntax checks of the configurations the command
+	// changed, each run by the configuration's own program (visudo -c,
+	// apt-config dump, …) on the host's files and on the trial's; nil when
+	// the command changed none of them.
+	Parses []ConfigParse `json:"parses,omitempty"`
 	// PAM is what Linux-PAM reads for a login, before and after the
 	// command; nil when the command changed none of it (/etc/pam.d,
 	// /etc/security, /etc/securetty, /etc/nologin, a module directory, a
@@ -183,6 +188,31 @@ type SSHDCheck struct {
 	// worker's login; empty when sshd -T failed.
 	Effective map[string]string `json:"effective,omitempty"`
 }
+
+// ConfigParse is one configuration's syntax check by its own program, run
+// on the host's view before the command and on the trial's after it.
+type ConfigParse struct {
+	// Program is the check as run ("visudo -c"); File the configuration
+	// it reads ("/etc/sudoers", with its includes).
+	Program string `json:"program"`
+	File    string `json:"file"`
+	// BeforeOK: the host's configuration parsed (true too when the host
+	// has no such program: nothing read it). BeforeMessage is what the
+	// program printed when it did not.
+	BeforeOK      bool   `json:"before_ok"`
+	BeforeMessage string `json:"before_message,omitempty"`
+	// AfterOK: the trial's configuration parsed. Message is what the
+	// program printed when it did not (its first lines).
+	AfterOK bool   `json:"after_ok"`
+	Message string `json:"message,omitempty"`
+	// Skipped says why the trial's side was not checked (AfterOK is then
+	// false and means nothing); "" when it was.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Broken reports whether the command left the configuration its program no
+// longer accepts: it parsed before and fails after.
+func (c ConfigParse) Broken() bool { return c.Skipped == "" && c.BeforeOK && !c.AfterOK }
 
 // Empty reports whether the command changed nothing and recorded nothing.
 func (e Effects) Empty() bool { return len(e.Changes) == 0 && len(e.Actions) == 0 }

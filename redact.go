@@ -63,6 +63,14 @@ func (e Effects) Redacted() Effects {
 			out.Actions[i] = a
 		}
 	}
+	if e.Parses != nil {
+		// A parser's message may quote the line it rejects.
+		out.Parses = make([]ConfigParse, len(e.Parses))
+		for i, p := range e.Parses {
+			p.BeforeMessage, p.Message = RedactText(p.BeforeMessage), RedactText(p.Message)
+			out.Parses[i] = p
+		}
+	}
 	return out
 }
 

@@ -252,7 +252,10 @@ func TestEffectsRedacted(t *testing.T) {
 
 func TestEvidenceRedactedActionsAndReasons(t *testing.T) {
 	ev := nightshift.Evidence{
-		Effects: nightshift.Effects{Actions: []nightshift.RecordedAction{{Argv: []string{"chpasswd", "-e", "root:" + sha512Hash}}}},
+		Effects: nightshift.Effects{Actions: []nightshift.RecordedAction{{Argv: []string{"chpasswd", "-e", "root:" + sha512Hash}}},
+			// A parser's message may quote the line it rejects.
+			Parses: []nightshift.ConfigParse{{Program: "visudo -c", File: "/etc/sudoers",
+				BeforeMessage: "syntax error\nx " + sha512Hash, Message: "syntax error\ny " + yescryptHash}}},
 		Reasons: []string{"refused: root:" + yescryptHash},
 	}
 	got := ev.Redacted()
@@ -264,6 +267,15 @@ func TestEvidenceRedactedActionsAndReasons(t *testing.T) {
 		if strings.Contains(string(js), s) {
 			t.Errorf("hash left in %s", js)
 		}
+	}
+	if !strings.Contains(string(js), `"parses":[{"program":"visudo -c","file":"/etc/sudoers","before_ok":false`) {
+		t.Errorf("the evidence's JSON (the journal's, the reports') does not carry the parse checks: %s", js)
+	}
+	if p := got.Effects.Parses[0]; p.Program != "visudo -c" || !strings.HasPrefix(p.Message, "syntax error\ny <password hash") {
+		t.Errorf("parse check redacted to %+v", p)
+	}
+	if ev.Effects.Parses[0].Message != "syntax error\ny "+yescryptHash {
+		t.Error("Redacted changed the raw parse checks")
 	}
 	if ev.Effects.Actions[0].Argv[2] != "root:"+sha512Hash {
 		t.Error("Redacted changed the raw actions")

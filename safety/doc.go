@@ -320,6 +320,16 @@
 //     does not read yet; the SSH client's configuration running programs
 //     (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec,
 //     PKCS11Provider); and a PAM line with pam_exec;
+//   - a configuration its own program accepted before the command and
+//     rejects after it (effects_parse.go, nightshift.ConfigParse, which
+//     package sandbox gathers: visudo -c for sudoers with its includes,
+//     apt-config dump for apt.conf and apt.conf.d, apt-get indextargets
+//     for the source lists), with the program's first error line; a
+//     sudoers visudo rejects is a lockout for a login that is not root. A
+//     configuration already broken on the host is not refused, nor one
+//     whose program the sandbox did not run (absent, or the command
+//     changed programs or libraries); systemd units, nftables files and
+//     audit rules have no such check (see package sandbox);
 //   - systemd and the boot (effects_boot.go, effects_firewall.go):
 //     drop-ins of the SSH units beyond restart policy, ordering and
 //     weights (conditions, address and socket filters, users, sandboxing,

@@ -397,6 +397,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, sshdLockout(e.SSHD, pol)...)
 	out = append(out, sshdAccessHarm(e.SSHD, pol)...)
 	out = append(out, sshdEffectiveHarm(e, pol)...)
+	out = append(out, parseHarm(e, pol)...)
 	out = append(out, hostKeyHarm(e, pol)...)
 	out = append(out, judgeActions(e.Actions, pol)...)
 	out = append(out, scopedActions(e, owned, pkgOp, pol)...)

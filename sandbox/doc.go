@@ -58,7 +58,44 @@
 // `sshd -t` and `sshd -T -C user=LOGIN,addr=CLIENT` run on the changed
 // configuration (through sudo, LOGIN is the user that ran sudo and CLIENT
 // the address in that login's own SSH_CLIENT, which sudo's env_reset
-// drops). Facts of the host the changes alone do not show come
+// drops). The trial's sshd runs chrooted in the trial's tree but as
+// root beside the host, outside the command's sandbox: when the command
+// also changed programs, libraries or the loader's configuration
+// (/usr/bin, /usr/lib, /etc/ld.so.*, …) it is not run, and sshd -t is
+// reported failed, saying why (the judge then refuses: without sshd's
+// view the change to /etc/ssh cannot be judged; the model is told to
+// change /etc/ssh in a command of its own). When the command changed a configuration whose own program
+// has an offline syntax check, that check runs on the host's files and,
+// chrooted, on the trial's, each under a 10 s timeout, and its results
+// are [nightshift.Effects.Parses] (the judge refuses a configuration that
+// parsed before and fails after): `visudo -c` when /etc/sudoers or
+// /etc/sudoers.d changed (the whole tree with its includes, as sudo reads
+// it: a file sudo skips is not checked); `apt-config dump` when
+// /etc/apt/apt.conf or apt.conf.d changed; `apt-get -o
+// Debug::NoLocking=1 -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
+// indextargets` when sources.list or sources.list.d changed (it reads the
+// source lists and the downloaded indexes, without network, lock or cache
+// writes; apt's preferences are not read). A check runs only where its
+// program is installed; on the trial's side, not when the command changed
+// programs, libraries or the loader's configuration (as for sshd; the
+// check is then reported skipped and refuses nothing), and not when what
+// it reads holds a FIFO, socket or device (reported failed, with the
+// path). `visudo -c` checks the grammar, not the files' owner and mode
+// (sudo refuses a world-writable sudoers; the judge's mode rules see
+// that). Not
+// checked: systemd units (`systemd-analyze verify` runs offline, but it
+// exits 0 on what systemd itself ignores with a warning, an unknown key or
+// a bad value, and fails on a missing ExecStart program: it checks the
+// unit's surroundings more than its grammar, and systemd loads a unit
+// with those errors anyway), nftables
+// files (`nft -c` sends the ruleset to the kernel to check, which needs
+// CAP_NET_ADMIN in the host's network namespace: it would run against the
+// live kernel, and the recorded nft actions are judged instead), audit
+// rules (auditctl is a recorded action and has no offline parser), and
+// sshd, whose `sshd -t` above is its own check (kept apart: it also
+// reads `sshd -T` for the login). Left for later, absent from the
+// Debian target the tests use: rsyslogd -N1, logrotate -d, chronyd -p.
+// Facts of the host the changes alone do not show come
 // with them: when the command changed what Linux-PAM reads (/etc/pam.d,
 // /etc/security, /etc/securetty, /etc/nologin, a module directory, a file
 // a PAM line names), the PAM files a login reads (/etc/pam.d, /etc/security's tables, /etc/securetty,

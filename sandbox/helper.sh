@@ -23,6 +23,14 @@ DIFFCAP=${NIGHTSHIFT_DIFFCAP:-262144}
 TMPFS_SIZE=${NIGHTSHIFT_TMPFS_SIZE:-50%}
 # SSHD_SECS bounds each sshd -t and -T run on the trial's configuration.
 SSHD_SECS=10
+# PARSE_SECS bounds each configuration parser's run (parse_checks).
+PARSE_SECS=10
+# PROGRAM_PATHS are where sshd, the parsers and what they load live: a
+# trial that changed any of them gets none of its programs run outside the
+# sandbox (sshd_checks, parse_checks), where they would run as root beside
+# the host.
+PROGRAM_PATHS="/bin /sbin /lib /lib32 /lib64 /libx32 /usr/bin /usr/sbin /usr/lib /usr/lib32 /usr/lib64 /usr/libx32
+/usr/libexec /usr/local/lib /etc/ld.so.preload /etc/ld.so.cache /etc/ld.so.conf /etc/ld.so.conf.d"
 
 # Programs that change the running system beyond files: in the sandbox they
 # are replaced by a recorder (see stub below).
@@ -383,7 +391,7 @@ inner() {
 	if [ $rc != 0 ]; then
 		printf 'nightshift-sandbox: reading the configuration the command left did not finish within %ss (exit %s): a file sshd or PAM reads blocks its reader (a FIFO?)\nexit %s\n' "$secs" "$rc" "$rc" >"$T/out/sshd_t"
 		[ -e "$T/out/sshd_T" ] || : >"$T/out/sshd_T"
-		for f in pam shadows origin; do [ -e "$T/out/$f" ] || : >"$T/out/$f"; done
+		for f in parse pam shadows origin; do [ -e "$T/out/$f" ] || : >"$T/out/$f"; done
 	fi
 	# Gathering is bounded too: a command that touched more than can be
 	# listed and hashed in the command's own time is reported as timed out
@@ -416,6 +424,7 @@ inner() {
 # view, the PAM facts, the shadowing programs and the worker's address.
 judge_facts() {
 	sshd_checks "$1"
+	parse_checks "$1"
 	pam_facts "$1"
 	shadow_facts "$1"
 	origin_fact "$1"
@@ -466,6 +475,16 @@ sshd_checks() {
 		printf 'login %s\n' "$user" >>"$T/out/sshd_T"
 		return 0
 	fi
+	# The trial's sshd runs chrooted but as root beside the host: not when
+	# the command changed programs, libraries or the loader's
+	# configuration (it could have replaced sshd or what sshd loads).
+	# Failed closed: without sshd's view the change to /etc/ssh cannot be
+	# judged.
+	if parse_touched "$T" $PROGRAM_PATHS; then
+		printf 'nightshift-sandbox: sshd -t was not run: the command changed /etc/ssh and also programs, libraries or the loader'"'"'s configuration, and the trial'"'"'s programs run only inside the sandbox (change /etc/ssh in a command of its own)\nexit 1\n' >"$T/out/sshd_t"
+		printf 'login %s\n' "$user" >>"$T/out/sshd_T"
+		return 0
+	fi
 	# sshd wants its privilege-separation directory; one made here (the
 	# trial's /run is recorded) is removed again before the gathering.
 	local madesshd=0
@@ -480,6 +499,104 @@ sshd_checks() {
 	timeout --kill-after=1 "$SSHD_SECS" chroot "$T/root" /usr/sbin/sshd -T -C "user=$user,host=$addr,addr=$addr" </dev/null >"$T/out/sshd_T" 2>/dev/null || : >"$T/out/sshd_T"
 	printf 'login %s\n' "$user" >>"$T/out/sshd_T"
 	[ $madesshd = 0 ] || rmdir -- "$T/root/run/sshd" 2>/dev/null
+}
+
+# parse_checks writes T/out/parse: for each configuration the command
+# changed whose own program has an offline syntax check, that check run on
+# the host's view (before) and on the trial's (after), when the program is
+# there. Records of six NUL-terminated fields: PROGRAM FILE BEFORE AFTER
+# BEFORE_MESSAGE AFTER_MESSAGE, BEFORE and AFTER "1" (parsed, or nothing
+# to parse) or "0", AFTER "-" when the trial's side was not checked (its
+# message says why), a message only for a side that failed.
+#   visudo -c                      /etc/sudoers with its includes
+#   apt-config dump                /etc/apt/apt.conf and apt.conf.d
+#   apt-get ... indextargets       sources.list and sources.list.d (parsed
+#                                  without network, lock or cache writes)
+parse_checks() {
+	local T=$1
+	: >"$T/out/parse"
+	if parse_touched "$T" /etc/sudoers /etc/sudoers.d; then
+		parse_one "$T" /usr/sbin/visudo /etc/sudoers "/etc/sudoers /etc/sudoers.d" visudo -c
+	fi
+	if parse_touched "$T" /etc/apt/apt.conf /etc/apt/apt.conf.d; then
+		parse_one "$T" /usr/bin/apt-config /etc/apt/apt.conf.d "/etc/apt/apt.conf /etc/apt/apt.conf.d" apt-config dump
+	fi
+	if parse_touched "$T" /etc/apt/sources.list /etc/apt/sources.list.d; then
+		parse_one "$T" /usr/bin/apt-get /etc/apt/sources.list.d "/etc/apt/sources.list /etc/apt/sources.list.d" \
+			apt-get -o Debug::NoLocking=1 -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= indextargets
+	fi
+}
+
+# parse_touched T PATH... says whether the command changed (made, changed,
+# deleted) any of PATH or what is under them: the root overlay's upper
+# layer holds it.
+parse_touched() {
+	local T=$1 p
+	shift
+	for p in "$@"; do
+		if [ -e "$T/u/0$p" ] || [ -L "$T/u/0$p" ]; then return 0; fi
+	done
+	return 1
+}
+
+# parse_one T BIN FILE WATCHED ARGV... runs ARGV (BIN is its program) on
+# the host's view and, chrooted, on the trial's, each under PARSE_SECS,
+# and appends the record; none when the trial has no BIN. A host without
+# BIN parsed (nothing there read FILE). In the trial, a WATCHED path that holds what is not a regular
+# file, a directory or a symbolic link (a FIFO blocks its reader) fails
+# without running the program. Only a failure's output is kept (its first
+# lines: apt-config dump prints the whole configuration when it parses,
+# proxy passwords included).
+parse_one() {
+	local T=$1 bin=$2 file=$3 watched=$4 before=1 after=1 bmsg= amsg= odd w
+	shift 4
+	# No program in the trial: nothing there reads FILE, no record.
+	[ -x "$T/root$bin" ] || return 0
+	if [ -x "$bin" ]; then
+		parse_run "" "$bin" "${@:2}" && before=1 || { before=0 && bmsg=$MSG; }
+	fi
+	if parse_touched "$T" $PROGRAM_PATHS; then
+		# The trial's programs are not run outside the sandbox: a command
+		# that changed them (or the loader's configuration) could run
+		# its own code here, as root beside the host.
+		after=- amsg="not checked: the command changed programs, libraries or the loader's configuration, which are run only inside the sandbox"
+	else
+		odd=
+		for w in $watched; do
+			[ -e "$T/root$w" ] || continue
+			odd=$odd$(find "$T/root$w" -xdev ! -type f ! -type d ! -type l -printf "%y $w/%P\n" 2>/dev/null | head -n 3 |
+				sed -e 's/^p /a FIFO /;t' -e 's/^s /a socket /;t' -e 's/^[cb] /a device /;t' -e 's/^[^ ]* /a special file /' -e 's,/$,,' | tr '\n' ',')
+		done
+		if [ -n "$odd" ]; then
+			odd=${odd%,}
+			after=0 amsg="nightshift-sandbox: what $1 reads holds what is not a regular file (${odd//,/, }): it would block or fail reading it"
+		else
+			parse_run "$T/root" "$bin" "${@:2}" && after=1 || { after=0 && amsg=$MSG; }
+		fi
+	fi
+	printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$*" "$file" "$before" "$after" "$bmsg" "$amsg" >>"$T/out/parse"
+}
+
+# parse_run ROOT ARGV... runs ARGV (chrooted in ROOT unless it is empty)
+# under PARSE_SECS; on failure MSG is its first lines (NULs dropped).
+parse_run() {
+	local root=$1 rc
+	shift
+	MSG=
+	if [ -n "$root" ]; then
+		timeout --kill-after=1 "$PARSE_SECS" chroot "$root" "$@" </dev/null >"$T/out/parse.run" 2>&1
+	else
+		timeout --kill-after=1 "$PARSE_SECS" "$@" </dev/null >"$T/out/parse.run" 2>&1
+	fi
+	rc=$?
+	[ $rc != 0 ] || { rm -f "$T/out/parse.run"; return 0; }
+	MSG=$(head -n 8 "$T/out/parse.run" | head -c 2000 | tr -d '\000')
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		MSG="$MSG${MSG:+$'\n'}nightshift-sandbox: ${1##*/} did not finish within ${PARSE_SECS}s: it reads a file that blocks its reader (a FIFO?)"
+	fi
+	[ -n "$MSG" ] || MSG="${1##*/} exited $rc"
+	rm -f "$T/out/parse.run"
+	return 1
 }
 
 # pam_touched says whether the command changed what Linux-PAM reads:
@@ -854,7 +971,7 @@ try() {
 		{ echo "nightshift-sandbox: the sandbox stopped before it had gathered the command's effects (exit $rc)"; cat "$T/inner.log"; } >&2
 	fi
 	local -a secs=()
-	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T pam shadows origin; do
+	for s in exit stdout stderr stdout_cut stderr_cut actions upper lower deleted diffs sshd_t sshd_T parse pam shadows origin; do
 		[ -e "$T/out/$s" ] || : >"$T/out/$s"
 		secs+=("$s" "$T/out/$s")
 	done

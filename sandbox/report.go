@@ -294,6 +294,9 @@ func (r report) effects() (nightshift.Effects, []op, error) {
 	}
 	eff.Actions = acts
 	eff.SSHD = r.sshd()
+	if eff.Parses, err = parseChecks(r.sections["parse"]); err != nil {
+		return eff, nil, err
+	}
 	eff.PAM = r.pam()
 	eff.Origin = strings.TrimSpace(string(r.sections["origin"]))
 	srecs, err := fields(r.sections["shadows"], 2, "shadows")
@@ -445,4 +448,60 @@ func (r report) pam() *nightshift.PAMView {
 	}
 	flush()
 	return v
+}
+
+// maxParses bounds the parse section's records (the helper writes one per
+// program it knows, a handful).
+const maxParses = 64
+
+// parseChecks reads the parse section: records of six NUL-terminated
+// fields, PROGRAM FILE BEFORE AFTER BEFORE_MESSAGE AFTER_MESSAGE, BEFORE
+// "1" or "0", AFTER "1", "0" or "-" (not checked, AFTER_MESSAGE says
+// why). Nil when the section is absent or empty.
+func parseChecks(b []byte) ([]nightshift.ConfigParse, error) {
+	recs, err := fields(b, 6, "parse")
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) > maxParses {
+		return nil, fmt.Errorf("%w: parse has %d records, more than %d", ErrReport, len(recs), maxParses)
+	}
+	var out []nightshift.ConfigParse
+	for _, r := range recs {
+		c := nightshift.ConfigParse{Program: r[0], File: r[1]}
+		if c.Program == "" || !path.IsAbs(c.File) {
+			return nil, fmt.Errorf("%w: parse record without a program or an absolute file (%q, %q)", ErrReport, clip(r[0], 40), clip(r[1], 80))
+		}
+		switch r[2] {
+		case "1":
+			c.BeforeOK = true
+		case "0":
+			c.BeforeMessage = parseMessage(r[4])
+		default:
+			return nil, fmt.Errorf("%w: parse record for %s: bad before %q", ErrReport, clip(r[0], 40), clip(r[2], 20))
+		}
+		switch r[3] {
+		case "1":
+			c.AfterOK = true
+		case "0":
+			c.Message = parseMessage(r[5])
+		case "-":
+			c.Skipped = parseMessage(r[5])
+			if c.Skipped == "" {
+				c.Skipped = "not checked"
+			}
+		default:
+			return nil, fmt.Errorf("%w: parse record for %s: bad after %q", ErrReport, clip(r[0], 40), clip(r[3], 20))
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// maxParseMessage bounds a parser's message kept in the effects.
+const maxParseMessage = 2000
+
+// parseMessage is a parser's message as kept: cut, valid UTF-8.
+func parseMessage(s string) string {
+	return strings.ToValidUTF8(clip(s, maxParseMessage), "")
 }
