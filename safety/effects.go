@@ -410,6 +410,8 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, valuePathHarm(e, owned, pol)...)
 	out = append(out, sysctlSlashHarm(e, owned, pol)...)
 	out = append(out, bootArgsHarm(e, owned, pol)...)
+	out = append(out, mountOptionsHarm(e, owned, pol)...)
+	out = append(out, moduleLoadHarm(e, owned, pol)...)
 	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)

@@ -132,3 +132,127 @@ func bootArgsHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy
 	}
 	return out
 }
+
+// Mount options by what they do: restricting ones take a right away from
+// the file system's users, neutral ones change no right (timestamps,
+// error handling, when and whether it mounts, systemd's x-systemd.*).
+var (
+	restrictingMountOptions = strings.Fields("nodev nosuid noexec ro")
+	neutralMountOptions     = strings.Fields(`defaults rw auto noauto nofail _netdev relatime noatime nodiratime strictatime lazytime
+		norelatime user_xattr acl discard errors=remount-ro errors=continue errors=panic`)
+)
+
+// neutralMountOption reports whether o changes no right on the file system.
+func neutralMountOption(o string) bool {
+	return slices.Contains(restrictingMountOptions, o) || slices.Contains(neutralMountOptions, o) ||
+		strings.HasPrefix(o, "x-systemd.") || strings.HasPrefix(o, "comment=")
+}
+
+// fstabEntry is one line of /etc/fstab.
+type fstabEntry struct{ source, point, fstype, opts string }
+
+func fstabEntries(ls []string) []fstabEntry {
+	var out []fstabEntry
+	for _, l := range ls {
+		f := strings.Fields(l)
+		if len(f) < 3 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		e := fstabEntry{source: f[0], point: path.Clean(f[1]), fstype: f[2]}
+		if len(f) > 3 {
+			e.opts = f[3]
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// mountOptionsHarm refuses, with StrictScope, a line of /etc/fstab a
+// command adds or changes that adds a mount option the rule's check does
+// not name (its value checks) and that is neither restricting nor neutral
+// (uid=1000, mode=0777, size=, exec, suid, dev, user), or that changes an
+// entry's source or file system type.
+func mountOptionsHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []Refusal {
+	if !pol.StrictScope {
+		return nil
+	}
+	named := map[string]bool{}
+	for _, vc := range pol.valueChecks {
+		for _, v := range vc.Values {
+			for _, w := range strings.FieldsFunc(v, func(r rune) bool {
+				return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '=' || r == '.')
+			}) {
+				named[w] = true
+			}
+		}
+	}
+	var out []Refusal
+	for _, c := range e.Changes {
+		if c.Path != "/etc/fstab" || owned[c.Path] || c.After.Kind != nightshift.FileRegular {
+			continue
+		}
+		before := fstabEntries(removedLines(c.Diff))
+		for _, a := range fstabEntries(addedLines(c.Diff)) {
+			var old *fstabEntry
+			for i := range before {
+				if before[i].point == a.point {
+					old = &before[i]
+				}
+			}
+			var why []string
+			if old != nil && (old.source != a.source || old.fstype != a.fstype) {
+				why = append(why, "it changes "+a.point+"'s file system from "+old.source+" "+old.fstype+" to "+a.source+" "+a.fstype)
+			}
+			var had []string
+			if old != nil {
+				had = strings.Split(old.opts, ",")
+			}
+			var bad []string
+			for _, o := range strings.Split(a.opts, ",") {
+				if o == "" || slices.Contains(had, o) || named[o] || neutralMountOption(o) {
+					continue
+				}
+				bad = append(bad, o)
+			}
+			if len(bad) > 0 {
+				why = append(why, "options "+strings.Join(bad, ",")+" are neither the check's nor restricting (nodev, nosuid, noexec, ro) nor neutral (an owner, a mode, a size or a right given)")
+			}
+			if len(why) > 0 {
+				out = append(out, Refusal{Entry: "scope", Reason: "would mount " + a.point + " as " + a.source + " " + a.fstype + " " + a.opts + " (/etc/fstab): " + strings.Join(why, "; ")})
+			}
+		}
+	}
+	return out
+}
+
+// moduleLoadHarm refuses, with StrictScope, a line of modules-load.d (or
+// /etc/modules) that loads at boot a module the rule's check disables
+// (its keywords: install or blacklist and the module).
+func moduleLoadHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []Refusal {
+	if !pol.StrictScope || !slices.Contains(pol.Keys, "install") && !slices.Contains(pol.Keys, "blacklist") {
+		return nil
+	}
+	var mods []string
+	for _, k := range pol.Keys {
+		if !slices.Contains(modprobeCommands, k) && k != "alias" {
+			mods = append(mods, strings.ReplaceAll(k, "-", "_"))
+		}
+	}
+	var out []Refusal
+	for _, c := range e.Changes {
+		d := path.Dir(c.Path)
+		if c.After.Kind != nightshift.FileRegular || owned[c.Path] || c.Path != "/etc/modules" && path.Base(d) != "modules-load.d" {
+			continue
+		}
+		for _, l := range addedLines(c.Diff) {
+			f := strings.Fields(l)
+			if len(f) == 0 || freeLine(l) {
+				continue
+			}
+			if m := strings.ReplaceAll(f[0], "-", "_"); slices.Contains(mods, m) {
+				out = append(out, Refusal{Entry: "scope", Reason: "would load " + f[0] + " at every boot (" + c.Path + "): the rule's check disables it"})
+			}
+		}
+	}
+	return out
+}
