@@ -413,6 +413,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, mountOptionsHarm(e, owned, pol)...)
 	out = append(out, moduleLoadHarm(e, owned, pol)...)
 	out = append(out, shellVarsHarm(e, owned, pol)...)
+	out = append(out, modesTakenHarm(e, owned, pol)...)
 	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
