@@ -414,6 +414,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, moduleLoadHarm(e, owned, pol)...)
 	out = append(out, shellVarsHarm(e, owned, pol)...)
 	out = append(out, modesTakenHarm(e, owned, pol)...)
+	out = append(out, writablePathHarm(e, owned, pol)...)
 	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
