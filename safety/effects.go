@@ -131,6 +131,10 @@ type EffectsPolicy struct {
 	valueChecks []ValueCheck
 	// kernelArgs are Keys' kernel arguments (KernelArgPrefix).
 	kernelArgs []string
+	// configured are the units whose own configuration files the judged
+	// command changed inside Scope (configuredUnits), set by
+	// scopedActions.
+	configured map[string]bool
 }
 
 // WithSSH returns p with what the worker's SSH connection to the host
