@@ -422,6 +422,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
+	out = append(out, pamWeakenHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)
 	return out
 }
