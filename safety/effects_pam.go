@@ -57,7 +57,8 @@ func pamStacks(login string) []pamStack {
 	if login != "root" {
 		s = append(s,
 			pamStack{"sudo", "account", login, "pts/0", true, "would take sudo from " + login, false},
-			pamStack{"sudo", "session", "root", "pts/0", true, "would take sudo from " + login, false})
+			pamStack{"sudo", "session", "root", "pts/0", true, "would take sudo from " + login, false},
+			pamStack{"sudo", "auth", login, "pts/0", true, "would take sudo from " + login + " where sudo asks for its password", false})
 	}
 	return append(s,
 		pamStack{"login", "auth", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)", false},
