@@ -129,6 +129,12 @@ type EffectsPolicy struct {
 	fileStates []string
 	// valueChecks are Keys' ValueChecks.
 	valueChecks []ValueCheck
+	// kernelArgs are Keys' kernel arguments (KernelArgPrefix).
+	kernelArgs []string
+	// configured are the units whose own configuration files the judged
+	// command changed inside Scope (configuredUnits), set by
+	// scopedActions.
+	configured map[string]bool
 }
 
 // WithSSH returns p with what the worker's SSH connection to the host
@@ -176,7 +182,7 @@ func (p EffectsPolicy) withDefaults() EffectsPolicy {
 		p.SSHPort = 22
 	}
 	if slices.ContainsFunc(p.Keys, func(k string) bool {
-		return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) || strings.HasPrefix(k, ValueKeyPrefix)
+		return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) || strings.HasPrefix(k, ValueKeyPrefix) || strings.HasPrefix(k, KernelArgPrefix)
 	}) {
 		var values []string
 		var keys []string
@@ -187,6 +193,8 @@ func (p EffectsPolicy) withDefaults() EffectsPolicy {
 				p.fileStates = append(p.fileStates, st)
 			} else if v, ok := strings.CutPrefix(k, ValueKeyPrefix); ok {
 				values = append(values, v)
+			} else if a, ok := strings.CutPrefix(k, KernelArgPrefix); ok {
+				p.kernelArgs = append(p.kernelArgs, a)
 			} else {
 				keys = append(keys, k)
 			}
@@ -405,9 +413,16 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, modeScopeHarm(e, owned, pol)...)
 	out = append(out, valuePathHarm(e, owned, pol)...)
 	out = append(out, sysctlSlashHarm(e, owned, pol)...)
+	out = append(out, bootArgsHarm(e, owned, pol)...)
+	out = append(out, mountOptionsHarm(e, owned, pol)...)
+	out = append(out, moduleLoadHarm(e, owned, pol)...)
+	out = append(out, shellVarsHarm(e, owned, pol)...)
+	out = append(out, modesTakenHarm(e, owned, pol)...)
+	out = append(out, writablePathHarm(e, owned, pol)...)
 	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
+	out = append(out, pamWeakenHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)
 	return out
 }

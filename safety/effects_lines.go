@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nightshift-dev/nightshift"
@@ -165,7 +166,7 @@ func linesHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) [
 		addOK, delOK := after.matched(res), before.matched(res)
 		var added, removed []string
 		for i, l := range after.lines {
-			if after.changed[i] && !addOK[i] && !freeLine(l) && !slices.Contains(added, strings.TrimSpace(l)) {
+			if after.changed[i] && !addOK[i] && !freeLine(l) && !createModeLine(l, pol.fileStates) && !slices.Contains(added, strings.TrimSpace(l)) {
 				added = append(added, strings.TrimSpace(l))
 			}
 		}
@@ -198,6 +199,27 @@ func linesHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) [
 		}
 	}
 	return out
+}
+
+// createModeLine reports whether l sets the mode a program creates the
+// files the check states with (rsyslog's $FileCreateMode 0640: a keyword
+// ending in "mode", an octal value) to one with none of the bits the
+// check's file states forbid: the check reads those files' modes, and
+// the line makes them so.
+func createModeLine(l string, states []string) bool {
+	f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+	if len(states) == 0 || len(f) != 2 || !strings.HasSuffix(strings.ToLower(f[0]), "mode") || !strings.HasPrefix(f[1], "0") {
+		return false
+	}
+	m, err := strconv.ParseUint(f[1], 8, 32)
+	if err != nil || m > 0o7777 {
+		return false
+	}
+	var forbidden uint32
+	for _, s := range states {
+		forbidden |= modeBits[s]
+	}
+	return uint32(m)&forbidden == 0
 }
 
 // patternsNote names the check's patterns in a refusal of line: the

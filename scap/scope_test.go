@@ -432,3 +432,62 @@ func TestPatternKeywords(t *testing.T) {
 		}
 	}
 }
+
+// The kernel arguments a boot-configuration check names (kernelargs.go),
+// from SSG 0.1.76's Debian 12 datastream: a literal state
+// (mce=0), a concat with an XCCDF value (l1tf=), the object's own
+// pattern (\bapparmor=1\b, \bsecurity=apparmor\b), a negative look-ahead
+// (nosmap, absent), and none for a check that reads no argument.
+func TestScopeSSGDebian12KernelArgs(t *testing.T) {
+	d := ssgDatastream(t)
+	tests := []struct {
+		rule string
+		want []string
+	}{
+		{"grub2_mce_argument", []string{"mce"}},
+		{"grub2_l1tf_argument", []string{"l1tf"}},
+		{"grub2_page_alloc_shuffle_argument", []string{"page_alloc.shuffle"}},
+		{"grub2_rng_core_default_quality_argument", []string{"rng_core.default_quality"}},
+		{"grub2_enable_apparmor", []string{"apparmor", "security"}},
+		{"grub2_nosmap_argument_absent", []string{"nosmap"}},
+		{"grub2_disable_recovery", nil},
+		// Not a boot configuration: no kernel arguments however its
+		// patterns read.
+		{"sshd_set_login_grace_time", nil},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		var got []string
+		for _, k := range fs.Keys {
+			if a, ok := strings.CutPrefix(k, safety.KernelArgPrefix); ok {
+				got = append(got, a)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: kernel arguments %q, want %q", tt.rule, got, tt.want)
+		}
+	}
+}
+
+func TestKernelArgs(t *testing.T) {
+	tests := []struct {
+		texts []string
+		want  []string
+	}{
+		{[]string{`^(?:.*\s)?mce=0(?:\s.*)?$`}, []string{"mce"}},
+		{[]string{`^(?:.*\s)?nousb(?:\s.*)?$`}, []string{"nousb"}},
+		{[]string{`^\s*GRUB_CMDLINE_LINUX="(?!.*\bnosmep\b.*).*"$`}, []string{"nosmep"}},
+		{[]string{`^\s*linux\b.*\bslub_debug=P\b.*$`}, []string{"slub_debug"}},
+		{[]string{`^(?:.*\s)?ipv6\.disable=1(?:\s.*)?$`}, []string{"ipv6.disable"}},
+		{[]string{`^\s*GRUB_CMDLINE_LINUX="(.*)"$`}, nil},
+	}
+	for _, tt := range tests {
+		if got := kernelArgs(tt.texts); !slices.Equal(got, tt.want) {
+			t.Errorf("kernelArgs(%q) = %q, want %q", tt.texts, got, tt.want)
+		}
+	}
+}
