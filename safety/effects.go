@@ -131,6 +131,9 @@ type EffectsPolicy struct {
 	valueChecks []ValueCheck
 	// kernelArgs are Keys' kernel arguments (KernelArgPrefix).
 	kernelArgs []string
+	// dropins are the drop-in files JudgeEffects added to Scope
+	// (dropinScope).
+	dropins []string
 	// configured are the units whose own configuration files the judged
 	// command changed inside Scope (configuredUnits), set by
 	// scopedActions.
@@ -304,6 +307,10 @@ func underAny(p string, dirs []string) (string, bool) {
 // It is a pure function of its input.
 func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	pol = pol.withDefaults()
+	if pol.StrictScope {
+		pol.dropins = dropinScope(pol.Scope)[len(pol.Scope):]
+		pol.Scope = append(slices.Clip(pol.Scope), pol.dropins...)
+	}
 	var out []Refusal
 	add := func(entry, format string, a ...any) {
 		out = append(out, Refusal{Entry: entry, Reason: fmt.Sprintf(format, a...)})
@@ -420,6 +427,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, modesTakenHarm(e, owned, pol)...)
 	out = append(out, writablePathHarm(e, owned, pol)...)
 	out = append(out, valueHarm(e, owned, pol)...)
+	out = append(out, dropinHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, pamWeakenHarm(e.PAM, e.Origin, pol)...)
