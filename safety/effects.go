@@ -131,6 +131,9 @@ type EffectsPolicy struct {
 	valueChecks []ValueCheck
 	// kernelArgs are Keys' kernel arguments (KernelArgPrefix).
 	kernelArgs []string
+	// siblings are the "all"/"default" siblings of the rule's kernel
+	// parameters, with the value check each must satisfy (withSiblings).
+	siblings map[string]ValueCheck
 	// dropins are the drop-in files JudgeEffects added to Scope
 	// (dropinScope).
 	dropins []string
@@ -310,6 +313,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	if pol.StrictScope {
 		pol.dropins = dropinScope(pol.Scope)[len(pol.Scope):]
 		pol.Scope = append(slices.Clip(pol.Scope), pol.dropins...)
+		pol = pol.withSiblings()
 	}
 	var out []Refusal
 	add := func(entry, format string, a ...any) {

@@ -336,11 +336,17 @@ func sysctlScope(args []string, pol EffectsPolicy) string {
 			}
 		case strings.HasPrefix(x, "-"):
 		default:
-			k, _, isSet := strings.Cut(x, "=")
+			k, v, isSet := strings.Cut(x, "=")
 			if !isSet && !write {
 				continue // a read
 			}
 			k = sysctlKey(k)
+			if why, sib := siblingValue(pol, k, v, isSet); sib {
+				if why != "" {
+					return why
+				}
+				continue
+			}
 			if k == "net.ipv4.route.flush" || k == "net.ipv6.route.flush" {
 				continue
 			}

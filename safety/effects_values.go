@@ -38,6 +38,9 @@ type ValueCheck struct {
 	Operation string   `json:"op"`
 	Datatype  string   `json:"type"`
 	Values    []string `json:"values"`
+	// every: v must satisfy the comparison with every value, not one
+	// (a sibling kernel parameter's check, withSiblings).
+	every bool
 }
 
 // Key is c as an entry of EffectsPolicy.Keys.
@@ -50,6 +53,14 @@ func (c ValueCheck) Key() string {
 // values; known is false when the comparison cannot be made (a value
 // that is not a number for an int, an unknown operation).
 func (c ValueCheck) accepts(v string) (ok, known bool) {
+	if c.every {
+		for _, want := range c.Values {
+			if sat, k := compareValue(v, c.Operation, c.Datatype, want); !sat || !k {
+				return false, k
+			}
+		}
+		return len(c.Values) > 0, len(c.Values) > 0
+	}
 	for _, want := range c.Values {
 		sat, k := compareValue(v, c.Operation, c.Datatype, want)
 		if !k {
