@@ -432,6 +432,7 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, writablePathHarm(e, owned, pol)...)
 	out = append(out, valueHarm(e, owned, pol)...)
 	out = append(out, dropinHarm(e, owned, pol)...)
+	out = append(out, sharedHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, pamWeakenHarm(e.PAM, e.Origin, pol)...)
