@@ -269,6 +269,32 @@
 // the worker's) the recorded actions are judged by the verb allow-list
 // alone.
 //
+// Beyond the files the check reads, with StrictScope (effects_dropins.go,
+// effects_siblings.go): the drop-in files the program reads with the
+// check's file (sshd_config.d/*.conf, pwquality.conf.d/*.conf, systemd's
+// X.conf.d/*.conf, rsyslog.d/*.conf, limits.d/*.conf, grub.d/*.cfg), and
+// Debian's stand-ins for RHEL's PAM files (login, sshd, common-session for
+// postlogin; the common-* stacks for system-auth and password-auth) are in
+// the scope; every line added there must be one a pattern of the check
+// matches or a value check accepts, every line removed an edit into such
+// a line; the "all"/"default" sibling of the check's kernel parameter is
+// in the scope at a value every setting of the check's value accepts.
+// Guaranteed: a drop-in line no pattern or value of the check vouches for
+// is refused (PermitRootLogin yes beside Compression no, minlen beside
+// lcredit), a file name the program skips stays outside the paths. Not
+// guaranteed: a value the check's pattern captures whole but whose state
+// is built from a variable (RekeyLimit 16 1 vouched for by
+// ^RekeyLimit\s+(.*)$, in the main file as in a drop-in); the host's own
+// Include lines (Debian 12's are assumed, not read).
+//
+// Kept whatever the rule (effects_shared.go): a directory at 1777 keeps
+// every bit unless the rule's paths name it and its check states the bit;
+// a changed file under /etc keeps the final newline it had; no line of the
+// account files is removed for an account or group the check does not
+// name (unless edited into one of the same name). sudo's @includedir name
+// rule (isSudoersFile) decides which sudoers.d files grant: a name it
+// skips grants nothing, and an @include of such a name is refused.
+//
 // Judged by meaning, whatever command made the change:
 //
 //   - the worker's login: sshd's effective configuration for it (sshd -T
