@@ -104,9 +104,15 @@ func shellVarsHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolic
 		if !shellStartupFile(c.Path) || owned[c.Path] || c.After.Kind != nightshift.FileRegular {
 			continue
 		}
+		// A line the command removed and wrote back as it was (a file
+		// rewritten whole) sets nothing new.
+		var kept []string
+		for _, l := range removedLines(c.Diff) {
+			kept = append(kept, strings.TrimSpace(l))
+		}
 		var added []string
 		for _, l := range addedLines(c.Diff) {
-			if !freeLine(l) {
+			if !freeLine(l) && !slices.Contains(kept, strings.TrimSpace(l)) {
 				added = append(added, l)
 			}
 		}

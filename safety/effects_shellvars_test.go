@@ -29,6 +29,9 @@ func TestJudgeEffectsShellVars(t *testing.T) {
 		{"SSG's TMOUT line", createdDiff("/etc/profile.d/tmout.sh", "+declare -xr TMOUT=900\n"), tmoutRule, ""},
 		{"typeset, with a comment", modDiff("/etc/profile", "+# session timeout\n+typeset -xr TMOUT=600\n"), tmoutRule, ""},
 		{"the TMOUT line with a trailing comment", modDiff("/etc/profile", "+declare -xr TMOUT=900 # idle timeout\n"), tmoutRule, ""},
+		{"a file rewritten whole keeps its assignments", modDiff("/etc/profile.d/x.sh", "-PATH=/usr/bin:/bin\n-export PATH\n+PATH=/usr/bin:/bin\n+export PATH\n+umask 027\n"),
+			EffectsPolicy{StrictScope: true, Scope: []string{"/etc/profile.d"}}, ""},
+		{"a rule without patterns sets no variable", modDiff("/etc/profile.d/x.sh", "+umask 027\n+LD_PRELOAD=/usr/lib/x.so\n"), EffectsPolicy{StrictScope: true, Scope: []string{"/etc/profile.d"}}, "would set LD_PRELOAD"},
 		{"no strict scope", modDiff("/etc/profile", "+LD_PRELOAD=/tmp/x.so\n"), EffectsPolicy{Scope: tmoutRule.Scope}, ""},
 	}
 	for _, tt := range tests {
