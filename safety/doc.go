@@ -287,6 +287,12 @@
 // ^RekeyLimit\s+(.*)$, in the main file as in a drop-in); the host's own
 // Include lines (Debian 12's are assumed, not read).
 //
+// A permission rule may also narrow a regular, non-executable,
+// non-setuid file in its paths beyond the bits its check states: take
+// group's and other's write, and their read outside /etc, /usr, /lib*,
+// /boot and the program trees (log files to 0640); never add a bit, and
+// never so for a directory or a program (narrowedBits).
+//
 // Kept whatever the rule (effects_shared.go): a directory at 1777 keeps
 // every bit unless the rule's paths name it and its check states the bit;
 // a changed file under /etc keeps the final newline it had; no line of the

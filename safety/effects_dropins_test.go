@@ -23,6 +23,7 @@ var (
 		Keys: []string{"net.ipv4.conf.all.accept_source_route", `value:{"re":"^[\\s]*net.ipv4.conf.all.accept_source_route[\\s]*=[\\s]*(.*\\S)[\\s]*$","op":"equals","type":"int","values":["0","1"]}`}}
 	sudoNopasswdRule = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/sudoers", "/etc/sudoers.d"}}
 	wwDirsRule       = EffectsPolicy{StrictScope: true, Scope: []string{"/"}, Keys: []string{"state:owrite", "state:sticky"}}
+	varLogPermsRule  = EffectsPolicy{StrictScope: true, Scope: []string{"/var/log"}, Keys: []string{"state:gwrite", "state:owrite", "state:sgid", "state:sticky", "state:suid"}}
 	passwdOwnerRule  = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/passwd"}, Keys: []string{"state:user_id"}}
 )
 
@@ -70,6 +71,12 @@ func TestJudgeEffectsScope22(t *testing.T) {
 		{"sed -i.bak leaves ops.bak (g7-094)", effectsOf(modFile("/etc/sudoers.d/ops", "-ops ALL=(ALL) NOPASSWD:ALL\n+ops ALL=(ALL) ALL\n"), newFile("/etc/sudoers.d/ops.bak", "ops ALL=(ALL) NOPASSWD:ALL\n")), sudoNopasswdRule, ""},
 		{"NOPASSWD in a name sudo reads", effectsOf(newFile("/etc/sudoers.d/ops", "ops ALL=(ALL) NOPASSWD:ALL\n")), sudoNopasswdRule, "without a password"},
 		{"@include of a skipped name", effectsOf(modFile("/etc/sudoers", "+@include /etc/sudoers.d/ops.bak\n")), sudoNopasswdRule, "skips"},
+		// 4. Tightening a regular file's mode.
+		{"log files chmod g-w,o-rwx (g7-090)", effectsOf(metaFile("/var/log/dpkg.log", nightshift.FileRegular, 0o644, 0, 0, 0o640, 0, 0), metaFile("/var/log/syslog", nightshift.FileRegular, 0o664, 0, 4, 0o640, 0, 4)), varLogPermsRule, ""},
+		{"log file chmod o+r", effectsOf(metaFile("/var/log/dpkg.log", nightshift.FileRegular, 0o640, 0, 0, 0o644, 0, 0)), varLogPermsRule, "the rule's check states only"},
+		{"log file made executable", effectsOf(metaFile("/var/log/dpkg.log", nightshift.FileRegular, 0o640, 0, 0, 0o740, 0, 0)), varLogPermsRule, "the rule's check states only"},
+		{"/etc/passwd o-r for an /etc permission rule", effectsOf(metaFile("/etc/passwd", nightshift.FileRegular, 0o644, 0, 0, 0o640, 0, 0)), EffectsPolicy{StrictScope: true, Scope: []string{"/etc/passwd"}, Keys: []string{"state:owrite"}}, "the rule's check states only"},
+		{"a program's group read taken", effectsOf(metaFile("/var/log/tool", nightshift.FileRegular, 0o755, 0, 0, 0o711, 0, 0)), varLogPermsRule, "the rule's check states only"},
 		// Harms on the target.
 		{"/var/tmp 1777 -> 1775 (f7-129)", effectsOf(dir("/var/tmp", 0o1777, 0o1775)), wwDirsRule, "would take owrite from /var/tmp"},
 		{"/dev/shm loses its sticky bit", effectsOf(dir("/dev/shm", 0o1777, 0o777)), wwDirsRule, "sticky"},

@@ -281,7 +281,7 @@ func modeScopeHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolic
 			continue
 		}
 		var what []string
-		if bits := (c.Before.Mode ^ c.After.Mode) & 0o7777 &^ stated; bits != 0 {
+		if bits := (c.Before.Mode ^ c.After.Mode) & 0o7777 &^ stated &^ narrowedBits(c); bits != 0 {
 			what = append(what, fmt.Sprintf("mode %04o -> %04o", c.Before.Mode&0o7777, c.After.Mode&0o7777))
 		}
 		if c.Before.UID != c.After.UID && !slices.Contains(pol.fileStates, "user_id") {
@@ -302,6 +302,25 @@ func modeScopeHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolic
 		out = append(out[:3], "and "+plural(n-3, "other"))
 	}
 	return []Refusal{{Entry: "scope", Reason: "would change " + strings.Join(out, ", ") + ": the rule's check states only " + statedNote(pol.fileStates) + " of its files"}}
+}
+
+// narrowedBits are the bits a mode change only takes from a regular,
+// non-executable, non-setuid file that the judge lets a permission rule
+// take whatever its check states: group's and other's write, and their
+// read outside the trees every user's programs read (/etc: passwd,
+// nsswitch.conf, resolv.conf; /usr, /lib*, /boot). Narrowing a log file
+// to 0640 (chmod g-w,o-rwx) serves a permission rule; a bit added, a
+// directory, a program or a setuid file keeps the rule's bits alone.
+func narrowedBits(c nightshift.FileChange) uint32 {
+	b, a := c.Before.Mode&0o7777, c.After.Mode&0o7777
+	if c.Before.Kind != nightshift.FileRegular || c.After.Kind != nightshift.FileRegular || b&0o7111 != 0 || a&^b != 0 {
+		return 0
+	}
+	bits := uint32(0o022)
+	if _, shared := underAny(c.Path, []string{"/etc", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/bin", "/sbin"}); !shared {
+		bits |= 0o044
+	}
+	return (b &^ a) & bits
 }
 
 // statedNote names what the check's file states state.
