@@ -105,3 +105,37 @@ func TestJudgeEffectsScope22(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeEffectsPasswordStack: a required password module the host
+// lacks fails every password change (f7-028); the same line with the
+// module present passes.
+func TestJudgeEffectsPasswordStack(t *testing.T) {
+	pw := "password	requisite	pam_pwquality.so lcredit=-1 retry=3\n" + debianPAM["/etc/pam.d/common-password"]
+	tests := []struct {
+		name string
+		edit map[string]string
+		want string
+	}{
+		{"pam_pwquality.so missing (f7-028)", map[string]string{"/etc/pam.d/common-password": pw, "pam_pwquality.so": "missing"}, "password change"},
+		{"pam_pwquality.so installed", map[string]string{"/etc/pam.d/common-password": pw}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := effectsOf(modFile("/etc/pam.d/common-password", "+password	requisite	pam_pwquality.so lcredit=-1 retry=3\n"))
+			e.PAM = pamView("ops", tc.edit)
+			refs := JudgeEffects(e, EffectsPolicy{Login: "ops"})
+			if tc.want == "" {
+				if len(refs) > 0 {
+					t.Fatalf("refused: %v", refs)
+				}
+				return
+			}
+			for _, r := range refs {
+				if strings.Contains(r.Reason, tc.want) {
+					return
+				}
+			}
+			t.Fatalf("want a refusal containing %q, got %v", tc.want, refs)
+		})
+	}
+}

@@ -66,6 +66,12 @@ func pamStacks(login string) []pamStack {
 		pamStack{"login", "session", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)", false},
 		pamStack{"su", "auth", "root", "pts/0", false, "would refuse su to root", false},
 		pamStack{"su", "account", "root", "pts/0", false, "would refuse su to root", false},
+		// The password stack: passwd (and chpasswd, chage's expiry
+		// prompt at login) runs it; a required module the host lacks
+		// fails every password change, so an expired password can no
+		// longer be renewed.
+		pamStack{"passwd", "password", "root", "pts/0", false, "would make every password change of root fail (passwd)", false},
+		pamStack{"passwd", "password", login, "pts/0", false, "would make every password change of " + login + " fail (passwd)", false},
 	)
 }
 
