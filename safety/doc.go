@@ -299,7 +299,9 @@
 // account files is removed for an account or group the check does not
 // name (unless edited into one of the same name). sudo's @includedir name
 // rule (isSudoersFile) decides which sudoers.d files grant: a name it
-// skips grants nothing, and an @include of such a name is refused.
+// skips grants nothing, and an @include of such a name is refused. The
+// PAM judge runs the password stack too (passwd for root and the login):
+// a required module the host lacks there fails every password change.
 //
 // Judged by meaning, whatever command made the change:
 //
