@@ -176,7 +176,51 @@
 //   - sysctl files: a line in the slash form (net/ipv4/ip_forward),
 //     which sysctl applies and the check's patterns (dots) do not read;
 //     and modprobe -C FILE, whose install and remove commands come from a
-//     file the judge does not read as modprobe.d.
+//     file the judge does not read as modprobe.d;
+//   - the next boot (effects_bootargs.go): the kernel command line
+//     (GRUB_CMDLINE_LINUX(_DEFAULT) in /etc/default/grub and grub.d,
+//     /etc/kernel/cmdline) changes only in the arguments the check names
+//     (Keys' KernelArgPrefix entries, which scap derives from the check's
+//     patterns and states, a concat's literal parts included: mce,
+//     l1tf, apparmor and security, nosmap): mem=1G, rootdelay=900,
+//     break=premount, systemd.mask=ssh.service, an lsm= list beside the
+//     rule's own are refused by name, added or removed; the boot menu's
+//     timeouts and hidden style only for a rule whose check reads them;
+//     an fstab line may add to its mount point only the options the
+//     check's values name, restricting ones (nodev, nosuid, noexec, ro)
+//     and neutral ones (defaults, rw, relatime, nofail, x-systemd.*…),
+//     never an owner, mode or size (uid=1000, mode=0777) or a changed
+//     source or file system type; a modules-load.d line never loads a
+//     module the rule's check disables (install or blacklist);
+//   - the login shells' start-up files (effects_shellvars.go): a line
+//     added to /etc/profile, /etc/profile.d, /etc/bash.bashrc or
+//     /etc/environment assigns, declares, exports, makes read-only or
+//     unsets only the variables the check names (the NAME= of its
+//     patterns), parsed as bash parses it (package shell): declare -xr
+//     TMOUT=900 HISTFILE=/dev/null sets HISTFILE, refused for a TMOUT
+//     rule, as are LD_LIBRARY_PATH and PATH=.:$PATH;
+//   - values naming places other users write (writablePathHarm): a line
+//     added to a configuration file under /etc in the rule's paths whose
+//     value names a path under /tmp, /var/tmp, /dev/shm, /run/user or a
+//     home (pwquality's dictpath, an include of logrotate, rsyslog or
+//     chrony, sudo's logfile, apt's signed-by) is refused, unless the
+//     rule's paths name that place (polyinstantiated /tmp); fstab, mount
+//     units and audit rules name places, not what a program reads, and
+//     are not judged so;
+//   - modes that take what the host needs (modesTakenHarm), whatever the
+//     check's file states say of other bits: setuid or setgid cleared on
+//     an executable unless the rule's paths name that file and the check
+//     states the bit; a directory's search bit taken from its owner, or
+//     from a class that keeps its read bit (a file mode applied to
+//     directories: /var/log 0640); a file under /etc, /usr or /boot
+//     given a non-root owner unless the check states owners;
+//   - recorded actions that apply the rule's change: restart or reload
+//     (never stop) of the unit whose own configuration file the command
+//     changed in the rule's paths, the unit derived from the path
+//     (/etc/systemd/logind.conf is systemd-logind, /etc/rsyslog.conf
+//     rsyslog, /etc/audit/auditd.conf auditd; sshd's are judged as
+//     sshd's); and a creation-mode line ($FileCreateMode 0640) whose mode
+//     has none of the bits the check's file states forbid.
 //
 // What the scope guarantees, with StrictScope: no command changes any file
 // outside the rule's paths but scratch, except through the package
@@ -184,7 +228,13 @@
 // read; where the check's keywords are known, no line of a key-value file
 // of the scope (sshd's, sysctl's, units', login.defs, security/*.conf,
 // auditd.conf, systemd's, /etc/default, chrony, aide, sudoers,
-// modprobe.d, modules-load.d, fstab) sets another setting; where the
+// modprobe.d, modules-load.d, fstab) sets another setting; no kernel
+// argument the check does not name is added to or removed from the
+// kernel command line, no fstab option beyond the check's, restricting
+// and neutral ones, no module the check disables loaded from
+// modules-load.d, no variable the check does not name set by an added
+// line of the login shells' start-up files, no value of the scope's
+// configuration naming a place other users write; where the
 // check's line patterns are known and readable, no line is added to the
 // scope's other files (PAM stacks, audit rules, profile, cron, apt) that
 // the check does not look for, and none removed that it does not look
@@ -208,29 +258,78 @@
 // file whose rule's check reads it by metadata only (/etc/shells for a
 // permission rule), file deletions inside the scope but of key-value
 // files, what the rule's own keyword's line says beyond its name and
-// value (a modules-load.d line loading the very module an rds rule
-// disables), and package operations: what a package installs, and a
+// value (a sudoers Defaults the rule names with a site-harmful value:
+// noexec), the rule's own value where the check accepts it (TMOUT=1,
+// disable_ipv6 = 1), a kernel argument the check names given a harmful
+// value, the variables a profile script sets through means other than
+// assignment, declare, export, readonly and unset (read, eval, source),
+// and package operations: what a package installs, and a
 // command that forges the package manager's lists or status, pass as the
 // package manager's. Without StrictScope (the zero EffectsPolicy, never
 // the worker's) the recorded actions are judged by the verb allow-list
 // alone.
 //
+// Beyond the files the check reads, with StrictScope (effects_dropins.go,
+// effects_siblings.go): the drop-in files the program reads with the
+// check's file (sshd_config.d/*.conf, pwquality.conf.d/*.conf, systemd's
+// X.conf.d/*.conf, rsyslog.d/*.conf, limits.d/*.conf, grub.d/*.cfg), and
+// Debian's stand-ins for RHEL's PAM files (login, sshd, common-session for
+// postlogin; the common-* stacks for system-auth and password-auth) are in
+// the scope; every line added there must be one a pattern of the check
+// matches or a value check accepts, every line removed an edit into such
+// a line; the "all"/"default" sibling of the check's kernel parameter is
+// in the scope at a value every setting of the check's value accepts.
+// Guaranteed: a drop-in line no pattern or value of the check vouches for
+// is refused (PermitRootLogin yes beside Compression no, minlen beside
+// lcredit), a file name the program skips stays outside the paths. Not
+// guaranteed: a value the check's pattern captures whole but whose state
+// is built from a variable (RekeyLimit 16 1 vouched for by
+// ^RekeyLimit\s+(.*)$, in the main file as in a drop-in); the host's own
+// Include lines (Debian 12's are assumed, not read).
+//
+// A permission rule may also narrow a regular, non-executable,
+// non-setuid file in its paths beyond the bits its check states: take
+// group's and other's write, and their read outside /etc, /usr, /lib*,
+// /boot and the program trees (log files to 0640); never add a bit, and
+// never so for a directory or a program (narrowedBits).
+//
+// Kept whatever the rule (effects_shared.go): a directory at 1777 keeps
+// every bit unless the rule's paths name it and its check states the bit;
+// a changed file under /etc keeps the final newline it had; no line of the
+// account files is removed for an account or group the check does not
+// name (unless edited into one of the same name). sudo's @includedir name
+// rule (isSudoersFile) decides which sudoers.d files grant: a name it
+// skips grants nothing, and an @include of such a name is refused. The
+// PAM judge runs the password stack too (passwd for root and the login):
+// a required module the host lacks there fails every password change.
+//
 // Judged by meaning, whatever command made the change:
 //
 //   - the worker's login: sshd's effective configuration for it (sshd -T
 //     in the trial), its keys and their modes, its account in the
-//     password files (blanked, removed, expired, forced to change, a
+//     password files (blanked, removed, expired, its password or account
+//     made to expire within ExpiryBound days (30) that did not before —
+//     with UsePAM sshd then refuses even its key login —, forced to change, a
 //     shell that refuses logins, a new usable hash for it or root; locking
 //     with "!" or "*" is allowed), and the shadow tools' backups
 //     (/etc/shadow-, …) as the files they back up;
 //   - PAM, run as Linux-PAM runs it on the host's files before and after
 //     the command (the sandbox reads them): sshd's account, session and
-//     auth stacks for the login from its address, sudo's for a login that is
-//     not root, the console's and su's for root; pam_deny, pam_access,
-//     pam_time, pam_listfile, pam_securetty, pam_nologin and modules that
-//     do not exist are evaluated, every other module is taken to succeed,
-//     and only denials the command brings are refused; limits that allow
-//     no login or leave a session unable to run;
+//     auth stacks for the login from its address, sudo's (auth too) for a
+//     login that is not root, the console's and su's for root; pam_deny,
+//     pam_access, pam_time, pam_listfile, pam_securetty, pam_nologin,
+//     pam_wheel (against the login's groups) and modules that do not
+//     exist are evaluated, every other module is taken to succeed, and
+//     only denials the command brings are refused; and by the same
+//     evaluator the opposite harm (effects_pamweak.go): an auth stack
+//     (sshd's, sudo's, the console's, su's) that denied a wrong password
+//     before and lets it through after (the modules that check a password
+//     fail, pam_rootok fails, pam_faillock authfail fails: a sufficient
+//     authsucc first, pam_unix replaced, a jump past pam_deny), an account
+//     stack that no longer reaches pam_unix's account checks, a password
+//     stack of passwd that no longer reaches pam_unix or hashes with a
+//     weaker method (md5, bigcrypt, descrypt); limits that allow no login
+//     or leave a session unable to run;
 //   - what runs or applies later, outside the sandbox: cron, units, init
 //     and login scripts, package-manager and udev hooks (their commands
 //     through BanList.Match), the loader's preload and paths, the boot

@@ -129,6 +129,18 @@ type EffectsPolicy struct {
 	fileStates []string
 	// valueChecks are Keys' ValueChecks.
 	valueChecks []ValueCheck
+	// kernelArgs are Keys' kernel arguments (KernelArgPrefix).
+	kernelArgs []string
+	// siblings are the "all"/"default" siblings of the rule's kernel
+	// parameters, with the value check each must satisfy (withSiblings).
+	siblings map[string]ValueCheck
+	// dropins are the drop-in files JudgeEffects added to Scope
+	// (dropinScope).
+	dropins []string
+	// configured are the units whose own configuration files the judged
+	// command changed inside Scope (configuredUnits), set by
+	// scopedActions.
+	configured map[string]bool
 }
 
 // WithSSH returns p with what the worker's SSH connection to the host
@@ -176,7 +188,7 @@ func (p EffectsPolicy) withDefaults() EffectsPolicy {
 		p.SSHPort = 22
 	}
 	if slices.ContainsFunc(p.Keys, func(k string) bool {
-		return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) || strings.HasPrefix(k, ValueKeyPrefix)
+		return isLinePattern(k) || strings.HasPrefix(k, FileStatePrefix) || strings.HasPrefix(k, ValueKeyPrefix) || strings.HasPrefix(k, KernelArgPrefix)
 	}) {
 		var values []string
 		var keys []string
@@ -187,6 +199,8 @@ func (p EffectsPolicy) withDefaults() EffectsPolicy {
 				p.fileStates = append(p.fileStates, st)
 			} else if v, ok := strings.CutPrefix(k, ValueKeyPrefix); ok {
 				values = append(values, v)
+			} else if a, ok := strings.CutPrefix(k, KernelArgPrefix); ok {
+				p.kernelArgs = append(p.kernelArgs, a)
 			} else {
 				keys = append(keys, k)
 			}
@@ -296,6 +310,11 @@ func underAny(p string, dirs []string) (string, bool) {
 // It is a pure function of its input.
 func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	pol = pol.withDefaults()
+	if pol.StrictScope {
+		pol.dropins = dropinScope(pol.Scope)[len(pol.Scope):]
+		pol.Scope = append(slices.Clip(pol.Scope), pol.dropins...)
+		pol = pol.withSiblings()
+	}
 	var out []Refusal
 	add := func(entry, format string, a ...any) {
 		out = append(out, Refusal{Entry: entry, Reason: fmt.Sprintf(format, a...)})
@@ -406,9 +425,18 @@ func JudgeEffects(e nightshift.Effects, pol EffectsPolicy) []Refusal {
 	out = append(out, modeScopeHarm(e, owned, pol)...)
 	out = append(out, valuePathHarm(e, owned, pol)...)
 	out = append(out, sysctlSlashHarm(e, owned, pol)...)
+	out = append(out, bootArgsHarm(e, owned, pol)...)
+	out = append(out, mountOptionsHarm(e, owned, pol)...)
+	out = append(out, moduleLoadHarm(e, owned, pol)...)
+	out = append(out, shellVarsHarm(e, owned, pol)...)
+	out = append(out, modesTakenHarm(e, owned, pol)...)
+	out = append(out, writablePathHarm(e, owned, pol)...)
 	out = append(out, valueHarm(e, owned, pol)...)
+	out = append(out, dropinHarm(e, owned, pol)...)
+	out = append(out, sharedHarm(e, owned, pol)...)
 	out = append(out, sysctlActions(e)...)
 	out = append(out, pamHarm(e.PAM, e.Origin, pol)...)
+	out = append(out, pamWeakenHarm(e.PAM, e.Origin, pol)...)
 	out = append(out, shadowHarm(e)...)
 	return out
 }

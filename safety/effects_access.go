@@ -80,6 +80,14 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy, changed map[string
 					bad("would expire %s's account (expiry day %d) in /etc/shadow", u, d)
 				}
 			}
+			if vital(u) {
+				old := strings.Split(removed[u], ":")
+				if d, ok := expiresWithin(f, today); ok {
+					if _, was := expiresWithin(old, today); !was || removed[u] == "" {
+						bad("would make %s's password or account expire on day %d, by %d days from now at the latest (/etc/shadow): from then sshd with UsePAM refuses even its key login until someone changes the password; a latent lockout", u, d, ExpiryBound)
+					}
+				}
+			}
 		case "/etc/passwd":
 			if len(f) >= 2 && f[1] == "" {
 				bad("would blank %s's password in %s", u, c.Path)
@@ -100,6 +108,33 @@ func passwordHarm(c nightshift.FileChange, pol EffectsPolicy, changed map[string
 		}
 	}
 	return out
+}
+
+// ExpiryBound is how many days ahead the judge looks for a password or
+// account of the worker's login or root that a command makes expire: one
+// that expires within it and did not before is refused (an expiry
+// further off is the site's policy, for its administrators to meet).
+const ExpiryBound = 30
+
+// expiresWithin returns the first day a shadow entry's password (last
+// change + maximum age, unless the maximum is empty or 99999 or more, or
+// the last change empty) or account (the expiry day) expires, when it is
+// at most ExpiryBound days after today.
+func expiresWithin(f []string, today int) (int, bool) {
+	day, ok := 0, false
+	if len(f) >= 5 {
+		last, err1 := strconv.Atoi(f[2])
+		max, err2 := strconv.Atoi(f[4])
+		if err1 == nil && err2 == nil && max >= 0 && max < 99999 && last > 0 {
+			day, ok = last+max, true
+		}
+	}
+	if len(f) >= 8 {
+		if d, err := strconv.Atoi(f[7]); err == nil && d >= 0 && (!ok || d < day) {
+			day, ok = d, true
+		}
+	}
+	return day, ok && day <= today+ExpiryBound
 }
 
 // usableHash says whether a password field lets a password log in: not

@@ -118,7 +118,7 @@ func configHarm(c nightshift.FileChange, pol EffectsPolicy) []Refusal {
 				}
 			}
 		}
-	case c.Path == "/etc/sudoers" || dir == "/etc/sudoers.d":
+	case isSudoersFile(c.Path):
 		for _, l := range added {
 			s := strings.TrimSpace(l)
 			if s == "" || strings.HasPrefix(s, "#") || strings.HasPrefix(s, "@") || strings.HasPrefix(s, "Defaults") || strings.Contains(strings.Fields(s)[0], "_Alias") {

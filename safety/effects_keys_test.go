@@ -25,7 +25,7 @@ func TestJudgeEffectsKeyValueFiles(t *testing.T) {
 		diskFull = rule([]string{"disk_full_action"}, "/etc/audit/auditd.conf")
 		storage  = rule([]string{"storage"}, "/etc/systemd/coredump.conf", "/etc/systemd/coredump.conf.d")
 		journald = rule([]string{"Storage"}, "/etc/systemd/journald.conf", "/etc/systemd/journald.conf.d")
-		grub     = rule([]string{"GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT", "GRUB_DISABLE_RECOVERY"}, "/etc/default/grub")
+		grub     = rule([]string{"GRUB_CMDLINE_LINUX", "GRUB_CMDLINE_LINUX_DEFAULT", "GRUB_DISABLE_RECOVERY", KernelArgPrefix + "audit"}, "/etc/default/grub") // an audit= argument rule, as scap derives it
 		chrony   = rule([]string{"pool", "server"}, "/etc/chrony/chrony.conf", "/etc/chrony/sources.d")
 		usePty   = rule([]string{"Defaults", "use_pty"}, "/etc/sudoers", "/etc/sudoers.d")
 		rds      = rule([]string{"install", "rds"}, "/etc/modprobe.d", "/etc/modules-load.d")

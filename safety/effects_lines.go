@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nightshift-dev/nightshift"
@@ -165,7 +166,7 @@ func linesHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) [
 		addOK, delOK := after.matched(res), before.matched(res)
 		var added, removed []string
 		for i, l := range after.lines {
-			if after.changed[i] && !addOK[i] && !freeLine(l) && !slices.Contains(added, strings.TrimSpace(l)) {
+			if after.changed[i] && !addOK[i] && !freeLine(l) && !createModeLine(l, pol.fileStates) && !slices.Contains(added, strings.TrimSpace(l)) {
 				added = append(added, strings.TrimSpace(l))
 			}
 		}
@@ -198,6 +199,27 @@ func linesHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) [
 		}
 	}
 	return out
+}
+
+// createModeLine reports whether l sets the mode a program creates the
+// files the check states with (rsyslog's $FileCreateMode 0640: a keyword
+// ending in "mode", an octal value) to one with none of the bits the
+// check's file states forbid: the check reads those files' modes, and
+// the line makes them so.
+func createModeLine(l string, states []string) bool {
+	f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+	if len(states) == 0 || len(f) != 2 || !strings.HasSuffix(strings.ToLower(f[0]), "mode") || !strings.HasPrefix(f[1], "0") {
+		return false
+	}
+	m, err := strconv.ParseUint(f[1], 8, 32)
+	if err != nil || m > 0o7777 {
+		return false
+	}
+	var forbidden uint32
+	for _, s := range states {
+		forbidden |= modeBits[s]
+	}
+	return uint32(m)&forbidden == 0
 }
 
 // patternsNote names the check's patterns in a refusal of line: the
@@ -259,7 +281,7 @@ func modeScopeHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolic
 			continue
 		}
 		var what []string
-		if bits := (c.Before.Mode ^ c.After.Mode) & 0o7777 &^ stated; bits != 0 {
+		if bits := (c.Before.Mode ^ c.After.Mode) & 0o7777 &^ stated &^ narrowedBits(c); bits != 0 {
 			what = append(what, fmt.Sprintf("mode %04o -> %04o", c.Before.Mode&0o7777, c.After.Mode&0o7777))
 		}
 		if c.Before.UID != c.After.UID && !slices.Contains(pol.fileStates, "user_id") {
@@ -280,6 +302,25 @@ func modeScopeHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolic
 		out = append(out[:3], "and "+plural(n-3, "other"))
 	}
 	return []Refusal{{Entry: "scope", Reason: "would change " + strings.Join(out, ", ") + ": the rule's check states only " + statedNote(pol.fileStates) + " of its files"}}
+}
+
+// narrowedBits are the bits a mode change only takes from a regular,
+// non-executable, non-setuid file that the judge lets a permission rule
+// take whatever its check states: group's and other's write, and their
+// read outside the trees every user's programs read (/etc: passwd,
+// nsswitch.conf, resolv.conf; /usr, /lib*, /boot). Narrowing a log file
+// to 0640 (chmod g-w,o-rwx) serves a permission rule; a bit added, a
+// directory, a program or a setuid file keeps the rule's bits alone.
+func narrowedBits(c nightshift.FileChange) uint32 {
+	b, a := c.Before.Mode&0o7777, c.After.Mode&0o7777
+	if c.Before.Kind != nightshift.FileRegular || c.After.Kind != nightshift.FileRegular || b&0o7111 != 0 || a&^b != 0 {
+		return 0
+	}
+	bits := uint32(0o022)
+	if _, shared := underAny(c.Path, []string{"/etc", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/bin", "/sbin"}); !shared {
+		bits |= 0o044
+	}
+	return (b &^ a) & bits
 }
 
 // statedNote names what the check's file states state.

@@ -2,6 +2,8 @@ package safety
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -44,6 +46,72 @@ func modesHarm(c nightshift.FileChange, owned map[string]bool, system bool, pol 
 	if system && c.Change != nightshift.ChangeCreated && a.Kind == nightshift.FileDir && b.Kind == nightshift.FileDir &&
 		a.Mode&0o002 != 0 && b.Mode&0o002 == 0 && a.Mode&0o1000 != 0 {
 		bad("would make the directory %s world-writable (%04o -> %04o): any user could add files the system reads or runs", c.Path, b.Mode, a.Mode)
+	}
+	return out
+}
+
+// modesTakenHarm refuses, with StrictScope, mode and owner changes that
+// take from the host what it needs, whatever the rule's check states
+// about the other bits:
+//
+//   - setuid or setgid cleared on a regular executable file, unless the
+//     rule's scope names that very file and its check states the bit
+//     (chmod -R u-s over /usr/bin breaks passwd, su, sudo, mount);
+//   - a directory's search bit taken from its owner, or from a class that
+//     keeps its read bit (a file mode applied to directories: /var/log
+//     0640, a home 0640), the directory then listed but not entered;
+//   - a file under /etc, /usr or /boot given a non-root owner (created so
+//     or changed from root), unless the check states owners (user_id): its
+//     owner could rewrite what root reads or runs (an apt.conf.d file
+//     owned by uid 1000 lets that user add hooks apt runs as root).
+func modesTakenHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []Refusal {
+	if !pol.StrictScope {
+		return nil
+	}
+	var suid, search, owner []string
+	for _, c := range e.Changes {
+		if c.Change == nightshift.ChangeDeleted || owned[c.Path] || owned[usrAlias(c.Path)] {
+			continue
+		}
+		b, a := c.Before, c.After
+		same := c.Change != nightshift.ChangeCreated && b.Kind == a.Kind
+		if same && a.Kind == nightshift.FileRegular && b.Mode&0o6000&^a.Mode != 0 && b.Mode&0o111 != 0 {
+			exact := slices.Contains(pol.Scope, c.Path) &&
+				(b.Mode&0o4000&^a.Mode == 0 || slices.Contains(pol.fileStates, "suid")) &&
+				(b.Mode&0o2000&^a.Mode == 0 || slices.Contains(pol.fileStates, "sgid"))
+			if !exact {
+				suid = append(suid, fmt.Sprintf("%s (%04o -> %04o)", c.Path, b.Mode&0o7777, a.Mode&0o7777))
+			}
+		}
+		if same && a.Kind == nightshift.FileDir {
+			lost := b.Mode &^ a.Mode
+			for _, cls := range []struct{ x, r uint32 }{{0o100, 0o400}, {0o010, 0o040}, {0o001, 0o004}} {
+				if lost&cls.x != 0 && (cls.x == 0o100 || a.Mode&cls.r != 0) {
+					search = append(search, fmt.Sprintf("%s (%04o -> %04o)", c.Path, b.Mode&0o7777, a.Mode&0o7777))
+					break
+				}
+			}
+		}
+		if a.UID != 0 && (c.Change == nightshift.ChangeCreated || same && b.UID == 0) && a.Kind != nightshift.FileSymlink &&
+			(under(c.Path, "/etc") || under(c.Path, "/usr") || under(c.Path, "/boot")) && !slices.Contains(pol.fileStates, "user_id") {
+			owner = append(owner, fmt.Sprintf("%s (owner %d)", c.Path, a.UID))
+		}
+	}
+	list := func(ps []string) string {
+		if n := len(ps); n > 3 {
+			ps = append(ps[:3:3], "and "+plural(n-3, "other"))
+		}
+		return strings.Join(ps, ", ")
+	}
+	var out []Refusal
+	if len(suid) > 0 {
+		out = append(out, Refusal{Entry: "perms-system", Reason: "would clear the setuid or setgid bit of " + list(suid) + ": the programs that need their owner's powers (passwd, su, sudo, mount) would stop working; the rule's check states that bit for no such file"})
+	}
+	if len(search) > 0 {
+		out = append(out, Refusal{Entry: "perms-system", Reason: "would take the search bit of directory " + list(search) + " from its owner or from users who may still read it: what is inside could no longer be reached"})
+	}
+	if len(owner) > 0 {
+		out = append(out, Refusal{Entry: "perms-system", Reason: "would give " + list(owner) + " to a user other than root: that user could rewrite what root reads or runs; the rule's check states no owner"})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package safety
 import (
 	"net/netip"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,25 +42,36 @@ type pamStack struct {
 	service, typ, user, tty string
 	remote                  bool // the user comes from the worker's address, not a local tty
 	what                    string
+	// wrongPassword runs an auth stack for someone who gives a wrong
+	// password (and is not root: pam_rootok fails): the modules that
+	// check a password fail (pamPasswordModules).
+	wrongPassword bool
 }
 
 func pamStacks(login string) []pamStack {
 	s := []pamStack{
-		{"sshd", "account", login, "ssh", true, "would lock out " + login + "'s SSH login"},
-		{"sshd", "session", login, "ssh", true, "would lock out " + login + "'s SSH login"},
-		{"sshd", "auth", login, "ssh", true, "would refuse " + login + "'s SSH password logins (a key login does not run this stack; the password is the way in when keys fail)"},
+		{"sshd", "account", login, "ssh", true, "would lock out " + login + "'s SSH login", false},
+		{"sshd", "session", login, "ssh", true, "would lock out " + login + "'s SSH login", false},
+		{"sshd", "auth", login, "ssh", true, "would refuse " + login + "'s SSH password logins (a key login does not run this stack; the password is the way in when keys fail)", false},
 	}
 	if login != "root" {
 		s = append(s,
-			pamStack{"sudo", "account", login, "pts/0", true, "would take sudo from " + login},
-			pamStack{"sudo", "session", "root", "pts/0", true, "would take sudo from " + login})
+			pamStack{"sudo", "account", login, "pts/0", true, "would take sudo from " + login, false},
+			pamStack{"sudo", "session", "root", "pts/0", true, "would take sudo from " + login, false},
+			pamStack{"sudo", "auth", login, "pts/0", true, "would take sudo from " + login + " where sudo asks for its password", false})
 	}
 	return append(s,
-		pamStack{"login", "auth", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)"},
-		pamStack{"login", "account", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)"},
-		pamStack{"login", "session", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)"},
-		pamStack{"su", "auth", "root", "pts/0", false, "would refuse su to root"},
-		pamStack{"su", "account", "root", "pts/0", false, "would refuse su to root"},
+		pamStack{"login", "auth", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)", false},
+		pamStack{"login", "account", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)", false},
+		pamStack{"login", "session", "root", "tty1", false, "would refuse root's console login (the way back in when SSH fails)", false},
+		pamStack{"su", "auth", "root", "pts/0", false, "would refuse su to root", false},
+		pamStack{"su", "account", "root", "pts/0", false, "would refuse su to root", false},
+		// The password stack: passwd (and chpasswd, chage's expiry
+		// prompt at login) runs it; a required module the host lacks
+		// fails every password change, so an expired password can no
+		// longer be renewed.
+		pamStack{"passwd", "password", "root", "pts/0", false, "would make every password change of root fail (passwd)", false},
+		pamStack{"passwd", "password", login, "pts/0", false, "would make every password change of " + login + " fail (passwd)", false},
 	)
 }
 
@@ -194,14 +206,23 @@ func pamAction(ctl, r string) string {
 
 // pamRun runs one stack and reports whether it denies, and why.
 func pamRun(s nightshift.PAMState, v *nightshift.PAMView, origin string, st pamStack) (bool, string) {
+	denied, why, _ := pamTrace(s, v, origin, st)
+	return denied, why
+}
+
+// pamTrace runs one stack and reports whether it denies, why, and the
+// lines it ran, in order.
+func pamTrace(s nightshift.PAMState, v *nightshift.PAMView, origin string, st pamStack) (bool, string, []pamLine) {
 	lines := pamFlatten(s, st.service, st.typ)
 	if len(lines) == 0 {
-		return true, "no " + st.typ + " module in /etc/pam.d/" + st.service + " or /etc/pam.d/other"
+		return true, "no " + st.typ + " module in /etc/pam.d/" + st.service + " or /etc/pam.d/other", nil
 	}
 	failed, okd := false, false
 	why := ""
+	var ran []pamLine
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
+		ran = append(ran, l)
 		r, detail := pamModule(s, v, origin, st, l)
 		a := pamAction(l.control, r)
 		if r != "success" && r != "ignore" && (a == "bad" || a == "die") && !failed {
@@ -235,12 +256,12 @@ func pamRun(s nightshift.PAMState, v *nightshift.PAMView, origin string, st pamS
 		}
 	}
 	if !failed && okd {
-		return false, ""
+		return false, "", ran
 	}
 	if why == "" {
 		why = "no module allows the login"
 	}
-	return true, why
+	return true, why, ran
 }
 
 // pamArg returns the value of NAME= among a module's arguments.
@@ -262,9 +283,21 @@ func pamModule(s nightshift.PAMState, v *nightshift.PAMView, origin string, st p
 		}
 		return "module_unknown", "the module does not exist"
 	}
+	if st.wrongPassword {
+		switch m := path.Base(l.module); {
+		case slices.Contains(pamPasswordModules, m):
+			return "auth_err", "a wrong password"
+		case m == "pam_rootok.so":
+			return "auth_err", "not root"
+		case m == "pam_faillock.so" && slices.Contains(l.args, "authfail"):
+			return "auth_err", "a wrong password"
+		}
+	}
 	switch path.Base(l.module) {
 	case "pam_deny.so":
 		return "perm_denied", ""
+	case "pam_wheel.so":
+		return wheelResult(v, st, l.args)
 	case "pam_nologin.so":
 		f, ok := pamArg(l.args, "file")
 		if !ok {

@@ -49,6 +49,7 @@ func scopedActions(e nightshift.Effects, owned map[string]bool, pkgOp bool, pol 
 	if !pol.StrictScope {
 		return nil
 	}
+	pol.configured = configuredUnits(e, owned, pol)
 	var out []Refusal
 	for i, a := range e.Actions {
 		if why := scopedAction(e.Actions, i, owned, pkgOp, pol); why != "" {
@@ -164,6 +165,7 @@ func unitScope(verb string, units []string, owned map[string]bool, pkgOp bool, p
 		switch {
 		case ruleUnit(u, pol):
 		case sshVerb && slices.Contains(sshDaemonUnits, u):
+		case applyVerb(verb) && pol.configured[unitName(u)]:
 		case pkgOp && packageUnit(u, owned):
 		default:
 			other = append(other, u)
@@ -176,6 +178,71 @@ func unitScope(verb string, units []string, owned map[string]bool, pkgOp bool, p
 		return verb + " " + strings.Join(other, " ") + ": the rule's check reads no unit (only sshd's reload and the units of packages it installs are run for it)"
 	}
 	return verb + " " + strings.Join(other, " ") + ": not among the units the rule's check reads (" + strings.Join(pol.Units, ", ") + ")"
+}
+
+// applyVerb reports whether verb makes a running unit read its
+// configuration again (a restart or reload, never a stop).
+func applyVerb(verb string) bool {
+	switch verb {
+	case "reload", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "condrestart", "condreload", "force-reload":
+		return true
+	}
+	return false
+}
+
+// configuredUnits are the units whose own configuration a command changed
+// inside the rule's scope: a restart or reload of one applies the rule's
+// change (systemctl restart systemd-logind after logind.conf), so it is
+// the rule's. A file's unit is derived from its path (unitsOfConfig).
+func configuredUnits(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range e.Changes {
+		if c.Change == nightshift.ChangeDeleted || owned[c.Path] || !inScope(c.Path, pol.Scope) {
+			continue
+		}
+		for _, u := range unitsOfConfig(c.Path) {
+			out[u] = true
+		}
+	}
+	return out
+}
+
+// unitsOfConfig are the services that read p as their own configuration,
+// by the conventions of systemd's daemons and Debian's packages:
+// /etc/systemd/NAME.conf and NAME.conf.d/* are systemd-NAME's
+// (logind.conf: systemd-logind.service); /etc/NAME.conf, /etc/NAME.d/*
+// and /etc/NAME/* are NAME's, also with a trailing "d" added for a
+// daemon named after its tool (/etc/audit/auditd.conf: auditd, the file's
+// own name). A unit protected against stopping stays so: only restart and
+// reload are allowed for it (applyVerb), and sshd's units are judged as
+// sshd's.
+func unitsOfConfig(p string) []string {
+	rest, ok := strings.CutPrefix(p, "/etc/")
+	if !ok || rest == "" {
+		return nil
+	}
+	first, _, nested := strings.Cut(rest, "/")
+	var names []string
+	if first == "systemd" && nested {
+		f := strings.TrimPrefix(rest, "systemd/")
+		d, _, _ := strings.Cut(f, "/")
+		if n, ok := strings.CutSuffix(strings.TrimSuffix(d, ".d"), ".conf"); ok && n != "system" && n != "user" {
+			names = append(names, "systemd-"+n)
+		}
+	} else {
+		names = append(names, strings.TrimSuffix(strings.TrimSuffix(first, ".d"), ".conf"))
+		if nested {
+			names = append(names, strings.TrimSuffix(path.Base(p), ".conf"))
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if n == "" || n == "ssh" || n == "default" || n == "security" || n == "pam.d" || n == "pam" {
+			continue
+		}
+		out = append(out, unitName(n))
+	}
+	return out
 }
 
 // unitName is u as systemd names it: a name without a type suffix is a
@@ -269,11 +336,17 @@ func sysctlScope(args []string, pol EffectsPolicy) string {
 			}
 		case strings.HasPrefix(x, "-"):
 		default:
-			k, _, isSet := strings.Cut(x, "=")
+			k, v, isSet := strings.Cut(x, "=")
 			if !isSet && !write {
 				continue // a read
 			}
 			k = sysctlKey(k)
+			if why, sib := siblingValue(pol, k, v, isSet); sib {
+				if why != "" {
+					return why
+				}
+				continue
+			}
 			if k == "net.ipv4.route.flush" || k == "net.ipv6.route.flush" {
 				continue
 			}

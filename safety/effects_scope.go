@@ -154,10 +154,13 @@ func scopeHarm(changes []nightshift.FileChange, owned map[string]bool, pkgOp boo
 	if ControlSurface(outside[0]) == "" {
 		free = " (with a strict scope only scratch places are free: " + strings.Join(scratchPlaces[:4], ", ") + ")"
 	}
-	if len(pol.Scope) == 0 {
+	// The rule's own paths are named, not the drop-ins JudgeEffects added
+	// to them (dropinScope).
+	own := pol.Scope[:len(pol.Scope)-len(pol.dropins)]
+	if len(own) == 0 {
 		return []Refusal{{Entry: "scope", Reason: fmt.Sprintf("would change %s: %s %s%s", what, ruleName(pol), emptyScopeNote(pol), free)}}
 	}
-	return []Refusal{{Entry: "scope", Reason: fmt.Sprintf("would change %s, outside the rule's paths %s%s", what, strings.Join(pol.Scope, ", "), free)}}
+	return []Refusal{{Entry: "scope", Reason: fmt.Sprintf("would change %s, outside the rule's paths %s%s", what, strings.Join(own, ", "), free)}}
 }
 
 // ruleName is "rule ID", or "the rule" when the policy does not name it.

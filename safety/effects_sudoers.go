@@ -16,7 +16,10 @@ import (
 
 // isSudoersFile says whether sudo reads p: /etc/sudoers, and the files of
 // /etc/sudoers.d its @includedir reads (no "." in the name, no "~" at the
-// end).
+// end: sudo's own rule, so sed -i.bak's ops.bak grants nothing). The one
+// place the judge decides which sudoers.d names sudo reads: configHarm's
+// grants and sudoersHarm judge only those; an @include that names a file
+// @includedir skips is refused (sudoersHarm).
 func isSudoersFile(p string) bool {
 	if p == "/etc/sudoers" {
 		return true
@@ -121,6 +124,11 @@ func sudoersHarm(e nightshift.Effects, c nightshift.FileChange, owned map[string
 			p := path.Clean(strings.Trim(f[1], `"`))
 			if !under(p, "/etc/sudoers.d") || f[0] != "@includedir" && f[0] != "#includedir" && p == "/etc/sudoers.d" {
 				bad("would make sudo read rules from " + f[1] + " (" + s + where + "), outside /etc/sudoers.d: whoever writes there gets root")
+			} else if (f[0] == "@include" || f[0] == "#include") && !isSudoersFile(p) {
+				// A name @includedir skips holds what the judge let
+				// pass as read by nothing (sudoersRead): naming it
+				// makes sudo read it.
+				bad("would make sudo read " + p + " (" + s + where + "), a file sudo's @includedir skips, which the judge does not hold to sudo's rules")
 			}
 			continue
 		case "User_Alias":

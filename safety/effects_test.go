@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nightshift-dev/nightshift"
 )
@@ -77,7 +78,10 @@ func TestJudgeEffects(t *testing.T) {
 		}()...)...), EffectsPolicy{}, "perms-system", "150 files under /usr"},
 		{"blank root password", changes(file("/etc/shadow", nightshift.ChangeModified, 0o640, 0o640, "-root:$y$j9T$abc:19000:0:99999:7:::\n+root::19000:0:99999:7:::\n")), EffectsPolicy{}, "password", "blank root's password"},
 		{"expire root", changes(file("/etc/shadow", nightshift.ChangeModified, 0o640, 0o640, "-root:*:19000:0:99999:7:::\n+root:*:19000:0:99999:7::1:\n")), EffectsPolicy{}, "password", "expire root"},
-		{"password aging", changes(file("/etc/shadow", nightshift.ChangeModified, 0o640, 0o640, "-root:*:19000:0:99999:7:::\n+root:*:19000:1:60:7:::\n")), EffectsPolicy{}, "", ""},
+		// A maximum age whose expiry is more than ExpiryBound days off (the
+		// last change ten days ago); one already past is a lockout.
+		{"password aging", changes(file("/etc/shadow", nightshift.ChangeModified, 0o640, 0o640, fmt.Sprintf("-root:*:%[1]d:0:99999:7:::\n+root:*:%[1]d:1:60:7:::\n", time.Now().Unix()/86400-10))), EffectsPolicy{}, "", ""},
+		{"password aging already expired", changes(file("/etc/shadow", nightshift.ChangeModified, 0o640, 0o640, "-root:*:19000:0:99999:7:::\n+root:*:19000:1:60:7:::\n")), EffectsPolicy{}, "password", "would make root's password or account expire on day 19060"},
 		{"remove root", changes(file("/etc/passwd", nightshift.ChangeModified, 0o644, 0o644, "-root:x:0:0:root:/root:/bin/bash\n")), EffectsPolicy{}, "password", "remove root's entry"},
 		{"nologin shell", changes(file("/etc/passwd", nightshift.ChangeModified, 0o644, 0o644, "-root:x:0:0:root:/root:/bin/bash\n+root:x:0:0:root:/root:/usr/sbin/nologin\n")), EffectsPolicy{}, "password", "refuses logins"},
 		{"nologin for a service account", changes(file("/etc/passwd", nightshift.ChangeModified, 0o644, 0o644, "-games:x:5:60:games:/usr/games:/bin/sh\n+games:x:5:60:games:/usr/games:/usr/sbin/nologin\n")), EffectsPolicy{}, "", ""},

@@ -2,6 +2,7 @@ package safety
 
 import (
 	"encoding/json"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,6 +38,9 @@ type ValueCheck struct {
 	Operation string   `json:"op"`
 	Datatype  string   `json:"type"`
 	Values    []string `json:"values"`
+	// every: v must satisfy the comparison with every value, not one
+	// (a sibling kernel parameter's check, withSiblings).
+	every bool
 }
 
 // Key is c as an entry of EffectsPolicy.Keys.
@@ -49,6 +53,14 @@ func (c ValueCheck) Key() string {
 // values; known is false when the comparison cannot be made (a value
 // that is not a number for an int, an unknown operation).
 func (c ValueCheck) accepts(v string) (ok, known bool) {
+	if c.every {
+		for _, want := range c.Values {
+			if sat, k := compareValue(v, c.Operation, c.Datatype, want); !sat || !k {
+				return false, k
+			}
+		}
+		return len(c.Values) > 0, len(c.Values) > 0
+	}
 	for _, want := range c.Values {
 		sat, k := compareValue(v, c.Operation, c.Datatype, want)
 		if !k {
@@ -186,4 +198,66 @@ func (s diffSide) lineAt(a int) string {
 		}
 	}
 	return ""
+}
+
+// writablePlaces are the trees any local user may write: a file there can
+// be made, replaced or read by someone other than root.
+var writablePlaces = strings.Fields("/tmp /var/tmp /dev/shm /run/user /run/shm /var/crash /var/lib/php/sessions")
+
+// pathWords returns the absolute paths a configuration line names: words
+// split at blanks, "=", ",", quotes and brackets, a file: or file://
+// prefix dropped.
+func pathWords(l string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(l, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '=' || r == ',' || r == '"' || r == '\'' || r == '[' || r == ']' || r == '(' || r == ')' || r == ';'
+	}) {
+		w = strings.TrimPrefix(strings.TrimPrefix(w, "file://"), "file:")
+		if strings.HasPrefix(w, "/") {
+			out = append(out, path.Clean(w))
+		}
+	}
+	return out
+}
+
+// writablePathHarm refuses, with StrictScope, a line added to a
+// configuration file of the rule's scope whose value names a place any
+// user can write (writablePlaces) or a home other than root's: what the
+// program then reads from there (a dictionary, an included
+// configuration, a keyring, a mirror list, a library path) or writes
+// there (a log, a history) is another user's to forge, replace or read.
+// A place the rule's paths name or lie under is the check's own
+// (namespace.conf's /tmp for /tmp/tmp-inst). Not judged: /etc/fstab and mount units (a mount point is a place, not
+// what a program reads), audit rules (a watch names what is watched).
+func writablePathHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy) []Refusal {
+	if !pol.StrictScope {
+		return nil
+	}
+	var out []Refusal
+	for _, c := range e.Changes {
+		if !inScope(c.Path, pol.Scope) || owned[c.Path] || c.After.Kind != nightshift.FileRegular || c.Path == "/etc/fstab" ||
+			isUnitPath(c.Path) && strings.HasSuffix(c.Path, ".mount") || strings.HasPrefix(c.Path, "/etc/audit/") && strings.HasSuffix(c.Path, ".rules") ||
+			!under(c.Path, "/etc") {
+			continue
+		}
+		for _, l := range addedLines(c.Diff) {
+			if freeLine(l) {
+				continue
+			}
+			for _, p := range pathWords(l) {
+				place, bad := underAny(p, writablePlaces)
+				if !bad && under(p, "/home") && p != "/home" {
+					place, bad = "a home", true
+				}
+				if bad && (inScope(p, pol.Scope) || slices.ContainsFunc(pol.Scope, func(s string) bool { return under(s, p) })) {
+					bad = false // the place the rule's check reads (polyinstantiated /tmp)
+				}
+				if bad {
+					out = append(out, Refusal{Entry: "config", Reason: "would set " + strings.TrimSpace(l) + " in " + c.Path + ": its value names " + p + ", in " + place + ", which users other than root can write"})
+					break
+				}
+			}
+		}
+	}
+	return out
 }

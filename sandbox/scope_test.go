@@ -193,7 +193,12 @@ func TestRejudgeCorpus(t *testing.T) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<28)
-	committed, still := 0, 0
+	// Both verdicts the judge gave from recorded effects are re-judged:
+	// a command committed in the run (is it still allowed?) and a command
+	// refused by the effects judge (its evidence carries the effects the
+	// sandbox recorded; is it still refused?). A command refused before
+	// it ran (the ban list) or discarded has no effects and is not.
+	committed, still, refused, nowAllowed := 0, 0, 0, 0
 	for sc.Scan() {
 		var r struct {
 			Corpus, Name string
@@ -203,15 +208,26 @@ func TestRejudgeCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := r.Exec.Evidence
-		if ev == nil || ev.Verdict != nightshift.VerdictCommitted || ev.Effects.Empty() {
+		if ev == nil || ev.Effects.Empty() || (ev.Verdict != nightshift.VerdictCommitted && ev.Verdict != nightshift.VerdictRefused) {
 			continue
 		}
-		committed++
 		p := pol
 		if own != nil {
 			p = own(r.Corpus, r.Name)
 		}
-		if refs := safety.JudgeEffects(ev.Effects, p); len(refs) > 0 {
+		refs := safety.JudgeEffects(ev.Effects, p)
+		if ev.Verdict == nightshift.VerdictRefused {
+			refused++
+			if len(refs) > 0 {
+				t.Logf("still refused %s/%s: %v", r.Corpus, r.Name, refs)
+				continue
+			}
+			nowAllowed++
+			t.Logf("NOW ALLOWED %s/%s: %s", r.Corpus, r.Name, ev.Effects.Summary(300))
+			continue
+		}
+		committed++
+		if len(refs) > 0 {
 			t.Logf("now refused %s/%s: %v", r.Corpus, r.Name, refs)
 			continue
 		}
@@ -222,6 +238,7 @@ func TestRejudgeCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d committed with effects in the run, %d still allowed", committed, still)
+	t.Logf("%d refused from their effects in the run, %d now allowed", refused, nowAllowed)
 }
 
 // TestRuleScopeOnTarget runs commands through the Runner on the Debian 12

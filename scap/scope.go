@@ -134,6 +134,13 @@ func deriveScopes(ruleDefs map[string][]string, byID map[string]ovalNode) map[st
 		fs := FileScope{Complete: len(w.unresolved) == 0, Unresolved: w.unresolved,
 			Units: sortedSet(w.units), Sysctl: sortedSet(w.sysctl), Keys: sortedSet(w.keys)}
 		fs.Paths = dropCovered(sortedSet(w.paths))
+		if slices.ContainsFunc(fs.Paths, bootConfig) {
+			for _, a := range kernelArgs(w.texts) {
+				fs.Keys = append(fs.Keys, safety.KernelArgPrefix+a)
+			}
+			slices.Sort(fs.Keys)
+			fs.Keys = slices.Compact(fs.Keys)
+		}
 		out[rule] = fs
 	}
 	return out
@@ -177,6 +184,11 @@ type scopeWalk struct {
 	// what a fix removes, not what it adds). The rule then gets no line
 	// patterns, and its lines are judged without them.
 	openLines bool
+	// texts are the check's text patterns and the literal parts of its
+	// states' subexpressions (a concat's literal components too): where a
+	// boot-configuration check names the kernel arguments it reads
+	// (kernelArgs).
+	texts []string
 }
 
 func (w *scopeWalk) miss(format string, a ...any) {
@@ -253,6 +265,10 @@ func (w *scopeWalk) state(id string) {
 		w.fileState(n)
 		return
 	}
+	if ok && strings.HasPrefix(n.XMLName.Local, "textfilecontent") {
+		w.stateTexts(n)
+		return
+	}
 	if !ok || n.XMLName.Local != "systemdunitdependency_state" {
 		return
 	}
@@ -299,6 +315,7 @@ func (w *scopeWalk) object(n ovalNode) {
 			}
 			// The pattern itself judges the lines no keyword names.
 			if re := strings.TrimSpace(p.Text); re != "" {
+				w.texts = append(w.texts, re)
 				w.keys[safety.LinePatternPrefix+re] = true
 			}
 		}
@@ -402,6 +419,7 @@ func (w *scopeWalk) merge(sub scopeWalk) {
 		}
 	}
 	w.unresolved = append(w.unresolved, sub.unresolved...)
+	w.texts = append(w.texts, sub.texts...)
 	w.mounts = w.mounts || sub.mounts
 	w.openLines = w.openLines || sub.openLines
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
 	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/safety"
@@ -429,6 +430,112 @@ func TestPatternKeywords(t *testing.T) {
 	for _, tt := range tests {
 		if got := patternKeywords(tt.re); !slices.Equal(got, tt.want) {
 			t.Errorf("patternKeywords(%q) = %q, want %q", tt.re, got, tt.want)
+		}
+	}
+}
+
+// The kernel arguments a boot-configuration check names (kernelargs.go),
+// from SSG 0.1.76's Debian 12 datastream: a literal state
+// (mce=0), a concat with an XCCDF value (l1tf=), the object's own
+// pattern (\bapparmor=1\b, \bsecurity=apparmor\b), a negative look-ahead
+// (nosmap, absent), and none for a check that reads no argument.
+func TestScopeSSGDebian12KernelArgs(t *testing.T) {
+	d := ssgDatastream(t)
+	tests := []struct {
+		rule string
+		want []string
+	}{
+		{"grub2_mce_argument", []string{"mce"}},
+		{"grub2_l1tf_argument", []string{"l1tf"}},
+		{"grub2_page_alloc_shuffle_argument", []string{"page_alloc.shuffle"}},
+		{"grub2_rng_core_default_quality_argument", []string{"rng_core.default_quality"}},
+		{"grub2_enable_apparmor", []string{"apparmor", "security"}},
+		{"grub2_nosmap_argument_absent", []string{"nosmap"}},
+		{"grub2_disable_recovery", nil},
+		// Not a boot configuration: no kernel arguments however its
+		// patterns read.
+		{"sshd_set_login_grace_time", nil},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok {
+			t.Errorf("%s: no derived scope", tt.rule)
+			continue
+		}
+		var got []string
+		for _, k := range fs.Keys {
+			if a, ok := strings.CutPrefix(k, safety.KernelArgPrefix); ok {
+				got = append(got, a)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: kernel arguments %q, want %q", tt.rule, got, tt.want)
+		}
+	}
+}
+
+func TestKernelArgs(t *testing.T) {
+	tests := []struct {
+		texts []string
+		want  []string
+	}{
+		{[]string{`^(?:.*\s)?mce=0(?:\s.*)?$`}, []string{"mce"}},
+		{[]string{`^(?:.*\s)?nousb(?:\s.*)?$`}, []string{"nousb"}},
+		{[]string{`^\s*GRUB_CMDLINE_LINUX="(?!.*\bnosmep\b.*).*"$`}, []string{"nosmep"}},
+		{[]string{`^\s*linux\b.*\bslub_debug=P\b.*$`}, []string{"slub_debug"}},
+		{[]string{`^(?:.*\s)?ipv6\.disable=1(?:\s.*)?$`}, []string{"ipv6.disable"}},
+		{[]string{`^\s*GRUB_CMDLINE_LINUX="(.*)"$`}, nil},
+	}
+	for _, tt := range tests {
+		if got := kernelArgs(tt.texts); !slices.Equal(got, tt.want) {
+			t.Errorf("kernelArgs(%q) = %q, want %q", tt.texts, got, tt.want)
+		}
+	}
+}
+
+// TestScopeSSGDebian12Fresh7 judges fresh7's legitimate fixes that main's
+// judge refused (issue 19) under the scopes derived from the real
+// datastream, each beside a hostile neighbour that stays refused: the
+// drop-ins and PAM stand-ins safety adds to a derived scope, and the
+// sibling kernel parameter at a value every setting of the check accepts.
+func TestScopeSSGDebian12Fresh7(t *testing.T) {
+	d := ssgDatastream(t)
+	created := func(p, content string) nightshift.FileChange {
+		return nightshift.FileChange{Path: p, Change: nightshift.ChangeCreated,
+			Diff:  "--- /dev/null\n+++ b" + p + "\n@@ -0,0 +1 @@\n+" + strings.ReplaceAll(strings.TrimSuffix(content, "\n"), "\n", "\n+") + "\n",
+			After: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644, Size: int64(len(content))}}
+	}
+	modified := func(p, diff string) nightshift.FileChange {
+		return nightshift.FileChange{Path: p, Change: nightshift.ChangeModified, Diff: "--- a" + p + "\n+++ b" + p + "\n@@ -1,3 +1,3 @@\n" + diff,
+			Before: nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644, Size: 900},
+			After:  nightshift.FileState{Kind: nightshift.FileRegular, Mode: 0o644, Size: 900}}
+	}
+	tests := []struct {
+		rule    string
+		change  nightshift.FileChange
+		refused bool
+	}{
+		{"sshd_disable_compression", created("/etc/ssh/sshd_config.d/50-compression.conf", "Compression no\n"), false},
+		{"sshd_disable_compression", created("/etc/ssh/sshd_config.d/50-compression.conf", "Compression no\nPermitRootLogin yes\n"), true},
+		{"sshd_disable_gssapi_auth", created("/etc/ssh/sshd_config.d/50-gssapi.conf", "GSSAPIAuthentication no\n"), false},
+		{"sshd_disable_root_login", created("/etc/ssh/sshd_config.d/50-root.conf", "PermitRootLogin yes\n"), true},
+		{"accounts_password_pam_lcredit", created("/etc/security/pwquality.conf.d/50-lcredit.conf", "lcredit = -1\n"), false},
+		{"accounts_password_pam_lcredit", created("/etc/security/pwquality.conf.d/50-lcredit.conf", "lcredit = 3\n"), true},
+		{"display_login_attempts", modified("/etc/pam.d/login", " session    optional   pam_motd.so noupdate\n+session    optional   pam_lastlog.so showfailed\n"), false},
+		{"display_login_attempts", modified("/etc/pam.d/login", " session    optional   pam_motd.so noupdate\n+session    optional   pam_exec.so /tmp/x\n"), true},
+		{"sysctl_net_ipv4_conf_all_send_redirects", created("/etc/sysctl.d/60-redirects.conf", "net.ipv4.conf.all.send_redirects = 0\nnet.ipv4.conf.default.send_redirects = 0\n"), false},
+		{"sysctl_net_ipv4_conf_all_send_redirects", created("/etc/sysctl.d/60-redirects.conf", "net.ipv4.conf.all.send_redirects = 0\nnet.ipv4.conf.default.send_redirects = 1\n"), true},
+	}
+	for _, tt := range tests {
+		fs, ok := d.Scope(tt.rule)
+		if !ok || !fs.Complete {
+			t.Errorf("%s: no complete derived scope", tt.rule)
+			continue
+		}
+		pol := safety.EffectsPolicy{StrictScope: true, Rule: tt.rule, Scope: fs.Paths, Units: fs.Units, Sysctl: fs.Sysctl, Keys: fs.Keys}
+		refs := safety.JudgeEffects(nightshift.Effects{Changes: []nightshift.FileChange{tt.change}}, pol)
+		if (len(refs) > 0) != tt.refused {
+			t.Errorf("%s: %s: refused %v, want refused=%v", tt.rule, tt.change.Diff, refs, tt.refused)
 		}
 	}
 }
