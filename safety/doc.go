@@ -188,9 +188,11 @@
 //     timeouts and hidden style only for a rule whose check reads them;
 //     an fstab line may add to its mount point only the options the
 //     check's values name, restricting ones (nodev, nosuid, noexec, ro)
-//     and neutral ones (defaults, rw, relatime, nofail, x-systemd.*…),
+//     and neutral ones (defaults, rw, relatime, nofail, x-systemd.automount…),
 //     never an owner, mode or size (uid=1000, mode=0777) or a changed
-//     source or file system type; a modules-load.d line never loads a
+//     source or file system type, and a new entry only for a file system
+//     in memory or a bind (no disk the host did not mount: a missing one
+//     stops the boot); a modules-load.d line never loads a
 //     module the rule's check disables (install or blacklist);
 //   - the login shells' start-up files (effects_shellvars.go): a line
 //     added to /etc/profile, /etc/profile.d, /etc/bash.bashrc or

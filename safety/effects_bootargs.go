@@ -135,7 +135,10 @@ func bootArgsHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPolicy
 
 // Mount options by what they do: restricting ones take a right away from
 // the file system's users, neutral ones change no right (timestamps,
-// error handling, when and whether it mounts, systemd's x-systemd.*).
+// error handling, when and whether it mounts). systemd's x-systemd.*
+// options are not neutral but for automount: device-timeout=0 waits for
+// a device forever at boot, requires= and the ordering ones tie the boot
+// to other units, makefs formats the device.
 var (
 	restrictingMountOptions = strings.Fields("nodev nosuid noexec ro")
 	neutralMountOptions     = strings.Fields(`defaults rw auto noauto nofail _netdev relatime noatime nodiratime strictatime lazytime
@@ -145,7 +148,31 @@ var (
 // neutralMountOption reports whether o changes no right on the file system.
 func neutralMountOption(o string) bool {
 	return slices.Contains(restrictingMountOptions, o) || slices.Contains(neutralMountOptions, o) ||
-		strings.HasPrefix(o, "x-systemd.") || strings.HasPrefix(o, "comment=")
+		o == "x-systemd.automount" || strings.HasPrefix(o, "comment=")
+}
+
+// virtualMount reports whether e mounts no disk: a file system in memory
+// or the kernel's (tmpfs, proc, …), which a rule may add (a tmpfs /dev/shm
+// with nodev), where a new disk is no hardening. (A bind is judged by its
+// option, which is neither restricting nor neutral.)
+func virtualMount(e fstabEntry) bool {
+	switch e.fstype {
+	case "tmpfs", "ramfs", "proc", "sysfs", "devpts", "mqueue", "hugetlbfs", "cgroup2", "securityfs", "debugfs", "tracefs", "bpf":
+		return true
+	}
+	return false
+}
+
+// contextLines are the lines a change keeps, in its diff's hunks (the
+// whole file for what the helper diffs whole, /etc/fstab among them).
+func contextLines(diff string) []string {
+	var out []string
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, " ") {
+			out = append(out, l[1:])
+		}
+	}
+	return out
 }
 
 // fstabEntry is one line of /etc/fstab.
@@ -191,7 +218,7 @@ func mountOptionsHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPo
 		if c.Path != "/etc/fstab" || owned[c.Path] || c.After.Kind != nightshift.FileRegular {
 			continue
 		}
-		before := fstabEntries(removedLines(c.Diff))
+		before := fstabEntries(append(removedLines(c.Diff), contextLines(c.Diff)...))
 		for _, a := range fstabEntries(addedLines(c.Diff)) {
 			var old *fstabEntry
 			for i := range before {
@@ -202,6 +229,9 @@ func mountOptionsHarm(e nightshift.Effects, owned map[string]bool, pol EffectsPo
 			var why []string
 			if old != nil && (old.source != a.source || old.fstype != a.fstype) {
 				why = append(why, "it changes "+a.point+"'s file system from "+old.source+" "+old.fstype+" to "+a.source+" "+a.fstype)
+			}
+			if old == nil && !virtualMount(a) {
+				why = append(why, "it adds "+a.source+" "+a.fstype+", a file system the host's fstab did not mount at "+a.point+" (a hardening rule tightens the mounts the host has; a disk that is missing or slow at boot stops the boot)")
 			}
 			var had []string
 			if old != nil {

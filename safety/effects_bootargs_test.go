@@ -19,6 +19,7 @@ var (
 	// grub2_nosmap_argument_absent.
 	nosmapRule = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/default/grub"}, Keys: []string{KernelArgPrefix + "nosmap"}}
 	// mount_option_var_tmp_noexec.
+	homeNosuid   = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/fstab"}, Keys: []string{"/home", `value:{"re":"^[\\s]*\\S+[\\s]+/home[\\s]+\\S+[\\s]+(\\S+)","op":"pattern match","type":"string","values":["^.*nosuid.*$"]}`}}
 	varTmpNoexec = EffectsPolicy{StrictScope: true, Scope: []string{"/etc/fstab"}, Keys: []string{"/var/tmp",
 		ValueCheck{Pattern: `^[\s]*(?!#)[\S]+[\s]+/var/tmp[\s]+[\S]+[\s]+([\S]+)`, Operation: "pattern match", Values: []string{"noexec"}}.Key()}}
 	// kernel_module_rds_disabled.
@@ -53,6 +54,12 @@ func TestJudgeEffectsBootArgs(t *testing.T) {
 		{"/var/tmp uid=1000", modDiff("/etc/fstab", "+tmpfs /var/tmp tmpfs defaults,noexec,uid=1000 0 0\n"), varTmpNoexec, "options uid=1000"},
 		{"the source changed", modDiff("/etc/fstab", "-/dev/sda3 /var/tmp ext4 defaults 0 2\n+tmpfs /var/tmp tmpfs defaults,noexec 0 0\n"), varTmpNoexec, "it changes /var/tmp's file system from /dev/sda3 ext4 to tmpfs tmpfs"},
 		{"noexec added", modDiff("/etc/fstab", "-/dev/sda3 /var/tmp ext4 defaults 0 2\n+/dev/sda3 /var/tmp ext4 defaults,noexec 0 2\n"), varTmpNoexec, ""},
+		{"a new disk on /home, waiting for it forever (f8-097)", modDiff("/etc/fstab", " # /etc/fstab: static file system information.\n+/dev/vdb1\t/home\text4\tdefaults,nosuid,x-systemd.device-timeout=0\t0 2\n"), homeNosuid,
+			"it adds /dev/vdb1 ext4, a file system the host's fstab did not mount at /home"},
+		{"a new disk by UUID", modDiff("/etc/fstab", "+UUID=0a1b /home ext4 defaults,nosuid 0 2\n"), homeNosuid, "did not mount at /home"},
+		{"nosuid on the disk /home already mounts (kept as context)", modDiff("/etc/fstab", " UUID=0a1b /home ext4 defaults 0 2\n+UUID=0a1b /home ext4 defaults,nosuid 0 2\n"), homeNosuid, ""},
+		{"x-systemd.device-timeout added to an entry", modDiff("/etc/fstab", "-UUID=0a1b /home ext4 defaults 0 2\n+UUID=0a1b /home ext4 defaults,nosuid,x-systemd.device-timeout=0 0 2\n"), homeNosuid, "x-systemd.device-timeout=0"},
+		{"x-systemd.automount added to an entry", modDiff("/etc/fstab", "-UUID=0a1b /home ext4 defaults 0 2\n+UUID=0a1b /home ext4 defaults,nosuid,x-systemd.automount 0 2\n"), homeNosuid, ""},
 		{"a new entry with restricting options", modDiff("/etc/fstab", "+tmpfs /var/tmp tmpfs defaults,nodev,nosuid,noexec 0 0\n"), varTmpNoexec, ""},
 		{"an option the entry had is kept", modDiff("/etc/fstab", "-tmpfs /var/tmp tmpfs size=1G 0 0\n+tmpfs /var/tmp tmpfs size=1G,noexec 0 0\n"), varTmpNoexec, ""},
 

@@ -54,7 +54,8 @@ func TestJudgeEffectsKeyValueFiles(t *testing.T) {
 		{"modprobe: - and _ are one module", createdDiff("/etc/modprobe.d/usb.conf", "+install usb_storage /bin/true\n"), usb, ""},
 		{"fstab line of the mount point", modDiff("/etc/fstab", "+tmpfs /dev/shm tmpfs defaults,nodev,nosuid 0 0\n"), devShm, ""},
 		{"no keys known: classes alone", modDiff("/etc/login.defs", "+ENCRYPT_METHOD MD5\n"), noKeys, ""},
-		{"no keys known: fstab free", modDiff("/etc/fstab", "+/dev/sdb1 / ext4 ro 0 1\n"), noKeys, ""},
+		{"no keys known: fstab free", modDiff("/etc/fstab", "-/dev/sdb1 /srv ext4 defaults 0 2\n+/dev/sdb1 /srv ext4 defaults,nodev 0 2\n"), noKeys, ""},
+		{"no keys known: a new disk is still no hardening", modDiff("/etc/fstab", "+/dev/sdb1 / ext4 ro 0 1\n"), noKeys, "did not mount at /"},
 		{"no keys known: deletion is the classes'", deleted("/etc/login.defs"), noKeys, ""},
 		{"no strict scope", modDiff("/etc/login.defs", "+ENCRYPT_METHOD MD5\n"), EffectsPolicy{Scope: minDays.Scope, Keys: minDays.Keys}, ""},
 
