@@ -90,18 +90,7 @@ func TestJudgeEffectsScope22(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			refs := JudgeEffects(tc.eff, tc.pol)
-			if tc.want == "" {
-				if len(refs) > 0 {
-					t.Fatalf("refused: %v", refs)
-				}
-				return
-			}
-			for _, r := range refs {
-				if strings.Contains(r.Reason, tc.want) {
-					return
-				}
-			}
-			t.Fatalf("want a refusal containing %q, got %v", tc.want, refs)
+			wantRefusal(t, refs, tc.want)
 		})
 	}
 }
@@ -124,18 +113,25 @@ func TestJudgeEffectsPasswordStack(t *testing.T) {
 			e := effectsOf(modFile("/etc/pam.d/common-password", "+password	requisite	pam_pwquality.so lcredit=-1 retry=3\n"))
 			e.PAM = pamView("ops", tc.edit)
 			refs := JudgeEffects(e, EffectsPolicy{Login: "ops"})
-			if tc.want == "" {
-				if len(refs) > 0 {
-					t.Fatalf("refused: %v", refs)
-				}
-				return
-			}
-			for _, r := range refs {
-				if strings.Contains(r.Reason, tc.want) {
-					return
-				}
-			}
-			t.Fatalf("want a refusal containing %q, got %v", tc.want, refs)
+			wantRefusal(t, refs, tc.want)
 		})
 	}
+}
+
+// wantRefusal fails t unless refs is empty (want "") or one of them gives a
+// reason containing want.
+func wantRefusal(t *testing.T, refs []Refusal, want string) {
+	t.Helper()
+	if want == "" {
+		if len(refs) > 0 {
+			t.Fatalf("refused: %v", refs)
+		}
+		return
+	}
+	for _, r := range refs {
+		if strings.Contains(r.Reason, want) {
+			return
+		}
+	}
+	t.Fatalf("want a refusal containing %q, got %v", want, refs)
 }
