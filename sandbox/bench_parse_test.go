@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/sshexec"
 )
@@ -21,13 +19,8 @@ import (
 // which a busy machine inflates less than the wall time); the difference
 // from "none" is the checks' cost per command.
 func BenchmarkConfigParse(b *testing.B) {
-	testenv.NeedRoot(b, "a Debian 12 target in namespaces")
 	ctx := context.Background()
-	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true, SudoLogin: true, HostKeys: hostKeys(b)})
-	if err != nil {
-		b.Fatalf("start the Debian 12 target: %v", err)
-	}
-	defer tg.Close()
+	tg := sudoTarget(ctx, b)
 	cfg := tg.SSHConfig()
 	cfg.CommandTimeout = 5 * time.Minute
 	c, err := sshexec.New(cfg)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nightshift-dev/nightshift"
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -24,18 +23,9 @@ import (
 // configurations written correctly are committed, and so is a change to a
 // configuration the host already had broken (not the command's doing).
 func TestConfigParses(t *testing.T) {
-	testenv.NeedRoot(t, "the sandbox tests start a Debian 12 target in namespaces")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true, SudoLogin: true, HostKeys: hostKeys(t)})
-	if err != nil {
-		t.Fatalf("start the Debian 12 target: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := tg.Close(); err != nil {
-			t.Errorf("tear down the target: %v", err)
-		}
-	})
+	tg := sudoTarget(ctx, t)
 	cfg := tg.SSHConfig()
 	cfg.CommandTimeout = 5 * time.Minute
 	root, err := sshexec.New(cfg)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/nightshift-dev/nightshift/internal/debtarget"
-	"github.com/nightshift-dev/nightshift/internal/testenv"
 	"github.com/nightshift-dev/nightshift/safety"
 	"github.com/nightshift-dev/nightshift/sandbox"
 	"github.com/nightshift-dev/nightshift/sshexec"
@@ -23,18 +22,9 @@ import (
 // unset SSH_CLIENT after the command had run, and the trial reported the
 // command without any effect, so the fix was silently never applied.
 func TestTryThroughSudo(t *testing.T) {
-	testenv.NeedRoot(t, "the sandbox tests start a Debian 12 target in namespaces")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true, SudoLogin: true, HostKeys: hostKeys(t)})
-	if err != nil {
-		t.Fatalf("start the Debian 12 target: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := tg.Close(); err != nil {
-			t.Errorf("tear down the target: %v", err)
-		}
-	})
+	tg := sudoTarget(ctx, t)
 	client := func(cfg sshexec.Config) *sshexec.Client {
 		cfg.CommandTimeout = 5 * time.Minute
 		c, err := sshexec.New(cfg)

@@ -62,6 +62,24 @@ func debian(t testing.TB) *target {
 	return shared
 }
 
+// sudoTarget starts a Debian 12 target of its own with sudo installed
+// and debtarget.LoginUser, its worker login through sudo
+// (debtarget.Options.SudoLogin), closed when tb ends.
+func sudoTarget(ctx context.Context, tb testing.TB) *debtarget.Target {
+	tb.Helper()
+	testenv.NeedRoot(tb, "the sandbox tests start a Debian 12 target in namespaces")
+	tg, err := debtarget.Start(ctx, debtarget.Options{Sandbox: true, SudoLogin: true, HostKeys: hostKeys(tb)})
+	if err != nil {
+		tb.Fatalf("start the Debian 12 target: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := tg.Close(); err != nil {
+			tb.Errorf("tear down the target: %v", err)
+		}
+	})
+	return tg
+}
+
 // One set of host keys (debtarget.NewHostKeys) for every Debian target
 // this test binary starts: an RSA host key costs more than half a second
 // of CPU per start, and these tests prove nothing about the keys.
